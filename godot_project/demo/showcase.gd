@@ -1,0 +1,84 @@
+extends Node3D
+## The Entwine showcase: runs each demo scene in turn.
+##
+## With a window: keys 1–9 switch demos, Esc quits. Headless with `-- --screenshots DIR` (what
+## `cargo xtask demo` does without a display): each demo runs for a few seconds, a frame is saved as
+## `DIR/NN_name.png`, then the next demo starts. With `-- --check-extension` (the exported-build check)
+## it prints whether the extension's classes are registered and quits.
+
+const DEMOS := [
+	["limb_ik", "res://demo/limb_ik_demo.gd"],
+]
+const EXTENSION_CLASSES := ["LimbIK", "NetClock"]
+## Frames a demo runs before its screenshot.
+const SETTLE_FRAMES := 150
+
+var _current: Node
+var _label: Label
+
+
+func _ready() -> void:
+	var args := OS.get_cmdline_user_args()
+	if "--check-extension" in args:
+		_check_extension()
+		return
+	_label = Label.new()
+	_label.position = Vector2(16, 12)
+	_label.add_theme_font_size_override("font_size", 22)
+	var layer := CanvasLayer.new()
+	layer.add_child(_label)
+	add_child(layer)
+	var shots_at := args.find("--screenshots")
+	if shots_at >= 0 and shots_at + 1 < args.size():
+		_take_screenshots(args[shots_at + 1])
+	else:
+		_show(0)
+
+
+func _unhandled_key_input(event: InputEvent) -> void:
+	var key := event as InputEventKey
+	if key == null or not key.pressed:
+		return
+	if key.keycode == KEY_ESCAPE:
+		get_tree().quit()
+	elif key.keycode >= KEY_1 and key.keycode < KEY_1 + DEMOS.size():
+		_show(key.keycode - KEY_1)
+
+
+func _show(i: int) -> void:
+	if _current:
+		_current.queue_free()
+	_current = (load(DEMOS[i][1]) as GDScript).new()
+	add_child(_current)
+	var title: String = _current.get("title") if _current.get("title") else DEMOS[i][0]
+	_label.text = "Entwine — %s   [%d/%d, keys 1–%d]" % [title, i + 1, DEMOS.size(), DEMOS.size()]
+
+
+func _take_screenshots(dir: String) -> void:
+	DirAccess.make_dir_recursive_absolute(dir)
+	for i in DEMOS.size():
+		_show(i)
+		for f in SETTLE_FRAMES:
+			await get_tree().process_frame
+		await RenderingServer.frame_post_draw
+		var path := "%s/%02d_%s.png" % [dir, i + 1, DEMOS[i][0]]
+		var image := get_viewport().get_texture().get_image()
+		if image == null or image.save_png(path) != OK:
+			push_error("showcase: could not save %s" % path)
+			get_tree().quit(1)
+			return
+		print("saved ", path)
+	_current.queue_free()
+	_current = null
+	await get_tree().process_frame
+	get_tree().quit(0)
+
+
+func _check_extension() -> void:
+	var missing := EXTENSION_CLASSES.filter(func(c: String) -> bool: return not ClassDB.class_exists(c))
+	if missing.is_empty():
+		print("ENTWINE_EXTENSION_OK classes=", ",".join(EXTENSION_CLASSES))
+		get_tree().quit(0)
+	else:
+		printerr("Entwine extension not loaded; missing classes: ", missing)
+		get_tree().quit(1)

@@ -1,0 +1,30 @@
+//! Shared kinematics kit: small, allocation-free, panic-free building blocks.
+//!
+//! * [`pose`]: rigid transforms ([`Pose`]) and frame changes.
+//! * [`smoothing`]: frame-rate independent smoothing, angle wrapping, slerp.
+//! * [`seq`]: wrap-around 16-bit sequence numbers and a stale-packet gate.
+//! * [`quant`]: quantised network encodings and a byte writer/reader.
+//! * [`ik`]: the analytic two-bone limb solver.
+//!
+//! Every item is re-exported here, so `entwine_core::kit::Pose` works.
+
+pub mod ik;
+pub mod pose;
+pub mod quant;
+pub mod seq;
+pub mod smoothing;
+
+#[cfg(test)]
+mod test_util;
+
+pub use ik::{solve_limb, LimbGoal, LimbPose};
+pub use pose::Pose;
+pub use quant::{
+    decode_position, decode_rotation, decode_unit, encode_position, encode_rotation, encode_unit,
+    ByteReader, ByteWriter, ShortBuffer, POSITION_BYTES, ROTATION_BYTES,
+};
+pub use seq::{Seq16, SequenceGate};
+pub use smoothing::{
+    angle_difference, exp_alpha, move_towards, move_towards_vec3, saturate, slerp_shortest,
+    smooth_damp, smooth_damp_vec3, wrap_angle,
+};

@@ -1,0 +1,266 @@
+//! Rigid transforms: a position plus a unit-quaternion rotation.
+//!
+//! A [`Pose`] maps points from its local frame into its parent frame
+//! (`world = position + rotation · local`). All operations are plain algebra:
+//! non-finite components propagate to the result rather than panicking, so
+//! check [`Pose::is_finite`] on data from untrusted sources.
+
+use glam::{Quat, Vec3, Vec4};
+use serde::{Deserialize, Serialize};
+
+use super::smoothing::{saturate, slerp_shortest};
+
+/// A rigid transform: metres for `position`, a unit quaternion for `rotation`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pose {
+    /// Origin of the frame, in metres, expressed in the parent frame.
+    pub position: Vec3,
+    /// Orientation of the frame relative to the parent; expected to be unit length.
+    pub rotation: Quat,
+}
+
+impl Pose {
+    /// The identity pose: at the origin, not rotated.
+    pub const IDENTITY: Self = Self::new(Vec3::ZERO, Quat::IDENTITY);
+
+    /// Returns a pose at `position` (metres) with `rotation`.
+    #[must_use]
+    pub const fn new(position: Vec3, rotation: Quat) -> Self {
+        Self { position, rotation }
+    }
+
+    /// Returns `self * child_local`: the pose of a child given in this frame,
+    /// expressed in this pose's parent frame.
+    #[must_use]
+    pub fn compose(self, child_local: Self) -> Self {
+        Self::new(
+            self.transform_point(child_local.position),
+            self.rotation * child_local.rotation,
+        )
+    }
+
+    /// Returns the inverse transform, so that `p.compose(p.inverse())` is the identity.
+    ///
+    /// The rotation is assumed to be unit length (its conjugate is its inverse).
+    #[must_use]
+    pub fn inverse(self) -> Self {
+        let rotation = self.rotation.conjugate();
+        Self::new(-rotate(rotation, self.position), rotation)
+    }
+
+    /// Returns `world` (a pose in this pose's parent frame) expressed in this frame.
+    #[must_use]
+    pub fn to_local(self, world: Self) -> Self {
+        let inverse_rotation = self.rotation.conjugate();
+        Self::new(
+            rotate(inverse_rotation, world.position - self.position),
+            inverse_rotation * world.rotation,
+        )
+    }
+
+    /// Returns `local` (a pose in this frame) expressed in this pose's parent frame.
+    ///
+    /// The same as [`Pose::compose`]; the name reads better next to [`Pose::to_local`].
+    #[must_use]
+    pub fn from_local(self, local: Self) -> Self {
+        self.compose(local)
+    }
+
+    /// Returns the point `local` (metres, in this frame) in the parent frame.
+    #[must_use]
+    pub fn transform_point(self, local: Vec3) -> Vec3 {
+        self.position + rotate(self.rotation, local)
+    }
+
+    /// Returns the point `world` (metres, in the parent frame) in this frame.
+    #[must_use]
+    pub fn inverse_transform_point(self, world: Vec3) -> Vec3 {
+        rotate(self.rotation.conjugate(), world - self.position)
+    }
+
+    /// Returns this pose's forward direction, `rotation · (−Z)`, in the parent frame.
+    #[must_use]
+    pub fn forward(self) -> Vec3 {
+        rotate(self.rotation, Vec3::NEG_Z)
+    }
+
+    /// Returns the blend from `a` (`t` = 0) to `b` (`t` = 1): positions are
+    /// lerped, rotations slerped along the shortest arc.
+    ///
+    /// `t` is clamped to [0, 1] (NaN counts as 0). Non-finite rotations count as
+    /// identity (see [`slerp_shortest`]); non-finite positions propagate.
+    #[must_use]
+    pub fn lerp_slerp(a: Self, b: Self, t: f32) -> Self {
+        let t = saturate(t);
+        Self::new(
+            a.position.lerp(b.position, t),
+            slerp_shortest(a.rotation, b.rotation, t),
+        )
+    }
+
+    /// Returns `true` if every component of position and rotation is finite.
+    #[must_use]
+    pub fn is_finite(self) -> bool {
+        self.position.is_finite() && self.rotation.is_finite()
+    }
+}
+
+impl Default for Pose {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+/// Returns `v` rotated by `q`, for unit `q`.
+///
+/// Unlike glam's `Quat * Vec3` this never asserts, so NaN simply propagates.
+pub(crate) fn rotate(q: Quat, v: Vec3) -> Vec3 {
+    let axis = Vec3::new(q.x, q.y, q.z);
+    let t = 2.0 * axis.cross(v);
+    v + q.w * t + axis.cross(t)
+}
+
+/// Returns `q` scaled to unit length, or the identity if `q` is zero, too
+/// large to normalise, or non-finite.
+pub(crate) fn unit_quat(q: Quat) -> Quat {
+    Vec4::from(q)
+        .try_normalize()
+        .map_or(Quat::IDENTITY, Quat::from_vec4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kit::test_util::{assert_vec_near, quat_angle, Lcg};
+    use core::f32::consts::{FRAC_1_SQRT_2, FRAC_PI_2, PI};
+
+    const TOL: f32 = 1e-6;
+
+    /// Standing at (1, 2, 3), turned 90° to the left (yaw +90° about +Y).
+    fn turned_left() -> Pose {
+        Pose::new(Vec3::new(1.0, 2.0, 3.0), Quat::from_rotation_y(FRAC_PI_2))
+    }
+
+    #[test]
+    fn forward_is_negative_z_rotated() {
+        assert_eq!(Pose::IDENTITY.forward(), Vec3::NEG_Z);
+        // Yawing +90° about +Y turns -Z into -X.
+        assert_vec_near(turned_left().forward(), Vec3::NEG_X, TOL);
+        let pitched_up = Pose::new(Vec3::ZERO, Quat::from_rotation_x(FRAC_PI_2));
+        assert_vec_near(pitched_up.forward(), Vec3::Y, TOL);
+    }
+
+    #[test]
+    fn transform_point_known_values() {
+        let p = turned_left();
+        // One metre ahead of (1, 2, 3) facing -X.
+        assert_vec_near(p.transform_point(Vec3::NEG_Z), Vec3::new(0.0, 2.0, 3.0), TOL);
+        // Local +X (right) becomes world -Z.
+        assert_vec_near(p.transform_point(Vec3::X), Vec3::new(1.0, 2.0, 2.0), TOL);
+        assert_vec_near(
+            p.inverse_transform_point(Vec3::new(0.0, 2.0, 3.0)),
+            Vec3::NEG_Z,
+            TOL,
+        );
+    }
+
+    #[test]
+    fn compose_known_values() {
+        let parent = turned_left();
+        let child = Pose::new(
+            Vec3::new(0.0, 1.0, -2.0),
+            Quat::from_rotation_y(FRAC_PI_2),
+        );
+        let world = parent.compose(child);
+        // Child origin 2 m ahead (-X) and 1 m up of the parent.
+        assert_vec_near(world.position, Vec3::new(-1.0, 3.0, 3.0), TOL);
+        assert!(quat_angle(world.rotation, Quat::from_rotation_y(PI)) < 1e-6);
+        assert_eq!(parent.from_local(child), world);
+    }
+
+    #[test]
+    fn inverse_known_values() {
+        let inv = turned_left().inverse();
+        assert_vec_near(inv.position, Vec3::new(3.0, -2.0, -1.0), TOL);
+        assert!(quat_angle(inv.rotation, Quat::from_rotation_y(-FRAC_PI_2)) < 1e-6);
+        let identity = turned_left().compose(inv);
+        assert_vec_near(identity.position, Vec3::ZERO, TOL);
+        assert!(quat_angle(identity.rotation, Quat::IDENTITY) < 1e-6);
+    }
+
+    #[test]
+    fn to_local_and_from_local_are_inverse() {
+        let frame = turned_left();
+        let world = Pose::new(Vec3::new(0.0, 2.0, 3.0), Quat::from_rotation_y(PI));
+        let local = frame.to_local(world);
+        assert_vec_near(local.position, Vec3::NEG_Z, TOL);
+        assert!(quat_angle(local.rotation, Quat::from_rotation_y(FRAC_PI_2)) < 1e-6);
+
+        let mut rng = Lcg(7);
+        for _ in 0..100 {
+            let frame = Pose::new(rng.vec3() * 10.0, rng.quat());
+            let world = Pose::new(rng.vec3() * 10.0, rng.quat());
+            let back = frame.from_local(frame.to_local(world));
+            assert_vec_near(back.position, world.position, 1e-5);
+            assert!(quat_angle(back.rotation, world.rotation) < 1e-5);
+        }
+    }
+
+    #[test]
+    fn lerp_slerp_halfway() {
+        let a = Pose::IDENTITY;
+        let b = Pose::new(Vec3::new(2.0, 0.0, -4.0), Quat::from_rotation_y(FRAC_PI_2));
+        let mid = Pose::lerp_slerp(a, b, 0.5);
+        assert_vec_near(mid.position, Vec3::new(1.0, 0.0, -2.0), TOL);
+        assert!(quat_angle(mid.rotation, Quat::from_rotation_y(PI / 4.0)) < 1e-6);
+        // t is clamped.
+        assert_eq!(Pose::lerp_slerp(a, b, -3.0).position, a.position);
+        assert_vec_near(Pose::lerp_slerp(a, b, 7.0).position, b.position, TOL);
+        assert_eq!(Pose::lerp_slerp(a, b, f32::NAN).position, a.position);
+    }
+
+    #[test]
+    fn rotate_matches_glam_for_unit_quaternions() {
+        // 120° about (1, -1, 1)/√3: t = 2(u × X) = (0, 1, 1), X + w·t + u × t = Z.
+        let q = Quat::from_xyzw(0.5, -0.5, 0.5, 0.5);
+        assert_vec_near(rotate(q, Vec3::X), Vec3::Z, TOL);
+        let mut rng = Lcg(3);
+        for _ in 0..100 {
+            let (q, v) = (rng.quat(), rng.vec3());
+            assert_vec_near(rotate(q, v), q * v, 1e-5);
+        }
+    }
+
+    #[test]
+    fn non_finite_input_propagates_without_panicking() {
+        let bad = Pose::new(Vec3::NAN, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0));
+        assert!(!bad.is_finite());
+        assert!(!bad.compose(turned_left()).is_finite());
+        assert!(!turned_left().to_local(bad).is_finite());
+        assert!(!bad.inverse().is_finite());
+        assert!(!bad.forward().is_finite());
+        // Non-unit but finite rotations do not panic either.
+        let scaled = Pose::new(Vec3::ONE, Quat::from_xyzw(0.0, 0.0, 0.0, 3.0));
+        assert!(scaled.compose(scaled).is_finite());
+        assert!(Pose::lerp_slerp(bad, scaled, 0.5).rotation.is_finite());
+    }
+
+    #[test]
+    fn unit_quat_fallbacks() {
+        let q = unit_quat(Quat::from_xyzw(0.0, 0.0, 3.0, 4.0));
+        assert_eq!(q, Quat::from_xyzw(0.0, 0.0, 0.6, 0.8));
+        assert_eq!(unit_quat(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0)), Quat::IDENTITY);
+        assert_eq!(unit_quat(Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0)), Quat::IDENTITY);
+        let half = unit_quat(Quat::from_xyzw(FRAC_1_SQRT_2, 0.0, 0.0, FRAC_1_SQRT_2));
+        assert!((half.length() - 1.0).abs() < TOL);
+    }
+
+    #[test]
+    fn serde_round_trip_through_ron() {
+        let p = turned_left();
+        let text = ron::to_string(&p).expect("serialise");
+        let back: Pose = ron::from_str(&text).expect("deserialise");
+        assert_eq!(back, p);
+        assert_eq!(Pose::default(), Pose::IDENTITY);
+    }
+}

@@ -1,0 +1,53 @@
+//! Helpers shared by the kit's unit tests.
+
+use glam::{Quat, Vec3, Vec4};
+
+/// A tiny deterministic linear congruential generator (Knuth's MMIX constants).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// Returns a pseudo-random number in [-1, 1).
+    pub fn signed(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+
+    /// Returns a pseudo-random vector in the cube [-1, 1)³.
+    pub fn vec3(&mut self) -> Vec3 {
+        Vec3::new(self.signed(), self.signed(), self.signed())
+    }
+
+    /// Returns a pseudo-random unit quaternion (rejection-sampled from the 4-ball).
+    pub fn quat(&mut self) -> Quat {
+        loop {
+            let v = Vec4::new(self.signed(), self.signed(), self.signed(), self.signed());
+            let len = v.length();
+            if len > 0.1 && len <= 1.0 {
+                return Quat::from_vec4(v / len);
+            }
+        }
+    }
+}
+
+/// Returns the angle in radians between two rotations, computed in f64.
+pub fn quat_angle(a: Quat, b: Quat) -> f64 {
+    let dot: f64 = a
+        .to_array()
+        .iter()
+        .zip(b.to_array())
+        .map(|(&x, y)| f64::from(x) * f64::from(y))
+        .sum();
+    2.0 * dot.abs().min(1.0).acos()
+}
+
+/// Asserts that two vectors are within `tol` of each other.
+#[track_caller]
+pub fn assert_vec_near(actual: Vec3, expected: Vec3, tol: f32) {
+    assert!(
+        actual.distance(expected) <= tol,
+        "{actual} is not within {tol} of {expected}"
+    );
+}

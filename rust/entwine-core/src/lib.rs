@@ -1,0 +1,22 @@
+//! Engine-free core of Entwine.
+//!
+//! Everything here is plain Rust on top of [`glam`], so it can be unit-tested
+//! without Godot and shared by every part of the extension.
+//!
+//! # Conventions
+//!
+//! * Godot's coordinate system: right-handed, +Y up, +X right, forward is −Z.
+//! * Units: metres, seconds and radians throughout.
+//! * Rotations are unit quaternions. The kit never uses glam's asserting
+//!   quaternion helpers (`Quat * Vec3`, `Quat::inverse`, `Quat::slerp`, ...),
+//!   because `godot-core` turns on glam's `debug-glam-assert`, which would make
+//!   a non-unit or NaN quaternion panic in debug builds.
+//!
+//! # Contents
+//!
+//! * [`kit`]: the shared kinematics kit (poses, smoothing, sequence numbers,
+//!   quantisation and two-bone limb IK). It never allocates and never panics.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod kit;

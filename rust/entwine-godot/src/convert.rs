@@ -1,0 +1,48 @@
+//! The one place where Godot types and core types meet.
+//!
+//! Godot's builtins and glam share a memory layout only by accident of the current versions, so the
+//! conversions go through fields; they are cheap and inlined.
+
+use entwine_core::kit::Pose;
+use glam::{Quat, Vec3};
+use godot::builtin::{Basis, Quaternion, Transform3D, Vector3};
+
+/// Returns the core vector for a Godot vector.
+#[inline]
+pub fn vec3(v: Vector3) -> Vec3 {
+    Vec3::new(v.x, v.y, v.z)
+}
+
+/// Returns the Godot vector for a core vector.
+#[inline]
+pub fn vector3(v: Vec3) -> Vector3 {
+    Vector3::new(v.x, v.y, v.z)
+}
+
+/// Returns the core quaternion for a Godot quaternion.
+#[inline]
+pub fn quat(q: Quaternion) -> Quat {
+    Quat::from_xyzw(q.x, q.y, q.z, q.w)
+}
+
+/// Returns the Godot quaternion for a core quaternion.
+#[inline]
+pub fn quaternion(q: Quat) -> Quaternion {
+    Quaternion::new(q.x, q.y, q.z, q.w)
+}
+
+/// Returns the pose (position + rotation, scale dropped) of a Godot transform.
+#[inline]
+pub fn pose(t: Transform3D) -> Pose {
+    Pose::new(
+        vec3(t.origin),
+        quat(t.basis.orthonormalized().get_quaternion()),
+    )
+}
+
+/// Returns a Godot transform with the pose's position and rotation and the given per-axis scale.
+#[inline]
+pub fn transform_scaled(p: Pose, scale: Vector3) -> Transform3D {
+    let basis = Basis::from_quaternion(quaternion(p.rotation)) * Basis::from_scale(scale);
+    Transform3D::new(basis, vector3(p.position))
+}

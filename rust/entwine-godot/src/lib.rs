@@ -1,0 +1,17 @@
+//! Entwine's Godot glue: each node holds core state plus its `base`, converts, and delegates.
+//!
+//! Nothing here decides behaviour; the decisions live in `entwine-core`.
+
+use godot::prelude::*;
+
+// mod convert;
+// mod limb_ik;
+mod net_clock;
+
+// pub use limb_ik::LimbIK;
+pub use net_clock::NetClock;
+
+struct Entwine;
+
+#[gdextension]
+unsafe impl ExtensionLibrary for Entwine {}

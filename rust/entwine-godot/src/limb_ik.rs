@@ -1,0 +1,259 @@
+//! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
+
+use entwine_core::kit::{solve_limb, LimbGoal, LimbPose};
+use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
+use godot::prelude::*;
+
+use crate::convert::{pose, transform_scaled, vec3};
+
+/// Two-bone limb IK (an arm or a leg) applied as a skeleton modifier.
+///
+/// Add it as a child of a [Skeleton3D]. Each frame it bends the chain `upper_bone → lower_bone →
+/// end_bone` so that the end bone reaches the target: the [member target_node] when set, else
+/// [member target_transform] (global space). The elbow or knee bends toward the [member pole_node]
+/// or, without one, along [member pole_direction] (skeleton space); with neither it keeps the
+/// bend plane the animation gave it. A target out of reach makes the limb point straight at it.
+///
+/// [member position_weight] blends the end's position from the animated pose (0) to the target (1);
+/// [member rotation_weight] blends the end bone's rotation to the target's. Godot's own
+/// [member SkeletonModifier3D.influence] fades the whole modifier.
+///
+/// A bone that is missing, or a chain that is not parent → child, gives one warning naming it and
+/// the modifier leaves the pose alone until the chain is fixed.
+#[derive(GodotClass)]
+#[class(init, base = SkeletonModifier3D)]
+pub struct LimbIK {
+    base: Base<SkeletonModifier3D>,
+
+    /// Name of the upper bone of the chain (shoulder side), e.g. `LeftUpperArm` or `LeftUpperLeg`.
+    #[export_group(name = "Chain")]
+    #[export]
+    #[var(set = set_upper_bone)]
+    #[init(val = GString::from("LeftUpperArm"))]
+    upper_bone: GString,
+    /// Name of the middle bone (elbow or knee side), a descendant of the upper bone.
+    #[export]
+    #[var(set = set_lower_bone)]
+    #[init(val = GString::from("LeftLowerArm"))]
+    lower_bone: GString,
+    /// Name of the end bone (hand or foot), a descendant of the lower bone. This is what reaches the target.
+    #[export]
+    #[var(set = set_end_bone)]
+    #[init(val = GString::from("LeftHand"))]
+    end_bone: GString,
+
+    /// A node whose global transform is the target. When empty, [member target_transform] is used.
+    #[export_group(name = "Target")]
+    #[export]
+    target_node: NodePath,
+    /// The target's global transform, used when [member target_node] is empty.
+    #[export]
+    target_transform: Transform3D,
+
+    /// A node whose global position the elbow/knee bends toward. Overrides [member pole_direction].
+    #[export_group(name = "Pole")]
+    #[export]
+    pole_node: NodePath,
+    /// Direction, in the skeleton's space, from the upper bone toward which the elbow/knee bends.
+    /// Zero keeps the bend plane of the animated pose.
+    #[export]
+    pole_direction: Vector3,
+
+    /// How far the end bone moves from its animated position to the target (0 = not at all, 1 = onto it).
+    #[export_group(name = "Weights")]
+    #[export(range = (0.0, 1.0))]
+    #[init(val = 1.0)]
+    position_weight: f32,
+    /// How far the end bone turns from its animated rotation to the target's rotation.
+    #[export(range = (0.0, 1.0))]
+    #[init(val = 0.0)]
+    rotation_weight: f32,
+
+    /// Bone indices `[upper, lower, end]` once resolved against the current skeleton.
+    chain: Option<[i32; 3]>,
+    /// The skeleton the chain was resolved for and its bone count (a change re-resolves).
+    resolved_for: Option<(InstanceId, i32)>,
+    /// Set after a warning so that a broken setup warns once, not every frame.
+    warned: bool,
+}
+
+#[godot_api]
+impl ISkeletonModifier3D for LimbIK {
+    fn process_modification_with_delta(&mut self, _delta: f64) {
+        let Some(mut skeleton) = self.base().get_skeleton() else {
+            return;
+        };
+        let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
+            return;
+        };
+        let Some(goal) = self.goal(&skeleton, upper) else {
+            return;
+        };
+        let current = [upper, lower, end].map(|bone| skeleton.get_bone_global_pose(bone));
+        let limb = LimbPose {
+            upper: pose(current[0]),
+            lower: pose(current[1]),
+            end: pose(current[2]),
+        };
+        let solved = solve_limb(&limb, &goal);
+        for (i, (bone, new_pose)) in [(upper, solved.upper), (lower, solved.lower), (end, solved.end)]
+            .into_iter()
+            .enumerate()
+        {
+            let scale = current[i].basis.get_scale();
+            skeleton.set_bone_global_pose(bone, transform_scaled(new_pose, scale));
+        }
+    }
+}
+
+#[godot_api]
+impl LimbIK {
+    #[func]
+    fn set_upper_bone(&mut self, name: GString) {
+        self.upper_bone = name;
+        self.invalidate();
+    }
+
+    #[func]
+    fn set_lower_bone(&mut self, name: GString) {
+        self.lower_bone = name;
+        self.invalidate();
+    }
+
+    #[func]
+    fn set_end_bone(&mut self, name: GString) {
+        self.end_bone = name;
+        self.invalidate();
+    }
+
+    /// Returns true when the three bones were found in the skeleton, in parent → child order.
+    #[func]
+    pub fn is_chain_valid(&mut self) -> bool {
+        match self.base().get_skeleton() {
+            Some(skeleton) => self.resolve_chain(&skeleton).is_some(),
+            None => false,
+        }
+    }
+
+    /// Returns the chain's reach: the upper plus the lower segment length in the rest pose, in metres
+    /// of the skeleton's space (0 when the chain is invalid).
+    #[func]
+    pub fn get_chain_length(&mut self) -> f32 {
+        let Some(skeleton) = self.base().get_skeleton() else {
+            return 0.0;
+        };
+        let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
+            return 0.0;
+        };
+        let p = [upper, lower, end].map(|b| skeleton.get_bone_global_rest(b).origin);
+        p[0].distance_to(p[1]) + p[1].distance_to(p[2])
+    }
+}
+
+impl LimbIK {
+    fn invalidate(&mut self) {
+        self.chain = None;
+        self.resolved_for = None;
+        self.warned = false;
+    }
+
+    /// Returns the chain's bone indices, resolving (and warning once) when the skeleton changed.
+    fn resolve_chain(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<[i32; 3]> {
+        let key = (skeleton.instance_id(), skeleton.get_bone_count());
+        if self.resolved_for == Some(key) {
+            return self.chain;
+        }
+        self.resolved_for = Some(key);
+        self.chain = match find_chain(
+            skeleton,
+            [&self.upper_bone, &self.lower_bone, &self.end_bone],
+        ) {
+            Ok(chain) => {
+                self.warned = false;
+                Some(chain)
+            }
+            Err(why) => {
+                if !self.warned {
+                    godot_warn!(
+                        "LimbIK '{}': {why}; the modifier leaves the pose alone until the chain is fixed.",
+                        self.base().get_name()
+                    );
+                    self.warned = true;
+                }
+                None
+            }
+        };
+        self.chain
+    }
+
+    /// Returns the goal in the skeleton's space, or `None` when the target is unusable.
+    fn goal(&self, skeleton: &Gd<Skeleton3D>, upper: i32) -> Option<LimbGoal> {
+        let to_skeleton = skeleton.get_global_transform().affine_inverse();
+        let target_global = if self.target_node.is_empty() {
+            self.target_transform
+        } else {
+            self.base()
+                .try_get_node_as::<Node3D>(&self.target_node)?
+                .get_global_transform()
+        };
+        let target = to_skeleton * target_global;
+        if !target.origin.is_finite() || !target.basis.is_finite() {
+            return None;
+        }
+        let pole = if !self.pole_node.is_empty() {
+            self.base()
+                .try_get_node_as::<Node3D>(&self.pole_node)
+                .map(|n| vec3(to_skeleton * n.get_global_position()))
+        } else if self.pole_direction != Vector3::ZERO {
+            let shoulder = skeleton.get_bone_global_pose(upper).origin;
+            Some(vec3(shoulder + self.pole_direction))
+        } else {
+            None
+        };
+        Some(LimbGoal {
+            target: pose(target),
+            pole,
+            position_weight: self.position_weight,
+            rotation_weight: self.rotation_weight,
+        })
+    }
+}
+
+/// Returns the indices of three named bones that form a parent → child chain, or why they do not.
+fn find_chain(skeleton: &Gd<Skeleton3D>, names: [&GString; 3]) -> Result<[i32; 3], String> {
+    let mut chain = [0; 3];
+    for (slot, name) in chain.iter_mut().zip(names) {
+        let index = skeleton.find_bone(name);
+        if index < 0 {
+            return Err(format!(
+                "bone '{name}' not found in skeleton '{}'",
+                skeleton.get_name()
+            ));
+        }
+        *slot = index;
+    }
+    for pair in [(0, 1), (1, 2)] {
+        let (parent, child) = (chain[pair.0], chain[pair.1]);
+        if !is_ancestor(skeleton, parent, child) {
+            return Err(format!(
+                "bone '{}' is not a descendant of '{}' (the chain must run upper → lower → end)",
+                names[pair.1], names[pair.0]
+            ));
+        }
+    }
+    Ok(chain)
+}
+
+fn is_ancestor(skeleton: &Gd<Skeleton3D>, ancestor: i32, mut bone: i32) -> bool {
+    // A malformed skeleton cannot loop forever: parents are bounded by the bone count.
+    for _ in 0..=skeleton.get_bone_count() {
+        bone = skeleton.get_bone_parent(bone);
+        if bone < 0 {
+            return false;
+        }
+        if bone == ancestor {
+            return true;
+        }
+    }
+    false
+}

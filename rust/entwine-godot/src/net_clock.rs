@@ -1,0 +1,125 @@
+//! `NetClock`: the server's clock, estimated on every client through Godot's MultiplayerAPI.
+
+use entwine_core::clock::ClockSync;
+use godot::classes::multiplayer_peer::ConnectionStatus;
+use godot::classes::{INode, Node, Time};
+use godot::prelude::*;
+
+/// The multiplayer server's clock, shared with every client.
+///
+/// Put one `NetClock` at the same node path on the server and on every client. Clients ping the
+/// server every [member ping_interval] seconds over the game's own [MultiplayerPeer] (ENet,
+/// WebSocket, WebRTC…); the server answers, and each client keeps the estimate from the fastest recent
+/// round trip. [method server_time] then gives the same clock on every peer, which timestamped
+/// commands and snapshots rely on. On the server (or without a network) it is the local clock.
+///
+/// Only the server answers pings, and answers are only accepted from the server; impossible answers
+/// (non-finite, from the future, older than 10 s) are dropped and counted in [member rejected_answers].
+#[derive(GodotClass)]
+#[class(init, base = Node)]
+pub struct NetClock {
+    base: Base<Node>,
+
+    /// Seconds between pings sent by a client. 0 disables automatic pinging (call [method ping_server]).
+    #[export(range = (0.0, 10.0, 0.05, suffix = "s"))]
+    #[init(val = 1.0)]
+    ping_interval: f64,
+
+    sync: ClockSync,
+    since_ping: f64,
+}
+
+#[godot_api]
+impl INode for NetClock {
+    fn process(&mut self, delta: f64) {
+        if self.ping_interval <= 0.0 || !self.is_client() {
+            return;
+        }
+        self.since_ping += delta;
+        if self.since_ping >= self.ping_interval {
+            self.since_ping = 0.0;
+            self.ping_server();
+        }
+    }
+}
+
+#[godot_api]
+impl NetClock {
+    /// Emitted on a client each time a server answer arrives, with the round trip in milliseconds.
+    #[signal]
+    fn synced(rtt_ms: f64);
+
+    /// Returns the estimated server time in seconds (the local clock on the server).
+    #[func]
+    pub fn server_time(&self) -> f64 {
+        self.sync.server_time(now())
+    }
+
+    /// Returns the best recent round-trip time to the server in milliseconds, or -1 before the first answer.
+    #[func]
+    pub fn get_rtt_ms(&self) -> f64 {
+        self.sync.rtt().map_or(-1.0, |rtt| rtt * 1000.0)
+    }
+
+    /// Returns how many server answers were dropped as impossible.
+    #[func]
+    pub fn get_rejected_answers(&self) -> i64 {
+        i64::from(self.sync.rejected())
+    }
+
+    /// Sends one ping to the server now (clients only; does nothing on the server).
+    #[func]
+    pub fn ping_server(&mut self) {
+        if self.is_client() {
+            let stamp = now();
+            // The server has peer id 1 in Godot's high-level multiplayer.
+            if let Err(e) = self.rpcs().ping(stamp).call_id(1) {
+                godot_warn!("NetClock: cannot ping the server: {e:?}");
+            }
+        }
+    }
+
+    /// A client's ping, handled on the server: answers the sender with its stamp and the server time.
+    #[rpc(any_peer, call_remote, unreliable_ordered, channel = 0)]
+    fn ping(&mut self, client_stamp: f64) {
+        let Some(mp) = self.base().get_multiplayer() else {
+            return;
+        };
+        if !mp.is_server() {
+            return;
+        }
+        let sender = mp.get_remote_sender_id();
+        if let Err(e) = self
+            .rpcs()
+            .pong(client_stamp, now())
+            .call_id(i64::from(sender))
+        {
+            godot_warn!("NetClock: cannot answer peer {sender}: {e:?}");
+        }
+    }
+
+    /// The server's answer, handled on a client.
+    #[rpc(authority, call_remote, unreliable_ordered, channel = 0)]
+    fn pong(&mut self, client_stamp: f64, server_time: f64) {
+        if let Some(rtt) = self.sync.record(client_stamp, server_time, now()) {
+            self.signals().synced().emit(rtt * 1000.0);
+        }
+    }
+}
+
+impl NetClock {
+    fn is_client(&self) -> bool {
+        let Some(mp) = self.base().get_multiplayer() else {
+            return false;
+        };
+        let connected = mp
+            .get_multiplayer_peer()
+            .is_some_and(|p| p.get_connection_status() == ConnectionStatus::CONNECTED);
+        connected && !mp.is_server()
+    }
+}
+
+/// Returns this process's monotonic clock in seconds.
+fn now() -> f64 {
+    Time::singleton().get_ticks_usec() as f64 * 1e-6
+}

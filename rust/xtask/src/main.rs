@@ -1,0 +1,389 @@
+//! `cargo xtask` — everything the project does besides compiling: provision Godot, build the
+//! extension into the addon, run every test tier, the demo, benchmarks and exports.
+//!
+//! ```text
+//! cargo xtask godot [-- ARGS...]   find or provision Godot ≥ 4.5; print it; or run it with ARGS
+//! cargo xtask build [--release]    build the extension into addons/entwine/bin/
+//! cargo xtask test [FILTER]        fmt, clippy, cargo test, then every engine suite in headless Godot
+//! cargo xtask demo                 run the demo (a window, or screenshots to target/demo/ when headless)
+//! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
+//! cargo xtask export linux         export the demo, run the exported build, check the extension loaded
+//! ```
+
+mod godot;
+mod harness;
+mod proc;
+mod util;
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use godot::Godot;
+use proc::{Ending, Guarded};
+use util::{cargo, repo_root, run_checked, Result};
+
+const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] | demo | bench [NAME] | export linux>";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let repo = repo_root();
+    let result = match args.first().map(String::as_str) {
+        Some("godot") => cmd_godot(&repo, &args[1..]),
+        Some("build") => build_extension(&repo, args.iter().any(|a| a == "--release")),
+        Some("test") => cmd_test(&repo, args.get(1).map(String::as_str)),
+        Some("demo") => cmd_demo(&repo),
+        Some("bench") => cmd_bench(&repo, args.get(1).map(String::as_str)),
+        Some("export") => cmd_export(&repo, args.get(1).map(String::as_str)),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn locate_godot(repo: &Path) -> Result<Godot> {
+    let godot = Godot::locate_or_provision(repo)?;
+    println!("godot: {} — {}", godot.describe(), godot.version()?);
+    Ok(godot)
+}
+
+fn cmd_godot(repo: &Path, args: &[String]) -> Result<()> {
+    let godot = locate_godot(repo)?;
+    let rest: Vec<&str> = args
+        .iter()
+        .skip_while(|a| *a != "--")
+        .skip(1)
+        .map(String::as_str)
+        .collect();
+    if rest.is_empty() {
+        return Ok(());
+    }
+    run_checked(&mut godot.command(&rest, Some(repo)))
+}
+
+/// The library file names the `.gdextension` expects on Linux x86_64.
+const LINUX_LIBS: [&str; 2] = [
+    "libentwine.linux.template_debug.x86_64.so",
+    "libentwine.linux.template_release.x86_64.so",
+];
+
+/// Builds the extension and places it in `addons/entwine/bin/`.
+///
+/// A debug build fills the debug slot (used by the editor and debug exports). A release build fills
+/// both slots, so that benchmarks and the demo, which run in the editor binary, get optimised code.
+fn build_extension(repo: &Path, release: bool) -> Result<()> {
+    let mut cmd = cargo();
+    cmd.current_dir(repo).args(["build", "-p", "entwine-godot"]);
+    if release {
+        cmd.arg("--release");
+    }
+    run_checked(&mut cmd)?;
+    let profile = if release { "release" } else { "debug" };
+    let built = target_dir(repo).join(profile).join("libentwine.so");
+    let bin = repo.join("addons/entwine/bin");
+    fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    let slots: &[&str] = if release {
+        &LINUX_LIBS
+    } else {
+        &LINUX_LIBS[..1]
+    };
+    for name in slots {
+        let dest = bin.join(name);
+        // Replace rather than overwrite in place: a running Godot may have the old file mapped.
+        let tmp = bin.join(format!(".{name}.tmp"));
+        fs::copy(&built, &tmp)
+            .map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), tmp.display()))?;
+        fs::rename(&tmp, &dest).map_err(|e| format!("cannot place {}: {e}", dest.display()))?;
+    }
+    println!("build: {profile} extension placed in {}", bin.display());
+    Ok(())
+}
+
+fn target_dir(repo: &Path) -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("target"))
+}
+
+/// Imports the demo project once so class names and the extension are registered.
+fn import_project(godot: &Godot, repo: &Path) -> Result<()> {
+    let log = target_dir(repo).join("godot-import.log");
+    let cmd = godot.command(
+        &["--headless", "--path", "godot_project", "--import"],
+        Some(repo),
+    );
+    let mut child = Guarded::spawn(cmd, &log)?;
+    match child.wait(Duration::from_secs(300)) {
+        Ending::Exited(s) if s.success() => Ok(()),
+        other => {
+            let text = fs::read_to_string(&log).unwrap_or_default();
+            Err(format!(
+                "importing godot_project failed ({other:?}); log:\n{text}"
+            ))
+        }
+    }
+}
+
+fn cmd_test(repo: &Path, filter: Option<&str>) -> Result<()> {
+    println!("== cargo fmt --check");
+    run_checked(
+        cargo()
+            .current_dir(repo)
+            .args(["fmt", "--all", "--", "--check"]),
+    )?;
+    println!("== cargo clippy --all-targets -- -D warnings");
+    run_checked(cargo().current_dir(repo).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    println!("== cargo test --workspace");
+    let rust = cargo_tests(repo, filter)?;
+    println!("== build the extension");
+    build_extension(repo, false)?;
+    let godot = locate_godot(repo)?;
+    import_project(&godot, repo)?;
+    println!("== engine suites in headless Godot");
+    let suites = harness::discover(repo)?;
+    let engine = harness::run_suites(&godot, repo, &suites, filter)?;
+    println!("rust: {} passed, {} failed", rust.passed, rust.failed);
+    println!("godot: {} passed, {} failed", engine.passed, engine.failed);
+    let passed = rust.passed + engine.passed;
+    let failed = rust.failed + engine.failed;
+    println!("total: {passed} passed, {failed} failed");
+    if failed > 0 || passed == 0 {
+        return Err(format!("{failed} test(s) failed"));
+    }
+    Ok(())
+}
+
+/// Runs `cargo test --workspace`, echoing its output, and returns the summed counts.
+fn cargo_tests(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
+    let mut cmd = cargo();
+    cmd.current_dir(repo)
+        .args(["test", "--workspace", "--color", "never"]);
+    if let Some(f) = filter {
+        cmd.args(["--", f]);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    print!("{stdout}");
+    eprint!("{stderr}");
+    let mut tally = harness::Tally::default();
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            for part in rest.split(|c| c == ';' || c == '.') {
+                let mut words = part.split_whitespace();
+                if let (Some(n), Some(kind)) = (words.next(), words.next()) {
+                    match (n.parse::<usize>(), kind) {
+                        (Ok(n), "passed") => tally.passed += n,
+                        (Ok(n), "failed") => tally.failed += n,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    if !out.status.success() && tally.failed == 0 {
+        tally.failed += 1;
+        println!("FAIL cargo test exited with {}", out.status);
+    }
+    Ok(tally)
+}
+
+fn cmd_demo(repo: &Path) -> Result<()> {
+    build_extension(repo, true)?;
+    let godot = locate_godot(repo)?;
+    import_project(&godot, repo)?;
+    if env::var_os("DISPLAY").is_some() || env::var_os("WAYLAND_DISPLAY").is_some() {
+        println!("demo: opening the showcase window");
+        return run_checked(&mut godot.command(&["--path", "godot_project"], Some(repo)));
+    }
+    let out = target_dir(repo).join("demo");
+    let _ = fs::remove_dir_all(&out);
+    fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let out_s = out.display().to_string();
+    println!("demo: no display; rendering through Xvfb into {out_s}");
+    let log = target_dir(repo).join("demo.log");
+    let exe = match &godot {
+        Godot::Native(path) => path.display().to_string(),
+        Godot::SidRoot { .. } => "godot".to_string(),
+    };
+    if godot.sid_root().is_none() && !Path::new("/usr/bin/xvfb-run").exists() {
+        return Err(
+            "no display and no xvfb-run: install Xvfb (apt-get install xvfb) or run with a display"
+                .into(),
+        );
+    }
+    let args = [
+        "-a",
+        "-s",
+        "-screen 0 1280x720x24",
+        &exe,
+        "--rendering-driver",
+        "opengl3",
+        "--path",
+        "godot_project",
+        "--",
+        "--screenshots",
+        &out_s,
+    ];
+    finish_demo(
+        godot.command_with("xvfb-run", &args, Some(repo), &[]),
+        &log,
+        &out,
+    )
+}
+
+fn finish_demo(cmd: std::process::Command, log: &Path, out: &Path) -> Result<()> {
+    let mut child = Guarded::spawn(cmd, log)?;
+    let ending = child.wait(Duration::from_secs(600));
+    let text = fs::read_to_string(log).unwrap_or_default();
+    let mut shots: Vec<PathBuf> = fs::read_dir(out)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    shots.sort();
+    match ending {
+        Ending::Exited(s) if s.success() && !shots.is_empty() => {
+            for shot in shots {
+                println!("screenshot: {}", shot.display());
+            }
+            Ok(())
+        }
+        other => Err(format!(
+            "the demo did not finish cleanly ({other:?}); log:\n{text}"
+        )),
+    }
+}
+
+fn cmd_bench(repo: &Path, name: Option<&str>) -> Result<()> {
+    build_extension(repo, true)?;
+    let godot = locate_godot(repo)?;
+    import_project(&godot, repo)?;
+    let dir = repo.join("tests/bench");
+    let mut benches: Vec<String> = fs::read_dir(&dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .flatten()
+        .filter_map(|e| {
+            let file = e.file_name().to_string_lossy().to_string();
+            file.strip_suffix("_bench.gd").map(str::to_string)
+        })
+        .filter(|b| name.is_none_or(|n| b.contains(n)))
+        .collect();
+    benches.sort();
+    if benches.is_empty() {
+        return Err(format!("no benchmark matches {name:?}"));
+    }
+    let log_dir = target_dir(repo).join("bench");
+    fs::create_dir_all(&log_dir)
+        .map_err(|e| format!("cannot create {}: {e}", log_dir.display()))?;
+    let mut failed = Vec::new();
+    for bench in benches {
+        let script = format!("res://tests/bench/{bench}_bench.gd");
+        let log = log_dir.join(format!("{bench}.log"));
+        let cmd = godot.command(
+            &["--headless", "--path", "godot_project", "-s", &script],
+            Some(repo),
+        );
+        let mut child = Guarded::spawn(cmd, &log)?;
+        let ending = child.wait(Duration::from_secs(900));
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("bench ")).collect();
+        for line in &lines {
+            println!("{line}");
+        }
+        let clean = matches!(ending, Ending::Exited(s) if s.success());
+        if !clean || lines.is_empty() || text.contains("SCRIPT ERROR") {
+            println!(
+                "bench {bench}: FAILED ({ending:?}); log in {}",
+                log.display()
+            );
+            failed.push(bench);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("benchmarks failed: {}", failed.join(", ")))
+    }
+}
+
+fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
+    if platform != Some("linux") {
+        return Err("usage: cargo xtask export linux (Android and iOS: see the README)".into());
+    }
+    build_extension(repo, false)?;
+    let godot = locate_godot(repo)?;
+    let version = godot.version()?;
+    if let Some(root) = godot.sid_root() {
+        // The sid root ships the debug template as a binary; put it where Godot looks for templates.
+        let dir = root
+            .join("root/.local/share/godot/export_templates")
+            .join(godot::template_dir_name(&version));
+        fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let dest = dir.join("linux_debug.x86_64");
+        if !dest.exists() {
+            fs::copy(root.join("usr/bin/godot-template-debug"), &dest)
+                .map_err(|e| format!("cannot place the export template: {e}"))?;
+        }
+    }
+    import_project(&godot, repo)?;
+    let out_dir = target_dir(repo).join("export/linux");
+    let _ = fs::remove_dir_all(&out_dir);
+    fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let exe = out_dir.join("entwine_demo.x86_64");
+    let exe_s = exe.display().to_string();
+    let log = target_dir(repo).join("export.log");
+    let cmd = godot.command(
+        &[
+            "--headless",
+            "--path",
+            "godot_project",
+            "--export-debug",
+            "Linux",
+            &exe_s,
+        ],
+        Some(repo),
+    );
+    let mut child = Guarded::spawn(cmd, &log)?;
+    let ending = child.wait(Duration::from_secs(300));
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    if !matches!(ending, Ending::Exited(s) if s.success()) || !exe.exists() {
+        return Err(format!("export failed ({ending:?}); log:\n{text}"));
+    }
+    println!("export: wrote {exe_s}");
+    let run_log = target_dir(repo).join("export-run.log");
+    let cmd = godot.command_with(
+        &exe_s,
+        &["--headless", "--", "--check-extension"],
+        Some(&out_dir),
+        &[],
+    );
+    let mut child = Guarded::spawn(cmd, &run_log)?;
+    let ending = child.wait(Duration::from_secs(120));
+    let text = fs::read_to_string(&run_log).unwrap_or_default();
+    let loaded = text.lines().find(|l| l.starts_with("ENTWINE_EXTENSION_OK"));
+    match (ending, loaded) {
+        (Ending::Exited(s), Some(line)) if s.success() => {
+            println!("export: the exported build ran and loaded the extension ({line})");
+            Ok(())
+        }
+        (ending, _) => Err(format!(
+            "the exported build did not confirm the extension ({ending:?}); log:\n{text}"
+        )),
+    }
+}

@@ -1,0 +1,92 @@
+extends SceneTree
+## `cargo xtask bench limb_ik`: LimbIK solves per second, Rust vs the same solver in GDScript.
+##
+## CHARACTERS test characters (animation off) each get two IK modifiers (both arms) reaching for
+## moving targets. Frame time is measured with no IK, with Rust `LimbIK`, and with the GDScript
+## baseline (`gd_limb_ik.gd`), in interleaved rounds; the cost of a solve is the frame time above the
+## no-IK frame, divided by the number of solves per frame. The ratio is GDScript cost / Rust cost.
+
+const CHARACTERS := 100
+const FRAMES := 120
+const ROUNDS := 5
+const GD_IK := preload("res://tests/bench/gd_limb_ik.gd")
+
+var _characters: Array[TestCharacter] = []
+var _targets: Array[Node3D] = []
+var _time := 0.0
+
+
+func _initialize() -> void:
+	_run.call_deferred()
+
+
+func _run() -> void:
+	var scene := load("res://characters/test_character.tscn") as PackedScene
+	for i in CHARACTERS:
+		var c := scene.instantiate() as TestCharacter
+		c.position = Vector3((i % 10) * 2.0, 0, (i / 10) * 2.0)
+		c.frozen = true
+		root.add_child(c)
+		c.animation_tree.active = false
+		c.set_physics_process(false)
+		_characters.append(c)
+		for side in ["Left", "Right"]:
+			var t := Node3D.new()
+			root.add_child(t)
+			_targets.append(t)
+	var samples := {"none": [], "rust": [], "gdscript": []}
+	for r in ROUNDS:
+		for kind in ["none", "rust", "gdscript"]:
+			_install(kind)
+			await _frames(10)  # warm up
+			var start := Time.get_ticks_usec()
+			await _frames(FRAMES)
+			samples[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
+	_install("none")
+	var none: float = _median(samples["none"])
+	var solves := CHARACTERS * 2
+	var rust_us := maxf((_median(samples["rust"]) - none) / solves, 0.001)
+	var gd_us := maxf((_median(samples["gdscript"]) - none) / solves, 0.001)
+	print("bench limb_ik: %d solves/frame; rust %.2f µs/solve (%.0f solves/s), gdscript %.2f µs/solve (%.0f solves/s), frame without IK %.2f ms ratio=%.1fx" % [
+		solves, rust_us, 1e6 / rust_us, gd_us, 1e6 / gd_us, none / 1000.0, gd_us / rust_us])
+	for c in _characters:
+		c.free()
+	for t in _targets:
+		t.free()
+	quit(0)
+
+
+func _install(kind: String) -> void:
+	for i in _characters.size():
+		var skeleton := _characters[i].get_skeleton()
+		for child in skeleton.get_children():
+			if child is SkeletonModifier3D:
+				child.free()
+		if kind == "none":
+			continue
+		for k in 2:
+			var side: String = ["Left", "Right"][k]
+			var ik: SkeletonModifier3D = LimbIK.new() if kind == "rust" else GD_IK.new()
+			ik.set("upper_bone", side + "UpperArm")
+			ik.set("lower_bone", side + "LowerArm")
+			ik.set("end_bone", side + "Hand")
+			ik.set("pole_direction", Vector3(-1 if k == 0 else 1, -1, 0.5))
+			skeleton.add_child(ik)
+			ik.set("target_node", ik.get_path_to(_targets[i * 2 + k]))
+
+
+func _frames(n: int) -> void:
+	for f in n:
+		_time += 0.016
+		for i in _targets.size():
+			var c := _characters[i / 2]
+			var side := -1.0 if i % 2 == 0 else 1.0
+			_targets[i].global_position = c.global_position + Vector3(side * (0.3 + 0.1 * sin(_time * 3.0)),
+				1.3 + 0.15 * sin(_time * 2.0 + i), -0.3)
+		await process_frame
+
+
+func _median(values: Array) -> float:
+	var sorted := values.duplicate()
+	sorted.sort()
+	return sorted[sorted.size() / 2]
