@@ -26,20 +26,37 @@ func _target() -> Node3D:
 	return root.get_node("Target") as Node3D
 
 
-## Waits for the next skeleton update and returns the world positions of the chain's joints.
-func _joints(bones := ["LeftUpperArm", "LeftLowerArm", "LeftHand"]) -> Array[Vector3]:
-	await _skeleton.skeleton_updated
+## Returns the world transforms of [param bones] after the next skeleton update (read during the
+## update, when modifiers have run), or after a few frames when the skeleton has nothing to update.
+func _world_poses(bones: Array) -> Array[Transform3D]:
+	var captured: Array[Transform3D] = []
+	var read := func() -> Array[Transform3D]:
+		var out: Array[Transform3D] = []
+		for bone in bones:
+			out.append(_skeleton.global_transform * _skeleton.get_bone_global_pose(_skeleton.find_bone(bone)))
+		return out
+	var capture := func() -> void:
+		if captured.is_empty():
+			captured.assign(read.call())
+	_skeleton.skeleton_updated.connect(capture)
+	for i in 5:
+		await process_frame
+		if not captured.is_empty():
+			break
+	_skeleton.skeleton_updated.disconnect(capture)
+	return captured if not captured.is_empty() else read.call()
+
+
+## Returns the world positions of the chain's joints after the next skeleton update.
+func _joints() -> Array[Vector3]:
 	var out: Array[Vector3] = []
-	for bone in bones:
-		var i := _skeleton.find_bone(bone)
-		out.append(_skeleton.global_transform * _skeleton.get_bone_global_pose(i).origin)
+	for t in await _world_poses(["LeftUpperArm", "LeftLowerArm", "LeftHand"]):
+		out.append(t.origin)
 	return out
 
 
 func _hand_basis() -> Basis:
-	await _skeleton.skeleton_updated
-	var i := _skeleton.find_bone("LeftHand")
-	return (_skeleton.global_transform.basis * _skeleton.get_bone_global_pose(i).basis).orthonormalized()
+	return (await _world_poses(["LeftHand"]))[0].basis.orthonormalized()
 
 
 func test_reachable_targets_are_reached_within_a_millimetre() -> void:
@@ -124,7 +141,7 @@ func test_elbow_bends_toward_the_pole() -> void:
 		var line := (j[2] - j[0]).normalized()
 		var bend := j[1] - j[0]
 		bend -= line * bend.dot(line)
-		var pole_off := side - line * side.dot(line)
+		var pole_off: Vector3 = side - line * side.dot(line)
 		check(bend.dot(pole_off) > 0.0 and bend.length() > 0.02, "elbow bends toward a pole at %s" % side,
 			"positive", bend.dot(pole_off))
 		check_near(j[2], goal, 0.001, "hand still on target with pole %s" % side)

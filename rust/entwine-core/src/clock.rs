@@ -25,9 +25,8 @@ impl ClockSync {
     /// impossible (non-finite, from the future, or older than [`Self::MAX_RTT`]) and was rejected.
     pub fn record(&mut self, sent: f64, server: f64, now: f64) -> Option<f64> {
         let rtt = now - sent;
-        if !(sent.is_finite() && server.is_finite() && now.is_finite())
-            || !(0.0..=Self::MAX_RTT).contains(&rtt)
-        {
+        let finite = sent.is_finite() && server.is_finite() && now.is_finite();
+        if !finite || !(0.0..=Self::MAX_RTT).contains(&rtt) {
             self.rejected += 1;
             return None;
         }

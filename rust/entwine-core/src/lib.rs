@@ -16,7 +16,9 @@
 //!
 //! * [`kit`]: the shared kinematics kit (poses, smoothing, sequence numbers,
 //!   quantisation and two-bone limb IK). It never allocates and never panics.
+//! * [`clock`]: estimating a server's clock from ping round trips.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod clock;
 pub mod kit;

@@ -4,11 +4,11 @@
 
 use godot::prelude::*;
 
-// mod convert;
-// mod limb_ik;
+mod convert;
+mod limb_ik;
 mod net_clock;
 
-// pub use limb_ik::LimbIK;
+pub use limb_ik::LimbIK;
 pub use net_clock::NetClock;
 
 struct Entwine;

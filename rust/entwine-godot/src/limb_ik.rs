@@ -96,9 +96,13 @@ impl ISkeletonModifier3D for LimbIK {
             end: pose(current[2]),
         };
         let solved = solve_limb(&limb, &goal);
-        for (i, (bone, new_pose)) in [(upper, solved.upper), (lower, solved.lower), (end, solved.end)]
-            .into_iter()
-            .enumerate()
+        for (i, (bone, new_pose)) in [
+            (upper, solved.upper),
+            (lower, solved.lower),
+            (end, solved.end),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let scale = current[i].basis.get_scale();
             skeleton.set_bone_global_pose(bone, transform_scaled(new_pose, scale));

@@ -1,7 +1,7 @@
 //! The engine-level test harness: runs every suite under `tests/` in headless Godot.
 //!
 //! A suite is a GDScript file named `*_test.gd` that extends `EntwineTest` (see
-//! `tests/lib/entwine_test.gd`). Header comments at the top of the file configure it:
+//! `tests/lib/test_case.gd`). Header comments at the top of the file configure it:
 //!
 //! ```text
 //! # processes: server client client   (one Godot per word, on a fresh 127.0.0.1 port; default: one "main")

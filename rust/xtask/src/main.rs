@@ -5,6 +5,7 @@
 //! cargo xtask godot [-- ARGS...]   find or provision Godot ≥ 4.5; print it; or run it with ARGS
 //! cargo xtask build [--release]    build the extension into addons/entwine/bin/
 //! cargo xtask test [FILTER]        fmt, clippy, cargo test, then every engine suite in headless Godot
+//!                  [--godot-only]   (skip fmt, clippy and cargo test: for iterating on engine suites)
 //! cargo xtask demo                 run the demo (a window, or screenshots to target/demo/ when headless)
 //! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
 //! cargo xtask export linux         export the demo, run the exported build, check the extension loaded
@@ -33,7 +34,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("godot") => cmd_godot(&repo, &args[1..]),
         Some("build") => build_extension(&repo, args.iter().any(|a| a == "--release")),
-        Some("test") => cmd_test(&repo, args.get(1).map(String::as_str)),
+        Some("test") => {
+            let godot_only = args.iter().any(|a| a == "--godot-only");
+            let filter = args[1..].iter().find(|a| !a.starts_with("--"));
+            cmd_test(&repo, filter.map(String::as_str), godot_only)
+        }
         Some("demo") => cmd_demo(&repo),
         Some("bench") => cmd_bench(&repo, args.get(1).map(String::as_str)),
         Some("export") => cmd_export(&repo, args.get(1).map(String::as_str)),
@@ -131,24 +136,12 @@ fn import_project(godot: &Godot, repo: &Path) -> Result<()> {
     }
 }
 
-fn cmd_test(repo: &Path, filter: Option<&str>) -> Result<()> {
-    println!("== cargo fmt --check");
-    run_checked(
-        cargo()
-            .current_dir(repo)
-            .args(["fmt", "--all", "--", "--check"]),
-    )?;
-    println!("== cargo clippy --all-targets -- -D warnings");
-    run_checked(cargo().current_dir(repo).args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    println!("== cargo test --workspace");
-    let rust = cargo_tests(repo, filter)?;
+fn cmd_test(repo: &Path, filter: Option<&str>, godot_only: bool) -> Result<()> {
+    let rust = if godot_only {
+        harness::Tally::default()
+    } else {
+        rust_checks(repo, filter)?
+    };
     println!("== build the extension");
     build_extension(repo, false)?;
     let godot = locate_godot(repo)?;
@@ -165,6 +158,27 @@ fn cmd_test(repo: &Path, filter: Option<&str>) -> Result<()> {
         return Err(format!("{failed} test(s) failed"));
     }
     Ok(())
+}
+
+/// Runs fmt, clippy and `cargo test`; returns the `cargo test` counts.
+fn rust_checks(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
+    println!("== cargo fmt --check");
+    run_checked(
+        cargo()
+            .current_dir(repo)
+            .args(["fmt", "--all", "--", "--check"]),
+    )?;
+    println!("== cargo clippy --all-targets -- -D warnings");
+    run_checked(cargo().current_dir(repo).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    println!("== cargo test --workspace");
+    cargo_tests(repo, filter)
 }
 
 /// Runs `cargo test --workspace`, echoing its output, and returns the summed counts.
@@ -185,7 +199,7 @@ fn cargo_tests(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
     let mut tally = harness::Tally::default();
     for line in stdout.lines() {
         if let Some(rest) = line.strip_prefix("test result: ") {
-            for part in rest.split(|c| c == ';' || c == '.') {
+            for part in rest.split([';', '.']) {
                 let mut words = part.split_whitespace();
                 if let (Some(n), Some(kind)) = (words.next(), words.next()) {
                     match (n.parse::<usize>(), kind) {

@@ -34,7 +34,7 @@ fn settle(x: f32, current: f32, target: f32) -> f32 {
     }
 }
 
-/// Returns [`settle`] for vectors.
+/// Returns `x` if it is finite, else `target` if that is finite, else `current` (vectors).
 fn settle_vec3(x: Vec3, current: Vec3, target: Vec3) -> Vec3 {
     if x.is_finite() {
         x
@@ -356,10 +356,19 @@ mod tests {
         );
         let mut v3 = Vec3::ZERO;
         let far = Vec3::splat(f32::MAX);
-        assert_eq!(smooth_damp_vec3(-far, far, &mut v3, 0.1, f32::INFINITY, 0.1), far);
+        assert_eq!(
+            smooth_damp_vec3(-far, far, &mut v3, 0.1, f32::INFINITY, 0.1),
+            far
+        );
         let nan = Vec3::NAN;
-        assert_eq!(smooth_damp_vec3(Vec3::X, nan, &mut v3, 0.1, 1.0, 0.1), Vec3::X);
-        assert_eq!(smooth_damp_vec3(nan, Vec3::X, &mut v3, 0.1, 1.0, 0.1), Vec3::X);
+        assert_eq!(
+            smooth_damp_vec3(Vec3::X, nan, &mut v3, 0.1, 1.0, 0.1),
+            Vec3::X
+        );
+        assert_eq!(
+            smooth_damp_vec3(nan, Vec3::X, &mut v3, 0.1, 1.0, 0.1),
+            Vec3::X
+        );
         assert_eq!(v3, Vec3::ZERO);
     }
 
@@ -406,7 +415,12 @@ mod tests {
     fn slerp_shortest_known_values() {
         let a = Quat::IDENTITY;
         let b = Quat::from_rotation_y(FRAC_PI_2);
-        assert!(quat_angle(slerp_shortest(a, b, 0.5), Quat::from_rotation_y(FRAC_PI_2 / 2.0)) < 1e-6);
+        assert!(
+            quat_angle(
+                slerp_shortest(a, b, 0.5),
+                Quat::from_rotation_y(FRAC_PI_2 / 2.0)
+            ) < 1e-6
+        );
         // The same rotation given as -b still takes the short way.
         let half = slerp_shortest(a, -b, 0.5);
         assert!(quat_angle(half, Quat::from_rotation_y(FRAC_PI_2 / 2.0)) < 1e-6);

@@ -69,6 +69,8 @@ func _run() -> void:
 			continue
 		_failures.clear()
 		await call(test_name)
+		# Leave whatever signal emission the test resumed from before freeing its nodes.
+		await process_frame
 		for node in _owned:
 			if is_instance_valid(node):
 				node.free()
