@@ -17,8 +17,10 @@
 //! * [`kit`]: the shared kinematics kit (poses, smoothing, sequence numbers,
 //!   quantisation and two-bone limb IK). It never allocates and never panics.
 //! * [`clock`]: estimating a server's clock from ping round trips.
+//! * [`hold_hand`]: two players holding hands: room state, phases, follow spring, shared contact.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod hold_hand;
 pub mod kit;

@@ -26,5 +26,5 @@ pub use quant::{
 pub use seq::{Seq16, SequenceGate};
 pub use smoothing::{
     angle_difference, exp_alpha, move_towards, move_towards_vec3, saturate, slerp_shortest,
-    smooth_damp, smooth_damp_vec3, wrap_angle,
+    smooth_damp, smooth_damp_vec3, smooth_damp_vec3_ramped, wrap_angle,
 };

@@ -1,0 +1,24 @@
+//! Two players holding hands (seed 000): the decisions behind `HoldHandComponent`.
+//!
+//! * [`room`]: the interaction state a room (a local node, or the server) holds for every player:
+//!   request, accept, decline, cancel, expiry, leaving.
+//! * [`lifecycle`]: a component's phase, None → Preparing → Active, with the one-frame preparation.
+//! * [`follow`]: the initiator-side follow spring that carries the recipient's root.
+//! * [`contact`]: the shared contact point from two reach spheres, its smoothing, the connection
+//!   hysteresis and the IK weight fades.
+//!
+//! The initiator is the single authority: it runs [`follow::FollowDriver`] and
+//! [`contact::ContactSolver`] for the pair; the recipient and onlookers only consume the results.
+
+pub mod contact;
+pub mod follow;
+pub mod lifecycle;
+pub mod room;
+
+pub use contact::{
+    constrain_shared_contact, shared_contact, ContactOutput, ContactSolver, ContactTuning,
+    HandInput, Hysteresis, ReachSphere,
+};
+pub use follow::{FollowDriver, FollowTuning};
+pub use lifecycle::{Lifecycle, Phase, PhaseChange};
+pub use room::{Interaction, PlayerId, Role, Room, RoomError, RoomEvent, HOLD_HAND};

@@ -1,0 +1,422 @@
+//! The interaction state a "room" holds: who asked whom, who holds whose hand.
+//!
+//! One [`Room`] is the single source of truth for every player's [`Interaction`]. On one machine a
+//! local room node owns it; over the network the server does, and replicates each player's state.
+//! Components never change their own state: they ask the room, and follow what it says.
+
+use serde::{Deserialize, Serialize};
+
+/// A player's identity in a room (a multiplayer peer id, or any stable number on one machine).
+pub type PlayerId = i64;
+
+/// The one interaction type the seed supports: holding hands.
+pub const HOLD_HAND: u8 = 1;
+
+/// Which side of a pair a player is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    /// Asked first; walks freely and is the single authority for the pair.
+    Initiator,
+    /// Accepted; is carried along and only consumes what the initiator computes.
+    Recipient,
+}
+
+/// A player's replicated interaction state: their role, their partner and the interaction type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interaction {
+    /// This player's side.
+    pub role: Role,
+    /// The other player of the pair.
+    pub partner: PlayerId,
+    /// Interaction type ([`HOLD_HAND`]).
+    pub kind: u8,
+}
+
+/// Why the room refused a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoomError {
+    /// The player is not in the room.
+    UnknownPlayer(PlayerId),
+    /// A player asked to hold their own hand.
+    SelfTarget,
+    /// The player already has a pending request or an active interaction.
+    Busy(PlayerId),
+    /// There is no pending request to answer, or no interaction to cancel.
+    NothingPending,
+}
+
+impl core::fmt::Display for RoomError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            RoomError::UnknownPlayer(id) => write!(f, "player {id} is not in the room"),
+            RoomError::SelfTarget => write!(f, "a player cannot hold their own hand"),
+            RoomError::Busy(id) => write!(f, "player {id} already has a request or a partner"),
+            RoomError::NothingPending => write!(f, "there is nothing to answer or cancel"),
+        }
+    }
+}
+
+/// What changed in a room; returned by its calls so the owner can emit signals and replicate.
+///
+/// Field names say who is who: `from` asked, `to` was asked, `by` acted.
+#[allow(missing_docs)] // the fields are named by the variant docs above
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RoomEvent {
+    /// `from` asked `to`; the request expires at `expires_at` (room time, seconds).
+    Requested {
+        from: PlayerId,
+        to: PlayerId,
+        expires_at: f64,
+    },
+    /// `recipient` accepted `initiator`'s request: both now have an [`Interaction`].
+    Accepted {
+        initiator: PlayerId,
+        recipient: PlayerId,
+    },
+    /// `by` declined `from`'s request.
+    Declined { from: PlayerId, by: PlayerId },
+    /// `from`'s request to `to` ran out of time.
+    Expired { from: PlayerId, to: PlayerId },
+    /// `from` withdrew the request to `to` (or one of them left).
+    Withdrawn { from: PlayerId, to: PlayerId },
+    /// The pair ended: `by` cancelled, or left the room.
+    Ended {
+        initiator: PlayerId,
+        recipient: PlayerId,
+        by: PlayerId,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Player {
+    id: PlayerId,
+    interaction: Option<Interaction>,
+    /// An outgoing request: target and expiry time.
+    request: Option<(PlayerId, f64)>,
+}
+
+/// Interaction state for every player of a room.
+#[derive(Clone, Debug, Default)]
+pub struct Room {
+    players: Vec<Player>,
+}
+
+impl Room {
+    /// Seconds a request waits for an answer by default.
+    pub const DEFAULT_REQUEST_TIMEOUT: f64 = 10.0;
+
+    /// Adds a player (does nothing if already present).
+    pub fn join(&mut self, id: PlayerId) {
+        if self.index(id).is_none() {
+            self.players.push(Player {
+                id,
+                interaction: None,
+                request: None,
+            });
+        }
+    }
+
+    /// Removes a player, ending their pair and their requests; returns what that ended.
+    pub fn leave(&mut self, id: PlayerId, events: &mut impl Extend<RoomEvent>) {
+        if self.index(id).is_none() {
+            return;
+        }
+        let _ = self.cancel(id, events);
+        for p in &mut self.players {
+            if let Some((to, _)) = p.request {
+                if to == id {
+                    p.request = None;
+                    events.extend([RoomEvent::Withdrawn { from: p.id, to }]);
+                }
+            }
+        }
+        self.players.retain(|p| p.id != id);
+    }
+
+    /// Returns whether the player is in the room.
+    #[must_use]
+    pub fn contains(&self, id: PlayerId) -> bool {
+        self.index(id).is_some()
+    }
+
+    /// Returns the player's interaction, if any.
+    #[must_use]
+    pub fn interaction(&self, id: PlayerId) -> Option<Interaction> {
+        self.index(id).and_then(|i| self.players[i].interaction)
+    }
+
+    /// Returns the player who has a pending request to `to`, if any.
+    #[must_use]
+    pub fn pending_request_to(&self, to: PlayerId) -> Option<PlayerId> {
+        self.players
+            .iter()
+            .find(|p| p.request.is_some_and(|(t, _)| t == to))
+            .map(|p| p.id)
+    }
+
+    /// Returns the target of `from`'s outgoing request, if any.
+    #[must_use]
+    pub fn pending_request_from(&self, from: PlayerId) -> Option<PlayerId> {
+        self.index(from)
+            .and_then(|i| self.players[i].request)
+            .map(|(to, _)| to)
+    }
+
+    /// `from` asks `to` to hold hands at room time `now`; the request lives `timeout` seconds.
+    ///
+    /// Refused when either player is unknown, when `from == to`, or when either side already has a
+    /// pending request (in or out) or a partner.
+    pub fn request(
+        &mut self,
+        from: PlayerId,
+        to: PlayerId,
+        now: f64,
+        timeout: f64,
+    ) -> Result<RoomEvent, RoomError> {
+        let fi = self.index(from).ok_or(RoomError::UnknownPlayer(from))?;
+        self.index(to).ok_or(RoomError::UnknownPlayer(to))?;
+        if from == to {
+            return Err(RoomError::SelfTarget);
+        }
+        for id in [from, to] {
+            if self.is_busy(id) {
+                return Err(RoomError::Busy(id));
+            }
+        }
+        let timeout = if timeout.is_finite() && timeout > 0.0 {
+            timeout
+        } else {
+            Self::DEFAULT_REQUEST_TIMEOUT
+        };
+        let expires_at = now + timeout;
+        self.players[fi].request = Some((to, expires_at));
+        Ok(RoomEvent::Requested {
+            from,
+            to,
+            expires_at,
+        })
+    }
+
+    /// `by` accepts the request addressed to them: both players get their [`Interaction`].
+    pub fn accept(&mut self, by: PlayerId) -> Result<RoomEvent, RoomError> {
+        self.index(by).ok_or(RoomError::UnknownPlayer(by))?;
+        let from = self
+            .pending_request_to(by)
+            .ok_or(RoomError::NothingPending)?;
+        let fi = self.index(from).ok_or(RoomError::UnknownPlayer(from))?;
+        self.players[fi].request = None;
+        self.players[fi].interaction = Some(Interaction {
+            role: Role::Initiator,
+            partner: by,
+            kind: HOLD_HAND,
+        });
+        let bi = self.index(by).ok_or(RoomError::UnknownPlayer(by))?;
+        self.players[bi].interaction = Some(Interaction {
+            role: Role::Recipient,
+            partner: from,
+            kind: HOLD_HAND,
+        });
+        Ok(RoomEvent::Accepted {
+            initiator: from,
+            recipient: by,
+        })
+    }
+
+    /// `by` declines the request addressed to them.
+    pub fn decline(&mut self, by: PlayerId) -> Result<RoomEvent, RoomError> {
+        self.index(by).ok_or(RoomError::UnknownPlayer(by))?;
+        let from = self
+            .pending_request_to(by)
+            .ok_or(RoomError::NothingPending)?;
+        if let Some(fi) = self.index(from) {
+            self.players[fi].request = None;
+        }
+        Ok(RoomEvent::Declined { from, by })
+    }
+
+    /// `by` cancels: withdraws their outgoing request, or ends their pair (either side may).
+    pub fn cancel(
+        &mut self,
+        by: PlayerId,
+        events: &mut impl Extend<RoomEvent>,
+    ) -> Result<(), RoomError> {
+        let bi = self.index(by).ok_or(RoomError::UnknownPlayer(by))?;
+        if let Some((to, _)) = self.players[bi].request.take() {
+            events.extend([RoomEvent::Withdrawn { from: by, to }]);
+            return Ok(());
+        }
+        let Some(mine) = self.players[bi].interaction.take() else {
+            return Err(RoomError::NothingPending);
+        };
+        if let Some(pi) = self.index(mine.partner) {
+            if self.players[pi]
+                .interaction
+                .is_some_and(|i| i.partner == by)
+            {
+                self.players[pi].interaction = None;
+            }
+        }
+        let (initiator, recipient) = match mine.role {
+            Role::Initiator => (by, mine.partner),
+            Role::Recipient => (mine.partner, by),
+        };
+        events.extend([RoomEvent::Ended {
+            initiator,
+            recipient,
+            by,
+        }]);
+        Ok(())
+    }
+
+    /// Expires requests older than `now`, reporting each.
+    pub fn expire(&mut self, now: f64, events: &mut impl Extend<RoomEvent>) {
+        for p in &mut self.players {
+            if let Some((to, at)) = p.request {
+                if now >= at {
+                    p.request = None;
+                    events.extend([RoomEvent::Expired { from: p.id, to }]);
+                }
+            }
+        }
+    }
+
+    fn is_busy(&self, id: PlayerId) -> bool {
+        self.interaction(id).is_some()
+            || self.pending_request_from(id).is_some()
+            || self.pending_request_to(id).is_some()
+    }
+
+    fn index(&self, id: PlayerId) -> Option<usize> {
+        self.players.iter().position(|p| p.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn room(ids: &[PlayerId]) -> Room {
+        let mut r = Room::default();
+        for &id in ids {
+            r.join(id);
+        }
+        r
+    }
+
+    #[test]
+    fn request_accept_gives_mutual_roles() {
+        let mut r = room(&[1, 2, 3]);
+        assert!(matches!(
+            r.request(1, 2, 0.0, 10.0),
+            Ok(RoomEvent::Requested { from: 1, to: 2, .. })
+        ));
+        assert_eq!(r.pending_request_to(2), Some(1));
+        assert_eq!(r.interaction(1), None, "a request alone is not a pair");
+        assert_eq!(
+            r.accept(2),
+            Ok(RoomEvent::Accepted {
+                initiator: 1,
+                recipient: 2
+            })
+        );
+        assert_eq!(
+            r.interaction(1),
+            Some(Interaction {
+                role: Role::Initiator,
+                partner: 2,
+                kind: HOLD_HAND
+            })
+        );
+        assert_eq!(
+            r.interaction(2),
+            Some(Interaction {
+                role: Role::Recipient,
+                partner: 1,
+                kind: HOLD_HAND
+            })
+        );
+        assert_eq!(r.pending_request_to(2), None);
+    }
+
+    #[test]
+    fn local_validation_refuses_bad_requests() {
+        let mut r = room(&[1, 2, 3]);
+        assert_eq!(r.request(1, 1, 0.0, 10.0), Err(RoomError::SelfTarget));
+        assert_eq!(r.request(1, 9, 0.0, 10.0), Err(RoomError::UnknownPlayer(9)));
+        assert_eq!(r.request(9, 1, 0.0, 10.0), Err(RoomError::UnknownPlayer(9)));
+        r.request(1, 2, 0.0, 10.0).unwrap();
+        assert_eq!(r.request(3, 2, 0.0, 10.0), Err(RoomError::Busy(2)));
+        assert_eq!(r.request(1, 3, 0.0, 10.0), Err(RoomError::Busy(1)));
+        r.accept(2).unwrap();
+        assert_eq!(r.request(3, 1, 0.0, 10.0), Err(RoomError::Busy(1)));
+        assert_eq!(r.accept(3), Err(RoomError::NothingPending));
+    }
+
+    #[test]
+    fn nobody_holds_hands_without_accepting() {
+        let mut r = room(&[1, 2]);
+        r.request(1, 2, 0.0, 10.0).unwrap();
+        assert_eq!(
+            r.accept(1),
+            Err(RoomError::NothingPending),
+            "the asker cannot accept"
+        );
+        assert_eq!(r.decline(2), Ok(RoomEvent::Declined { from: 1, by: 2 }));
+        assert_eq!(r.interaction(1), None);
+        assert_eq!(r.interaction(2), None);
+        assert_eq!(r.accept(2), Err(RoomError::NothingPending));
+    }
+
+    #[test]
+    fn requests_expire() {
+        let mut r = room(&[1, 2]);
+        r.request(1, 2, 5.0, 10.0).unwrap();
+        let mut ev = Vec::new();
+        r.expire(14.9, &mut ev);
+        assert!(ev.is_empty());
+        r.expire(15.0, &mut ev);
+        assert_eq!(ev, vec![RoomEvent::Expired { from: 1, to: 2 }]);
+        assert_eq!(r.accept(2), Err(RoomError::NothingPending));
+    }
+
+    #[test]
+    fn either_side_cancels_and_leaving_ends_the_pair() {
+        for canceller in [1, 2] {
+            let mut r = room(&[1, 2]);
+            r.request(1, 2, 0.0, 10.0).unwrap();
+            r.accept(2).unwrap();
+            let mut ev = Vec::new();
+            r.cancel(canceller, &mut ev).unwrap();
+            assert_eq!(
+                ev,
+                vec![RoomEvent::Ended {
+                    initiator: 1,
+                    recipient: 2,
+                    by: canceller
+                }]
+            );
+            assert_eq!(r.interaction(1), None);
+            assert_eq!(r.interaction(2), None);
+        }
+        let mut r = room(&[1, 2, 3]);
+        r.request(1, 2, 0.0, 10.0).unwrap();
+        r.accept(2).unwrap();
+        r.request(3, 1, 0.0, 10.0).unwrap_err();
+        let mut ev = Vec::new();
+        r.leave(1, &mut ev);
+        assert_eq!(r.interaction(2), None);
+        assert!(!r.contains(1));
+        assert_eq!(ev.len(), 1);
+    }
+
+    #[test]
+    fn cancelling_a_request_withdraws_it() {
+        let mut r = room(&[1, 2]);
+        r.request(1, 2, 0.0, 10.0).unwrap();
+        let mut ev = Vec::new();
+        r.cancel(1, &mut ev).unwrap();
+        assert_eq!(ev, vec![RoomEvent::Withdrawn { from: 1, to: 2 }]);
+        assert_eq!(r.pending_request_to(2), None);
+        assert_eq!(r.cancel(1, &mut ev), Err(RoomError::NothingPending));
+    }
+}

@@ -1,0 +1,361 @@
+//! The rope's view of the physics world: a short list of analytic colliders.
+//!
+//! The glue gathers the bodies (and cutter areas) near the rope once per physics frame and describes
+//! each of their shapes here as a sphere, capsule, box or plane with a [`Pose`]. The rope then keeps
+//! its points out of the solid ones by signed distance (push-out after every constraint iteration) and
+//! by sphere-tracing each point's path over the step (continuous collision, so a point cannot jump
+//! through a thin wall however fast the anchor moves). Cutters are tested against the segments.
+
+use glam::Vec3;
+
+use crate::kit::Pose;
+
+/// The shape of a collider, in its own frame (centred on the collider's origin).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    /// A ball of `radius` metres.
+    Sphere {
+        /// Radius in metres.
+        radius: f32,
+    },
+    /// A capsule along the local Y axis: a segment from `-half_height` to `+half_height` (metres)
+    /// swept by `radius` metres. Godot's capsule of total height `h` has `half_height = h / 2 − radius`.
+    Capsule {
+        /// Radius in metres.
+        radius: f32,
+        /// Half the length of the inner segment, in metres.
+        half_height: f32,
+    },
+    /// A box with the given half extents (metres) along the local axes.
+    Box {
+        /// Half the box's size along local X, Y and Z, in metres.
+        half_extents: Vec3,
+    },
+    /// The half-space below the plane through the origin with normal local +Y (solid below).
+    Plane,
+}
+
+impl Shape {
+    /// Returns the signed distance (metres) from the local point `p` to the shape's surface:
+    /// negative inside, positive outside.
+    #[must_use]
+    pub fn distance(self, p: Vec3) -> f32 {
+        match self {
+            Shape::Sphere { radius } => p.length() - radius,
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => {
+                let y = p.y.clamp(-half_height, half_height);
+                (p - Vec3::new(0.0, y, 0.0)).length() - radius
+            }
+            Shape::Box { half_extents } => {
+                let q = p.abs() - half_extents;
+                q.max(Vec3::ZERO).length() + q.max_element().min(0.0)
+            }
+            Shape::Plane => p.y,
+        }
+    }
+
+    /// Returns the outward surface normal nearest to the local point `p` (unit length; +Y when the
+    /// point sits exactly on a centre line).
+    #[must_use]
+    pub fn normal(self, p: Vec3) -> Vec3 {
+        let n = match self {
+            Shape::Sphere { .. } => p,
+            Shape::Capsule { half_height, .. } => {
+                let y = p.y.clamp(-half_height, half_height);
+                p - Vec3::new(0.0, y, 0.0)
+            }
+            Shape::Box { half_extents } => {
+                let q = p.abs() - half_extents;
+                if q.max_element() > 0.0 {
+                    q.max(Vec3::ZERO) * p.signum()
+                } else if q.x >= q.y && q.x >= q.z {
+                    Vec3::new(p.x.signum(), 0.0, 0.0)
+                } else if q.y >= q.z {
+                    Vec3::new(0.0, p.y.signum(), 0.0)
+                } else {
+                    Vec3::new(0.0, 0.0, p.z.signum())
+                }
+            }
+            Shape::Plane => Vec3::Y,
+        };
+        n.try_normalize().unwrap_or(Vec3::Y)
+    }
+
+    /// Returns a radius (metres) around the origin that contains the whole shape, or infinity for a plane.
+    #[must_use]
+    pub fn bounding_radius(self) -> f32 {
+        match self {
+            Shape::Sphere { radius } => radius,
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => radius + half_height,
+            Shape::Box { half_extents } => half_extents.length(),
+            Shape::Plane => f32::INFINITY,
+        }
+    }
+
+    /// Returns the shape with every dimension made finite and non-negative, or `None` when that is not
+    /// possible (NaN or infinite dimensions).
+    #[must_use]
+    pub fn sanitized(self) -> Option<Self> {
+        let ok = |x: f32| x.is_finite();
+        match self {
+            Shape::Sphere { radius } if ok(radius) => Some(Shape::Sphere {
+                radius: radius.max(0.0),
+            }),
+            Shape::Capsule {
+                radius,
+                half_height,
+            } if ok(radius) && ok(half_height) => Some(Shape::Capsule {
+                radius: radius.max(0.0),
+                half_height: half_height.max(0.0),
+            }),
+            Shape::Box { half_extents } if half_extents.is_finite() => Some(Shape::Box {
+                half_extents: half_extents.max(Vec3::ZERO),
+            }),
+            Shape::Plane => Some(Shape::Plane),
+            _ => None,
+        }
+    }
+}
+
+/// One collider: a shape placed in the world by a rigid pose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Collider {
+    /// Where the shape's frame sits in the world (metres; unit rotation).
+    pub pose: Pose,
+    /// The shape in that frame.
+    pub shape: Shape,
+    /// Whether rope points are kept out of it (on the rope's collision mask).
+    pub solid: bool,
+    /// Whether a rope segment touching it is cut (on the rope's cutter mask).
+    pub cutter: bool,
+}
+
+impl Collider {
+    /// Returns the signed distance (metres) from the world point `p` to the collider's surface.
+    #[must_use]
+    pub fn distance(&self, p: Vec3) -> f32 {
+        self.shape.distance(self.pose.inverse_transform_point(p))
+    }
+
+    /// Returns the outward world-space normal of the surface nearest to the world point `p`.
+    #[must_use]
+    pub fn normal(&self, p: Vec3) -> Vec3 {
+        let local = self.pose.inverse_transform_point(p);
+        let n = self.shape.normal(local);
+        self.pose.transform_point(n) - self.pose.position
+    }
+
+    /// Returns the fraction `t` in [0, 1] of the way from `a` to `b` (world, metres) at which a ball of
+    /// `radius` metres first touches the collider, by sphere tracing; `None` when the path stays clear.
+    ///
+    /// A path that starts inside returns `Some(0.0)`.
+    #[must_use]
+    pub fn sweep(&self, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
+        let la = self.pose.inverse_transform_point(a);
+        let lb = self.pose.inverse_transform_point(b);
+        sweep_local(self.shape, la, lb, radius)
+    }
+}
+
+/// Returns where a ball of `radius` moving from `a` to `b` (shape-local) first touches `shape`.
+fn sweep_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
+    const CONTACT: f32 = 1e-4;
+    const MAX_STEPS: usize = 32;
+    let delta = b - a;
+    let length = delta.length();
+    if !length.is_finite() {
+        return None;
+    }
+    let mut travelled = 0.0;
+    for _ in 0..MAX_STEPS {
+        let p = if length > 0.0 {
+            a + delta * (travelled / length)
+        } else {
+            a
+        };
+        let d = shape.distance(p) - radius;
+        if !d.is_finite() {
+            return None;
+        }
+        if d < CONTACT {
+            return Some(if length > 0.0 { travelled / length } else { 0.0 });
+        }
+        travelled += d;
+        if travelled > length {
+            return None;
+        }
+    }
+    // Grazing paths converge slowly; treat the last sample as the contact, which the push-out then
+    // settles exactly.
+    Some(if length > 0.0 {
+        (travelled / length).min(1.0)
+    } else {
+        0.0
+    })
+}
+
+/// The colliders near a rope for one physics frame, in a buffer reused from frame to frame.
+#[derive(Clone, Debug, Default)]
+pub struct World {
+    colliders: Vec<Collider>,
+    /// Bounding radius of each collider (parallel to `colliders`).
+    bounds: Vec<f32>,
+}
+
+impl World {
+    /// Returns an empty world that can hold `capacity` colliders without allocating.
+    #[must_use]
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            colliders: Vec::with_capacity(capacity),
+            bounds: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Removes every collider, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.colliders.clear();
+        self.bounds.clear();
+    }
+
+    /// Adds a collider and returns `true`, or returns `false` and ignores it when its pose or shape is
+    /// not finite or when the world is full (`capacity` colliders; the buffer never grows).
+    pub fn push(&mut self, mut collider: Collider) -> bool {
+        if self.colliders.len() == self.colliders.capacity() || !collider.pose.is_finite() {
+            return false;
+        }
+        let Some(shape) = collider.shape.sanitized() else {
+            return false;
+        };
+        collider.shape = shape;
+        collider.pose.rotation = crate::kit::pose::unit_quat(collider.pose.rotation);
+        self.bounds.push(shape.bounding_radius());
+        self.colliders.push(collider);
+        true
+    }
+
+    /// Returns the colliders.
+    #[must_use]
+    pub fn colliders(&self) -> &[Collider] {
+        &self.colliders
+    }
+
+    /// Returns the number of colliders.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.colliders.len()
+    }
+
+    /// Returns `true` when there are no colliders.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.colliders.is_empty()
+    }
+
+    /// Returns `true` when the collider `i` might be within `reach` metres of the world point `p`.
+    #[inline]
+    pub(crate) fn near(&self, i: usize, p: Vec3, reach: f32) -> bool {
+        let bound = self.bounds[i];
+        bound.is_infinite() || (p - self.colliders[i].pose.position).length() <= bound + reach
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Quat;
+
+    fn at(p: Vec3, shape: Shape) -> Collider {
+        Collider {
+            pose: Pose::new(p, Quat::IDENTITY),
+            shape,
+            solid: true,
+            cutter: false,
+        }
+    }
+
+    #[test]
+    fn distances_known_values() {
+        let s = Shape::Sphere { radius: 1.0 };
+        assert!((s.distance(Vec3::new(3.0, 0.0, 0.0)) - 2.0).abs() < 1e-6);
+        let c = Shape::Capsule {
+            radius: 0.5,
+            half_height: 1.0,
+        };
+        assert!((c.distance(Vec3::new(0.0, 2.0, 0.0)) - 0.5).abs() < 1e-6);
+        assert!((c.distance(Vec3::new(1.0, 0.3, 0.0)) - 0.5).abs() < 1e-6);
+        let b = Shape::Box {
+            half_extents: Vec3::new(1.0, 2.0, 3.0),
+        };
+        assert!((b.distance(Vec3::new(2.0, 0.0, 0.0)) - 1.0).abs() < 1e-6);
+        assert!((b.distance(Vec3::new(0.5, 0.0, 0.0)) + 0.5).abs() < 1e-6);
+        assert!((b.distance(Vec3::new(2.0, 3.0, 0.0)) - 2f32.sqrt()).abs() < 1e-6);
+        assert_eq!(Shape::Plane.distance(Vec3::new(5.0, -0.25, 1.0)), -0.25);
+    }
+
+    #[test]
+    fn box_normal_points_out_of_the_nearest_face() {
+        let b = Shape::Box {
+            half_extents: Vec3::new(1.0, 1.0, 0.1),
+        };
+        assert_eq!(b.normal(Vec3::new(0.2, 0.1, -0.05)), Vec3::NEG_Z);
+        assert_eq!(b.normal(Vec3::new(3.0, 0.0, 0.0)), Vec3::X);
+    }
+
+    #[test]
+    fn rotated_collider_uses_its_frame() {
+        // A thin wall in the XY plane rotated 90° about Y becomes a wall in the ZY plane.
+        let wall = Collider {
+            pose: Pose::new(
+                Vec3::new(2.0, 0.0, 0.0),
+                Quat::from_rotation_y(core::f32::consts::FRAC_PI_2),
+            ),
+            shape: Shape::Box {
+                half_extents: Vec3::new(5.0, 5.0, 0.05),
+            },
+            solid: true,
+            cutter: false,
+        };
+        assert!((wall.distance(Vec3::new(1.0, 0.0, 0.0)) - 0.95).abs() < 1e-5);
+        let n = wall.normal(Vec3::new(1.0, 0.0, 0.0));
+        assert!((n - Vec3::NEG_X).length() < 1e-5, "{n}");
+    }
+
+    #[test]
+    fn sweep_catches_a_thin_wall_crossed_in_one_step() {
+        let wall = at(
+            Vec3::ZERO,
+            Shape::Box {
+                half_extents: Vec3::new(0.02, 5.0, 5.0),
+            },
+        );
+        // 0.4 m jump straight through a 4 cm wall: sampling the end points would miss it.
+        let t = wall
+            .sweep(Vec3::new(-0.2, 0.0, 0.0), Vec3::new(0.2, 0.0, 0.0), 0.03)
+            .expect("hit");
+        assert!((t - (0.2 - 0.05) / 0.4).abs() < 1e-3, "t = {t}");
+        assert_eq!(
+            wall.sweep(Vec3::new(-0.2, 0.0, 0.0), Vec3::new(-0.1, 0.0, 0.0), 0.03),
+            None
+        );
+    }
+
+    #[test]
+    fn world_rejects_bad_colliders_and_never_grows() {
+        let mut w = World::with_capacity(2);
+        assert!(!w.push(at(Vec3::NAN, Shape::Plane)));
+        assert!(!w.push(at(Vec3::ZERO, Shape::Sphere { radius: f32::NAN })));
+        assert!(w.push(at(Vec3::ZERO, Shape::Sphere { radius: -1.0 })));
+        assert!(w.push(at(Vec3::ZERO, Shape::Plane)));
+        assert!(!w.push(at(Vec3::ZERO, Shape::Plane)));
+        assert_eq!(w.len(), 2);
+        assert_eq!(w.colliders()[0].shape, Shape::Sphere { radius: 0.0 });
+        assert!(!w.colliders()[1].distance(Vec3::NAN).is_finite());
+    }
+}
