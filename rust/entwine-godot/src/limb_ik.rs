@@ -1,6 +1,6 @@
 //! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
 
-use entwine_core::kit::{solve_limb, LimbGoal, LimbPose};
+use entwine_core::kit::{solve_limb, LimbGoal, LimbPose, PoleMemory};
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
@@ -12,7 +12,9 @@ use crate::convert::{pose, transform_scaled, vec3};
 /// end_bone` so that the end bone reaches the target: the [member target_node] when set, else
 /// [member target_transform] (global space). The elbow or knee bends toward the [member pole_node]
 /// or, without one, along [member pole_direction] (skeleton space); with neither it keeps the
-/// bend plane the animation gave it. A target out of reach makes the limb point straight at it.
+/// bend plane the animation gave it. The bend side is remembered from frame to frame and turns
+/// toward the pole's side gradually, so an elbow never flips when the target passes in line with
+/// the pole. A target out of reach makes the limb point straight at it.
 ///
 /// [member position_weight] blends the end's position from the animated pose (0) to the target (1);
 /// [member rotation_weight] blends the end bone's rotation to the target's. Godot's own
@@ -75,27 +77,39 @@ pub struct LimbIK {
     resolved_for: Option<(InstanceId, i32)>,
     /// Set after a warning so that a broken setup warns once, not every frame.
     warned: bool,
+    /// The chain's `[upper, lower, end]` poses (skeleton space) as they were before this modifier.
+    animated: [Transform3D; 3],
+    /// Last frame's bend side, so that a pole passing in line with the limb cannot flip the elbow.
+    pole_memory: PoleMemory,
 }
 
 #[godot_api]
 impl ISkeletonModifier3D for LimbIK {
-    fn process_modification_with_delta(&mut self, _delta: f64) {
+    fn process_modification_with_delta(&mut self, delta: f64) {
         let Some(mut skeleton) = self.base().get_skeleton() else {
             return;
         };
         let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
             return;
         };
-        let Some(goal) = self.goal(&skeleton, upper) else {
+        let current = [upper, lower, end].map(|bone| skeleton.get_bone_global_pose(bone));
+        self.animated = current;
+        let Some(mut goal) = self.goal(&skeleton, upper) else {
             return;
         };
-        let current = [upper, lower, end].map(|bone| skeleton.get_bone_global_pose(bone));
         let limb = LimbPose {
             upper: pose(current[0]),
             lower: pose(current[1]),
             end: pose(current[2]),
         };
+        goal.pole = self.pole_memory.effective_pole(
+            limb.upper.position,
+            goal.target.position,
+            goal.pole,
+            delta as f32,
+        );
         let solved = solve_limb(&limb, &goal);
+        self.pole_memory.remember(&solved);
         for (i, (bone, new_pose)) in [
             (upper, solved.upper),
             (lower, solved.lower),
@@ -112,20 +126,23 @@ impl ISkeletonModifier3D for LimbIK {
 
 #[godot_api]
 impl LimbIK {
+    /// Sets the upper bone's name (re-resolves the chain).
     #[func]
-    fn set_upper_bone(&mut self, name: GString) {
+    pub fn set_upper_bone(&mut self, name: GString) {
         self.upper_bone = name;
         self.invalidate();
     }
 
+    /// Sets the lower bone's name (re-resolves the chain).
     #[func]
-    fn set_lower_bone(&mut self, name: GString) {
+    pub fn set_lower_bone(&mut self, name: GString) {
         self.lower_bone = name;
         self.invalidate();
     }
 
+    /// Sets the end bone's name (re-resolves the chain).
     #[func]
-    fn set_end_bone(&mut self, name: GString) {
+    pub fn set_end_bone(&mut self, name: GString) {
         self.end_bone = name;
         self.invalidate();
     }
@@ -137,6 +154,20 @@ impl LimbIK {
             Some(skeleton) => self.resolve_chain(&skeleton).is_some(),
             None => false,
         }
+    }
+
+    /// Returns the end bone's pose in the skeleton's space as the animation (and the modifiers before
+    /// this one) left it in the last processed frame, before this modifier moved it.
+    #[func]
+    pub fn get_animated_end_transform(&self) -> Transform3D {
+        self.animated[2]
+    }
+
+    /// Returns the upper bone's position in the skeleton's space before this modifier, in the last
+    /// processed frame.
+    #[func]
+    pub fn get_animated_upper_position(&self) -> Vector3 {
+        self.animated[0].origin
     }
 
     /// Returns the chain's reach: the upper plus the lower segment length in the rest pose, in metres
@@ -156,6 +187,7 @@ impl LimbIK {
 
 impl LimbIK {
     fn invalidate(&mut self) {
+        self.pole_memory.reset();
         self.chain = None;
         self.resolved_for = None;
         self.warned = false;

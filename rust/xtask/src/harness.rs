@@ -30,6 +30,8 @@ pub struct Suite {
     pub res_path: String,
     pub processes: Vec<String>,
     pub timeout: Duration,
+    /// The script's text (a filter that appears nowhere in it cannot match a test).
+    pub text: String,
 }
 
 /// Counts for a tier of tests.
@@ -97,6 +99,7 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
             res_path: format!("res://tests/{rel}"),
             processes,
             timeout,
+            text,
         });
     }
     Ok(suites)
@@ -139,6 +142,9 @@ pub fn run_suites(
             Some(f) if !suite.name.contains(f) => Some(f),
             _ => None,
         };
+        if test_filter.is_some_and(|f| !suite.text.contains(f)) {
+            continue;
+        }
         let started = Instant::now();
         let runs = run_suite(godot, repo, suite, test_filter, &log_dir)?;
         let t = judge(suite, &runs, test_filter.is_some());

@@ -121,10 +121,17 @@ fn place(pose: &LimbPose, goal: &LimbGoal, weight: f32) -> Option<LimbPose> {
     let old_bend = (hand - shoulder).try_normalize().and_then(|axis| {
         perpendicular(elbow - shoulder, axis).map(|bend| (bend, bend.cross(axis)))
     });
-    let pole = goal
-        .pole
-        .and_then(|pole| perpendicular(pole - shoulder, dir))
-        .map(|pole| old_bend.map_or(pole, |(bend, _)| bend.lerp(pole, weight)));
+    // A pole nearly in line with the target direction says little about the bend plane, and its
+    // perpendicular swings wildly as the target passes it: trust it in proportion to how far off
+    // the line it is (full trust from 30° on), keeping the current bend otherwise. (For a bend that
+    // must also hold across frames whatever the animation does, see [`PoleMemory`].)
+    let pole = goal.pole.and_then(|pole| {
+        let offset = pole - shoulder;
+        let across = perpendicular(offset, dir)?;
+        let sin = (offset - dir * offset.dot(dir)).length() / offset.length();
+        let trust = weight * smoothstep(0.0, 0.5, sin);
+        Some(old_bend.map_or(across, |(bend, _)| bend.lerp(across, trust)))
+    });
     let hints = [
         pole,
         old_bend.map(|(bend, _)| bend),
@@ -181,6 +188,85 @@ fn place(pose: &LimbPose, goal: &LimbGoal, weight: f32) -> Option<LimbPose> {
         end: Pose::new(new_hand, unit_quat(lower_delta * pose.end.rotation)),
     };
     solved.is_finite().then_some(solved)
+}
+
+/// Remembers the side a limb bent to last frame, so the pole cannot flip it.
+///
+/// A fixed pole has directions where it is nearly in line with the limb; there its perpendicular —
+/// the bend side it asks for — swings across in a single frame and the elbow flips. `PoleMemory`
+/// turns the pole into an effective pole point for each frame: last frame's bend, turned toward the
+/// pole's side at up to [`PoleMemory::TURN_RATE`], scaled by how well the pole is defined (fully
+/// from 30° off the limb's line). A well-defined pole wins within a fraction of a second, at any
+/// frame rate; an ill-defined one cannot make the elbow jump.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoleMemory {
+    last_bend: Option<Vec3>,
+}
+
+impl PoleMemory {
+    /// Fastest turn of the remembered bend toward the pole (rad/s): half a turn in about half a second.
+    pub const TURN_RATE: f32 = 6.0;
+
+    /// Returns the pole point to give [`solve_limb`] this frame (`dt` seconds after the last) for a
+    /// limb from `shoulder` reaching toward `target`, given the configured `pole` point (or `None`).
+    #[must_use]
+    pub fn effective_pole(
+        &self,
+        shoulder: Vec3,
+        target: Vec3,
+        pole: Option<Vec3>,
+        dt: f32,
+    ) -> Option<Vec3> {
+        let dir = (target - shoulder).try_normalize()?;
+        let wanted = pole.and_then(|p| {
+            let offset = p - shoulder;
+            let across = perpendicular(offset, dir)?;
+            let sin = (offset - dir * offset.dot(dir)).length() / offset.length();
+            Some((across, smoothstep(0.0, 0.5, sin)))
+        });
+        let last = self.last_bend.and_then(|b| perpendicular(b, dir));
+        let bend = match (last, wanted) {
+            (None, None) => return pole,
+            (None, Some((across, _))) => across,
+            (Some(last), None) => last,
+            (Some(last), Some((across, trust))) => {
+                // Turn from last frame's side toward the pole's, at most TURN_RATE·trust·dt.
+                let angle = last.dot(across).clamp(-1.0, 1.0).acos();
+                let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
+                let step = (Self::TURN_RATE * trust * dt).min(angle);
+                if angle < 1e-6 {
+                    last
+                } else {
+                    let axis = last.cross(across).try_normalize().unwrap_or(dir);
+                    rotate(Quat::from_axis_angle(axis, step), last)
+                }
+            }
+        };
+        Some(shoulder + bend)
+    }
+
+    /// Records the bend side of a solved limb for the next frame. A straight limb has no side: the
+    /// last one is kept.
+    pub fn remember(&mut self, solved: &LimbPose) {
+        let s = solved.upper.position;
+        let bend = (solved.end.position - s)
+            .try_normalize()
+            .and_then(|axis| perpendicular(solved.lower.position - s, axis));
+        if bend.is_some() {
+            self.last_bend = bend;
+        }
+    }
+
+    /// Forgets the remembered side (e.g. when the limb is released).
+    pub fn reset(&mut self) {
+        self.last_bend = None;
+    }
+}
+
+/// Returns the smooth Hermite step of `x` between `edge0` and `edge1`, in [0, 1].
+fn smoothstep(edge0: f32, edge1: f32, x: f32) -> f32 {
+    let t = ((x - edge0) / (edge1 - edge0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
 }
 
 /// Returns the unit component of `v` perpendicular to the unit vector `axis`,
@@ -609,5 +695,62 @@ mod tests {
         }
         // Drift of the bones' own axes after 1000 frames stays tiny.
         assert_rotations_follow(&start, &pose, 1e-4);
+    }
+
+    #[test]
+    fn a_target_sweeping_through_the_pole_direction_does_not_flip_the_elbow() {
+        // The animated arm stays as it is each frame (as under an animation); the target sweeps
+        // from one side of the pole's direction to the other, passing right through it.
+        let pose = bent_arm();
+        let shoulder = pose.upper.position;
+        let pole = shoulder + Vec3::new(0.3, -0.4, 0.2);
+        let mut last: Option<Vec3> = None;
+        for k in 0..=200 {
+            let t = k as f32 / 200.0;
+            let dir = Vec3::new(0.3, -0.4, 0.2).normalize() + Vec3::new(0.0, 0.0, 0.6 * (t - 0.5));
+            let target = shoulder + dir.normalize() * 0.45;
+            let solved = solve_limb(&pose, &goal(target, Some(pole)));
+            let side = elbow_side(&solved, target);
+            if let Some(prev) = last {
+                assert!(
+                    side.dot(prev) > 0.5,
+                    "elbow jumped at step {k}: {prev} -> {side}"
+                );
+            }
+            last = Some(side);
+        }
+    }
+
+    #[test]
+    fn pole_memory_keeps_the_side_when_the_pole_turns_in_line() {
+        // The pole moves to the far side of the current bend: plain solving flips the elbow at once;
+        // with memory, at 60 Hz, it turns over by at most TURN_RATE/60 per frame and ends on the
+        // pole's side within a second.
+        let pose = bent_arm();
+        let shoulder = pose.upper.position;
+        let target = shoulder + Vec3::new(0.1, -0.3, -0.3);
+        let mut memory = PoleMemory::default();
+        let settled = solve_limb(&pose, &goal(target, None));
+        memory.remember(&settled);
+        let before = elbow_side(&settled, target);
+        let pole = Some(shoulder + (target - shoulder).normalize() * 0.3 - before * 0.3);
+        let plain = solve_limb(&pose, &goal(target, pole));
+        assert!(
+            elbow_side(&plain, target).dot(before) < 0.0,
+            "plain solving flips"
+        );
+        let mut last = before;
+        for _ in 0..60 {
+            let effective = memory.effective_pole(shoulder, target, pole, 1.0 / 60.0);
+            let solved = solve_limb(&pose, &goal(target, effective));
+            let side = elbow_side(&solved, target);
+            assert!(
+                vec_angle(side, last) <= PoleMemory::TURN_RATE / 60.0 + 1e-3,
+                "{last} -> {side}"
+            );
+            memory.remember(&solved);
+            last = side;
+        }
+        assert!(last.dot(before) < -0.99, "ends on the pole's side: {last}");
     }
 }

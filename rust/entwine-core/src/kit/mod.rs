@@ -17,7 +17,7 @@ pub mod smoothing;
 #[cfg(test)]
 mod test_util;
 
-pub use ik::{solve_limb, LimbGoal, LimbPose};
+pub use ik::{solve_limb, LimbGoal, LimbPose, PoleMemory};
 pub use pose::Pose;
 pub use quant::{
     decode_position, decode_rotation, decode_unit, encode_position, encode_rotation, encode_unit,

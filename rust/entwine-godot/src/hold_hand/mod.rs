@@ -1,0 +1,1054 @@
+//! `HoldHandComponent` and its local `HoldHandRoom`.
+
+mod room;
+
+use entwine_core::hold_hand::{
+    ContactSolver, ContactTuning, FollowDriver, FollowTuning, HandInput, Interaction, Lifecycle,
+    Phase, PlayerId, Role,
+};
+use entwine_core::kit::Pose;
+use godot::classes::notify::NodeNotification;
+use godot::classes::{AnimationTree, CharacterBody3D, Engine, INode, Node, Node3D, Skeleton3D};
+use godot::prelude::*;
+
+use crate::convert::{pose, quat, transform_scaled, vec3, vector3};
+use crate::limb_ik::LimbIK;
+pub use room::HoldHandRoom;
+use room::RoomOp;
+
+/// Two characters holding hands: the initiator walks, the partner is carried along, and both arms
+/// meet at one shared contact point.
+///
+/// Add one `HoldHandComponent` as a child of each character (a [CharacterBody3D] or any [Node3D]
+/// with a [Skeleton3D] below it) and a [HoldHandRoom] somewhere above them (or set [member room]).
+/// Then, from a game script: `a.request(b)` and, on `b`, `accept()` (e.g. from its
+/// [signal request_received]). The room holds who is paired with whom; each component follows it
+/// through the phases None → Preparing → Active ([signal phase_changed]).
+///
+/// The **initiator** is the single authority for the pair. Each physics frame it moves the
+/// recipient toward [member follow_offset] in the initiator's frame with a distance-proportional,
+/// clamped speed (a sweep that slides along walls instead of passing through them), mirrors its
+/// animation onto the recipient (all AnimationTree parameters except [member arm_layer_parameters]),
+/// solves the shared contact point from the two arms' reach spheres, and drives both hands with
+/// [LimbIK] modifiers it adds to each skeleton, fading their weights in and out with a distance
+/// hysteresis. The **recipient** is frozen while paired: its `frozen` property (if its script has
+/// one) is set, its own physics processing is suspended and its velocity zeroed; all of it is
+/// restored when the pair ends ([signal frozen_changed]).
+///
+/// Degrades instead of failing: a missing partner pauses following and releases the hands; missing
+/// hand bones fade the pair's IK out with one warning while following and animation go on.
+#[derive(GodotClass)]
+#[class(init, base = Node)]
+pub struct HoldHandComponent {
+    base: Base<Node>,
+
+    /// The [HoldHandRoom] this character plays in. Empty: the nearest ancestor room, else the first
+    /// node in the group `entwine_hold_hand_rooms`.
+    #[export_group(name = "Setup")]
+    #[export]
+    room: NodePath,
+    /// This player's id in the room (e.g. its multiplayer peer id). 0 picks one automatically, unique
+    /// per component; at run time this property reads the id actually in use.
+    #[export]
+    #[var(get = get_player_id)]
+    player_id: i64,
+    /// The character this component moves: its root ([CharacterBody3D] or [Node3D]).
+    #[export]
+    #[init(val = NodePath::from(".."))]
+    character: NodePath,
+    /// The character's skeleton. Empty: the first [Skeleton3D] below the character.
+    #[export]
+    skeleton: NodePath,
+    /// The character's [AnimationTree]. Empty: the first one below the character.
+    #[export]
+    animation_tree: NodePath,
+
+    /// Where the recipient stands, in the initiator's frame (−Z forward, +X right): the seed's 0.82 m
+    /// to the left and 0.17 m behind.
+    #[export_group(name = "Follow")]
+    #[export]
+    #[init(val = Vector3::new(-0.82, 0.0, 0.17))]
+    follow_offset: Vector3,
+    /// Where the recipient is placed once when the pair starts, in the initiator's frame (1 m behind).
+    #[export]
+    #[init(val = Vector3::new(0.0, 0.0, 1.0))]
+    preparation_offset: Vector3,
+    /// Follow speed per metre of distance to the follow point.
+    #[export(range = (0.0, 100.0, 0.1, suffix = "1/s"))]
+    #[init(val = 16.0)]
+    spring_coefficient: f32,
+    /// Lowest follow speed once outside the stop radius.
+    #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
+    #[init(val = 12.0)]
+    min_follow_speed: f32,
+    /// Highest follow speed.
+    #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
+    #[init(val = 24.0)]
+    max_follow_speed: f32,
+    /// Distance under which the recipient snaps onto the follow point.
+    #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
+    #[init(val = 0.02)]
+    stop_radius: f32,
+    /// Sweep the recipient's collision shape toward the follow point so that it slides along walls
+    /// (needs a [CharacterBody3D]); off: it is placed directly.
+    #[export]
+    #[init(val = true)]
+    sweep_collisions: bool,
+
+    /// The initiator's contact hand bone; the arm chain is the bone's parent and grandparent.
+    #[export_group(name = "Hands")]
+    #[export]
+    #[init(val = GString::from("LeftHand"))]
+    initiator_hand_bone: GString,
+    /// The recipient's contact hand bone.
+    #[export]
+    #[init(val = GString::from("RightHand"))]
+    recipient_hand_bone: GString,
+    /// Offset of the initiator's hand from the shared contact point, in the contact's frame.
+    #[export]
+    initiator_contact_offset: Vector3,
+    /// Rotation of the initiator's hand relative to the shared contact rotation (Euler, degrees).
+    #[export]
+    initiator_contact_rotation: Vector3,
+    /// Offset of the recipient's hand from the shared contact point, in the contact's frame.
+    #[export]
+    recipient_contact_offset: Vector3,
+    /// Rotation of the recipient's hand relative to the shared contact rotation (Euler, degrees).
+    #[export]
+    recipient_contact_rotation: Vector3,
+    /// SmoothDamp time of the shared contact point.
+    #[export(range = (0.0, 1.0, 0.005, suffix = "s"))]
+    #[init(val = 0.08)]
+    contact_smooth_time: f32,
+    /// A disconnected pair's hands reconnect when the roots are this close.
+    #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
+    #[init(val = 1.1)]
+    reconnect_distance: f32,
+    /// A connected pair's hands let go when the roots are farther apart than this.
+    #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
+    #[init(val = 1.51)]
+    disconnect_distance: f32,
+    /// Seconds for the hand IK to fade in.
+    #[export(range = (0.0, 2.0, 0.01, suffix = "s"))]
+    #[init(val = 0.15)]
+    fade_in_time: f32,
+    /// Seconds for the hand IK to fade out.
+    #[export(range = (0.0, 2.0, 0.01, suffix = "s"))]
+    #[init(val = 0.1)]
+    fade_out_time: f32,
+    /// Maximum IK position weight of the hands.
+    #[export(range = (0.0, 1.0))]
+    #[init(val = 1.0)]
+    max_position_weight: f32,
+    /// Maximum IK rotation weight of the hands.
+    #[export(range = (0.0, 1.0))]
+    #[init(val = 1.0)]
+    max_rotation_weight: f32,
+
+    /// Copy the initiator's AnimationTree parameters onto the recipient every frame.
+    #[export_group(name = "Animation")]
+    #[export]
+    #[init(val = true)]
+    mirror_animation: bool,
+    /// AnimationTree parameters of the arm layers: never mirrored; blended toward
+    /// [member arm_layer_hold_value] on both characters while the hands are held.
+    #[export]
+    #[init(val = PackedStringArray::from(&[GString::from("parameters/arms/blend_amount")]))]
+    arm_layer_parameters: PackedStringArray,
+    /// Value the arm layer parameters take while the hands are held (0: arms out of the locomotion).
+    #[export(range = (0.0, 1.0))]
+    arm_layer_hold_value: f32,
+
+    /// Draw the reach spheres, the shared contact and the connection state.
+    #[export_group(name = "Debug")]
+    #[export]
+    debug_draw: bool,
+
+    lifecycle: Lifecycle,
+    driver: FollowDriver,
+    solver: ContactSolver,
+    runtime: Runtime,
+}
+
+/// Per-interaction state the component restores or rebuilds.
+#[derive(Default)]
+struct Runtime {
+    room: Option<Gd<HoldHandRoom>>,
+    /// The character, its skeleton and animation tree, resolved on ready and on each new pair.
+    character: Option<Gd<Node3D>>,
+    skeleton: Option<Gd<Skeleton3D>>,
+    tree: Option<Gd<AnimationTree>>,
+    joined_as: Option<PlayerId>,
+    /// Saved before freezing: physics processing and the character's `frozen` property.
+    freeze: Option<(bool, Variant)>,
+    /// This character's hand IK, added to its skeleton on demand.
+    ik: Option<Gd<LimbIK>>,
+    /// The hand bone the IK was built for and whether building it failed.
+    ik_bone: GString,
+    ik_failed: bool,
+    /// Weights the initiator last set on this character's hand, and the physics frame it did.
+    hand_weights: (f32, f32),
+    driven_frame: u64,
+    /// Parameters mirrored from the initiator (cached on start) and saved arm values to restore.
+    mirrored: Vec<StringName>,
+    arm_saved: Vec<(StringName, Variant)>,
+    contact: Vector3,
+    /// Set once the recipient has reached its follow point; the hands join from then on.
+    arrived: bool,
+    connected: bool,
+    shared_reach: bool,
+    warned: u32,
+}
+
+/// Distance (m) from its follow point under which the recipient counts as arrived beside the initiator.
+const ARRIVED_DISTANCE: f32 = 0.1;
+
+/// Warning bits, so that each problem is reported once.
+const WARN_NO_ROOM: u32 = 1;
+const WARN_NO_CHARACTER: u32 = 2;
+const WARN_BONES: u32 = 4;
+const WARN_TUNING: u32 = 8;
+const WARN_ID: u32 = 16;
+
+#[godot_api]
+impl INode for HoldHandComponent {
+    fn ready(&mut self) {
+        // After the characters' own physics (movement), so the initiator drives from this frame's pose.
+        self.base_mut().set_physics_process_priority(10);
+        self.resolve_nodes();
+        self.join_room();
+    }
+
+    fn on_notification(&mut self, what: NodeNotification) {
+        // Freed: restore this character and remove the hand IK. (Leaving the tree alone is not
+        // leaving the room: a partner that is out of the tree for a while only pauses the pair; the
+        // room ends pairs whose components are freed.)
+        if what == NodeNotification::PREDELETE {
+            self.stop();
+            if let Some(mut ik) = self.runtime.ik.take().filter(|ik| ik.is_instance_valid()) {
+                ik.queue_free();
+            }
+        }
+    }
+
+    fn physics_process(&mut self, delta: f64) {
+        let dt = delta as f32;
+        let frame = Engine::singleton().get_physics_frames();
+        let state = self.room_state();
+        let valid = self.character_node().is_some();
+        if let Some(change) = self.lifecycle.update(state, valid, frame) {
+            self.on_phase_change(change.from, change.to);
+        }
+        if self.lifecycle.phase() == Phase::Active {
+            if let Some(Interaction {
+                role: Role::Initiator,
+                partner,
+                ..
+            }) = self.lifecycle.interaction()
+            {
+                self.drive_pair(partner, dt, frame);
+            }
+        }
+        // Hands nobody drives this frame fade out (the pair ended, or the initiator is gone).
+        if frame > self.runtime.driven_frame + 1 {
+            let rate = if self.fade_out_time > 0.0 {
+                dt / self.fade_out_time
+            } else {
+                1.0
+            };
+            let (wp, wr) = self.runtime.hand_weights;
+            self.set_hand_weights((wp - rate).max(0.0), (wr - rate).max(0.0));
+        }
+    }
+}
+
+#[godot_api]
+impl HoldHandComponent {
+    /// Phase: no interaction.
+    #[constant]
+    pub const PHASE_NONE: i32 = 0;
+    /// Phase: the interaction arrived; following starts next frame.
+    #[constant]
+    pub const PHASE_PREPARING: i32 = 1;
+    /// Phase: following, mirroring and hand IK run.
+    #[constant]
+    pub const PHASE_ACTIVE: i32 = 2;
+    /// Role: not paired.
+    #[constant]
+    pub const ROLE_NONE: i32 = -1;
+    /// Role: asked first; walks and is the pair's authority.
+    #[constant]
+    pub const ROLE_INITIATOR: i32 = 0;
+    /// Role: accepted; carried along and frozen.
+    #[constant]
+    pub const ROLE_RECIPIENT: i32 = 1;
+
+    /// Emitted on every phase change (PHASE_* constants).
+    #[signal]
+    fn phase_changed(from: i32, to: i32);
+    /// Emitted on this character when another player asks it to hold hands.
+    #[signal]
+    fn request_received(from_player: i64);
+    /// Emitted on the asker when the request is accepted.
+    #[signal]
+    fn request_accepted(by_player: i64);
+    /// Emitted on the asker when the request is declined.
+    #[signal]
+    fn request_declined(by_player: i64);
+    /// Emitted on the asker when the request expires unanswered.
+    #[signal]
+    fn request_expired(to_player: i64);
+    /// Emitted on the asked player when the request is withdrawn.
+    #[signal]
+    fn request_withdrawn(from_player: i64);
+    /// Emitted on both players when their pair ends (`by_player` cancelled or left).
+    #[signal]
+    fn cancelled(by_player: i64);
+    /// Emitted when this character is frozen (as a recipient) or released.
+    #[signal]
+    fn frozen_changed(frozen: bool);
+    /// Emitted on the initiator when the pair's hands connect or let go (distance hysteresis).
+    #[signal]
+    fn hands_connected_changed(connected: bool);
+
+    /// Asks `target`'s player to hold hands. Returns false, with a warning saying why, when the room
+    /// refuses (no room, the target is not in it, it is this character, or either side is busy).
+    #[func]
+    pub fn request(&mut self, target: Option<Gd<HoldHandComponent>>) -> bool {
+        let Some(target) = target.filter(|t| t.is_instance_valid()) else {
+            godot_warn!(
+                "{}: request() needs a valid HoldHandComponent target",
+                self.label()
+            );
+            return false;
+        };
+        if target == self.to_gd() {
+            godot_warn!("{}: cannot request itself", self.label());
+            return false;
+        }
+        let to = target.bind().player();
+        match to {
+            Some(to) => self.request_player(to),
+            None => {
+                godot_warn!("{}: the target is not in a room", self.label());
+                false
+            }
+        }
+    }
+
+    /// Asks the player with id `player` to hold hands (see [method request]).
+    #[func]
+    pub fn request_player(&mut self, player: i64) -> bool {
+        let Some(from) = self.player() else {
+            return self.refused("request", "this character is not in a room".into());
+        };
+        self.room_call("request", RoomOp::Request { from, to: player })
+    }
+
+    /// Accepts the request addressed to this player. Returns false when there is none.
+    #[func]
+    pub fn accept(&mut self) -> bool {
+        match self.player() {
+            Some(by) => self.room_call("accept", RoomOp::Accept { by }),
+            None => self.refused("accept", "this character is not in a room".into()),
+        }
+    }
+
+    /// Declines the request addressed to this player. Returns false when there is none.
+    #[func]
+    pub fn decline(&mut self) -> bool {
+        match self.player() {
+            Some(by) => self.room_call("decline", RoomOp::Decline { by }),
+            None => self.refused("decline", "this character is not in a room".into()),
+        }
+    }
+
+    /// Withdraws this player's request, or ends the pair (either side may). False when neither exists.
+    #[func]
+    pub fn cancel(&mut self) -> bool {
+        match self.player() {
+            Some(by) => self.room_call("cancel", RoomOp::Cancel { by }),
+            None => self.refused("cancel", "this character is not in a room".into()),
+        }
+    }
+
+    /// Returns the current phase (PHASE_* constants).
+    #[func]
+    pub fn get_phase(&self) -> i32 {
+        match self.lifecycle.phase() {
+            Phase::None => Self::PHASE_NONE,
+            Phase::Preparing => Self::PHASE_PREPARING,
+            Phase::Active => Self::PHASE_ACTIVE,
+        }
+    }
+
+    /// Returns this player's role (ROLE_* constants).
+    #[func]
+    pub fn get_role(&self) -> i32 {
+        match self.lifecycle.interaction().map(|i| i.role) {
+            None => Self::ROLE_NONE,
+            Some(Role::Initiator) => Self::ROLE_INITIATOR,
+            Some(Role::Recipient) => Self::ROLE_RECIPIENT,
+        }
+    }
+
+    /// Returns this player's id in its room (the configured id before it joined one).
+    #[func]
+    pub fn get_player_id(&self) -> i64 {
+        self.runtime.joined_as.unwrap_or(self.player_id)
+    }
+
+    /// Returns the partner's player id (0 when not paired).
+    #[func]
+    pub fn get_partner_id(&self) -> i64 {
+        self.lifecycle.interaction().map_or(0, |i| i.partner)
+    }
+
+    /// Returns the id of the player whose request waits for this player's answer (0 when none).
+    #[func]
+    pub fn get_pending_request_from(&self) -> i64 {
+        let (Some(room), Some(me)) = (self.runtime.room.as_ref(), self.runtime.joined_as) else {
+            return 0;
+        };
+        room.bind().pending_request_to(me).unwrap_or(0)
+    }
+
+    /// Returns the partner's component, or null.
+    #[func]
+    pub fn get_partner(&self) -> Option<Gd<HoldHandComponent>> {
+        let partner = self.lifecycle.interaction()?.partner;
+        self.runtime.room.as_ref()?.bind().get_component(partner)
+    }
+
+    /// Returns whether this character is frozen as a recipient.
+    #[func]
+    pub fn is_frozen(&self) -> bool {
+        self.runtime.freeze.is_some()
+    }
+
+    /// Returns whether the pair's hands are connected (initiator side; the distance hysteresis).
+    #[func]
+    pub fn are_hands_connected(&self) -> bool {
+        self.runtime.connected
+    }
+
+    /// Returns whether both arms reach the shared contact point (initiator side).
+    #[func]
+    pub fn has_shared_reach(&self) -> bool {
+        self.runtime.shared_reach
+    }
+
+    /// Returns the smoothed shared contact point in world space (initiator side).
+    #[func]
+    pub fn get_contact_point(&self) -> Vector3 {
+        self.runtime.contact
+    }
+
+    /// Returns this character's hand IK position weight (0 when the hand is free).
+    #[func]
+    pub fn get_hand_weight(&self) -> f32 {
+        self.runtime.hand_weights.0
+    }
+
+    /// Returns this character's hand IK modifier (null until the first pair).
+    #[func]
+    pub fn get_hand_ik(&self) -> Option<Gd<LimbIK>> {
+        self.runtime.ik.clone()
+    }
+
+    /// Returns the recipient's driven follow position in world space (initiator side; the recipient's
+    /// own position when it is blocked by a wall differs).
+    #[func]
+    pub fn get_follow_position(&self) -> Vector3 {
+        self.driver.driven().map(vector3).unwrap_or(Vector3::ZERO)
+    }
+}
+
+impl HoldHandComponent {
+    fn label(&self) -> String {
+        format!("HoldHandComponent '{}'", self.base().get_name())
+    }
+
+    fn refused(&self, what: &str, why: String) -> bool {
+        godot_warn!("{}: {what}() refused: {why}", self.label());
+        false
+    }
+
+    fn room_call(&mut self, what: &str, op: RoomOp) -> bool {
+        let Some(mut room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
+            return self.refused(what, "no HoldHandRoom".into());
+        };
+        let result = room.bind_mut().call(op);
+        match result {
+            Ok(()) => true,
+            Err(e) => self.refused(what, e.to_string()),
+        }
+    }
+
+    /// Returns this player's id once it is in a room.
+    fn player(&self) -> Option<PlayerId> {
+        self.runtime.joined_as
+    }
+
+    fn warn_once(&mut self, bit: u32, message: String) {
+        if self.runtime.warned & bit == 0 {
+            self.runtime.warned |= bit;
+            godot_warn!("{}: {message}", self.label());
+        }
+    }
+
+    fn join_room(&mut self) {
+        let room = self.find_room();
+        let Some(mut room) = room else {
+            self.warn_once(
+                WARN_NO_ROOM,
+                "no HoldHandRoom found (set `room`, put one above this node, or add one to the \
+                 group `entwine_hold_hand_rooms`); requests are refused"
+                    .into(),
+            );
+            return;
+        };
+        let id = if self.player_id != 0 {
+            self.player_id
+        } else {
+            self.base().instance_id().to_i64()
+        };
+        let me = self.to_gd();
+        if room.bind_mut().join(id, me) {
+            self.runtime.room = Some(room);
+            self.runtime.joined_as = Some(id);
+        } else {
+            self.warn_once(
+                WARN_ID,
+                format!("player_id {id} is already taken in the room; this character is not in it"),
+            );
+        }
+    }
+
+    fn find_room(&self) -> Option<Gd<HoldHandRoom>> {
+        if !self.room.is_empty() {
+            return self.base().try_get_node_as::<HoldHandRoom>(&self.room);
+        }
+        let mut node = self.base().get_parent();
+        while let Some(n) = node {
+            if let Ok(room) = n.clone().try_cast::<HoldHandRoom>() {
+                return Some(room);
+            }
+            node = n.get_parent();
+        }
+        let tree = self.base().get_tree();
+        tree.get_nodes_in_group("entwine_hold_hand_rooms")
+            .iter_shared()
+            .find_map(|n| n.try_cast::<HoldHandRoom>().ok())
+    }
+
+    fn room_state(&self) -> Option<Interaction> {
+        let room = self
+            .runtime
+            .room
+            .as_ref()
+            .filter(|r| r.is_instance_valid())?;
+        room.bind().interaction(self.runtime.joined_as?)
+    }
+
+    /// Resolves the character, skeleton and animation tree from the properties (not per frame).
+    fn resolve_nodes(&mut self) {
+        self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
+        let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
+        self.runtime.skeleton = if self.skeleton.is_empty() {
+            root.clone().and_then(find_descendant::<Skeleton3D>)
+        } else {
+            self.base().try_get_node_as::<Skeleton3D>(&self.skeleton)
+        };
+        self.runtime.tree = if self.animation_tree.is_empty() {
+            root.and_then(find_descendant::<AnimationTree>)
+        } else {
+            self.base()
+                .try_get_node_as::<AnimationTree>(&self.animation_tree)
+        };
+        if self.runtime.character.is_none() {
+            self.warn_once(
+                WARN_NO_CHARACTER,
+                format!(
+                    "`character` ({}) is not a Node3D; this component stays idle",
+                    self.character
+                ),
+            );
+        }
+    }
+
+    fn character_node(&self) -> Option<Gd<Node3D>> {
+        self.runtime
+            .character
+            .clone()
+            .filter(|n| n.is_instance_valid())
+    }
+
+    fn skeleton_node(&self) -> Option<Gd<Skeleton3D>> {
+        self.runtime
+            .skeleton
+            .clone()
+            .filter(|n| n.is_instance_valid())
+    }
+
+    fn tree_node(&self) -> Option<Gd<AnimationTree>> {
+        self.runtime.tree.clone().filter(|n| n.is_instance_valid())
+    }
+
+    fn root_pose(&self) -> Option<Pose> {
+        Some(pose(self.character_node()?.get_global_transform()))
+    }
+
+    fn follow_tuning(&mut self) -> FollowTuning {
+        let t = FollowTuning {
+            follow_offset: vec3(self.follow_offset),
+            preparation_offset: vec3(self.preparation_offset),
+            spring_coefficient: self.spring_coefficient,
+            min_follow_speed: self.min_follow_speed,
+            max_follow_speed: self.max_follow_speed,
+            stop_radius: self.stop_radius,
+        };
+        let ok = t.follow_offset.is_finite()
+            && t.preparation_offset.is_finite()
+            && t.spring_coefficient >= 0.0
+            && t.min_follow_speed >= 0.0
+            && t.max_follow_speed >= t.min_follow_speed
+            && t.stop_radius >= 0.0
+            && t.spring_coefficient.is_finite()
+            && t.max_follow_speed.is_finite();
+        if ok {
+            return t;
+        }
+        self.warn_once(
+            WARN_TUNING,
+            "follow tuning is invalid (offsets must be finite, speeds ≥ 0 with \
+             min_follow_speed ≤ max_follow_speed, stop_radius ≥ 0); using the defaults"
+                .into(),
+        );
+        FollowTuning::default()
+    }
+
+    /// Returns the contact tuning, or `None` (IK configuration invalid) with one warning.
+    fn contact_tuning(&mut self) -> Option<ContactTuning> {
+        let t = ContactTuning {
+            contact_smooth_time: self.contact_smooth_time,
+            reconnect_distance: self.reconnect_distance,
+            disconnect_distance: self.disconnect_distance,
+            fade_in_time: self.fade_in_time,
+            fade_out_time: self.fade_out_time,
+            max_position_weight: self.max_position_weight.clamp(0.0, 1.0),
+            max_rotation_weight: self.max_rotation_weight.clamp(0.0, 1.0),
+        };
+        let ok = t.contact_smooth_time >= 0.0
+            && t.reconnect_distance >= 0.0
+            && t.disconnect_distance >= t.reconnect_distance
+            && t.disconnect_distance.is_finite()
+            && t.fade_in_time >= 0.0
+            && t.fade_out_time >= 0.0
+            && t.max_position_weight.is_finite()
+            && t.max_rotation_weight.is_finite();
+        if ok {
+            Some(t)
+        } else {
+            self.warn_once(
+                WARN_TUNING,
+                "hand IK tuning is invalid (times ≥ 0, 0 ≤ reconnect_distance ≤ \
+                 disconnect_distance); the hands are released, following goes on"
+                    .into(),
+            );
+            None
+        }
+    }
+
+    fn on_phase_change(&mut self, from: Phase, to: Phase) {
+        let role = self.lifecycle.interaction().map(|i| i.role);
+        if to == Phase::None || (from == Phase::Active && to == Phase::Preparing) {
+            self.stop();
+        }
+        if to == Phase::Preparing {
+            self.prepare(role);
+        }
+        let (f, t) = (phase_code(from), phase_code(to));
+        self.signals().phase_changed().emit(f, t);
+    }
+
+    /// Enters Preparing: freeze a recipient; an initiator aligns the recipient once.
+    fn prepare(&mut self, role: Option<Role>) {
+        self.resolve_nodes();
+        self.runtime.ik_failed = false;
+        match role {
+            Some(Role::Recipient) => self.freeze(),
+            Some(Role::Initiator) => {
+                let tuning = self.follow_tuning();
+                let (Some(me), Some(mut partner)) = (self.root_pose(), self.get_partner()) else {
+                    self.driver.reset();
+                    return;
+                };
+                let start = self.driver.prepare(me, &tuning);
+                partner.bind_mut().place_root(start);
+                self.runtime.mirrored.clear();
+            }
+            None => {}
+        }
+    }
+
+    /// Leaves an interaction: unfreeze, restore the arm layers, forget the pair's state. The hands'
+    /// IK fades out over the following frames.
+    fn stop(&mut self) {
+        self.unfreeze();
+        if let Some(mut tree) = self.tree_node() {
+            for (name, value) in self.runtime.arm_saved.drain(..) {
+                tree.set(&name, &value);
+            }
+        }
+        self.runtime.arm_saved.clear();
+        self.runtime.mirrored.clear();
+        self.driver.reset();
+        self.solver.reset();
+        if self.runtime.connected {
+            self.runtime.connected = false;
+            self.signals().hands_connected_changed().emit(false);
+        }
+        self.runtime.shared_reach = false;
+        self.runtime.arrived = false;
+    }
+
+    fn freeze(&mut self) {
+        if self.runtime.freeze.is_some() {
+            return;
+        }
+        let Some(mut body) = self.character_node() else {
+            return;
+        };
+        let processing = body.is_physics_processing();
+        let frozen_before = body.get("frozen");
+        if !frozen_before.is_nil() {
+            body.set("frozen", &true.to_variant());
+        }
+        body.set_physics_process(false);
+        if let Ok(mut cb) = body.try_cast::<CharacterBody3D>() {
+            cb.set_velocity(Vector3::ZERO);
+        }
+        self.runtime.freeze = Some((processing, frozen_before));
+        self.signals().frozen_changed().emit(true);
+    }
+
+    fn unfreeze(&mut self) {
+        let Some((processing, frozen_before)) = self.runtime.freeze.take() else {
+            return;
+        };
+        if let Some(mut body) = self.character_node() {
+            body.set_physics_process(processing);
+            if !frozen_before.is_nil() {
+                body.set("frozen", &frozen_before);
+            }
+        }
+        self.signals().frozen_changed().emit(false);
+    }
+
+    /// Places this character's root at `target` at once (the one-off preparation alignment).
+    fn place_root(&mut self, target: Pose) {
+        if let Some(mut body) = self.character_node() {
+            let scale = body.get_global_transform().basis.get_scale();
+            body.set_global_transform(transform_scaled(target, scale));
+        }
+    }
+
+    /// Moves this character's root toward `target`, sliding along walls when sweeping.
+    fn move_root(&mut self, target: Pose, dt: f32) {
+        let Some(body) = self.character_node() else {
+            return;
+        };
+        let scale = body.get_global_transform().basis.get_scale();
+        let facing = transform_scaled(target, scale).basis;
+        match body.try_cast::<CharacterBody3D>() {
+            Ok(mut cb) if self.sweep_collisions && dt > 0.0 => {
+                let motion = vector3(target.position) - cb.get_global_position();
+                cb.set_velocity(motion / dt);
+                cb.move_and_slide();
+                cb.set_velocity(Vector3::ZERO);
+                let origin = cb.get_global_position();
+                cb.set_global_transform(Transform3D::new(facing, origin));
+            }
+            Ok(cb) => cb
+                .upcast::<Node3D>()
+                .set_global_transform(Transform3D::new(facing, vector3(target.position))),
+            Err(mut n) => {
+                n.set_global_transform(Transform3D::new(facing, vector3(target.position)))
+            }
+        }
+    }
+
+    /// The initiator's frame: follow, mirror, contact and both hands' IK.
+    fn drive_pair(&mut self, partner_id: PlayerId, dt: f32, frame: u64) {
+        let partner = self
+            .runtime
+            .room
+            .as_ref()
+            .and_then(|r| r.bind().get_component(partner_id))
+            .filter(|p| p.is_inside_tree());
+        let (Some(mut partner), Some(me)) = (partner, self.root_pose()) else {
+            // Partner missing: following pauses and the hands are released (they fade out).
+            self.solver.release(&ContactTuning::default(), dt);
+            return;
+        };
+        let tuning = self.follow_tuning();
+        if self.driver.driven().is_none() {
+            // The partner appeared after the preparation: align it now.
+            let start = self.driver.prepare(me, &tuning);
+            partner.bind_mut().place_root(start);
+        }
+        let target = self.driver.step(me, dt, &tuning);
+        partner.bind_mut().move_root(target, dt);
+        self.mirror_animation_onto(&mut partner);
+        self.solve_hands(&mut partner, me, dt, frame);
+    }
+
+    fn mirror_animation_onto(&mut self, partner: &mut Gd<HoldHandComponent>) {
+        if !self.mirror_animation {
+            return;
+        }
+        let (Some(src), Some(mut dst)) = (self.tree_node(), partner.bind().tree_node()) else {
+            return;
+        };
+        if self.runtime.mirrored.is_empty() {
+            // Once per pair: every parameter of the initiator's tree, minus the arm layers.
+            let arms: Vec<String> = self
+                .arm_layer_parameters
+                .as_slice()
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            for prop in src.get_property_list().iter_shared() {
+                let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
+                if name.starts_with("parameters/") && !arms.contains(&name) {
+                    self.runtime.mirrored.push(StringName::from(name.as_str()));
+                }
+            }
+        }
+        for name in &self.runtime.mirrored {
+            dst.set(name, &src.get(name));
+        }
+    }
+
+    /// Builds (once) this character's hand IK for `role` and returns it, or `None` when its bones are
+    /// missing (warned once).
+    fn hand_ik(&mut self, role: Role) -> Option<Gd<LimbIK>> {
+        let bone = match role {
+            Role::Initiator => self.initiator_hand_bone.clone(),
+            Role::Recipient => self.recipient_hand_bone.clone(),
+        };
+        if let Some(ik) = self.runtime.ik.as_ref().filter(|ik| ik.is_instance_valid()) {
+            if self.runtime.ik_bone == bone {
+                return Some(ik.clone());
+            }
+        }
+        if self.runtime.ik_failed {
+            return None;
+        }
+        let skeleton = self.skeleton_node();
+        let chain = skeleton.as_ref().and_then(|s| chain_from_hand(s, &bone));
+        let (Some(mut skeleton), Some([upper, lower])) = (skeleton, chain) else {
+            self.runtime.ik_failed = true;
+            self.warn_once(
+                WARN_BONES,
+                format!(
+                    "hand bone '{bone}' (with a forearm and upper arm above it) not found in the \
+                     character's skeleton; the hands are not held, following and animation go on"
+                ),
+            );
+            return None;
+        };
+        let mut ik = match self.runtime.ik.take().filter(|ik| ik.is_instance_valid()) {
+            Some(ik) => ik,
+            None => {
+                let mut ik = LimbIK::new_alloc();
+                ik.set_name("HoldHandIK");
+                skeleton.add_child(&ik);
+                ik
+            }
+        };
+        {
+            let mut b = ik.bind_mut();
+            b.set_upper_bone(upper);
+            b.set_lower_bone(lower);
+            b.set_end_bone(bone.clone());
+        }
+        // Elbows out and down, away from the body, so they never flip inward (seed §6.8).
+        let hand_x = skeleton
+            .get_bone_global_rest(skeleton.find_bone(&bone))
+            .origin
+            .x;
+        let out = if hand_x < 0.0 { -0.5 } else { 0.5 };
+        ik.set("pole_direction", &Vector3::new(out, -1.0, 0.3).to_variant());
+        ik.set("position_weight", &0.0f32.to_variant());
+        ik.set("rotation_weight", &0.0f32.to_variant());
+        self.runtime.ik = Some(ik.clone());
+        self.runtime.ik_bone = bone;
+        Some(ik)
+    }
+
+    /// Returns this character's hand input for the contact solver (world space), from its IK's
+    /// record of the animated pose.
+    fn hand_input(
+        &mut self,
+        role: Role,
+        offset: Vector3,
+        rotation_deg: Vector3,
+    ) -> Option<HandInput> {
+        let ik = self.hand_ik(role)?;
+        let skeleton = self.skeleton_node()?;
+        let to_world = skeleton.get_global_transform();
+        let mut ik_b = ik.clone();
+        let reach = ik_b.bind_mut().get_chain_length();
+        let ik_ref = ik.bind();
+        let hand = to_world * ik_ref.get_animated_end_transform();
+        let upper = to_world * ik_ref.get_animated_upper_position();
+        if reach <= 0.0 || hand.origin == to_world.origin {
+            // Not processed yet: no animated pose recorded.
+            return None;
+        }
+        let euler = rotation_deg * (std::f32::consts::PI / 180.0);
+        let rot = godot::builtin::Basis::from_euler(godot::builtin::EulerOrder::YXZ, euler);
+        Some(HandInput {
+            contact: pose(hand),
+            upper_arm: vec3(upper),
+            reach,
+            offset: vec3(offset),
+            rotation: quat(rot.get_quaternion()),
+        })
+    }
+
+    fn solve_hands(&mut self, partner: &mut Gd<HoldHandComponent>, me: Pose, dt: f32, frame: u64) {
+        let tuning = self.contact_tuning();
+        let mine = self.hand_input(
+            Role::Initiator,
+            self.initiator_contact_offset,
+            self.initiator_contact_rotation,
+        );
+        let (ro, rr) = (
+            self.recipient_contact_offset,
+            self.recipient_contact_rotation,
+        );
+        let theirs = partner.bind_mut().hand_input(Role::Recipient, ro, rr);
+        let partner_root = partner.bind().root_pose();
+        let (Some(tuning), Some(mine), Some(theirs), Some(partner_root)) =
+            (tuning, mine, theirs, partner_root)
+        else {
+            // IK invalid or bones missing: release both hands (they fade out); following goes on.
+            self.solver.release(&ContactTuning::default(), dt);
+            self.set_connected(false);
+            return;
+        };
+        let distance = me.position.distance(partner_root.position);
+        let out = self
+            .solver
+            .step(&mine, &theirs, distance, true, &tuning, dt);
+        self.runtime.contact = vector3(out.contact);
+        self.runtime.shared_reach = out.has_shared_reach;
+        self.set_connected(out.connected);
+        self.drive_hand(
+            out.initiator_target,
+            out.position_weight,
+            out.rotation_weight,
+            frame,
+        );
+        partner.bind_mut().drive_hand(
+            out.recipient_target,
+            out.position_weight,
+            out.rotation_weight,
+            frame,
+        );
+    }
+
+    fn set_connected(&mut self, connected: bool) {
+        if self.runtime.connected != connected {
+            self.runtime.connected = connected;
+            self.signals().hands_connected_changed().emit(connected);
+        }
+    }
+
+    /// Sets this character's hand IK target (world space) and weights for this frame.
+    fn drive_hand(&mut self, target: Pose, position_weight: f32, rotation_weight: f32, frame: u64) {
+        self.runtime.driven_frame = frame;
+        if let Some(mut ik) = self.runtime.ik.clone().filter(|ik| ik.is_instance_valid()) {
+            let scale = Vector3::ONE;
+            ik.set(
+                "target_transform",
+                &transform_scaled(target, scale).to_variant(),
+            );
+        }
+        self.set_hand_weights(position_weight, rotation_weight);
+    }
+
+    fn set_hand_weights(&mut self, position: f32, rotation: f32) {
+        if self.runtime.hand_weights == (position, rotation) {
+            return;
+        }
+        self.runtime.hand_weights = (position, rotation);
+        if let Some(mut ik) = self.runtime.ik.clone().filter(|ik| ik.is_instance_valid()) {
+            ik.set("position_weight", &position.to_variant());
+            ik.set("rotation_weight", &rotation.to_variant());
+        }
+        // Arm layers follow the hand weight: 0 → as animated, 1 → the hold value.
+        let Some(mut tree) = self.tree_node() else {
+            return;
+        };
+        if self.runtime.arm_saved.is_empty() && position > 0.0 {
+            for name in self.arm_layer_parameters.as_slice() {
+                let name = StringName::from(name);
+                let value = tree.get(&name);
+                if !value.is_nil() {
+                    self.runtime.arm_saved.push((name, value));
+                }
+            }
+        }
+        let hold = self.arm_layer_hold_value;
+        for (name, saved) in &self.runtime.arm_saved {
+            if let Ok(v) = saved.try_to::<f32>() {
+                tree.set(name, &(v + (hold - v) * position).to_variant());
+            }
+        }
+        if position <= 0.0 {
+            self.runtime.arm_saved.clear();
+        }
+    }
+}
+
+fn phase_code(p: Phase) -> i32 {
+    match p {
+        Phase::None => HoldHandComponent::PHASE_NONE,
+        Phase::Preparing => HoldHandComponent::PHASE_PREPARING,
+        Phase::Active => HoldHandComponent::PHASE_ACTIVE,
+    }
+}
+
+/// Returns `[upper, lower]` bone names above `hand` (its grandparent and parent), if they exist.
+fn chain_from_hand(skeleton: &Gd<Skeleton3D>, hand: &GString) -> Option<[GString; 2]> {
+    let h = skeleton.find_bone(hand);
+    if h < 0 {
+        return None;
+    }
+    let lower = skeleton.get_bone_parent(h);
+    if lower < 0 {
+        return None;
+    }
+    let upper = skeleton.get_bone_parent(lower);
+    if upper < 0 {
+        return None;
+    }
+    Some([skeleton.get_bone_name(upper), skeleton.get_bone_name(lower)])
+}
+
+/// Returns the first descendant of `root` of class `T` (depth first).
+fn find_descendant<T: GodotClass + Inherits<Node>>(root: Gd<Node>) -> Option<Gd<T>> {
+    for child in root.get_children().iter_shared() {
+        if let Ok(found) = child.clone().try_cast::<T>() {
+            return Some(found);
+        }
+        if let Some(found) = find_descendant::<T>(child) {
+            return Some(found);
+        }
+    }
+    None
+}
