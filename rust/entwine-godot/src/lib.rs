@@ -5,9 +5,11 @@
 use godot::prelude::*;
 
 mod convert;
+mod hold_hand;
 mod limb_ik;
 mod net_clock;
 
+pub use hold_hand::{HoldHandComponent, HoldHandRoom};
 pub use limb_ik::LimbIK;
 pub use net_clock::NetClock;
 
