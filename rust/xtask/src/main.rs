@@ -6,7 +6,7 @@
 //! cargo xtask build [--release]    build the extension into addons/entwine/bin/
 //! cargo xtask test [FILTER]        fmt, clippy, cargo test, then every engine suite in headless Godot
 //!                  [--godot-only]   (skip fmt, clippy and cargo test: for iterating on engine suites)
-//! cargo xtask demo                 run the demo (a window, or screenshots to target/demo/ when headless)
+//! cargo xtask demo [NAME]          run the demo (a window, or screenshots to target/demo/ when headless)
 //! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
 //! cargo xtask export linux         export the demo, run the exported build, check the extension loaded
 //! ```
@@ -26,7 +26,7 @@ use godot::Godot;
 use proc::{Ending, Guarded};
 use util::{cargo, repo_root, run_checked, Result};
 
-const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] | demo | bench [NAME] | export linux>";
+const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | export linux>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             let filter = args[1..].iter().find(|a| !a.starts_with("--"));
             cmd_test(&repo, filter.map(String::as_str), godot_only)
         }
-        Some("demo") => cmd_demo(&repo),
+        Some("demo") => cmd_demo(&repo, args.get(1).map(String::as_str)),
         Some("bench") => cmd_bench(&repo, args.get(1).map(String::as_str)),
         Some("export") => cmd_export(&repo, args.get(1).map(String::as_str)),
         _ => Err(USAGE.to_string()),
@@ -218,7 +218,7 @@ fn cargo_tests(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
     Ok(tally)
 }
 
-fn cmd_demo(repo: &Path) -> Result<()> {
+fn cmd_demo(repo: &Path, only: Option<&str>) -> Result<()> {
     build_extension(repo, true)?;
     let godot = locate_godot(repo)?;
     import_project(&godot, repo)?;
@@ -242,7 +242,7 @@ fn cmd_demo(repo: &Path) -> Result<()> {
                 .into(),
         );
     }
-    let args = [
+    let mut args = vec![
         "-a",
         "-s",
         "-screen 0 1280x720x24",
@@ -255,6 +255,9 @@ fn cmd_demo(repo: &Path) -> Result<()> {
         "--screenshots",
         &out_s,
     ];
+    if let Some(name) = only {
+        args.extend(["--only", name]);
+    }
     finish_demo(
         godot.command_with("xvfb-run", &args, Some(repo), &[]),
         &log,

@@ -221,6 +221,10 @@ pub struct ContactOutput {
     pub connected: bool,
     /// Whether both arms reach the contact.
     pub has_shared_reach: bool,
+    /// The preferred contact point before the reach constraint (for debug drawing).
+    pub preferred: Vec3,
+    /// The initiator's and the recipient's reach spheres (for debug drawing).
+    pub spheres: [ReachSphere; 2],
 }
 
 /// The initiator's per-pair contact solver: preferred pose → constrained → smoothed → re-projected,
@@ -301,6 +305,8 @@ impl ContactSolver {
             rotation_weight: self.weight * tuning.max_rotation_weight,
             connected,
             has_shared_reach,
+            preferred: preferred.position,
+            spheres: [si, sr],
         }
     }
 

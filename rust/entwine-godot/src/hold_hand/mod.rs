@@ -3,12 +3,17 @@
 mod room;
 
 use entwine_core::hold_hand::{
-    ContactSolver, ContactTuning, FollowDriver, FollowTuning, HandInput, Interaction, Lifecycle,
-    Phase, PlayerId, Role,
+    ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning, HandInput,
+    Interaction, Lifecycle, Phase, PlayerId, Role,
 };
 use entwine_core::kit::Pose;
+use godot::classes::base_material_3d::{Flags, ShadingMode};
+use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
-use godot::classes::{AnimationTree, CharacterBody3D, Engine, INode, Node, Node3D, Skeleton3D};
+use godot::classes::{
+    AnimationTree, CharacterBody3D, Engine, INode, ImmediateMesh, MeshInstance3D, Node, Node3D,
+    Skeleton3D, StandardMaterial3D,
+};
 use godot::prelude::*;
 
 use crate::convert::{pose, quat, transform_scaled, vec3, vector3};
@@ -193,15 +198,12 @@ struct Runtime {
     mirrored: Vec<StringName>,
     arm_saved: Vec<(StringName, Variant)>,
     contact: Vector3,
-    /// Set once the recipient has reached its follow point; the hands join from then on.
-    arrived: bool,
     connected: bool,
+    /// Debug drawing (made when `debug_draw` is first used).
+    debug_mesh: Option<Gd<ImmediateMesh>>,
     shared_reach: bool,
     warned: u32,
 }
-
-/// Distance (m) from its follow point under which the recipient counts as arrived beside the initiator.
-const ARRIVED_DISTANCE: f32 = 0.1;
 
 /// Warning bits, so that each problem is reported once.
 const WARN_NO_ROOM: u32 = 1;
@@ -710,7 +712,9 @@ impl HoldHandComponent {
             self.signals().hands_connected_changed().emit(false);
         }
         self.runtime.shared_reach = false;
-        self.runtime.arrived = false;
+        if let Some(mut mesh) = self.runtime.debug_mesh.clone() {
+            mesh.clear_surfaces();
+        }
     }
 
     fn freeze(&mut self) {
@@ -945,6 +949,9 @@ impl HoldHandComponent {
             .solver
             .step(&mine, &theirs, distance, true, &tuning, dt);
         self.runtime.contact = vector3(out.contact);
+        if self.debug_draw {
+            self.draw_debug(&out);
+        }
         self.runtime.shared_reach = out.has_shared_reach;
         self.set_connected(out.connected);
         self.drive_hand(
@@ -959,6 +966,82 @@ impl HoldHandComponent {
             out.rotation_weight,
             frame,
         );
+    }
+
+    /// Draws the reach spheres (three great circles each), the preferred point (grey), the shared
+    /// contact (green when connected, red when not) and a line between the hands' targets.
+    fn draw_debug(&mut self, out: &ContactOutput) {
+        let mut mesh = match self.runtime.debug_mesh.clone() {
+            Some(mesh) => mesh,
+            None => {
+                let mesh = ImmediateMesh::new_gd();
+                let mut material = StandardMaterial3D::new_gd();
+                material.set_shading_mode(ShadingMode::UNSHADED);
+                material.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
+                material.set_flag(Flags::DISABLE_DEPTH_TEST, true);
+                let mut instance = MeshInstance3D::new_alloc();
+                instance.set_name("HoldHandDebug");
+                instance.set_mesh(&mesh);
+                instance.set_material_override(&material);
+                self.base_mut().add_child(&instance);
+                self.runtime.debug_mesh = Some(mesh.clone());
+                mesh
+            }
+        };
+        mesh.clear_surfaces();
+        mesh.surface_begin(PrimitiveType::LINES);
+        let line = |mesh: &mut Gd<ImmediateMesh>, a: Vector3, b: Vector3, color: Color| {
+            mesh.surface_set_color(color);
+            mesh.surface_add_vertex(a);
+            mesh.surface_add_vertex(b);
+        };
+        const SEGMENTS: usize = 32;
+        for (sphere, color) in out.spheres.iter().zip([
+            Color::from_rgb(1.0, 0.5, 0.3),
+            Color::from_rgb(0.3, 0.6, 1.0),
+        ]) {
+            let c = vector3(sphere.center);
+            let r = sphere.radius;
+            for axes in [
+                (Vector3::RIGHT, Vector3::UP),
+                (Vector3::UP, Vector3::BACK),
+                (Vector3::BACK, Vector3::RIGHT),
+            ] {
+                for k in 0..SEGMENTS {
+                    let at = |i: usize| {
+                        let t = i as f32 / SEGMENTS as f32 * std::f32::consts::TAU;
+                        c + (axes.0 * t.cos() + axes.1 * t.sin()) * r
+                    };
+                    line(&mut mesh, at(k), at(k + 1), color);
+                }
+            }
+        }
+        let cross = |mesh: &mut Gd<ImmediateMesh>, p: Vector3, size: f32, color: Color| {
+            for axis in [Vector3::RIGHT, Vector3::UP, Vector3::BACK] {
+                mesh.surface_set_color(color);
+                mesh.surface_add_vertex(p - axis * size);
+                mesh.surface_add_vertex(p + axis * size);
+            }
+        };
+        cross(
+            &mut mesh,
+            vector3(out.preferred),
+            0.04,
+            Color::from_rgb(0.7, 0.7, 0.7),
+        );
+        let state = if out.connected {
+            Color::from_rgb(0.2, 1.0, 0.3)
+        } else {
+            Color::from_rgb(1.0, 0.2, 0.2)
+        };
+        cross(&mut mesh, vector3(out.contact), 0.07, state);
+        line(
+            &mut mesh,
+            vector3(out.initiator_target.position),
+            vector3(out.recipient_target.position),
+            state,
+        );
+        mesh.surface_end();
     }
 
     fn set_connected(&mut self, connected: bool) {

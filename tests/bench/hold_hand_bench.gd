@@ -1,0 +1,92 @@
+extends SceneTree
+## `cargo xtask bench hold_hand`: per-pair cost of holding hands, Rust vs the same work in GDScript.
+##
+## PAIRS pairs of test characters walk side by side. Each round builds the scene three ways — no
+## hand holding (the initiators walk, the recipients stand frozen), HoldHandComponent pairs (Rust,
+## with Rust LimbIK), and `gd_hold_hand.gd` pairs (GDScript, with GDScript IK) — and measures the
+## frame time. The cost of a pair is the frame time above the no-holding frame divided by PAIRS
+## (follow + contact solve + two IK chains + mirroring). The ratio is GDScript cost / Rust cost.
+
+const PAIRS := 40
+const FRAMES := 120
+const ROUNDS := 3
+const CHARACTER := preload("res://characters/test_character.tscn")
+const GD_HOLD := preload("res://tests/bench/gd_hold_hand.gd")
+
+
+func _initialize() -> void:
+	# Headless Godot pads every frame to ~6.9 ms (it cannot draw), which would hide the work measured.
+	OS.low_processor_usage_mode = false
+	OS.low_processor_usage_mode_sleep_usec = 0
+	Engine.max_fps = 0
+	_run.call_deferred()
+
+
+func _run() -> void:
+	var samples := {"none": [], "rust": [], "gdscript": []}
+	for r in ROUNDS:
+		for kind in ["none", "rust", "gdscript"]:
+			var world := await _build(kind)
+			for f in 30:
+				await process_frame
+			var start := Time.get_ticks_usec()
+			for f in FRAMES:
+				await process_frame
+			samples[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
+			world.free()
+			await process_frame
+	var none: float = _median(samples["none"])
+	var rust_us := maxf(_median(samples["rust"]) - none, 0.1) / PAIRS
+	var gd_us := maxf(_median(samples["gdscript"]) - none, 0.1) / PAIRS
+	print("bench hold_hand: %d pairs; rust %.1f µs/pair, gdscript %.1f µs/pair per frame, frame without holding %.2f ms ratio=%.1fx" % [
+		PAIRS, rust_us, gd_us, none / 1000.0, gd_us / rust_us])
+	quit(0)
+
+
+func _build(kind: String) -> Node3D:
+	var world := Node3D.new()
+	root.add_child(world)
+	var floor_body := StaticBody3D.new()
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = Vector3(400, 1, 400)
+	shape.shape = box
+	shape.position.y = -0.5
+	floor_body.add_child(shape)
+	world.add_child(floor_body)
+	var room := HoldHandRoom.new()
+	world.add_child(room)
+	var comps := []
+	for i in PAIRS:
+		var a := CHARACTER.instantiate() as TestCharacter
+		var b := CHARACTER.instantiate() as TestCharacter
+		a.position = Vector3(i * 3.0, 0, 0)
+		b.position = Vector3(i * 3.0 - 0.82, 0, 0.17)
+		world.add_child(a)
+		world.add_child(b)
+		a.move_input = Vector3(0, 0, -1)
+		match kind:
+			"none":
+				b.frozen = true
+			"rust":
+				var ca := HoldHandComponent.new()
+				var cb := HoldHandComponent.new()
+				a.add_child(ca)
+				b.add_child(cb)
+				comps.append([ca, cb])
+			"gdscript":
+				var h: Node = GD_HOLD.new()
+				h.initiator = a
+				h.recipient = b
+				world.add_child(h)
+	await process_frame
+	for pair in comps:
+		pair[0].request(pair[1])
+		pair[1].accept()
+	return world
+
+
+func _median(values: Array) -> float:
+	var sorted := values.duplicate()
+	sorted.sort()
+	return sorted[sorted.size() / 2]
