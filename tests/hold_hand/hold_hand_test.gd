@@ -338,3 +338,43 @@ func test_invalid_tuning_warns_and_keeps_following() -> void:
 	check(comps[1].get_hand_weight() == 0.0, "hands released while the IK tuning is invalid")
 	var target: Vector3 = chars[0].global_transform * comps[0].follow_offset
 	check_near(chars[1].global_position, target, 0.05, "following goes on with the default tuning")
+
+
+func test_changed_roles_restart_cleanly_from_preparing() -> void:
+	var s: Array = await _scene()
+	var chars: Array = s[0]
+	var comps: Array = s[1]
+	var a: HoldHandComponent = comps[0]
+	var b: HoldHandComponent = comps[1]
+	await _pair(comps)
+	await physics_frames(10)
+	var phases := []
+	a.phase_changed.connect(func(from: int, to: int) -> void: phases.append([from, to]))
+	# Within one frame the pair ends and starts again the other way round.
+	a.cancel()
+	b.request(a)
+	a.accept()
+	await physics_frames(3)
+	check(phases == [[2, 1], [1, 2]], "a changed role restarts from Preparing, not from None", [[2, 1], [1, 2]], phases)
+	check(a.get_role() == HoldHandComponent.ROLE_RECIPIENT and b.get_role() == HoldHandComponent.ROLE_INITIATOR,
+		"the roles swapped")
+	check(a.is_frozen() and chars[0].frozen and not b.is_frozen() and not chars[1].frozen,
+		"the freeze moved to the new recipient")
+
+
+func test_animation_player_is_mirrored_without_a_tree() -> void:
+	var s: Array = await _scene()
+	var chars: Array = s[0]
+	var comps: Array = s[1]
+	for c in chars:
+		c.drive_animation = false
+		c.animation_tree.free()
+		c.animation_tree = null
+	# The components look for an AnimationTree or AnimationPlayer when a pair starts.
+	chars[0].animation_player.play("walk")
+	await _pair(comps)
+	await physics_frames(20)
+	var src: AnimationPlayer = chars[0].animation_player
+	var dst: AnimationPlayer = chars[1].animation_player
+	check(dst.current_animation == "walk", "the recipient plays the initiator's animation", "walk", dst.current_animation)
+	check_near(dst.current_animation_position, src.current_animation_position, 0.05, "at the same position")

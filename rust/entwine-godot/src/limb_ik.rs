@@ -4,7 +4,7 @@ use entwine_core::kit::{solve_limb, LimbGoal, LimbPose, PoleMemory};
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
-use crate::convert::{pose, transform_scaled, vec3};
+use crate::convert::{pose, quaternion, transform_scaled, vec3};
 
 /// Two-bone limb IK (an arm or a leg) applied as a skeleton modifier.
 ///
@@ -81,6 +81,8 @@ pub struct LimbIK {
     animated: [Transform3D; 3],
     /// Last frame's bend side, so that a pole passing in line with the limb cannot flip the elbow.
     pole_memory: PoleMemory,
+    /// The upper bone's parent (-1: none) when lower and end are direct children down the chain.
+    upper_parent: Option<i32>,
 }
 
 #[godot_api]
@@ -110,18 +112,51 @@ impl ISkeletonModifier3D for LimbIK {
         );
         let solved = solve_limb(&limb, &goal);
         self.pole_memory.remember(&solved);
-        for (i, (bone, new_pose)) in [
-            (upper, solved.upper),
-            (lower, solved.lower),
-            (end, solved.end),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let scale = current[i].basis.get_scale();
-            skeleton.set_bone_global_pose(bone, transform_scaled(new_pose, scale));
+        let uniform = current.iter().all(|t| is_uniform(t.basis.get_scale()));
+        match self.upper_parent {
+            // A direct chain: write the three local rotations, so the skeleton recomputes the
+            // chain's global poses once instead of after every write.
+            Some(parent) if uniform => {
+                let parent_rotation = if parent >= 0 {
+                    skeleton
+                        .get_bone_global_pose(parent)
+                        .basis
+                        .orthonormalized()
+                        .get_quaternion()
+                } else {
+                    Quaternion::IDENTITY
+                };
+                let [u, l, e] =
+                    [solved.upper, solved.lower, solved.end].map(|p| quaternion(p.rotation));
+                skeleton
+                    .set_bone_pose_rotation(upper, (parent_rotation.inverse() * u).normalized());
+                skeleton.set_bone_pose_rotation(lower, (u.inverse() * l).normalized());
+                skeleton.set_bone_pose_rotation(end, (l.inverse() * e).normalized());
+            }
+            _ => {
+                for (i, (bone, new_pose)) in [
+                    (upper, solved.upper),
+                    (lower, solved.lower),
+                    (end, solved.end),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let scale = current[i].basis.get_scale();
+                    skeleton.set_bone_global_pose(bone, transform_scaled(new_pose, scale));
+                }
+            }
         }
     }
+}
+
+/// Returns whether a scale is the same on all three axes (within 0.1 %).
+fn is_uniform(scale: Vector3) -> bool {
+    let (lo, hi) = (
+        scale.x.min(scale.y).min(scale.z),
+        scale.x.max(scale.y).max(scale.z),
+    );
+    lo > 0.0 && hi - lo <= 1e-3 * hi
 }
 
 #[godot_api]
@@ -206,6 +241,9 @@ impl LimbIK {
         ) {
             Ok(chain) => {
                 self.warned = false;
+                let direct = skeleton.get_bone_parent(chain[1]) == chain[0]
+                    && skeleton.get_bone_parent(chain[2]) == chain[1];
+                self.upper_parent = direct.then(|| skeleton.get_bone_parent(chain[0]));
                 Some(chain)
             }
             Err(why) => {

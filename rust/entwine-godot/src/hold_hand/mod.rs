@@ -11,8 +11,8 @@ use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
 use godot::classes::{
-    AnimationTree, CharacterBody3D, Engine, INode, ImmediateMesh, MeshInstance3D, Node, Node3D,
-    Skeleton3D, StandardMaterial3D,
+    AnimationPlayer, AnimationTree, CharacterBody3D, Engine, INode, ImmediateMesh, MeshInstance3D,
+    Node, Node3D, Skeleton3D, StandardMaterial3D,
 };
 use godot::prelude::*;
 
@@ -33,7 +33,8 @@ use room::RoomOp;
 /// The **initiator** is the single authority for the pair. Each physics frame it moves the
 /// recipient toward [member follow_offset] in the initiator's frame with a distance-proportional,
 /// clamped speed (a sweep that slides along walls instead of passing through them), mirrors its
-/// animation onto the recipient (all AnimationTree parameters except [member arm_layer_parameters]),
+/// animation onto the recipient (all AnimationTree parameters except [member arm_layer_parameters];
+/// without an AnimationTree, the AnimationPlayer's animation and position),
 /// solves the shared contact point from the two arms' reach spheres, and drives both hands with
 /// [LimbIK] modifiers it adds to each skeleton, fading their weights in and out with a distance
 /// hysteresis. The **recipient** is frozen while paired: its `frozen` property (if its script has
@@ -150,7 +151,8 @@ pub struct HoldHandComponent {
     #[init(val = 1.0)]
     max_rotation_weight: f32,
 
-    /// Copy the initiator's AnimationTree parameters onto the recipient every frame.
+    /// Copy the initiator's AnimationTree parameters (or, without a tree, its AnimationPlayer's
+    /// animation and position) onto the recipient every frame.
     #[export_group(name = "Animation")]
     #[export]
     #[init(val = true)]
@@ -183,6 +185,8 @@ struct Runtime {
     character: Option<Gd<Node3D>>,
     skeleton: Option<Gd<Skeleton3D>>,
     tree: Option<Gd<AnimationTree>>,
+    /// Used for mirroring when the character has no AnimationTree.
+    player: Option<Gd<AnimationPlayer>>,
     joined_as: Option<PlayerId>,
     /// Saved before freezing: physics processing and the character's `frozen` property.
     freeze: Option<(bool, Variant)>,
@@ -568,6 +572,14 @@ impl HoldHandComponent {
             self.base()
                 .try_get_node_as::<AnimationTree>(&self.animation_tree)
         };
+        self.runtime.player = if self.runtime.tree.is_none() {
+            self.runtime
+                .character
+                .clone()
+                .and_then(|c| find_descendant::<AnimationPlayer>(c.upcast()))
+        } else {
+            None
+        };
         if self.runtime.character.is_none() {
             self.warn_once(
                 WARN_NO_CHARACTER,
@@ -810,6 +822,32 @@ impl HoldHandComponent {
 
     fn mirror_animation_onto(&mut self, partner: &mut Gd<HoldHandComponent>) {
         if !self.mirror_animation {
+            return;
+        }
+        let players = (
+            self.runtime
+                .player
+                .clone()
+                .filter(|p| p.is_instance_valid()),
+            partner
+                .bind()
+                .runtime
+                .player
+                .clone()
+                .filter(|p| p.is_instance_valid()),
+        );
+        if let (Some(src), Some(mut dst)) = players {
+            // No AnimationTree: mirror the AnimationPlayer's animation and position.
+            let animation = src.get_current_animation();
+            if animation.is_empty() {
+                return;
+            }
+            if dst.get_current_animation() != animation {
+                dst.play_ex().name(&StringName::from(&animation)).done();
+            }
+            dst.seek_ex(src.get_current_animation_position())
+                .update(true)
+                .done();
             return;
         }
         let (Some(src), Some(mut dst)) = (self.tree_node(), partner.bind().tree_node()) else {
