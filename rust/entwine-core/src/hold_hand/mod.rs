@@ -6,6 +6,8 @@
 //! * [`follow`]: the initiator-side follow spring that carries the recipient's root.
 //! * [`contact`]: the shared contact point from two reach spheres, its smoothing, the connection
 //!   hysteresis and the IK weight fades.
+//! * [`net`]: the initiator's pair-pose and IK packets (byte layouts, validation) and how remote
+//!   peers consume them (stale-packet gate, interpolation in the initiator's frame, silence fade).
 //!
 //! The initiator is the single authority: it runs [`follow::FollowDriver`] and
 //! [`contact::ContactSolver`] for the pair; the recipient and onlookers only consume the results.
@@ -13,6 +15,7 @@
 pub mod contact;
 pub mod follow;
 pub mod lifecycle;
+pub mod net;
 pub mod room;
 
 pub use contact::{
