@@ -7,11 +7,13 @@ extends SceneTree
 ## `LimbIK`, and with the GDScript baseline (`gd_limb_ik.gd`), in interleaved rounds; the cost of a
 ## solve is the frame time above the no-IK frame divided by the solves per frame. It includes the
 ## engine calls every modifier must make (reading and writing three bone poses). The ratio is
-## GDScript cost / Rust cost.
+## GDScript cost / Rust cost. A second figure times the solver alone, called from GDScript
+## (`LimbIK.solve_chain` vs the GDScript `solve`), SOLVER_CALLS times each on the same chain.
 
 const CHARACTERS := 100
 const FRAMES := 120
 const ROUNDS := 5
+const SOLVER_CALLS := 20000
 const GD_IK := preload("res://tests/bench/gd_limb_ik.gd")
 
 var _characters: Array[TestCharacter] = []
@@ -52,17 +54,38 @@ func _run() -> void:
 			await _frames(FRAMES)
 			samples[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
 	_install("none")
+	var solver := _time_solvers()
 	var none: float = _median(samples["none"])
 	var solves := CHARACTERS * 2
 	var rust_us := maxf((_median(samples["rust"]) - none) / solves, 0.001)
 	var gd_us := maxf((_median(samples["gdscript"]) - none) / solves, 0.001)
-	print("bench limb_ik: %d solves/frame; rust %.2f µs/solve (%.0f solves/s), gdscript %.2f µs/solve (%.0f solves/s), frame without IK %.2f ms ratio=%.1fx" % [
-		solves, rust_us, 1e6 / rust_us, gd_us, 1e6 / gd_us, none / 1000.0, gd_us / rust_us])
+	print("bench limb_ik: on %d skeletons, %d solves/frame: rust %.2f µs/solve (%.0f solves/s), gdscript %.2f µs/solve (%.0f solves/s), frame without IK %.2f ms; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx) ratio=%.1fx" % [
+		CHARACTERS, solves, rust_us, 1e6 / rust_us, gd_us, 1e6 / gd_us, none / 1000.0,
+		solver[0], solver[1], solver[1] / solver[0], gd_us / rust_us])
 	for c in _characters:
 		c.free()
 	for t in _targets:
 		t.free()
 	quit(0)
+
+
+## Returns [rust µs, gdscript µs] per call of the solver alone, on the first character's left arm.
+func _time_solvers() -> Array[float]:
+	var s := _characters[0].get_skeleton()
+	var chain := ["LeftUpperArm", "LeftLowerArm", "LeftHand"].map(func(b: String) -> Transform3D:
+		return s.get_bone_global_pose(s.find_bone(b)))
+	var target := Transform3D(Basis(), chain[0].origin + Vector3(-0.2, -0.2, -0.3))
+	var pole: Vector3 = chain[0].origin + Vector3(-0.7, -0.5, 1.0)
+	var gd_solve := GD_IK.solve
+	var start := Time.get_ticks_usec()
+	for i in SOLVER_CALLS:
+		LimbIK.solve_chain(chain[0], chain[1], chain[2], target, pole, 1.0, 0.0)
+	var rust := float(Time.get_ticks_usec() - start) / SOLVER_CALLS
+	start = Time.get_ticks_usec()
+	for i in SOLVER_CALLS:
+		gd_solve.call(chain[0], chain[1], chain[2], target, pole, 1.0, 0.0)
+	var gd := float(Time.get_ticks_usec() - start) / SOLVER_CALLS
+	return [rust, gd]
 
 
 func _install(kind: String) -> void:

@@ -191,6 +191,43 @@ impl LimbIK {
         }
     }
 
+    /// Returns the three joints' transforms `[upper, lower, end]` after bending a chain given by their
+    /// current transforms (any one space) toward `target` in the same space, with the elbow/knee toward
+    /// `pole` (a point; pass the upper joint's origin for none) — the same solver this modifier runs,
+    /// without a skeleton. Non-finite input returns the input.
+    #[func]
+    pub fn solve_chain(
+        upper: Transform3D,
+        lower: Transform3D,
+        end: Transform3D,
+        target: Transform3D,
+        pole: Vector3,
+        position_weight: f32,
+        rotation_weight: f32,
+    ) -> Array<Transform3D> {
+        let limb = LimbPose {
+            upper: pose(upper),
+            lower: pose(lower),
+            end: pose(end),
+        };
+        let goal = LimbGoal {
+            target: pose(target),
+            pole: (pole != upper.origin).then(|| vec3(pole)),
+            position_weight,
+            rotation_weight,
+        };
+        let solved = solve_limb(&limb, &goal);
+        let mut out = Array::new();
+        for (p, t) in [
+            (solved.upper, upper),
+            (solved.lower, lower),
+            (solved.end, end),
+        ] {
+            out.push(transform_scaled(p, t.basis.get_scale()));
+        }
+        out
+    }
+
     /// Returns the end bone's pose in the skeleton's space as the animation (and the modifiers before
     /// this one) left it in the last processed frame, before this modifier moved it.
     #[func]
