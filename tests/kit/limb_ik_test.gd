@@ -189,3 +189,21 @@ func test_non_finite_target_is_ignored() -> void:
 	var after := await _joints()
 	check_near(after[2], before[2], 0.0001, "a NaN target leaves the hand where it was")
 	check(after[1].is_finite() and after[2].is_finite(), "no NaN in the pose")
+
+
+func test_solve_chain_runs_the_same_solver_without_a_skeleton() -> void:
+	var ik := _setup()
+	ik.active = false
+	var s := _skeleton
+	var chain: Array[Transform3D] = []
+	for bone in ["LeftUpperArm", "LeftLowerArm", "LeftHand"]:
+		chain.append(s.get_bone_global_pose(s.find_bone(bone)))
+	var goal := Transform3D(Basis(), chain[0].origin + Vector3(-0.1, -0.2, -0.35))
+	var out := LimbIK.solve_chain(chain[0], chain[1], chain[2], goal, chain[0].origin + Vector3(0, -1, 1), 1.0, 0.0)
+	check(out.size() == 3, "three joint transforms come back", 3, out.size())
+	check_near(out[2].origin, goal.origin, 0.001, "the end reaches the target")
+	check_near(out[0].origin.distance_to(out[1].origin), chain[0].origin.distance_to(chain[1].origin), 0.0005,
+		"the upper segment keeps its length")
+	var nan := LimbIK.solve_chain(chain[0], chain[1], chain[2], Transform3D(Basis(), Vector3(NAN, 0, 0)),
+		chain[0].origin, 1.0, 0.0)
+	check_near(nan[2].origin, chain[2].origin, 1e-5, "a NaN target returns the input")
