@@ -12,14 +12,7 @@ var _hands := {}
 ## Builds a floor, a room and `count` characters with components; returns [characters, components].
 func _scene(count := 2) -> Array:
 	var world := add(Node3D.new()) as Node3D
-	var floor_body := StaticBody3D.new()
-	var shape := CollisionShape3D.new()
-	var box := BoxShape3D.new()
-	box.size = Vector3(80, 1, 80)
-	shape.shape = box
-	shape.position.y = -0.5
-	floor_body.add_child(shape)
-	world.add_child(floor_body)
+	add_floor(world)
 	room = HoldHandRoom.new()
 	world.add_child(room)
 	var chars: Array[TestCharacter] = []

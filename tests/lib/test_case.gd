@@ -97,6 +97,24 @@ func add(node: Node) -> Node:
 	return node
 
 
+## Adds a static floor (top at y = 0, [param size] metres square) under [param parent] (the root when
+## null) and returns it; under the root it is freed after the test.
+func add_floor(parent: Node = null, size := 80.0) -> StaticBody3D:
+	var floor_body := StaticBody3D.new()
+	floor_body.name = "Floor"
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = Vector3(size, 1, size)
+	shape.shape = box
+	shape.position.y = -0.5
+	floor_body.add_child(shape)
+	if parent:
+		parent.add_child(floor_body)
+	else:
+		add(floor_body)
+	return floor_body
+
+
 ## Records a failure unless [param ok]. [param what] says what was checked.
 func check(ok: bool, what: String, expected: Variant = true, got: Variant = false) -> bool:
 	if not ok:
