@@ -14,8 +14,8 @@ use crate::util::{run_checked, Result};
 /// The oldest Godot the extension supports (`compatibility_minimum` in the `.gdextension`).
 pub const MIN_VERSION: (u32, u32) = (4, 5);
 
-/// Packages installed into the sid root: the editor/runtime, the debug export template, and what a
-/// software-rendered screenshot needs.
+/// Packages installed into the sid root: the editor/runtime, the debug export template, what a
+/// software-rendered screenshot needs, and CA certificates (Godot reads them at start).
 const SID_PACKAGES: &[&str] = &[
     "godot",
     "godot-template-debug",
@@ -25,6 +25,7 @@ const SID_PACKAGES: &[&str] = &[
     "libgl1",
     "libegl1",
     "libglx-mesa0",
+    "ca-certificates",
 ];
 
 /// A runnable Godot.
