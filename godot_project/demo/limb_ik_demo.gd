@@ -59,4 +59,8 @@ func _physics_process(delta: float) -> void:
 	var wobble := Vector3(0, 0.18 * sin(_time * 2.1), 0) + right * 0.12 * cos(_time * 1.7)
 	_target.global_position = _character.global_position + Vector3(0, 1.35, 0) + right * 0.3 \
 		+ forward * 0.35 + wobble
-	_camera.look_at(_character.global_position + Vector3(0, 1.0, 0))
+	# Follow from the front-right, where the reaching arm is in view.
+	var facing := _character.global_basis
+	var eye := _character.global_position - facing.z * 2.6 + facing.x * 1.6 + Vector3(0, 1.6, 0)
+	_camera.global_position = _camera.global_position.lerp(eye, 1.0 - exp(-delta * 3.0))
+	_camera.look_at(_character.global_position + Vector3(0, 1.1, 0))
