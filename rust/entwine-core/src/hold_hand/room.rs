@@ -280,6 +280,91 @@ impl Room {
         }
     }
 
+    /// Applies an event that happened in the authoritative room (the server) to this replica.
+    ///
+    /// Replicas never decide: they replay the server's events in order, so every peer holds the same
+    /// state. Unknown players are added.
+    pub fn apply(&mut self, event: RoomEvent) {
+        let slot = |room: &mut Self, id: PlayerId| {
+            room.join(id);
+            room.index(id).unwrap_or(0)
+        };
+        match event {
+            RoomEvent::Requested {
+                from,
+                to,
+                expires_at,
+            } => {
+                slot(self, to);
+                let i = slot(self, from);
+                self.players[i].request = Some((to, expires_at));
+            }
+            RoomEvent::Accepted {
+                initiator,
+                recipient,
+            } => {
+                let i = slot(self, initiator);
+                self.players[i].request = None;
+                self.players[i].interaction = Some(Interaction {
+                    role: Role::Initiator,
+                    partner: recipient,
+                    kind: HOLD_HAND,
+                });
+                let r = slot(self, recipient);
+                self.players[r].interaction = Some(Interaction {
+                    role: Role::Recipient,
+                    partner: initiator,
+                    kind: HOLD_HAND,
+                });
+            }
+            RoomEvent::Declined { from, .. }
+            | RoomEvent::Expired { from, .. }
+            | RoomEvent::Withdrawn { from, .. } => {
+                if let Some(i) = self.index(from) {
+                    self.players[i].request = None;
+                }
+            }
+            RoomEvent::Ended {
+                initiator,
+                recipient,
+                ..
+            } => {
+                for (id, partner) in [(initiator, recipient), (recipient, initiator)] {
+                    if let Some(i) = self.index(id) {
+                        if self.players[i].interaction.is_some_and(|x| x.partner == partner) {
+                            self.players[i].interaction = None;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Returns events that rebuild this room's pairs and pending requests on an empty replica (for a
+    /// peer that joins late).
+    pub fn snapshot(&self, out: &mut impl Extend<RoomEvent>) {
+        for p in &self.players {
+            if let Some(Interaction {
+                role: Role::Initiator,
+                partner,
+                ..
+            }) = p.interaction
+            {
+                out.extend([RoomEvent::Accepted {
+                    initiator: p.id,
+                    recipient: partner,
+                }]);
+            }
+            if let Some((to, expires_at)) = p.request {
+                out.extend([RoomEvent::Requested {
+                    from: p.id,
+                    to,
+                    expires_at,
+                }]);
+            }
+        }
+    }
+
     fn is_busy(&self, id: PlayerId) -> bool {
         self.interaction(id).is_some()
             || self.pending_request_from(id).is_some()
@@ -407,6 +492,37 @@ mod tests {
         assert_eq!(r.interaction(2), None);
         assert!(!r.contains(1));
         assert_eq!(ev.len(), 1);
+    }
+
+    #[test]
+    fn a_replica_replaying_the_events_holds_the_same_state() {
+        let mut server = room(&[1, 2, 3]);
+        let mut replica = Room::default();
+        let mut events = Vec::new();
+        events.push(server.request(1, 2, 0.0, 10.0).unwrap());
+        server.request(3, 1, 0.0, 10.0).unwrap_err();
+        events.push(server.accept(2).unwrap());
+        server.request(3, 2, 0.0, 10.0).unwrap_err();
+        for e in &events {
+            replica.apply(*e);
+        }
+        for id in [1, 2, 3] {
+            assert_eq!(replica.interaction(id), server.interaction(id), "player {id}");
+        }
+        let mut late = Room::default();
+        let mut snap = Vec::new();
+        server.snapshot(&mut snap);
+        for e in snap {
+            late.apply(e);
+        }
+        assert_eq!(late.interaction(2), server.interaction(2), "a late joiner catches up");
+        let mut ended = Vec::new();
+        server.cancel(2, &mut ended).unwrap();
+        for e in ended {
+            replica.apply(e);
+        }
+        assert_eq!(replica.interaction(1), None);
+        assert_eq!(replica.interaction(2), None);
     }
 
     #[test]
