@@ -43,6 +43,8 @@ pub enum RoomError {
     Busy(PlayerId),
     /// There is no pending request to answer, or no interaction to cancel.
     NothingPending,
+    /// The caller may only act for its own player (a multiplayer peer for its peer id).
+    NotYours(PlayerId),
 }
 
 impl core::fmt::Display for RoomError {
@@ -52,6 +54,7 @@ impl core::fmt::Display for RoomError {
             RoomError::SelfTarget => write!(f, "a player cannot hold their own hand"),
             RoomError::Busy(id) => write!(f, "player {id} already has a request or a partner"),
             RoomError::NothingPending => write!(f, "there is nothing to answer or cancel"),
+            RoomError::NotYours(id) => write!(f, "this peer cannot act for player {id}"),
         }
     }
 }
@@ -331,7 +334,10 @@ impl Room {
             } => {
                 for (id, partner) in [(initiator, recipient), (recipient, initiator)] {
                     if let Some(i) = self.index(id) {
-                        if self.players[i].interaction.is_some_and(|x| x.partner == partner) {
+                        if self.players[i]
+                            .interaction
+                            .is_some_and(|x| x.partner == partner)
+                        {
                             self.players[i].interaction = None;
                         }
                     }
@@ -507,7 +513,11 @@ mod tests {
             replica.apply(*e);
         }
         for id in [1, 2, 3] {
-            assert_eq!(replica.interaction(id), server.interaction(id), "player {id}");
+            assert_eq!(
+                replica.interaction(id),
+                server.interaction(id),
+                "player {id}"
+            );
         }
         let mut late = Room::default();
         let mut snap = Vec::new();
@@ -515,7 +525,11 @@ mod tests {
         for e in snap {
             late.apply(e);
         }
-        assert_eq!(late.interaction(2), server.interaction(2), "a late joiner catches up");
+        assert_eq!(
+            late.interaction(2),
+            server.interaction(2),
+            "a late joiner catches up"
+        );
         let mut ended = Vec::new();
         server.cancel(2, &mut ended).unwrap();
         for e in ended {

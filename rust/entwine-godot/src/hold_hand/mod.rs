@@ -122,6 +122,11 @@ pub struct HoldHandComponent {
     /// Rotation of the recipient's hand relative to the shared contact rotation (Euler, degrees).
     #[export]
     recipient_contact_rotation: Vector3,
+    /// Reach spheres are this much shorter than the arms, so that the contact stays reachable while
+    /// the shoulders move between the solve and the skeleton update.
+    #[export(range = (0.0, 0.2, 0.005, suffix = "m"))]
+    #[init(val = 0.02)]
+    reach_margin: f32,
     /// SmoothDamp time of the shared contact point.
     #[export(range = (0.0, 1.0, 0.005, suffix = "s"))]
     #[init(val = 0.08)]
@@ -942,7 +947,7 @@ impl HoldHandComponent {
         let skeleton = self.skeleton_node()?;
         let to_world = skeleton.get_global_transform();
         let mut ik_b = ik.clone();
-        let reach = ik_b.bind_mut().get_chain_length();
+        let reach = ik_b.bind_mut().get_chain_length() - self.reach_margin.max(0.0);
         let ik_ref = ik.bind();
         let hand = to_world * ik_ref.get_animated_end_transform();
         let upper = to_world * ik_ref.get_animated_upper_position();
