@@ -3,13 +3,18 @@ extends Node3D
 ##
 ## With a window: keys 1–9 switch demos, Esc quits. Headless with `-- --screenshots DIR` (what
 ## `cargo xtask demo` does without a display): each demo runs for a few seconds, a frame is saved as
-## `DIR/NN_name.png`, then the next demo starts. With `-- --check-extension` (the exported-build check)
-## it prints whether the extension's classes are registered and quits.
+## `DIR/NN_name.png`, then the next demo starts; `--only NAME` keeps the demos whose name contains
+## NAME. With `-- --check-extension` (the exported-build check) it prints whether the extension's
+## classes are registered and quits.
 
 const DEMOS := [
 	["limb_ik", "res://demo/limb_ik_demo.gd"],
+	["hold_hand", "res://demo/hold_hand_demo.gd"],
+	["formation", "res://demo/formation_demo.gd"],
+	["env_touch", "res://demo/env_touch_demo.gd"],
+	["rope", "res://demo/rope_demo.gd"],
 ]
-const EXTENSION_CLASSES := ["LimbIK", "NetClock"]
+const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset"]
 ## Frames a demo runs before its screenshot.
 const SETTLE_FRAMES := 150
 
@@ -28,9 +33,11 @@ func _ready() -> void:
 	var layer := CanvasLayer.new()
 	layer.add_child(_label)
 	add_child(layer)
+	var only_at := args.find("--only")
+	var only: String = args[only_at + 1] if only_at >= 0 and only_at + 1 < args.size() else ""
 	var shots_at := args.find("--screenshots")
 	if shots_at >= 0 and shots_at + 1 < args.size():
-		_take_screenshots(args[shots_at + 1])
+		_take_screenshots(args[shots_at + 1], only)
 	else:
 		_show(0)
 
@@ -54,9 +61,11 @@ func _show(i: int) -> void:
 	_label.text = "Entwine — %s   [%d/%d, keys 1–%d]" % [title, i + 1, DEMOS.size(), DEMOS.size()]
 
 
-func _take_screenshots(dir: String) -> void:
+func _take_screenshots(dir: String, only: String) -> void:
 	DirAccess.make_dir_recursive_absolute(dir)
 	for i in DEMOS.size():
+		if not only.is_empty() and not DEMOS[i][0].contains(only):
+			continue
 		_show(i)
 		for f in SETTLE_FRAMES:
 			await get_tree().process_frame
@@ -68,8 +77,9 @@ func _take_screenshots(dir: String) -> void:
 			get_tree().quit(1)
 			return
 		print("saved ", path)
-	_current.queue_free()
-	_current = null
+	if _current:
+		_current.queue_free()
+		_current = null
 	await get_tree().process_frame
 	get_tree().quit(0)
 

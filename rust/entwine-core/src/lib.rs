@@ -18,9 +18,13 @@
 //!   quantisation and two-bone limb IK). It never allocates and never panics.
 //! * [`clock`]: estimating a server's clock from ping round trips.
 //! * [`hold_hand`]: two players holding hands: room state, phases, follow spring, shared contact.
+//! * [`env_touch`]: a walking character's hand reaches for and rests on nearby walls.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod env_touch;
+pub mod formation;
 pub mod hold_hand;
 pub mod kit;
+pub mod rope;

@@ -46,3 +46,14 @@ pub fn transform_scaled(p: Pose, scale: Vector3) -> Transform3D {
     let basis = Basis::from_quaternion(quaternion(p.rotation)) * Basis::from_scale(scale);
     Transform3D::new(basis, vector3(p.position))
 }
+
+/// Returns the full affine map (rotation, scale, shear and origin) of a Godot transform.
+#[inline]
+pub fn affine(t: Transform3D) -> glam::Affine3A {
+    glam::Affine3A::from_cols(
+        vec3(t.basis.col_a()).into(),
+        vec3(t.basis.col_b()).into(),
+        vec3(t.basis.col_c()).into(),
+        vec3(t.origin).into(),
+    )
+}

@@ -5,13 +5,21 @@
 use godot::prelude::*;
 
 mod convert;
+mod env_touch;
+mod formation;
 mod hold_hand;
 mod limb_ik;
 mod net_clock;
+mod rope;
 
+pub use env_touch::EnvironmentInteractionStateMachine;
+pub use formation::{
+    AgentSource, FormationController, FormationFacing, FormationKind, FormationShape,
+};
 pub use hold_hand::{HoldHandComponent, HoldHandRoom};
 pub use limb_ik::LimbIK;
 pub use net_clock::NetClock;
+pub use rope::{RopePreset, RopeSimulation};
 
 struct Entwine;
 

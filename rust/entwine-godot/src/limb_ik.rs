@@ -50,6 +50,7 @@ pub struct LimbIK {
     target_node: NodePath,
     /// The target's global transform, used when [member target_node] is empty.
     #[export]
+    #[var(pub)]
     target_transform: Transform3D,
 
     /// A node whose global position the elbow/knee bends toward. Overrides [member pole_direction].
@@ -59,15 +60,18 @@ pub struct LimbIK {
     /// Direction, in the skeleton's space, from the upper bone toward which the elbow/knee bends.
     /// Zero keeps the bend plane of the animated pose.
     #[export]
+    #[var(pub)]
     pole_direction: Vector3,
 
     /// How far the end bone moves from its animated position to the target (0 = not at all, 1 = onto it).
     #[export_group(name = "Weights")]
     #[export(range = (0.0, 1.0))]
+    #[var(pub)]
     #[init(val = 1.0)]
     position_weight: f32,
     /// How far the end bone turns from its animated rotation to the target's rotation.
     #[export(range = (0.0, 1.0))]
+    #[var(pub)]
     #[init(val = 0.0)]
     rotation_weight: f32,
 

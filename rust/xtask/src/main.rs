@@ -102,7 +102,7 @@ fn build_extension(repo: &Path, release: bool) -> Result<()> {
     for name in slots {
         let dest = bin.join(name);
         // Replace rather than overwrite in place: a running Godot may have the old file mapped.
-        let tmp = bin.join(format!(".{name}.tmp"));
+        let tmp = bin.join(format!(".{name}.{}.tmp", std::process::id()));
         fs::copy(&built, &tmp)
             .map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), tmp.display()))?;
         fs::rename(&tmp, &dest).map_err(|e| format!("cannot place {}: {e}", dest.display()))?;

@@ -151,6 +151,44 @@ impl Collider {
         self.pose.transform_point(n) - self.pose.position
     }
 
+    /// Returns where to put a ball of `radius` at the world point `p` so that it no longer overlaps the
+    /// collider, and the surface normal there; `None` when it does not overlap.
+    ///
+    /// A ball that came from `from` (where it was outside) leaves a box through the face on the side it
+    /// came from, not through the nearest face: a rope point pulled deep into a thin wall must not pop
+    /// out on the far side.
+    #[must_use]
+    pub fn resolve(&self, p: Vec3, from: Vec3, radius: f32) -> Option<(Vec3, Vec3)> {
+        let d = self.distance(p) - radius;
+        if d >= 0.0 || !d.is_finite() {
+            return None;
+        }
+        if let Shape::Box { half_extents } = self.shape {
+            let lp = self.pose.inverse_transform_point(p);
+            let lf = self.pose.inverse_transform_point(from);
+            let outside = lf.abs() - half_extents - Vec3::splat(radius);
+            if outside.max_element() > -1e-3
+                && lp.abs().cmplt(half_extents + Vec3::splat(radius)).all()
+            {
+                let axis = if outside.x >= outside.y && outside.x >= outside.z {
+                    0
+                } else if outside.y >= outside.z {
+                    1
+                } else {
+                    2
+                };
+                let mut n = Vec3::ZERO;
+                n[axis] = if lf[axis] >= 0.0 { 1.0 } else { -1.0 };
+                let mut q = lp;
+                q[axis] = n[axis] * (half_extents[axis] + radius);
+                let world_n = self.pose.transform_point(n) - self.pose.position;
+                return Some((self.pose.transform_point(q), world_n));
+            }
+        }
+        let n = self.normal(p);
+        Some((p - n * d, n))
+    }
+
     /// Returns the fraction `t` in [0, 1] of the way from `a` to `b` (world, metres) at which a ball of
     /// `radius` metres first touches the collider, by sphere tracing; `None` when the path stays clear.
     ///
@@ -164,18 +202,23 @@ impl Collider {
 }
 
 /// Returns where a ball of `radius` moving from `a` to `b` (shape-local) first touches `shape`.
+///
+/// Sphere tracing with a minimum stride of half the ball's radius (at least 1 mm): the shape inflated by
+/// the radius is at least one diameter thick, so the stride cannot step over it, and a path grazing a
+/// face does not crawl.
 fn sweep_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
     const CONTACT: f32 = 1e-4;
-    const MAX_STEPS: usize = 32;
+    const MAX_STEPS: usize = 96;
     let delta = b - a;
     let length = delta.length();
     if !length.is_finite() {
         return None;
     }
-    let mut travelled = 0.0;
+    let min_stride = (0.5 * radius).max(1e-3);
+    let mut travelled: f32 = 0.0;
     for _ in 0..MAX_STEPS {
         let p = if length > 0.0 {
-            a + delta * (travelled / length)
+            a + delta * (travelled.min(length) / length)
         } else {
             a
         };
@@ -184,20 +227,18 @@ fn sweep_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
             return None;
         }
         if d < CONTACT {
-            return Some(if length > 0.0 { travelled / length } else { 0.0 });
+            return Some(if length > 0.0 {
+                (travelled.min(length) / length).clamp(0.0, 1.0)
+            } else {
+                0.0
+            });
         }
-        travelled += d;
-        if travelled > length {
+        if travelled >= length {
             return None;
         }
+        travelled += d.max(min_stride).min(length - travelled).max(CONTACT);
     }
-    // Grazing paths converge slowly; treat the last sample as the contact, which the push-out then
-    // settles exactly.
-    Some(if length > 0.0 {
-        (travelled / length).min(1.0)
-    } else {
-        0.0
-    })
+    None
 }
 
 /// The colliders near a rope for one physics frame, in a buffer reused from frame to frame.
@@ -325,6 +366,25 @@ mod tests {
         assert!((wall.distance(Vec3::new(1.0, 0.0, 0.0)) - 0.95).abs() < 1e-5);
         let n = wall.normal(Vec3::new(1.0, 0.0, 0.0));
         assert!((n - Vec3::NEG_X).length() < 1e-5, "{n}");
+    }
+
+    #[test]
+    fn a_point_pulled_through_a_thin_wall_leaves_on_its_own_side() {
+        let wall = at(
+            Vec3::ZERO,
+            Shape::Box {
+                half_extents: Vec3::new(0.02, 1.0, 1.0),
+            },
+        );
+        // Came from x < 0, now 1 cm past the midplane: nearest face is +X, but it goes back to −X.
+        let (q, n) = wall
+            .resolve(Vec3::new(0.01, 0.3, 0.0), Vec3::new(-0.2, 0.2, 0.0), 0.03)
+            .expect("overlaps");
+        assert!((q - Vec3::new(-0.05, 0.3, 0.0)).length() < 1e-5, "{q}");
+        assert_eq!(n, Vec3::NEG_X);
+        assert!(wall
+            .resolve(Vec3::new(-0.2, 0.3, 0.0), Vec3::ZERO, 0.03)
+            .is_none());
     }
 
     #[test]

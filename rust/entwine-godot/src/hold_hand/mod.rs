@@ -1113,8 +1113,9 @@ impl HoldHandComponent {
         }
         self.runtime.hand_weights = (position, rotation);
         if let Some(mut ik) = self.runtime.ik.clone().filter(|ik| ik.is_instance_valid()) {
-            ik.set("position_weight", &position.to_variant());
-            ik.set("rotation_weight", &rotation.to_variant());
+            let mut b = ik.bind_mut();
+            b.set_position_weight(position);
+            b.set_rotation_weight(rotation);
         }
         // Arm layers follow the hand weight: 0 → as animated, 1 → the hold value.
         let Some(mut tree) = self.tree_node() else {

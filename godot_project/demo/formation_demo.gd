@@ -1,0 +1,202 @@
+extends Node3D
+## FormationController: a drill square. Twenty soldiers (test characters driven by velocity) run a
+## drill — column → line → wedge → circle, march, halt, face, dress — while a 2,000-agent MultiMesh
+## crowd re-forms behind them. The live contract metrics are on screen; the panel on the right tunes
+## ε, δ, k1..k3 and the formation live.
+
+var title := "FormationController — a drill square: 20 soldiers and a 2,000-agent crowd"
+
+## The drill: [seconds into the cycle, command, argument].
+const DRILL := [
+	[3.0, "form", "column"],
+	[6.5, "form", "line"],
+	[10.0, "form", "wedge"],
+	[13.5, "form", "circle"],
+	[17.0, "form", "column"],
+	[19.0, "march", null],
+	[23.0, "halt", null],
+	[25.0, "face", PI / 2],
+	[27.0, "face", 0.0],
+	[29.0, "dress", null],
+]
+const CYCLE := 32.0
+const CROWD_SHAPES := ["crowd_box", "crowd_spiral", "crowd_column", "crowd_square"]
+
+var _squad: FormationController
+var _crowd: FormationController
+var _soldiers: Array[TestCharacter] = []
+var _metrics: Label
+var _command := "wedge"
+var _time := 0.0
+var _next := 0
+var _crowd_time := 0.0
+var _crowd_shape := 0
+var _last_settle := "—"
+var _formation_picker: OptionButton
+
+
+func _ready() -> void:
+	DemoStage.build(self, Vector3(0, 10.5, 13.5), Vector3(0, 0, -3.5), 120.0)
+
+	_squad = FormationController.new()
+	_squad.name = "DrillSquad"
+	_squad.formation = "wedge"
+	_squad.debug_draw = true
+	var scene := load("res://characters/test_character.tscn") as PackedScene
+	for i in 20:
+		var soldier := scene.instantiate() as TestCharacter
+		soldier.name = "Soldier%02d" % i
+		soldier.position = Vector3((i % 5) * 1.2 - 2.4, 0, (i / 5) * 1.2)
+		_squad.add_child(soldier)
+		_soldiers.append(soldier)
+	add_child(_squad)
+	for soldier in _soldiers:
+		# The controller moves them (move_and_slide with its velocity); they animate from speed.
+		soldier.frozen = true
+		soldier.drive_animation = false
+	_squad.snap_to_slots()
+	_squad.settled.connect(_on_settled)
+	_squad.formation_changed.connect(_on_formation_changed)
+
+	_crowd = FormationController.new()
+	_crowd.name = "Crowd"
+	_crowd.position = Vector3(0, 0, -46)
+	_crowd.agent_source = FormationController.AGENTS_INTERNAL
+	_crowd.emit_agent_signals = false
+	_crowd.add_formation("crowd_box", "(shape: Box(files: 50), spacing: 0.7)")
+	_crowd.add_formation("crowd_spiral", "(shape: Spiral(initial_radius: 2.0, growth: 0.2), spacing: 0.7)")
+	_crowd.add_formation("crowd_column", "(shape: Column(files: 80), spacing: 0.7)")
+	_crowd.add_formation("crowd_square", "(shape: Box(files: 64), spacing: 0.6, direction: 45.0)")
+	_crowd.max_speed = 6.0
+	_crowd.formation = "crowd_box"
+	_crowd.internal_agent_count = 2000
+	add_child(_crowd)
+	_crowd.snap_to_slots()
+
+	_build_ui()
+
+
+func _physics_process(delta: float) -> void:
+	_time += delta
+	var t := fmod(_time, CYCLE)
+	if _next < DRILL.size() and t >= DRILL[_next][0]:
+		_run(DRILL[_next])
+		_next += 1
+	elif t < DRILL[0][0] and _next >= DRILL.size():
+		_next = 0
+	_crowd_time += delta
+	if _crowd_time > 9.0:
+		_crowd_time = 0.0
+		_crowd_shape = (_crowd_shape + 1) % CROWD_SHAPES.size()
+		_crowd.form(CROWD_SHAPES[_crowd_shape])
+	# Walk cycles from the commanded speed.
+	for i in _soldiers.size():
+		var speed := _squad.get_agent_velocity(i).length()
+		var tree := _soldiers[i].animation_tree
+		if tree:
+			tree.set(&"parameters/move/blend_amount", clampf(speed / 0.6, 0.0, 1.0))
+			tree.set(&"parameters/speed/scale", clampf(speed / 1.4, 0.6, 2.0))
+
+
+func _process(_delta: float) -> void:
+	var m := _squad.get_metrics()
+	var settle: float = m["settle_time"]
+	_metrics.text = "Drill: %s\nformation: %s\nspacing error: %.1f cm  (≤ 5)\nheading std: %.2f°  (≤ 3)\nsettle: %s  (≤ 1.2 s)\nlast settle: %s\nstates: %d idle · %d moving · %d aligning · %d stabilizing\ncrowd: %d agents, %s" % [
+		_command, m["formation"], m["spacing_error"] * 100.0, m["heading_std"],
+		("%.2f s" % settle) if settle >= 0.0 else "settling…", _last_settle,
+		m["idle"], m["moving"], m["aligning"], m["stabilizing"],
+		_crowd.get_agent_count(), CROWD_SHAPES[_crowd_shape].trim_prefix("crowd_")]
+
+
+func _run(step: Array) -> void:
+	var what: String = step[1]
+	match what:
+		"form":
+			_squad.form(step[2])
+			_command = "form %s" % step[2]
+		"march":
+			# Alternate sides each cycle so the squad stays on the square.
+			var side := 1.0 if int(_time / CYCLE) % 2 == 0 else -1.0
+			_squad.march(Vector3(side, 0, 0), 1.2)
+			_command = "right, march" if side > 0.0 else "left, march"
+		"halt":
+			_squad.halt()
+			_command = "halt"
+		"face":
+			_squad.face(step[2])
+			_command = "left, face" if step[2] != 0.0 else "front, face"
+		"dress":
+			_squad.dress()
+			_command = "dress"
+
+
+func _on_formation_changed(formation: String) -> void:
+	if _formation_picker == null:
+		return
+	for i in _formation_picker.item_count:
+		if _formation_picker.get_item_text(i) == formation:
+			_formation_picker.select(i)
+
+
+func _on_settled(m: Dictionary) -> void:
+	_last_settle = "%.2f s %s" % [m["settle_time"], "✓ contract met" if m["contract_met"] else "✗"]
+
+
+func _build_ui() -> void:
+	var layer := CanvasLayer.new()
+	add_child(layer)
+	var box := PanelContainer.new()
+	box.position = Vector2(16, 52)
+	var style := StyleBoxFlat.new()
+	style.bg_color = Color(0.05, 0.07, 0.1, 0.72)
+	style.set_content_margin_all(10)
+	box.add_theme_stylebox_override("panel", style)
+	_metrics = Label.new()
+	_metrics.add_theme_font_size_override("font_size", 17)
+	box.add_child(_metrics)
+	layer.add_child(box)
+
+	var panel := PanelContainer.new()
+	panel.add_theme_stylebox_override("panel", style)
+	panel.anchor_left = 1.0
+	panel.anchor_right = 1.0
+	panel.offset_left = -290
+	panel.offset_right = -16
+	panel.offset_top = 52
+	var rows := VBoxContainer.new()
+	panel.add_child(rows)
+	var heading := Label.new()
+	heading.text = "Tuning (live)"
+	heading.add_theme_font_size_override("font_size", 17)
+	rows.add_child(heading)
+	_formation_picker = OptionButton.new()
+	for f in _squad.get_formation_names():
+		_formation_picker.add_item(f)
+	_formation_picker.item_selected.connect(func(i: int) -> void:
+		_squad.form(_formation_picker.get_item_text(i))
+		_command = "form %s (panel)" % _formation_picker.get_item_text(i))
+	rows.add_child(_formation_picker)
+	_on_formation_changed(_squad.formation)
+	_slider(rows, "ε align threshold (m)", "align_threshold", 0.01, 0.2, 0.005)
+	_slider(rows, "δ heading tolerance (°)", "heading_tolerance", 0.5, 10.0, 0.1)
+	_slider(rows, "k1 position gain", "k1", 0.0, 6.0, 0.05)
+	_slider(rows, "k2 heading gain", "k2", 0.0, 6.0, 0.05)
+	_slider(rows, "k3 integral gain", "k3", 0.0, 1.0, 0.01)
+	layer.add_child(panel)
+
+
+func _slider(rows: VBoxContainer, text: String, property: String, lo: float, hi: float, step: float) -> void:
+	var label := Label.new()
+	var slider := HSlider.new()
+	slider.min_value = lo
+	slider.max_value = hi
+	slider.step = step
+	slider.value = _squad.get(property)
+	slider.custom_minimum_size = Vector2(240, 0)
+	var show := func(v: float) -> void: label.text = "%s: %.3f" % [text, v]
+	show.call(slider.value)
+	slider.value_changed.connect(func(v: float) -> void:
+		_squad.set(property, v)
+		show.call(v))
+	rows.add_child(label)
+	rows.add_child(slider)

@@ -1,0 +1,60 @@
+//! A walking character's hand reaches for and rests on nearby walls.
+//!
+//! * [`machine`]: the Reset → Search → Approach → Rise → Touch state machine ([`EnvTouch`]), driven
+//!   by a per-frame [`TouchInput`] and producing IK targets and weights for both hands.
+//! * [`shapes`]: closest points on box, sphere, capsule, cylinder, convex hull, trimesh and world
+//!   boundary shapes under a transform (Godot has no general query for it).
+//! * [`detection_box`]: the detection volume sized from the character's height.
+//!
+//! Godot's axes: +Y up, the character faces −Z, its right is +X. Metres, seconds, radians.
+
+pub mod machine;
+pub mod shapes;
+
+pub use machine::{
+    ramp_alpha, Candidate, ConfigIssue, EnvTouch, HandTarget, ResetReason, Side, TouchConfig,
+    TouchEvent, TouchInput, TouchState, MAX_EVENTS, REFERENCE_RATE_HZ,
+};
+pub use shapes::{closest_point_on_shapes, Shape, Trimesh};
+
+use glam::Vec3;
+
+/// The detection volume: a cube and where its centre sits in the character's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DetectionBox {
+    /// Side of the cube (m): the wingspan, taken as the character's height.
+    pub size: f32,
+    /// Centre of the cube relative to the character's origin (m, character frame).
+    pub centre: Vec3,
+}
+
+/// Returns the seed's detection volume for a character of `height` metres whose collider centre is
+/// at `collider_centre` (character frame): a cube of side = wingspan (= height), raised a quarter
+/// wingspan and pushed half a wingspan forward (−Z). `None` for a height that is not finite and > 0.
+#[must_use]
+pub fn detection_box(height: f32, collider_centre: Vec3) -> Option<DetectionBox> {
+    if !(height.is_finite() && height > 0.0 && collider_centre.is_finite()) {
+        return None;
+    }
+    let wingspan = height;
+    Some(DetectionBox {
+        size: wingspan,
+        centre: collider_centre + Vec3::new(0.0, 0.25 * wingspan, -0.5 * wingspan),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection_box_follows_the_seed() {
+        let b = detection_box(1.75, Vec3::new(0.0, 0.875, 0.0)).unwrap();
+        assert_eq!(b.size, 1.75);
+        assert!((b.centre - Vec3::new(0.0, 0.875 + 0.4375, -0.875)).length() < 1e-6);
+        assert!(detection_box(0.0, Vec3::ZERO).is_none());
+        assert!(detection_box(f32::NAN, Vec3::ZERO).is_none());
+        assert!(detection_box(-1.0, Vec3::ZERO).is_none());
+        assert!(detection_box(1.0, Vec3::NAN).is_none());
+    }
+}

@@ -1,0 +1,807 @@
+//! Closest points on collision shapes under a transform.
+//!
+//! Godot has no general "closest point on a collider" query, so the touch logic computes it here for
+//! the shapes a wall, pillar or railing is usually made of. Shapes use Godot's conventions: boxes by
+//! half extents, capsules and cylinders along their local +Y with `height` the full height (a
+//! capsule's includes its caps), a world boundary as the plane `normal · p = d` whose solid side is
+//! below the plane.
+//!
+//! Like Unity's `Collider.ClosestPoint`, a point inside a solid shape (box, sphere, capsule, cylinder,
+//! convex hull, below a world boundary) is its own closest point. A trimesh is a surface: the closest
+//! point always lies on one of its triangles.
+//!
+//! Non-finite input, a degenerate transform or an empty shape gives `None`; nothing here panics or
+//! allocates per query.
+
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+
+/// One collision shape in its own local space (metres).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// An axis-aligned box centred on the origin, by half extents (each ≥ 0).
+    Box {
+        /// Half the box's size along X, Y and Z (m).
+        half_extents: Vec3,
+    },
+    /// A sphere centred on the origin.
+    Sphere {
+        /// Radius (m).
+        radius: f32,
+    },
+    /// A capsule along +Y centred on the origin.
+    Capsule {
+        /// Radius of the cylinder and of the two caps (m).
+        radius: f32,
+        /// Full height including both caps (m); clamped to at least `2 · radius`.
+        height: f32,
+    },
+    /// A solid cylinder along +Y centred on the origin.
+    Cylinder {
+        /// Radius (m).
+        radius: f32,
+        /// Full height (m).
+        height: f32,
+    },
+    /// The convex hull of a set of points.
+    Convex(Vec<Vec3>),
+    /// A triangle soup (Godot's concave polygon / trimesh).
+    Trimesh(Trimesh),
+    /// An infinite half-space: everything with `normal · p ≤ d` is solid.
+    WorldBoundary {
+        /// Unit normal of the plane, pointing out of the solid side.
+        normal: Vec3,
+        /// Signed distance of the plane from the origin along `normal` (m).
+        d: f32,
+    },
+}
+
+/// Triangles plus a bounding sphere per triangle for early rejection.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Trimesh {
+    triangles: Vec<[Vec3; 3]>,
+    bounds: Vec<(Vec3, f32)>,
+}
+
+impl Trimesh {
+    /// Returns a trimesh from a flat list of vertices, three per triangle (Godot's
+    /// `ConcavePolygonShape3D.get_faces()` layout). A trailing partial triangle and triangles with
+    /// non-finite vertices are dropped.
+    #[must_use]
+    pub fn from_faces(vertices: &[Vec3]) -> Self {
+        let mut mesh = Self::default();
+        for tri in vertices.chunks_exact(3) {
+            let tri = [tri[0], tri[1], tri[2]];
+            if tri.iter().all(|v| v.is_finite()) {
+                let centre = (tri[0] + tri[1] + tri[2]) / 3.0;
+                let radius = tri.iter().map(|v| v.distance(centre)).fold(0.0, f32::max);
+                mesh.triangles.push(tri);
+                mesh.bounds.push((centre, radius));
+            }
+        }
+        mesh
+    }
+
+    /// Returns the number of triangles.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.triangles.len()
+    }
+
+    /// Returns `true` if there are no triangles.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.triangles.is_empty()
+    }
+
+    /// Returns the closest point on any triangle to `p` (local space), or `None` when empty.
+    #[must_use]
+    pub fn closest_point(&self, p: Vec3) -> Option<Vec3> {
+        let mut best: Option<(f32, Vec3)> = None;
+        for (tri, &(centre, radius)) in self.triangles.iter().zip(&self.bounds) {
+            if let Some((best_d2, _)) = best {
+                // The triangle lies inside its bounding sphere: skip it if the sphere is farther.
+                let gap = (p.distance(centre) - radius).max(0.0);
+                if gap * gap > best_d2 {
+                    continue;
+                }
+            }
+            let q = closest_on_triangle(p, tri[0], tri[1], tri[2]);
+            let d2 = p.distance_squared(q);
+            if best.is_none_or(|(b, _)| d2 < b) {
+                best = Some((d2, q));
+            }
+        }
+        best.map(|(_, q)| q)
+    }
+}
+
+impl Shape {
+    /// Returns the closest point of this shape (placed by `transform`, its local-to-world affine) to
+    /// the world point `p` (m), or `None` when the input is not finite, the transform is not
+    /// invertible, or the shape is empty. Points inside a solid shape return themselves.
+    ///
+    /// Under non-uniform scale the result is the closest point in the shape's local metric, mapped
+    /// back to world space: exact for rotations, translations and uniform scale.
+    #[must_use]
+    pub fn closest_point(&self, transform: &Affine3A, p: Vec3) -> Option<Vec3> {
+        if !p.is_finite() || !transform.is_finite() {
+            return None;
+        }
+        let det = transform.matrix3.determinant();
+        if !det.is_finite() || det.abs() < 1e-12 {
+            return None;
+        }
+        let inverse = transform.inverse();
+        let local = inverse.transform_point3(p);
+        let q = self.closest_point_local(local)?;
+        let world = transform.transform_point3(q);
+        world.is_finite().then_some(world)
+    }
+
+    /// Returns the closest point to `p`, both in the shape's local space (see [`Shape::closest_point`]).
+    #[must_use]
+    pub fn closest_point_local(&self, p: Vec3) -> Option<Vec3> {
+        if !p.is_finite() {
+            return None;
+        }
+        let q = match self {
+            Self::Box { half_extents } => {
+                let h = half_extents.abs();
+                p.max(-h).min(h)
+            }
+            Self::Sphere { radius } => {
+                let r = radius.abs();
+                let len = p.length();
+                if len <= r {
+                    p
+                } else {
+                    p * (r / len)
+                }
+            }
+            Self::Capsule { radius, height } => {
+                let r = radius.abs();
+                let half = (0.5 * height.abs() - r).max(0.0);
+                let axis = Vec3::new(0.0, p.y.clamp(-half, half), 0.0);
+                let off = p - axis;
+                let len = off.length();
+                if len <= r {
+                    p
+                } else {
+                    axis + off * (r / len)
+                }
+            }
+            Self::Cylinder { radius, height } => {
+                let r = radius.abs();
+                let half = 0.5 * height.abs();
+                let radial = Vec3::new(p.x, 0.0, p.z);
+                let len = radial.length();
+                let radial = if len <= r { radial } else { radial * (r / len) };
+                Vec3::new(radial.x, p.y.clamp(-half, half), radial.z)
+            }
+            Self::Convex(points) => closest_on_hull(points, p)?,
+            Self::Trimesh(mesh) => mesh.closest_point(p)?,
+            Self::WorldBoundary { normal, d } => {
+                let n = normal.try_normalize()?;
+                let above = n.dot(p) - d;
+                if above <= 0.0 {
+                    p
+                } else {
+                    p - n * above
+                }
+            }
+        };
+        q.is_finite().then_some(q)
+    }
+}
+
+/// Returns the closest point to world point `p` over several shapes, each with its local-to-world
+/// transform, or `None` when no shape gives one.
+#[must_use]
+pub fn closest_point_on_shapes(shapes: &[(Shape, Affine3A)], p: Vec3) -> Option<Vec3> {
+    let mut best: Option<(f32, Vec3)> = None;
+    for (shape, transform) in shapes {
+        if let Some(q) = shape.closest_point(transform, p) {
+            let d2 = p.distance_squared(q);
+            if best.is_none_or(|(b, _)| d2 < b) {
+                best = Some((d2, q));
+            }
+        }
+    }
+    best.map(|(_, q)| q)
+}
+
+/// Returns the point of triangle `abc` closest to `p` (Ericson, *Real-Time Collision Detection* §5.1.5).
+/// Degenerate triangles fall back to their closest edge.
+#[must_use]
+pub fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
+    closest_on_triangle_features(p, a, b, c).0
+}
+
+/// Like [`closest_on_triangle`], also returning which vertices (bit 0 = a, 1 = b, 2 = c) span the
+/// feature the point lies on.
+fn closest_on_triangle_features(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8) {
+    let ab = b - a;
+    let ac = c - a;
+    let ap = p - a;
+    let d1 = ab.dot(ap);
+    let d2 = ac.dot(ap);
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, 0b001);
+    }
+    let bp = p - b;
+    let d3 = ab.dot(bp);
+    let d4 = ac.dot(bp);
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, 0b010);
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return (a + ab * v, 0b011);
+    }
+    let cp = p - c;
+    let d5 = ab.dot(cp);
+    let d6 = ac.dot(cp);
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, 0b100);
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return (a + ac * w, 0b101);
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * w, 0b110);
+    }
+    let sum = va + vb + vc;
+    let q = a + ab * (vb / sum) + ac * (vc / sum);
+    if sum.abs() > 1e-20 && q.is_finite() {
+        return (q, 0b111);
+    }
+    // Degenerate (collinear) triangle: the closest of its three edges.
+    let edges = [
+        (closest_on_segment(p, a, b), 0b011),
+        (closest_on_segment(p, a, c), 0b101),
+        (closest_on_segment(p, b, c), 0b110),
+    ];
+    edges
+        .into_iter()
+        .min_by(|x, y| p.distance_squared(x.0).total_cmp(&p.distance_squared(y.0)))
+        .unwrap_or((a, 0b001))
+}
+
+/// Returns the point of segment `ab` closest to `p`.
+#[must_use]
+pub fn closest_on_segment(p: Vec3, a: Vec3, b: Vec3) -> Vec3 {
+    let ab = b - a;
+    let len2 = ab.length_squared();
+    if len2 <= f32::MIN_POSITIVE {
+        return a;
+    }
+    a + ab * ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+}
+
+/// Most GJK iterations; a hull query converges in a handful.
+const GJK_MAX_ITERATIONS: usize = 64;
+
+/// Returns the closest point of the convex hull of `points` to `p` (local space): `p` itself when it
+/// is inside, else a point on the hull's surface. `None` for no points.
+///
+/// GJK distance between the hull and a point: the simplex is reduced with the closest-feature
+/// searches of Ericson §5.1.5–5.1.6, and the loop stops when the support point no longer improves
+/// the distance (relative 10⁻⁶).
+#[must_use]
+pub fn closest_on_hull(points: &[Vec3], p: Vec3) -> Option<Vec3> {
+    let first = *points.iter().find(|v| v.is_finite())?;
+    // Work relative to p: find the hull point of minimum norm.
+    let support = |dir: Vec3| -> Vec3 {
+        let mut best = first - p;
+        let mut best_dot = best.dot(dir);
+        for &v in points {
+            let w = v - p;
+            let d = w.dot(dir);
+            if d > best_dot {
+                best = w;
+                best_dot = d;
+            }
+        }
+        best
+    };
+    let mut simplex = [Vec3::ZERO; 4];
+    simplex[0] = first - p;
+    let mut count = 1;
+    let mut v = simplex[0];
+    for _ in 0..GJK_MAX_ITERATIONS {
+        let vv = v.length_squared();
+        if vv <= 1e-14 {
+            return Some(p);
+        }
+        let w = support(-v);
+        // No support point is closer to the origin along v: v is the minimum.
+        if vv - v.dot(w) <= 1e-6 * vv + 1e-12 {
+            break;
+        }
+        if simplex[..count].contains(&w) {
+            break;
+        }
+        simplex[count] = w;
+        count += 1;
+        let (closest, kept) = closest_on_simplex(&simplex[..count]);
+        if kept == 0 {
+            // The origin is inside the tetrahedron: p is inside the hull.
+            return Some(p);
+        }
+        let mut reduced = [Vec3::ZERO; 4];
+        let mut n = 0;
+        for (i, s) in simplex[..count].iter().enumerate() {
+            if kept & (1 << i) != 0 {
+                reduced[n] = *s;
+                n += 1;
+            }
+        }
+        simplex = reduced;
+        count = n;
+        if closest.length_squared() >= vv {
+            // No progress (rounding): keep the better point and stop.
+            break;
+        }
+        v = closest;
+    }
+    let q = p + v;
+    q.is_finite().then_some(q)
+}
+
+/// Returns the point of the simplex (1–4 vertices) closest to the origin and the mask of vertices
+/// spanning its feature; mask 0 means the origin is inside the tetrahedron.
+fn closest_on_simplex(s: &[Vec3]) -> (Vec3, u8) {
+    match s.len() {
+        1 => (s[0], 0b1),
+        2 => {
+            let ab = s[1] - s[0];
+            let len2 = ab.length_squared();
+            let t = if len2 > f32::MIN_POSITIVE {
+                (-s[0].dot(ab) / len2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let mask = if t <= 0.0 {
+                0b01
+            } else if t >= 1.0 {
+                0b10
+            } else {
+                0b11
+            };
+            (s[0] + ab * t, mask)
+        }
+        3 => closest_on_triangle_features(Vec3::ZERO, s[0], s[1], s[2]),
+        _ => closest_on_tetrahedron(s[0], s[1], s[2], s[3]),
+    }
+}
+
+/// Returns the point of tetrahedron `abcd` closest to the origin with its feature mask, or mask 0
+/// when the origin is inside (Ericson §5.1.6).
+fn closest_on_tetrahedron(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> (Vec3, u8) {
+    let faces: [([Vec3; 3], Vec3, [u8; 3]); 4] = [
+        ([a, b, c], d, [0, 1, 2]),
+        ([a, c, d], b, [0, 2, 3]),
+        ([a, d, b], c, [0, 3, 1]),
+        ([b, d, c], a, [1, 3, 2]),
+    ];
+    let mut best: Option<(f32, Vec3, u8)> = None;
+    for (tri, opposite, index) in faces {
+        let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
+        let sign_origin = n.dot(-tri[0]);
+        let sign_opposite = n.dot(opposite - tri[0]);
+        // The origin is outside this face when it lies on the other side from the fourth vertex;
+        // a flat tetrahedron has no inside, so every face is tested.
+        let flat = sign_opposite.abs() <= 1e-12 * (1.0 + n.length_squared());
+        if !(flat || sign_origin * sign_opposite < 0.0) {
+            continue;
+        }
+        let (q, local) = closest_on_triangle_features(Vec3::ZERO, tri[0], tri[1], tri[2]);
+        let d2 = q.length_squared();
+        if best.is_none_or(|(bd, _, _)| d2 < bd) {
+            let mut mask = 0;
+            for (k, &vertex) in index.iter().enumerate() {
+                if local & (1 << k) != 0 {
+                    mask |= 1 << vertex;
+                }
+            }
+            best = Some((d2, q, mask));
+        }
+    }
+    best.map_or((Vec3::ZERO, 0), |(_, q, mask)| (q, mask))
+}
+
+/// Returns an affine transform from a basis given as three columns and an origin.
+#[must_use]
+pub fn affine(x: Vec3, y: Vec3, z: Vec3, origin: Vec3) -> Affine3A {
+    Affine3A {
+        matrix3: Mat3A::from_cols(Vec3A::from(x), Vec3A::from(y), Vec3A::from(z)),
+        translation: Vec3A::from(origin),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{Quat, Vec4};
+
+    /// A tiny deterministic generator for test data.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn signed(&mut self) -> f32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        }
+
+        fn vec3(&mut self) -> Vec3 {
+            Vec3::new(self.signed(), self.signed(), self.signed())
+        }
+
+        fn quat(&mut self) -> Quat {
+            loop {
+                let v = Vec4::new(self.signed(), self.signed(), self.signed(), self.signed());
+                let len = v.length();
+                if len > 0.1 && len <= 1.0 {
+                    return Quat::from_vec4(v / len);
+                }
+            }
+        }
+    }
+
+    /// Returns the smallest distance from `p` to the surface points produced by `sample(u, v)` over an
+    /// `n × n` grid of parameters in [0, 1]².
+    fn sampled_distance(p: Vec3, n: usize, sample: impl Fn(f32, f32) -> Vec3) -> f32 {
+        let mut best = f32::INFINITY;
+        for i in 0..=n {
+            for j in 0..=n {
+                let q = sample(i as f32 / n as f32, j as f32 / n as f32);
+                best = best.min(p.distance(q));
+            }
+        }
+        best
+    }
+
+    fn some_transform(rng: &mut Lcg) -> Affine3A {
+        Affine3A::from_rotation_translation(rng.quat(), rng.vec3() * 3.0)
+    }
+
+    /// Checks the closest point against a brute-force search of the world-space surface for random
+    /// query points outside the shape; `tol` covers the sampling grid's resolution.
+    fn check_against_surface(
+        shape: &Shape,
+        surface: impl Fn(f32, f32) -> Vec3,
+        inside: impl Fn(Vec3) -> bool,
+        n: usize,
+        tol: f32,
+    ) {
+        let mut rng = Lcg(11);
+        for _ in 0..40 {
+            let t = some_transform(&mut rng);
+            let p_local = rng.vec3() * 3.0;
+            let p = t.transform_point3(p_local);
+            let q = shape.closest_point(&t, p).expect("a closest point");
+            if inside(p_local) {
+                assert!(q.distance(p) < 1e-4, "inside point returns itself");
+                continue;
+            }
+            let brute = sampled_distance(p, n, |u, v| t.transform_point3(surface(u, v)));
+            let got = p.distance(q);
+            assert!(got <= brute + 1e-4, "{shape:?}: {got} > brute {brute}");
+            assert!(
+                got >= brute - tol,
+                "{shape:?}: {got} < brute {brute} - {tol}"
+            );
+        }
+    }
+
+    #[test]
+    fn box_against_brute_force() {
+        let h = Vec3::new(0.5, 1.0, 0.2);
+        let shape = Shape::Box { half_extents: h };
+        // Six faces unrolled into one parameter square: u picks the face band, v and the sub-u span it.
+        let surface = |u: f32, v: f32| {
+            let face = ((u * 6.0).floor() as usize).min(5);
+            let s = (u * 6.0 - face as f32) * 2.0 - 1.0;
+            let t = v * 2.0 - 1.0;
+            let sign = if face.is_multiple_of(2) { 1.0 } else { -1.0 };
+            match face / 2 {
+                0 => Vec3::new(sign * h.x, s * h.y, t * h.z),
+                1 => Vec3::new(s * h.x, sign * h.y, t * h.z),
+                _ => Vec3::new(s * h.x, t * h.y, sign * h.z),
+            }
+        };
+        let inside = |p: Vec3| p.abs().cmple(h).all();
+        check_against_surface(&shape, surface, inside, 600, 0.02);
+    }
+
+    #[test]
+    fn sphere_against_brute_force() {
+        let shape = Shape::Sphere { radius: 0.7 };
+        let surface = |u: f32, v: f32| {
+            let (theta, phi) = (u * std::f32::consts::TAU, v * std::f32::consts::PI);
+            Vec3::new(phi.sin() * theta.cos(), phi.cos(), phi.sin() * theta.sin()) * 0.7
+        };
+        check_against_surface(&shape, surface, |p| p.length() <= 0.7, 300, 0.01);
+    }
+
+    #[test]
+    fn capsule_against_brute_force() {
+        let (r, height) = (0.3, 1.6);
+        let shape = Shape::Capsule { radius: r, height };
+        let half = 0.5 * height - r;
+        // The capsule is the set of points at distance r from the segment; sample it as a sphere swept
+        // along the axis.
+        let surface = |u: f32, v: f32| {
+            let (theta, phi) = (u * std::f32::consts::TAU, v * std::f32::consts::PI);
+            let dir = Vec3::new(phi.sin() * theta.cos(), phi.cos(), phi.sin() * theta.sin());
+            let centre = Vec3::new(0.0, if dir.y >= 0.0 { half } else { -half }, 0.0);
+            centre + dir * r
+        };
+        let inside = |p: Vec3| {
+            let a = Vec3::new(0.0, p.y.clamp(-half, half), 0.0);
+            p.distance(a) <= r
+        };
+        // The lateral surface is also covered: every lateral point lies on a hemisphere's equator band.
+        let lateral = |u: f32, v: f32| {
+            let theta = u * std::f32::consts::TAU;
+            Vec3::new(r * theta.cos(), -half + 2.0 * half * v, r * theta.sin())
+        };
+        let mut rng = Lcg(5);
+        for _ in 0..40 {
+            let t = some_transform(&mut rng);
+            let p_local = rng.vec3() * 3.0;
+            let p = t.transform_point3(p_local);
+            let q = shape.closest_point(&t, p).unwrap();
+            if inside(p_local) {
+                assert!(q.distance(p) < 1e-4);
+                continue;
+            }
+            let brute = sampled_distance(p, 300, |u, v| t.transform_point3(surface(u, v))).min(
+                sampled_distance(p, 300, |u, v| t.transform_point3(lateral(u, v))),
+            );
+            let got = p.distance(q);
+            assert!(
+                got <= brute + 1e-4 && got >= brute - 0.01,
+                "{got} vs {brute}"
+            );
+        }
+    }
+
+    #[test]
+    fn cylinder_against_brute_force() {
+        let (r, height) = (0.4, 1.2);
+        let shape = Shape::Cylinder { radius: r, height };
+        let half = 0.5 * height;
+        // Lateral surface for u < 0.5, the two caps (as discs) for u ≥ 0.5.
+        let surface = |u: f32, v: f32| {
+            if u < 0.5 {
+                let theta = u * 2.0 * std::f32::consts::TAU;
+                Vec3::new(r * theta.cos(), -half + 2.0 * half * v, r * theta.sin())
+            } else {
+                let k = (u - 0.5) * 2.0;
+                let y = if k < 0.5 { half } else { -half };
+                let rad = r * ((k * 2.0) % 1.0);
+                let theta = v * std::f32::consts::TAU;
+                Vec3::new(rad * theta.cos(), y, rad * theta.sin())
+            }
+        };
+        let inside = |p: Vec3| p.y.abs() <= half && Vec3::new(p.x, 0.0, p.z).length() <= r;
+        check_against_surface(&shape, surface, inside, 700, 0.02);
+    }
+
+    /// The hull faces of a small point set by brute force: every triangle with all points on one side.
+    fn hull_faces(points: &[Vec3]) -> Vec<[Vec3; 3]> {
+        let mut faces = Vec::new();
+        let n = points.len();
+        for i in 0..n {
+            for j in i + 1..n {
+                for k in j + 1..n {
+                    let (a, b, c) = (points[i], points[j], points[k]);
+                    let normal = (b - a).cross(c - a);
+                    if normal.length_squared() < 1e-10 {
+                        continue;
+                    }
+                    let side = points.iter().map(|p| normal.dot(*p - a));
+                    let (mut pos, mut neg) = (false, false);
+                    for s in side {
+                        pos |= s > 1e-6;
+                        neg |= s < -1e-6;
+                    }
+                    if !(pos && neg) {
+                        faces.push([a, b, c]);
+                    }
+                }
+            }
+        }
+        faces
+    }
+
+    #[test]
+    fn convex_hull_against_brute_force() {
+        let mut rng = Lcg(17);
+        for round in 0..20 {
+            let points: Vec<Vec3> = (0..12 + round).map(|_| rng.vec3() * 1.5).collect();
+            let faces = hull_faces(&points);
+            assert!(!faces.is_empty());
+            let shape = Shape::Convex(points.clone());
+            let t = some_transform(&mut rng);
+            for _ in 0..20 {
+                let p_local = rng.vec3() * 4.0;
+                let p = t.transform_point3(p_local);
+                let q = shape.closest_point(&t, p).unwrap();
+                let inside = faces.iter().all(|f| {
+                    let n = (f[1] - f[0]).cross(f[2] - f[0]);
+                    let centroid = points.iter().copied().sum::<Vec3>() / points.len() as f32;
+                    let inward = n.dot(centroid - f[0]).signum();
+                    n.dot(p_local - f[0]) * inward >= 0.0
+                });
+                if inside {
+                    assert!(q.distance(p) < 1e-4, "inside point returns itself");
+                    continue;
+                }
+                let brute = faces
+                    .iter()
+                    .map(|f| p_local.distance(closest_on_triangle(p_local, f[0], f[1], f[2])))
+                    .fold(f32::INFINITY, f32::min);
+                let got = p.distance(q);
+                assert!(
+                    (got - brute).abs() < 2e-4,
+                    "round {round}: {got} vs {brute}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn trimesh_against_brute_force() {
+        let mut rng = Lcg(23);
+        let mut verts = Vec::new();
+        for _ in 0..30 {
+            let c = rng.vec3() * 2.0;
+            verts.extend([c, c + rng.vec3() * 0.5, c + rng.vec3() * 0.5]);
+        }
+        let shape = Shape::Trimesh(Trimesh::from_faces(&verts));
+        let t = some_transform(&mut rng);
+        for _ in 0..30 {
+            let p_local = rng.vec3() * 3.0;
+            let p = t.transform_point3(p_local);
+            let q = shape.closest_point(&t, p).unwrap();
+            // Brute force: densely sample every triangle with barycentric coordinates.
+            let mut best = f32::INFINITY;
+            for tri in verts.chunks_exact(3) {
+                best = best.min(sampled_distance(p_local, 60, |u, v| {
+                    let (u, v) = if u + v > 1.0 {
+                        (1.0 - u, 1.0 - v)
+                    } else {
+                        (u, v)
+                    };
+                    tri[0] + (tri[1] - tri[0]) * u + (tri[2] - tri[0]) * v
+                }));
+            }
+            let got = p.distance(q);
+            assert!(got <= best + 1e-4 && got >= best - 0.01, "{got} vs {best}");
+        }
+    }
+
+    #[test]
+    fn world_boundary_against_brute_force() {
+        let normal = Vec3::new(0.3, 1.0, -0.2).normalize();
+        let shape = Shape::WorldBoundary { normal, d: 0.4 };
+        let mut rng = Lcg(29);
+        let t = some_transform(&mut rng);
+        // An orthonormal frame on the plane for sampling a 20 m patch.
+        let u_axis = normal.any_orthonormal_vector();
+        let v_axis = normal.cross(u_axis);
+        for _ in 0..30 {
+            let p_local = rng.vec3() * 3.0;
+            let p = t.transform_point3(p_local);
+            let q = shape.closest_point(&t, p).unwrap();
+            if normal.dot(p_local) <= 0.4 {
+                assert!(q.distance(p) < 1e-4, "below the boundary is inside");
+                continue;
+            }
+            let brute = sampled_distance(p_local, 400, |u, v| {
+                normal * 0.4 + u_axis * (u * 20.0 - 10.0) + v_axis * (v * 20.0 - 10.0)
+            });
+            let got = p.distance(q);
+            assert!(
+                got <= brute + 1e-4 && got >= brute - 0.04,
+                "{got} vs {brute}"
+            );
+            // The result lies on the plane (in world space).
+            let back = t.inverse().transform_point3(q);
+            assert!((normal.dot(back) - 0.4).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn known_values_under_a_transform() {
+        // A 2 m × 3 m × 0.2 m wall turned 90° about Y and moved to x = -1.
+        let wall = Shape::Box {
+            half_extents: Vec3::new(1.0, 1.5, 0.1),
+        };
+        let t = Affine3A::from_rotation_translation(
+            Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+            Vec3::new(-1.0, 1.5, 0.0),
+        );
+        let q = wall.closest_point(&t, Vec3::new(0.0, 1.4, 0.3)).unwrap();
+        assert!(q.distance(Vec3::new(-0.9, 1.4, 0.3)) < 1e-5, "{q}");
+        // Uniform scale 2 doubles the sphere.
+        let s = Affine3A::from_scale(Vec3::splat(2.0));
+        let q = Shape::Sphere { radius: 0.5 }
+            .closest_point(&s, Vec3::new(3.0, 0.0, 0.0))
+            .unwrap();
+        assert!(q.distance(Vec3::new(1.0, 0.0, 0.0)) < 1e-5);
+        // A capsule's height includes its caps: the top is at height / 2.
+        let q = Shape::Capsule {
+            radius: 0.25,
+            height: 1.75,
+        }
+        .closest_point_local(Vec3::new(0.0, 5.0, 0.0))
+        .unwrap();
+        assert!(q.distance(Vec3::new(0.0, 0.875, 0.0)) < 1e-5);
+    }
+
+    #[test]
+    fn several_shapes_pick_the_nearest() {
+        let shapes = [
+            (
+                Shape::Sphere { radius: 0.5 },
+                Affine3A::from_translation(Vec3::new(3.0, 0.0, 0.0)),
+            ),
+            (
+                Shape::Box {
+                    half_extents: Vec3::splat(0.5),
+                },
+                Affine3A::from_translation(Vec3::new(-2.0, 0.0, 0.0)),
+            ),
+        ];
+        let q = closest_point_on_shapes(&shapes, Vec3::ZERO).unwrap();
+        assert!(q.distance(Vec3::new(-1.5, 0.0, 0.0)) < 1e-5);
+        assert!(closest_point_on_shapes(&[], Vec3::ZERO).is_none());
+    }
+
+    #[test]
+    fn bad_input_gives_none_without_panicking() {
+        let t = Affine3A::IDENTITY;
+        let sphere = Shape::Sphere { radius: 1.0 };
+        assert!(sphere.closest_point(&t, Vec3::NAN).is_none());
+        assert!(sphere
+            .closest_point(&Affine3A::from_scale(Vec3::ZERO), Vec3::ONE)
+            .is_none());
+        let nan_t = Affine3A::from_translation(Vec3::new(f32::NAN, 0.0, 0.0));
+        assert!(sphere.closest_point(&nan_t, Vec3::ONE).is_none());
+        assert!(Shape::Convex(vec![]).closest_point(&t, Vec3::ONE).is_none());
+        assert!(Shape::Trimesh(Trimesh::from_faces(&[Vec3::ONE]))
+            .closest_point(&t, Vec3::ONE)
+            .is_none());
+        assert!(Shape::WorldBoundary {
+            normal: Vec3::ZERO,
+            d: 0.0
+        }
+        .closest_point(&t, Vec3::ONE)
+        .is_none());
+        // Degenerate convex inputs: one point, collinear points, coplanar points.
+        let one = Shape::Convex(vec![Vec3::X]);
+        assert!(one.closest_point(&t, Vec3::ZERO).unwrap().distance(Vec3::X) < 1e-6);
+        let line = Shape::Convex(vec![Vec3::ZERO, Vec3::X, Vec3::X * 2.0]);
+        let q = line.closest_point(&t, Vec3::new(1.5, 1.0, 0.0)).unwrap();
+        assert!(q.distance(Vec3::new(1.5, 0.0, 0.0)) < 1e-5, "{q}");
+        let flat = Shape::Convex(vec![Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::X + Vec3::Z]);
+        let q = flat.closest_point(&t, Vec3::new(0.5, 2.0, 0.5)).unwrap();
+        assert!(q.distance(Vec3::new(0.5, 0.0, 0.5)) < 1e-5, "{q}");
+        // Huge values stay finite or give None.
+        let big = Shape::Box {
+            half_extents: Vec3::splat(f32::MAX),
+        };
+        let _ = big.closest_point(&t, Vec3::splat(1e30));
+    }
+}

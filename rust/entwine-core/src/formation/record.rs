@@ -1,0 +1,160 @@
+//! Record and replay: a ring buffer of the last frames of every agent (seed §3.11).
+
+use glam::Vec2;
+
+use super::agent::AgentState;
+
+/// Frames kept by default (≈ 16.7 s at 60 Hz).
+pub const DEFAULT_FRAMES: usize = 1000;
+
+/// One agent in one recorded frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Position (x, z) in metres.
+    pub pos: Vec2,
+    /// Heading (yaw) in radians.
+    pub heading: f32,
+    /// Speed in m/s.
+    pub speed: f32,
+    /// State of the agent.
+    pub state: AgentState,
+}
+
+/// A ring buffer of `frames × agents` samples, allocated once when recording starts.
+#[derive(Default, Debug, Clone)]
+pub struct Recorder {
+    agents: usize,
+    capacity: usize,
+    samples: Vec<Sample>,
+    ticks: Vec<u64>,
+    head: usize,
+    len: usize,
+}
+
+impl Recorder {
+    /// Returns a recorder for `agents` agents keeping `frames` frames (clamped to 1..=100 000 and
+    /// to at most 64 M samples in total).
+    #[must_use]
+    pub fn new(agents: usize, frames: usize) -> Self {
+        let frames = frames
+            .clamp(1, 100_000)
+            .min((64 << 20) / agents.max(1))
+            .max(1);
+        Self {
+            agents,
+            capacity: frames,
+            samples: vec![Sample::default(); agents * frames],
+            ticks: vec![0; frames],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Returns how many frames are stored.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Returns true when nothing was recorded.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Returns the number of agents per frame.
+    #[must_use]
+    pub fn agents(&self) -> usize {
+        self.agents
+    }
+
+    /// Returns the ring's capacity in frames.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Stores one frame (overwriting the oldest when full); `fill(i)` gives agent `i`'s sample.
+    pub fn push(&mut self, tick: u64, mut fill: impl FnMut(usize) -> Sample) {
+        if self.capacity == 0 {
+            return;
+        }
+        let base = self.head * self.agents;
+        for (i, s) in self.samples[base..base + self.agents]
+            .iter_mut()
+            .enumerate()
+        {
+            *s = fill(i);
+        }
+        self.ticks[self.head] = tick;
+        self.head = (self.head + 1) % self.capacity;
+        self.len = (self.len + 1).min(self.capacity);
+    }
+
+    /// Returns frame `k` (0 = oldest stored) as its tick number and samples, or `None` past the end.
+    #[must_use]
+    pub fn frame(&self, k: usize) -> Option<(u64, &[Sample])> {
+        if k >= self.len {
+            return None;
+        }
+        let slot = (self.head + self.capacity - self.len + k) % self.capacity;
+        let base = slot * self.agents;
+        Some((self.ticks[slot], &self.samples[base..base + self.agents]))
+    }
+
+    /// Writes every stored frame as CSV (`tick,agent,x,z,heading,speed,state`) into `out`.
+    ///
+    /// # Errors
+    /// Returns the writer's error.
+    pub fn export_csv(&self, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+        writeln!(out, "tick,agent,x,z,heading,speed,state")?;
+        for k in 0..self.len {
+            if let Some((tick, samples)) = self.frame(k) {
+                for (i, s) in samples.iter().enumerate() {
+                    writeln!(
+                        out,
+                        "{tick},{i},{:.4},{:.4},{:.4},{:.4},{}",
+                        s.pos.x,
+                        s.pos.y,
+                        s.heading,
+                        s.speed,
+                        s.state.name()
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_keeps_the_newest_frames() {
+        let mut r = Recorder::new(2, 3);
+        for t in 0..5u64 {
+            r.push(t, |i| Sample {
+                pos: Vec2::new(t as f32, i as f32),
+                ..Sample::default()
+            });
+        }
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.frame(0).unwrap().0, 2);
+        assert_eq!(r.frame(2).unwrap().1[1].pos, Vec2::new(4.0, 1.0));
+        assert!(r.frame(3).is_none());
+        let mut csv = String::new();
+        r.export_csv(&mut csv).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 3 * 2);
+        assert!(csv.contains("4,1,4.0000,1.0000,0.0000,0.0000,idle"));
+    }
+
+    #[test]
+    fn huge_requests_are_clamped() {
+        let r = Recorder::new(1_000_000, 1_000_000);
+        assert!(r.capacity() * r.agents() <= 64 << 20);
+        let r = Recorder::new(0, 0);
+        assert_eq!(r.capacity(), 1);
+    }
+}

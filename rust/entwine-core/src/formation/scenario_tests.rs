@@ -1,0 +1,354 @@
+//! Scenario tests: step a small world and assert on outcomes.
+
+use glam::Vec2;
+
+use super::rng::Rng;
+use super::*;
+
+const SHAPES: [&str; 9] = [
+    "(shape: Line)",
+    "(shape: Column(files: 5))",
+    "(shape: Arc(radius: 8.0))",
+    "(shape: Circle, facing: Outward)",
+    "(shape: Spiral(initial_radius: 1.5, growth: 0.35))",
+    "(shape: Wedge(angle: 90.0))",
+    "(shape: Box(hollow: false))",
+    "(shape: Box(hollow: true))",
+    "(shape: Custom(points: [(0.0,0.0),(1.5,0.0),(3.0,0.0),(4.5,0.0),(0.0,1.5),(1.5,1.5),(3.0,1.5),(4.5,1.5),(0.0,3.0),(1.5,3.0),(3.0,3.0),(4.5,3.0),(0.0,4.5),(1.5,4.5),(3.0,4.5),(4.5,4.5),(0.75,6.0),(2.25,6.0),(3.75,6.0),(2.25,7.5)]))",
+];
+
+fn def(text: &str) -> FormationDef {
+    FormationDef::from_ron(text).expect("valid formation")
+}
+
+fn noisy_config() -> SquadConfig {
+    SquadConfig {
+        latency: 0.12,
+        step_noise: 0.001,
+        ..SquadConfig::default()
+    }
+}
+
+/// Scatters every agent up to `radius` m from its slot with a random heading.
+fn scatter(squad: &mut Squad, rng: &mut Rng, radius: f32) {
+    for i in 0..squad.len() {
+        let s = squad.slot_of(i).unwrap();
+        let mut off = rng.vec2();
+        while off.length() > 1.0 {
+            off = rng.vec2();
+        }
+        let yaw = rng.signed() * core::f32::consts::PI;
+        squad.place(i, squad.slot_pos(s) + off * radius, yaw);
+    }
+}
+
+fn min_pair_distance(squad: &Squad) -> f32 {
+    let mut m = f32::MAX;
+    for i in 0..squad.len() {
+        for j in 0..i {
+            m = m.min(squad.position(i).distance(squad.position(j)));
+        }
+    }
+    m
+}
+
+#[test]
+fn twenty_agents_meet_the_contract_in_every_formation_with_latency_and_noise() {
+    let mut rng = Rng::new(2024);
+    for text in SHAPES {
+        let mut squad = Squad::new(20, true, noisy_config());
+        squad.seed_noise(rng.next_u64());
+        squad.form(&def(text)).unwrap();
+        scatter(&mut squad, &mut rng, 1.0);
+        squad.form(&def(text)).unwrap();
+        let mut settled = None;
+        for _ in 0..(3 * 60) {
+            squad.step();
+            if let Some(m) = squad.take_settled() {
+                settled = Some(m);
+            }
+        }
+        let m = settled.unwrap_or_else(|| panic!("{text}: never settled: {:?}", squad.metrics()));
+        eprintln!(
+            "{text}: settled {:.3} s, spacing {:.3}, heading std {:.2}°",
+            m.settle_time,
+            m.spacing_error,
+            m.heading_std.to_degrees()
+        );
+        assert!(
+            m.settle_time <= 1.2,
+            "{text}: settled at {} s",
+            m.settle_time
+        );
+        assert!(m.contract_met);
+        let now = squad.metrics();
+        assert!(
+            now.spacing_error <= 0.05,
+            "{text}: spacing {}",
+            now.spacing_error
+        );
+        assert!(
+            now.heading_std <= 3f32.to_radians(),
+            "{text}: heading std {}",
+            now.heading_std.to_degrees()
+        );
+    }
+}
+
+#[test]
+fn crowded_reform_keeps_agents_apart() {
+    // 30 agents packed 0.5 m apart in a block re-form into a line and back, repeatedly.
+    let cfg = SquadConfig::default();
+    let r = cfg.repulsion_radius;
+    let mut squad = Squad::new(30, true, cfg);
+    let block = def("(shape: Box(files: 6), spacing: 0.5)");
+    let line = def("(shape: Line, spacing: 0.5)");
+    let circle = def("(shape: Circle, spacing: 0.5)");
+    squad.form(&block).unwrap();
+    squad.snap_to_slots();
+    let mut closest = f32::MAX;
+    for shape in [&line, &circle, &block, &circle, &line] {
+        squad.form(shape).unwrap();
+        for _ in 0..150 {
+            squad.step();
+            closest = closest.min(min_pair_distance(&squad));
+        }
+    }
+    assert!(
+        closest >= 0.8 * r,
+        "two agents came {closest} m close (limit {})",
+        0.8 * r
+    );
+}
+
+#[test]
+fn ten_switches_in_a_row_stay_finite_and_do_not_cross() {
+    let mut squad = Squad::new(20, true, noisy_config());
+    squad.snap_to_slots();
+    let mut rng = Rng::new(1);
+    for k in 0..10 {
+        let text = SHAPES[(k * 4) % SHAPES.len()];
+        let before: Vec<Vec2> = (0..20).map(|i| squad.position(i)).collect();
+        squad.form(&def(text)).unwrap();
+        let slots: Vec<Vec2> = (0..20)
+            .map(|i| squad.slot_pos(squad.slot_of(i).unwrap()))
+            .collect();
+        for i in 0..20 {
+            for j in 0..i {
+                assert!(
+                    !assign::segments_cross(before[i], slots[i], before[j], slots[j]),
+                    "switch {k}: paths {i} and {j} cross"
+                );
+            }
+        }
+        // Interrupt some transitions half way.
+        let steps = if rng.signed() > 0.0 { 90 } else { 30 };
+        for _ in 0..steps {
+            squad.step();
+        }
+        for i in 0..20 {
+            assert!(squad.position(i).is_finite() && squad.heading(i).is_finite());
+        }
+    }
+}
+
+#[test]
+fn marching_squad_moves_with_its_anchor_and_halts() {
+    let mut squad = Squad::new(12, true, noisy_config());
+    squad.form(&def("(shape: Column(files: 4))")).unwrap();
+    squad.snap_to_slots();
+    squad.march(Vec2::new(1.0, 0.0), 1.4);
+    for _ in 0..(4 * 60) {
+        squad.step();
+    }
+    // Facing +x is yaw −90°.
+    for i in 0..12 {
+        let err = kit_angle(squad.heading(i), -core::f32::consts::FRAC_PI_2);
+        assert!(
+            err < 3f32.to_radians(),
+            "agent {i} faces {}",
+            squad.heading(i).to_degrees()
+        );
+    }
+    let m = squad.metrics();
+    assert!(
+        m.spacing_error < 0.05,
+        "spacing while marching {}",
+        m.spacing_error
+    );
+    assert!(squad.anchor().vel.x > 1.39);
+    squad.halt();
+    for _ in 0..(3 * 60) {
+        squad.step();
+    }
+    assert!(squad.anchor().vel.length() < 1e-6);
+    assert_eq!(squad.metrics().states[AgentState::Moving as usize], 0);
+    assert!(squad.metrics().settle_time > 0.0);
+
+    squad.march_to(Vec2::new(10.0, 5.0), 2.0);
+    for _ in 0..(12 * 60) {
+        squad.step();
+    }
+    assert!((squad.anchor().pos - Vec2::new(10.0, 5.0)).length() < 0.01);
+    assert!(squad.metrics().max_slot_error < 0.05);
+}
+
+fn kit_angle(a: f32, b: f32) -> f32 {
+    crate::kit::angle_difference(a, b).abs()
+}
+
+#[test]
+fn dropped_agents_leave_the_contract_and_dress_closes_ranks() {
+    let mut squad = Squad::new(20, true, SquadConfig::default());
+    squad.form(&def("(shape: Line)")).unwrap();
+    squad.snap_to_slots();
+    let before = squad.baseline().unwrap();
+    squad.set_active(19, false);
+    squad.set_active(18, false);
+    squad.set_active(0, false);
+    assert_eq!(squad.slot_count(), 17);
+    assert!(squad.slot_of(19).is_none());
+    for _ in 0..180 {
+        squad.step();
+    }
+    let m = *squad.metrics();
+    assert_eq!(m.active, 17);
+    assert!(m.spacing_error < 0.05 && m.max_slot_error < 0.05, "{m:?}");
+    let after = squad.baseline().unwrap();
+    assert!(baseline::axis_angle(before.direction, after.direction).to_degrees() < 0.5);
+    squad.dress();
+    for _ in 0..180 {
+        squad.step();
+    }
+    assert!(squad.metrics().max_slot_error < 0.05);
+}
+
+#[test]
+fn face_turns_agents_in_place() {
+    let mut squad = Squad::new(8, true, SquadConfig::default());
+    squad.form(&def("(shape: Line)")).unwrap();
+    squad.snap_to_slots();
+    let before: Vec<Vec2> = (0..8).map(|i| squad.position(i)).collect();
+    squad.face(core::f32::consts::FRAC_PI_2);
+    for _ in 0..90 {
+        squad.step();
+    }
+    for (i, b) in before.iter().enumerate() {
+        assert!(squad.position(i).distance(*b) < 0.03);
+        assert!(kit_angle(squad.heading(i), core::f32::consts::FRAC_PI_2) < 0.03);
+    }
+    assert!(squad.metrics().settle_time > 0.0 && squad.metrics().settle_time < 1.2);
+}
+
+#[test]
+fn external_agents_follow_velocity_commands() {
+    // The game moves the agents: feed positions, apply the commanded velocity ourselves.
+    let mut squad = Squad::new(10, false, SquadConfig::default());
+    for i in 0..10 {
+        squad.place(i, Vec2::new(i as f32 * 0.7, 3.0), 0.0);
+    }
+    squad.form(&def("(shape: Circle)")).unwrap();
+    let mut pos: Vec<Vec2> = (0..10).map(|i| squad.position(i)).collect();
+    for _ in 0..(5 * 60) {
+        for (i, p) in pos.iter().enumerate() {
+            squad.sense(i, *p);
+        }
+        squad.step();
+        for (i, p) in pos.iter_mut().enumerate() {
+            *p += squad.velocity(i) * TICK;
+        }
+    }
+    assert!(
+        squad.metrics().max_slot_error < 0.05,
+        "{:?}",
+        squad.metrics()
+    );
+}
+
+#[test]
+fn hostile_inputs_never_panic_or_poison_state() {
+    let mut squad = Squad::new(
+        5,
+        true,
+        SquadConfig {
+            max_speed: f32::NAN,
+            latency: 1e9,
+            gains: Gains {
+                k1: f32::INFINITY,
+                ..Gains::default()
+            },
+            ..SquadConfig::default()
+        },
+    );
+    assert_eq!(squad.config().max_speed, 3.0);
+    squad.place(0, Vec2::NAN, 0.0);
+    squad.sense(1, Vec2::INFINITY);
+    squad.march(Vec2::new(f32::NAN, 1.0), 1.0);
+    squad.march(Vec2::ZERO, 1.0);
+    squad.march_to(Vec2::splat(f32::INFINITY), 1.0);
+    squad.face(f32::NAN);
+    let _ = squad.advance(f32::NAN);
+    let _ = squad.advance(-1.0);
+    let _ = squad.advance(1e9);
+    assert!(squad
+        .form(&def("(shape: Custom(points: [(0.0, 0.0)]))"))
+        .is_err());
+    assert_eq!(squad.slot_count(), 5, "previous formation kept");
+    for _ in 0..60 {
+        squad.step();
+    }
+    for i in 0..5 {
+        assert!(squad.position(i).is_finite());
+    }
+    let mut empty = Squad::new(0, true, SquadConfig::default());
+    empty.form(&def("(shape: Circle)")).unwrap();
+    empty.step();
+    empty.dress();
+    assert!(empty.baseline().is_none());
+    assert_eq!(empty.metrics().active, 0);
+}
+
+#[test]
+fn interpolation_blends_between_ticks() {
+    let mut squad = Squad::new(1, true, SquadConfig::default());
+    squad.march(Vec2::new(0.0, -1.0), 1.0);
+    for _ in 0..120 {
+        squad.step();
+    }
+    let a = squad.position(0);
+    squad.advance(TICK * 1.5);
+    let (p, _) = squad.interpolated(0);
+    let b = squad.position(0);
+    assert!(p.distance(a) > 0.0 && p.distance(b) > 0.0, "{a} {p} {b}");
+}
+
+#[test]
+fn recorder_captures_frames_for_replay() {
+    let mut squad = Squad::new(4, true, SquadConfig::default());
+    squad.set_recording(1000);
+    for _ in 0..1200 {
+        squad.step();
+    }
+    let rec = squad.recorder().unwrap();
+    assert_eq!(rec.len(), 1000);
+    let (tick, samples) = rec.frame(999).unwrap();
+    assert_eq!(tick, 1200);
+    assert_eq!(samples[2].pos, squad.position(2));
+}
+
+#[test]
+fn large_squads_tick_without_allocating_new_buffers() {
+    let mut squad = Squad::new(2000, true, SquadConfig::default());
+    let column = def("(shape: Column(files: 40))");
+    squad.form(&column).unwrap();
+    let mut rng = Rng::new(8);
+    scatter(&mut squad, &mut rng, 1.5);
+    squad.form(&column).unwrap();
+    for _ in 0..240 {
+        squad.step();
+    }
+    let m = squad.metrics();
+    assert_eq!(m.active, 2000);
+    assert!(m.max_slot_error < 0.05, "{m:?}");
+    assert!(squad.baseline().is_some());
+}

@@ -1,0 +1,563 @@
+//! Formations as data: the RON schema, its validation, and slot layout.
+//!
+//! A formation file holds one [`FormationDef`]:
+//!
+//! ```ron
+//! (
+//!     shape: Column(files: 5),
+//!     spacing: 1.2,      // metres between neighbours
+//!     direction: 0.0,    // degrees, turns the layout and the facing (counter-clockwise seen from above)
+//!     offset: (0.0, 0.0),// metres (x right, z back) from the anchor, after `direction`
+//!     facing: Forward,   // Forward | Outward | Inward
+//! )
+//! ```
+//!
+//! Slots are laid out in the formation's own frame (x right, z back, forward is −z) and centred on
+//! their centroid, so the anchor is the formation's centre. Slot 0 is the head (front, or the
+//! wedge's tip) and the last slot the tail; the baseline's weights use that order.
+
+use core::f32::consts::{PI, TAU};
+use glam::Vec2;
+use serde::Deserialize;
+
+/// The most agents (and so slots) a formation may lay out.
+pub const MAX_AGENTS: usize = 65_536;
+/// The largest spacing accepted, in metres.
+pub const MAX_SPACING: f32 = 100.0;
+/// The smallest spacing accepted, in metres.
+pub const MIN_SPACING: f32 = 0.05;
+/// The largest coordinate accepted for custom points and offsets, in metres.
+pub const MAX_COORD: f32 = 10_000.0;
+
+/// Which way each agent faces in its slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum Facing {
+    /// Every agent faces the formation's forward (−z of the layout).
+    #[default]
+    Forward,
+    /// Each agent faces away from the formation's centre (a circle guarding outward).
+    Outward,
+    /// Each agent faces the formation's centre.
+    Inward,
+}
+
+/// The geometric family of a formation. Counts follow the squad: a shape lays out as many slots as
+/// there are agents.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub enum Shape {
+    /// One rank, side by side along x.
+    Line,
+    /// Ranks × files: `files` agents per rank (or `ranks` ranks when given instead), ranks one
+    /// behind the other.
+    Column {
+        /// Agents per rank (side by side). 0 derives it from `ranks`.
+        #[serde(default)]
+        files: u32,
+        /// Number of ranks (used only when `files` is 0).
+        #[serde(default)]
+        ranks: u32,
+    },
+    /// An arc of the given radius bulging forward, neighbours `spacing` apart along it.
+    Arc {
+        /// Radius in metres.
+        radius: f32,
+    },
+    /// A full circle whose radius makes neighbours `spacing` apart.
+    Circle,
+    /// An Archimedean spiral r = initial_radius + growth·θ, neighbours `spacing` apart along it.
+    Spiral {
+        /// Radius of the first slot, in metres.
+        initial_radius: f32,
+        /// Radius gained per radian, in metres.
+        growth: f32,
+    },
+    /// A wedge (chevron): the head at the tip, arms alternating left and right behind it.
+    Wedge {
+        /// Opening angle between the two arms, in degrees (10..=170).
+        #[serde(default = "default_wedge_angle")]
+        angle: f32,
+    },
+    /// A square block: filled rows, or only its perimeter when `hollow`.
+    Box {
+        /// Agents per side of a filled box (0: the smallest square that fits).
+        #[serde(default)]
+        files: u32,
+        /// Only the perimeter is occupied.
+        #[serde(default)]
+        hollow: bool,
+    },
+    /// Explicit slot positions in metres (x right, z back); needs at least as many points as agents.
+    Custom {
+        /// The points, head first.
+        points: Vec<(f32, f32)>,
+    },
+}
+
+fn default_wedge_angle() -> f32 {
+    90.0
+}
+
+fn default_spacing() -> f32 {
+    1.2
+}
+
+/// A formation as stored in a `.ron` file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormationDef {
+    /// The layout family.
+    pub shape: Shape,
+    /// Distance between neighbouring agents in metres (default 1.2).
+    #[serde(default = "default_spacing")]
+    pub spacing: f32,
+    /// Rotation of the layout and facing relative to the anchor, in degrees (counter-clockwise seen
+    /// from above, like Godot's `rotation.y`).
+    #[serde(default)]
+    pub direction: f32,
+    /// Offset of the layout's centre from the anchor in metres (x right, z back), applied after
+    /// `direction`.
+    #[serde(default)]
+    pub offset: (f32, f32),
+    /// Which way agents face in their slots.
+    #[serde(default)]
+    pub facing: Facing,
+}
+
+impl Default for FormationDef {
+    fn default() -> Self {
+        Self {
+            shape: Shape::Line,
+            spacing: default_spacing(),
+            direction: 0.0,
+            offset: (0.0, 0.0),
+            facing: Facing::Forward,
+        }
+    }
+}
+
+/// Why a formation was rejected: a message and where in the text (1-based line and column; 0 when
+/// the problem has no position, e.g. a squad too large for a custom point list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FormationError {
+    /// 1-based line of the offending text, or 0.
+    pub line: u32,
+    /// 1-based column of the offending text, or 0.
+    pub column: u32,
+    /// What is wrong and what is accepted.
+    pub message: String,
+}
+
+impl core::fmt::Display for FormationError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: {}", self.line, self.column, self.message)
+        } else {
+            f.write_str(&self.message)
+        }
+    }
+}
+
+impl FormationDef {
+    /// Returns the formation parsed from RON text and validated, or the first problem with its
+    /// line and column. Never panics, whatever the text.
+    pub fn from_ron(text: &str) -> Result<Self, FormationError> {
+        // Hostile input: refuse absurdly long files before parsing (a million custom points is
+        // far past MAX_AGENTS anyway).
+        if text.len() > 4 * 1024 * 1024 {
+            return Err(FormationError {
+                line: 0,
+                column: 0,
+                message: format!("file is {} bytes; the limit is 4 MiB", text.len()),
+            });
+        }
+        let def: FormationDef = ron::from_str(text).map_err(|e| FormationError {
+            line: u32::try_from(e.position.line).unwrap_or(u32::MAX),
+            column: u32::try_from(e.position.col).unwrap_or(u32::MAX),
+            message: e.code.to_string(),
+        })?;
+        def.validate().map_err(|(field, message)| {
+            let (line, column) = locate(text, field);
+            FormationError {
+                line,
+                column,
+                message,
+            }
+        })?;
+        Ok(def)
+    }
+
+    /// Returns `Ok` when every number is finite and in range, else the offending field's name and
+    /// a message naming the accepted range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let finite_in = |field: &'static str, v: f32, lo: f32, hi: f32| {
+            if v.is_finite() && v >= lo && v <= hi {
+                Ok(())
+            } else {
+                Err((field, format!("{field} must be in {lo}..={hi} (got {v})")))
+            }
+        };
+        finite_in("spacing", self.spacing, MIN_SPACING, MAX_SPACING)?;
+        finite_in("direction", self.direction, -3600.0, 3600.0)?;
+        finite_in("offset", self.offset.0, -MAX_COORD, MAX_COORD)?;
+        finite_in("offset", self.offset.1, -MAX_COORD, MAX_COORD)?;
+        let max = MAX_AGENTS as u32;
+        match &self.shape {
+            Shape::Line | Shape::Circle => {}
+            Shape::Column { files, ranks } => {
+                if *files > max || *ranks > max {
+                    return Err((
+                        "files",
+                        format!("files and ranks must be in 0..={max} (got {files} × {ranks})"),
+                    ));
+                }
+            }
+            Shape::Arc { radius } => finite_in("radius", *radius, 0.1, MAX_COORD)?,
+            Shape::Spiral {
+                initial_radius,
+                growth,
+            } => {
+                finite_in("initial_radius", *initial_radius, 0.0, MAX_COORD)?;
+                finite_in("growth", *growth, 0.01, 100.0)?;
+            }
+            Shape::Wedge { angle } => finite_in("angle", *angle, 10.0, 170.0)?,
+            Shape::Box { files, .. } => {
+                if *files > 256 {
+                    return Err(("files", format!("files must be in 0..=256 (got {files})")));
+                }
+            }
+            Shape::Custom { points } => {
+                if points.is_empty() || points.len() > MAX_AGENTS {
+                    return Err((
+                        "points",
+                        format!(
+                            "points must hold 1..={MAX_AGENTS} entries (got {})",
+                            points.len()
+                        ),
+                    ));
+                }
+                for &(x, z) in points {
+                    finite_in("points", x, -MAX_COORD, MAX_COORD)?;
+                    finite_in("points", z, -MAX_COORD, MAX_COORD)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `n` slots (positions in metres in the anchor's frame, x right and z back, and each
+    /// slot's heading offset in radians) into `pos` and `heading`, clearing them first. Returns an
+    /// error when the shape cannot seat `n` agents (a custom list that is too short, or more than
+    /// [`MAX_AGENTS`]). Allocation happens only if the buffers are too small.
+    pub fn layout(
+        &self,
+        n: usize,
+        pos: &mut Vec<Vec2>,
+        heading: &mut Vec<f32>,
+    ) -> Result<(), FormationError> {
+        pos.clear();
+        heading.clear();
+        if n > MAX_AGENTS {
+            return Err(FormationError {
+                line: 0,
+                column: 0,
+                message: format!("{n} agents is more than the maximum {MAX_AGENTS}"),
+            });
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let s = self.spacing;
+        match &self.shape {
+            Shape::Line => {
+                for i in 0..n {
+                    pos.push(Vec2::new(i as f32 * s, 0.0));
+                }
+            }
+            Shape::Column { files, ranks } => {
+                let files = if *files > 0 {
+                    *files as usize
+                } else if *ranks > 0 {
+                    n.div_ceil(*ranks as usize)
+                } else {
+                    (n as f32).sqrt().ceil() as usize
+                }
+                .clamp(1, n);
+                for i in 0..n {
+                    let (rank, file) = (i / files, i % files);
+                    // A short last rank is centred behind the others.
+                    let in_rank = (n - rank * files).min(files);
+                    let x = (file as f32 - (in_rank as f32 - 1.0) * 0.5) * s;
+                    pos.push(Vec2::new(x, rank as f32 * s));
+                }
+            }
+            Shape::Arc { radius } => {
+                let r = *radius;
+                let step = (s / r).min(TAU / n as f32);
+                let sweep = step * (n as f32 - 1.0);
+                for i in 0..n {
+                    let a = -sweep * 0.5 + step * i as f32;
+                    // Bulging forward: the middle slot is the most forward (−z).
+                    pos.push(Vec2::new(r * a.sin(), -r * a.cos()));
+                }
+            }
+            Shape::Circle => {
+                let r = if n > 1 {
+                    s / (2.0 * (PI / n as f32).sin())
+                } else {
+                    0.0
+                };
+                for i in 0..n {
+                    let a = TAU * i as f32 / n as f32;
+                    pos.push(Vec2::new(r * a.sin(), -r * a.cos()));
+                }
+            }
+            Shape::Spiral {
+                initial_radius,
+                growth,
+            } => {
+                let (mut theta, b) = (0.0f32, *growth);
+                for _ in 0..n {
+                    let r = initial_radius + b * theta;
+                    pos.push(Vec2::new(r * theta.sin(), -r * theta.cos()));
+                    // Arc length ds = sqrt(r² + b²) dθ: step so neighbours are `s` apart.
+                    theta += s / (r * r + b * b).sqrt().max(1e-3);
+                }
+            }
+            Shape::Wedge { angle } => {
+                let half = (angle.to_radians() * 0.5).clamp(0.05, 1.5);
+                for i in 0..n {
+                    let row = i.div_ceil(2);
+                    let side = if i % 2 == 1 { -1.0 } else { 1.0 };
+                    let d = row as f32 * s;
+                    pos.push(Vec2::new(side * d * half.sin(), d * half.cos()));
+                }
+            }
+            Shape::Box { files, hollow } => {
+                if *hollow && n >= 4 {
+                    // Perimeter of a square with `side` slots per edge (corners shared).
+                    let side = (n.div_ceil(4) + 1).max(2);
+                    let edge = (side - 1) as f32 * s;
+                    let perimeter = 4.0 * edge;
+                    let step = perimeter / n as f32;
+                    for i in 0..n {
+                        let t = step * i as f32;
+                        let (e, u) = ((t / edge) as usize % 4, t % edge);
+                        let p = match e {
+                            0 => Vec2::new(u, 0.0),
+                            1 => Vec2::new(edge, u),
+                            2 => Vec2::new(edge - u, edge),
+                            _ => Vec2::new(0.0, edge - u),
+                        };
+                        pos.push(p);
+                    }
+                } else {
+                    let files = if *files > 0 {
+                        *files as usize
+                    } else {
+                        (n as f32).sqrt().ceil() as usize
+                    };
+                    for i in 0..n {
+                        pos.push(Vec2::new((i % files) as f32 * s, (i / files) as f32 * s));
+                    }
+                }
+            }
+            Shape::Custom { points } => {
+                if points.len() < n {
+                    return Err(FormationError {
+                        line: 0,
+                        column: 0,
+                        message: format!(
+                            "the custom formation has {} points but the squad has {n} agents",
+                            points.len()
+                        ),
+                    });
+                }
+                for &(x, z) in points.iter().take(n) {
+                    pos.push(Vec2::new(x, z));
+                }
+            }
+        }
+        // Centre on the centroid, then apply direction and offset.
+        let centroid = pos.iter().copied().sum::<Vec2>() / n as f32;
+        let yaw = self.direction.to_radians();
+        let offset = Vec2::new(self.offset.0, self.offset.1);
+        for p in pos.iter_mut() {
+            *p = rotate(*p - centroid, yaw) + offset;
+        }
+        for p in pos.iter() {
+            let local = rotate(*p - offset, -yaw);
+            let out = if local.length_squared() > 1e-8 {
+                yaw_of(local)
+            } else {
+                0.0
+            };
+            heading.push(match self.facing {
+                Facing::Forward => yaw,
+                Facing::Outward => wrap(out + yaw),
+                Facing::Inward => wrap(out + yaw + PI),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Returns `v` (x, z) turned by `yaw` radians about +Y (Godot's rotation.y convention).
+#[inline]
+#[must_use]
+pub fn rotate(v: Vec2, yaw: f32) -> Vec2 {
+    let (s, c) = yaw.sin_cos();
+    Vec2::new(v.x * c + v.y * s, -v.x * s + v.y * c)
+}
+
+/// Returns the yaw (radians) whose forward (−z rotated) points along `dir` (x, z).
+#[inline]
+#[must_use]
+pub fn yaw_of(dir: Vec2) -> f32 {
+    (-dir.x).atan2(-dir.y)
+}
+
+/// Returns the forward direction (x, z) of a yaw in radians.
+#[inline]
+#[must_use]
+pub fn forward_of(yaw: f32) -> Vec2 {
+    Vec2::new(-yaw.sin(), -yaw.cos())
+}
+
+fn wrap(a: f32) -> f32 {
+    crate::kit::wrap_angle(a)
+}
+
+/// Returns the 1-based line and column of the first `field:` in `text`, or (1, 1).
+fn locate(text: &str, field: &str) -> (u32, u32) {
+    let mut search = 0;
+    while let Some(found) = text[search..].find(field) {
+        let at = search + found;
+        let rest = text[at + field.len()..].trim_start();
+        let before_ok = at == 0
+            || !text[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if before_ok && rest.starts_with(':') {
+            let line = text[..at].matches('\n').count() + 1;
+            let col = at - text[..at].rfind('\n').map_or(0, |p| p + 1) + 1;
+            return (
+                u32::try_from(line).unwrap_or(u32::MAX),
+                u32::try_from(col).unwrap_or(u32::MAX),
+            );
+        }
+        search = at + field.len();
+    }
+    (1, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots(text: &str, n: usize) -> (Vec<Vec2>, Vec<f32>) {
+        let def = FormationDef::from_ron(text).expect("valid");
+        let (mut p, mut h) = (Vec::new(), Vec::new());
+        def.layout(n, &mut p, &mut h).expect("layout");
+        (p, h)
+    }
+
+    fn min_neighbour(p: &[Vec2]) -> f32 {
+        let mut m = f32::MAX;
+        for i in 0..p.len() {
+            for j in 0..i {
+                m = m.min(p[i].distance(p[j]));
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn every_shape_lays_out_centred_slots_spacing_apart() {
+        for text in [
+            "(shape: Line)",
+            "(shape: Column(files: 5))",
+            "(shape: Column(ranks: 4))",
+            "(shape: Arc(radius: 6.0))",
+            "(shape: Circle, facing: Outward)",
+            "(shape: Spiral(initial_radius: 1.0, growth: 0.3))",
+            "(shape: Wedge(angle: 90.0))",
+            "(shape: Box(hollow: false))",
+            "(shape: Box(hollow: true))",
+        ] {
+            let (p, h) = slots(text, 20);
+            assert_eq!(p.len(), 20, "{text}");
+            assert_eq!(h.len(), 20);
+            let c = p.iter().copied().sum::<Vec2>() / 20.0;
+            assert!(c.length() < 1e-3, "{text} centred: {c}");
+            let m = min_neighbour(&p);
+            assert!(m > 1.2 * 0.7 && m < 1.2 * 1.3, "{text}: min spacing {m}");
+        }
+    }
+
+    #[test]
+    fn line_direction_turns_layout_and_facing() {
+        let (p, h) = slots("(shape: Line, spacing: 2.0, direction: 90.0)", 3);
+        // Turned 90° counter-clockwise: the line runs along z.
+        assert!((p[0] - Vec2::new(0.0, 2.0)).length() < 1e-5, "{:?}", p);
+        assert!((h[0] - PI / 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn outward_circle_faces_away_from_centre() {
+        let (p, h) = slots("(shape: Circle, facing: Outward)", 8);
+        for (pi, hi) in p.iter().zip(&h) {
+            assert!(forward_of(*hi).dot(pi.normalize()) > 0.999);
+        }
+    }
+
+    #[test]
+    fn syntax_errors_name_line_and_column() {
+        let err = FormationDef::from_ron("(\n  shape: Line,\n  spacing: ,\n)").unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.column > 1);
+        let err = FormationDef::from_ron("(shape: Triangle)").unwrap_err();
+        assert_eq!(err.line, 1);
+        assert!(err.message.contains("Triangle"), "{err}");
+    }
+
+    #[test]
+    fn hostile_values_are_rejected_with_their_field() {
+        for (text, field, line) in [
+            ("(\n shape: Line,\n spacing: -1.0)", "spacing", 3),
+            ("(shape: Line, spacing: NaN)", "spacing", 1),
+            ("(shape: Line, spacing: inf)", "spacing", 1),
+            ("(shape: Column(files: 4000000000))", "files", 1),
+            ("(shape: Box(files: 100000))", "files", 1),
+            ("(shape: Arc(radius: 0.0))", "radius", 1),
+            ("(shape: Custom(points: []))", "points", 1),
+            ("(shape: Custom(points: [(1.0, NaN)]))", "points", 1),
+        ] {
+            let err = FormationDef::from_ron(text).unwrap_err();
+            assert!(err.message.contains(field), "{text}: {err}");
+            assert_eq!(err.line, line, "{text}: {err}");
+        }
+        // Values past u32 are a parse error, not a wrap-around.
+        assert!(FormationDef::from_ron("(shape: Column(files: 99999999999999))").is_err());
+        assert!(FormationDef::from_ron("(shape: Line, colour: 3)").is_err());
+        assert!(FormationDef::from_ron("").is_err());
+        assert!(FormationDef::from_ron(&"[".repeat(100_000)).is_err());
+    }
+
+    #[test]
+    fn custom_needs_enough_points() {
+        let def = FormationDef::from_ron("(shape: Custom(points: [(0.0, 0.0), (1.0, 0.0)]))")
+            .expect("valid");
+        let (mut p, mut h) = (Vec::new(), Vec::new());
+        assert!(def.layout(3, &mut p, &mut h).is_err());
+        assert!(def.layout(2, &mut p, &mut h).is_ok());
+        assert!(def.layout(MAX_AGENTS + 1, &mut p, &mut h).is_err());
+    }
+
+    #[test]
+    fn yaw_helpers_follow_godot() {
+        assert!((forward_of(0.0) - Vec2::new(0.0, -1.0)).length() < 1e-6);
+        assert!((yaw_of(Vec2::new(-1.0, 0.0)) - PI / 2.0).abs() < 1e-6);
+        assert!((rotate(Vec2::new(0.0, -1.0), 0.7) - forward_of(0.7)).length() < 1e-6);
+    }
+}

@@ -1,0 +1,1171 @@
+//! [`Squad`]: the whole controller — contract layer (slots relative to a moving anchor, minimum-
+//! travel assignment, baseline) and feedback layer (per-agent state machine, PID, soft walls) —
+//! stepped at a fixed 60 Hz with interpolation for rendering.
+//!
+//! # How a command plays out
+//!
+//! Every agent tracks a *reference* point and heading. When the slots jump (`form`, `face`,
+//! `dress`), each agent's reference glides from where the agent stood to its slot along a straight
+//! line with a smoothstep profile over one shared transition time (at least
+//! [`SquadConfig::arrival_time`], longer when the farthest agent would exceed `max_speed`). The
+//! reference's own motion is fed forward, and the PID (k₁, k₂, k₃) corrects what actuation latency,
+//! noise and obstacles add. Because the assignment minimises total travel, the straight paths do not
+//! cross, and since all agents progress along their paths in step, no two references meet; the soft
+//! walls keep bodies apart where paths pass close. Marching moves the anchor (with limited
+//! acceleration), so slots — and the squad — move with it.
+//!
+//! # Coordinates
+//!
+//! `Vec2` is (x, z) on the ground plane of the controller's frame; yaw is Godot's `rotation.y`
+//! (forward = (−sin yaw, −cos yaw)).
+
+use glam::Vec2;
+
+use super::agent::{next_state, position_command, turn_command, AgentState, Gains, Thresholds};
+use super::assign::Assigner;
+use super::baseline::{axis_angle, slot_weight, Baseline, BaselineFit};
+use super::hash::SpatialHash;
+use super::record::{Recorder, Sample, DEFAULT_FRAMES};
+use super::rng::Rng;
+use super::shape::{forward_of, rotate, yaw_of, FormationDef, FormationError, MAX_AGENTS};
+use crate::kit::{move_towards_vec3, wrap_angle as kit_wrap_angle};
+
+/// Returns `a` wrapped into [−π, π]: the kit's `wrap_angle`, with a fast path for the common case
+/// of an angle at most one turn out of range (no `fmod`).
+#[inline]
+fn wrap_angle(a: f32) -> f32 {
+    use core::f32::consts::{PI, TAU};
+    if (-PI..=PI).contains(&a) {
+        a
+    } else if (PI..=3.0 * PI).contains(&a) {
+        a - TAU
+    } else if (-3.0 * PI..-PI).contains(&a) {
+        a + TAU
+    } else {
+        kit_wrap_angle(a)
+    }
+}
+
+/// Returns the signed shortest turn from `a` to `b` (radians), like the kit's `angle_difference`.
+#[inline]
+fn angle_difference(a: f32, b: f32) -> f32 {
+    wrap_angle(b - a)
+}
+
+/// Logic rate in Hz.
+pub const TICK_HZ: f32 = 60.0;
+/// Logic step in seconds.
+pub const TICK: f32 = 1.0 / TICK_HZ;
+/// Most ticks one `advance` call runs (a long hitch is dropped rather than replayed).
+pub const MAX_CATCH_UP: u32 = 8;
+/// Longest simulated actuation latency, in ticks.
+pub const MAX_LATENCY_TICKS: usize = 60;
+const NONE: u32 = u32::MAX;
+
+/// Tunables. Defaults are the seed's values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SquadConfig {
+    /// PID gains.
+    pub gains: Gains,
+    /// State-machine thresholds.
+    pub thresholds: Thresholds,
+    /// Fastest an agent moves, m/s.
+    pub max_speed: f32,
+    /// Fastest an agent turns, rad/s.
+    pub max_turn_rate: f32,
+    /// Soft-wall radius r (m): agents closer than this push apart.
+    pub repulsion_radius: f32,
+    /// Soft-wall strength k (m²/s): push speed k·(1/d − 1/r).
+    pub repulsion_strength: f32,
+    /// Shortest transition after a re-forming command, s.
+    pub arrival_time: f32,
+    /// Highest feedback gain (1/s) reached near the end of a transition (see [`Squad`]).
+    pub transition_gain_max: f32,
+    /// Anchor acceleration when marching starts or halts, m/s².
+    pub anchor_acceleration: f32,
+    /// Contract: largest neighbour-spacing error, m (seed: 0.05).
+    pub contract_spacing: f32,
+    /// Contract: largest heading standard deviation, rad (seed: 3°).
+    pub contract_heading: f32,
+    /// Contract: longest settle time, s (seed: 1.2).
+    pub contract_settle: f32,
+    /// Actuation latency, s: how late agents act on a command. The feedback predicts where each
+    /// agent will be once the commands in flight have acted (a Smith predictor), so latency does
+    /// not make it overshoot; internal agents also simulate it. Set it to the measured latency of
+    /// external agents (0 when they act at once).
+    pub latency: f32,
+    /// Simulated agents only: standard deviation of a random displacement added each tick, m.
+    pub step_noise: f32,
+}
+
+impl Default for SquadConfig {
+    fn default() -> Self {
+        Self {
+            gains: Gains::default(),
+            thresholds: Thresholds::default(),
+            max_speed: 3.0,
+            max_turn_rate: 360f32.to_radians(),
+            repulsion_radius: 0.4,
+            repulsion_strength: 1.0,
+            arrival_time: 0.8,
+            transition_gain_max: 8.0,
+            anchor_acceleration: 3.0,
+            contract_spacing: 0.05,
+            contract_heading: 3f32.to_radians(),
+            contract_settle: 1.2,
+            latency: 0.0,
+            step_noise: 0.0,
+        }
+    }
+}
+
+impl SquadConfig {
+    /// Returns the config with every value made finite and in a safe range (NaN → default).
+    #[must_use]
+    pub fn sanitized(mut self) -> Self {
+        let d = Self::default();
+        let fix = |v: f32, lo: f32, hi: f32, def: f32| {
+            if v.is_finite() {
+                v.clamp(lo, hi)
+            } else {
+                def
+            }
+        };
+        self.gains.k1 = fix(self.gains.k1, 0.0, 20.0, d.gains.k1);
+        self.gains.k2 = fix(self.gains.k2, 0.0, 20.0, d.gains.k2);
+        self.gains.k3 = fix(self.gains.k3, 0.0, 10.0, d.gains.k3);
+        self.gains.integral_limit = fix(self.gains.integral_limit, 0.0, 10.0, 0.5);
+        let t = &mut self.thresholds;
+        t.align = fix(t.align, 0.001, 10.0, d.thresholds.align);
+        t.stable = fix(t.stable, 0.0005, t.align, d.thresholds.stable.min(t.align));
+        t.frames = t.frames.clamp(1, 120);
+        t.heading = fix(t.heading, 1e-4, 1.0, d.thresholds.heading);
+        self.max_speed = fix(self.max_speed, 0.01, 100.0, d.max_speed);
+        self.max_turn_rate = fix(self.max_turn_rate, 0.01, 100.0, d.max_turn_rate);
+        self.repulsion_radius = fix(self.repulsion_radius, 0.0, 10.0, d.repulsion_radius);
+        self.repulsion_strength = fix(self.repulsion_strength, 0.0, 100.0, d.repulsion_strength);
+        self.arrival_time = fix(self.arrival_time, 0.05, 60.0, d.arrival_time);
+        self.transition_gain_max = fix(self.transition_gain_max, 0.0, 30.0, d.transition_gain_max);
+        self.anchor_acceleration = fix(self.anchor_acceleration, 0.1, 100.0, 3.0);
+        self.contract_spacing = fix(self.contract_spacing, 0.0, 10.0, d.contract_spacing);
+        self.contract_heading = fix(self.contract_heading, 0.0, 3.2, d.contract_heading);
+        self.contract_settle = fix(self.contract_settle, 0.0, 600.0, d.contract_settle);
+        self.latency = fix(self.latency, 0.0, MAX_LATENCY_TICKS as f32 * TICK, 0.0);
+        self.step_noise = fix(self.step_noise, 0.0, 1.0, 0.0);
+        self
+    }
+}
+
+/// The live contract metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Metrics {
+    /// Largest |actual − nominal| distance between an agent and its slot neighbour, m.
+    pub spacing_error: f32,
+    /// Mean distance from agents to their slots, m.
+    pub mean_slot_error: f32,
+    /// Largest distance from an agent to its slot, m.
+    pub max_slot_error: f32,
+    /// Standard deviation of heading errors (agent − slot heading), rad.
+    pub heading_std: f32,
+    /// Seconds since the last command.
+    pub since_command: f32,
+    /// Seconds from the last command to settling, or −1 while not settled yet.
+    pub settle_time: f32,
+    /// Agents taking part (not dropped).
+    pub active: u32,
+    /// Agents in each state: idle, moving, aligning, stabilizing.
+    pub states: [u32; 4],
+    /// Whether the last settle met every clause of the contract.
+    pub contract_met: bool,
+}
+
+/// Where the formation stands and how it moves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Anchor {
+    /// Centre of the formation (x, z), m.
+    pub pos: Vec2,
+    /// Yaw of the layout, rad.
+    pub layout_yaw: f32,
+    /// Yaw the agents face (plus each slot's own offset), rad.
+    pub facing_yaw: f32,
+    /// Current velocity, m/s.
+    pub vel: Vec2,
+    /// Velocity being accelerated toward, m/s.
+    pub desired_vel: Vec2,
+    /// March target, if marching to a point.
+    pub goal: Option<Vec2>,
+    /// Marching speed toward `goal`, m/s.
+    pub goal_speed: f32,
+}
+
+impl Default for Anchor {
+    fn default() -> Self {
+        Self {
+            pos: Vec2::ZERO,
+            layout_yaw: 0.0,
+            facing_yaw: 0.0,
+            vel: Vec2::ZERO,
+            desired_vel: Vec2::ZERO,
+            goal: None,
+            goal_speed: 0.0,
+        }
+    }
+}
+
+/// A squad of agents holding a formation. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Squad {
+    cfg: SquadConfig,
+    /// Whether the squad integrates positions itself (internal agents) or reads them each tick.
+    simulate: bool,
+    n: usize,
+    active: Vec<bool>,
+    pos: Vec<Vec2>,
+    prev_pos: Vec<Vec2>,
+    heading: Vec<f32>,
+    prev_heading: Vec<f32>,
+    vel: Vec<Vec2>,
+    omega: Vec<f32>,
+    state: Vec<AgentState>,
+    counter: Vec<u8>,
+    integral: Vec<Vec2>,
+    slot_of: Vec<u32>,
+    agent_of_slot: Vec<u32>,
+    start_rel: Vec<Vec2>,
+    start_heading: Vec<f32>,
+    ref_prev: Vec<Vec2>,
+    ref_heading_prev: Vec<f32>,
+    delay_vel: Vec<Vec2>,
+    delay_omega: Vec<f32>,
+    delay_ticks: usize,
+    delay_head: usize,
+    slots: Vec<Vec2>,
+    slot_heading: Vec<f32>,
+    neighbour: Vec<u32>,
+    scratch_pos: Vec<Vec2>,
+    scratch_w: Vec<f32>,
+    def: FormationDef,
+    anchor: Anchor,
+    transition: f32,
+    since_command: f32,
+    settle_counter: u8,
+    settled_pending: Option<Metrics>,
+    metrics: Metrics,
+    accumulator: f32,
+    tick: u64,
+    hash: SpatialHash,
+    assigner: Assigner,
+    fit: BaselineFit,
+    rng: Rng,
+    recorder: Option<Recorder>,
+}
+
+impl Squad {
+    /// Returns a squad of `n` agents (clamped to [`MAX_AGENTS`]) standing in a line formation at
+    /// the origin, all idle. `simulate` chooses internal agents (the squad moves them) or external
+    /// ones (positions are fed with [`Squad::sense`] before each tick).
+    #[must_use]
+    pub fn new(n: usize, simulate: bool, cfg: SquadConfig) -> Self {
+        let mut s = Self {
+            cfg: cfg.sanitized(),
+            simulate,
+            n: 0,
+            active: Vec::new(),
+            pos: Vec::new(),
+            prev_pos: Vec::new(),
+            heading: Vec::new(),
+            prev_heading: Vec::new(),
+            vel: Vec::new(),
+            omega: Vec::new(),
+            state: Vec::new(),
+            counter: Vec::new(),
+            integral: Vec::new(),
+            slot_of: Vec::new(),
+            agent_of_slot: Vec::new(),
+            start_rel: Vec::new(),
+            start_heading: Vec::new(),
+            ref_prev: Vec::new(),
+            ref_heading_prev: Vec::new(),
+            delay_vel: Vec::new(),
+            delay_omega: Vec::new(),
+            delay_ticks: 0,
+            delay_head: 0,
+            slots: Vec::new(),
+            slot_heading: Vec::new(),
+            neighbour: Vec::new(),
+            scratch_pos: Vec::new(),
+            scratch_w: Vec::new(),
+            def: FormationDef::default(),
+            anchor: Anchor::default(),
+            transition: 0.0,
+            since_command: 0.0,
+            settle_counter: 0,
+            settled_pending: None,
+            metrics: Metrics::default(),
+            accumulator: 0.0,
+            tick: 0,
+            hash: SpatialHash::default(),
+            assigner: Assigner::default(),
+            fit: BaselineFit::default(),
+            rng: Rng::new(0x5EED),
+            recorder: None,
+        };
+        s.resize(n);
+        s
+    }
+
+    /// Changes the number of agents (clamped to [`MAX_AGENTS`]); new agents stand at the anchor.
+    /// Re-lays the current formation. Allocates; not for per-frame use.
+    pub fn resize(&mut self, n: usize) {
+        let n = n.min(MAX_AGENTS);
+        let a = self.anchor.pos;
+        self.n = n;
+        self.active.resize(n, true);
+        self.pos.resize(n, a);
+        self.prev_pos.resize(n, a);
+        self.heading.resize(n, self.anchor.facing_yaw);
+        self.prev_heading.resize(n, self.anchor.facing_yaw);
+        self.vel.resize(n, Vec2::ZERO);
+        self.omega.resize(n, 0.0);
+        self.state.resize(n, AgentState::Idle);
+        self.counter.resize(n, 0);
+        self.integral.resize(n, Vec2::ZERO);
+        self.start_rel.resize(n, Vec2::ZERO);
+        self.start_heading.resize(n, 0.0);
+        self.ref_prev.resize(n, a);
+        self.ref_heading_prev.resize(n, 0.0);
+        self.scratch_pos.reserve(n);
+        self.scratch_w.reserve(n);
+        self.set_latency_buffers();
+        self.recorder = self
+            .recorder
+            .as_ref()
+            .map(|r| Recorder::new(n, r.capacity()));
+        let old_n = self.slot_of.len();
+        let def = self.def.clone();
+        if self.apply_formation(&def, false).is_err() {
+            let _ = self.apply_formation(&FormationDef::default(), false);
+        }
+        // New agents start in their slots, facing the slot's way.
+        for i in old_n..n {
+            self.snap_agent(i);
+        }
+        self.transition = 0.0;
+    }
+
+    fn snap_agent(&mut self, i: usize) {
+        if let Some(s) = self.slot_of(i) {
+            let (p, h) = (self.slot_pos(s), self.slot_yaw(s));
+            self.place(i, p, h);
+            self.ref_prev[i] = p;
+            self.ref_heading_prev[i] = h;
+            self.start_rel[i] = p - self.anchor.pos;
+            self.start_heading[i] = h;
+            self.state[i] = AgentState::Idle;
+            self.integral[i] = Vec2::ZERO;
+        }
+    }
+
+    /// Teleports every agent into its slot, facing the slot's way, with no transition (e.g. to
+    /// spawn a squad already formed).
+    pub fn snap_to_slots(&mut self) {
+        for i in 0..self.n {
+            self.snap_agent(i);
+        }
+        self.transition = 0.0;
+    }
+
+    fn set_latency_buffers(&mut self) {
+        self.delay_ticks = ((self.cfg.latency * TICK_HZ).round() as usize).min(MAX_LATENCY_TICKS);
+        let cols = self.delay_ticks + 1;
+        let len = self.n * cols;
+        self.delay_vel.clear();
+        self.delay_vel.resize(len, Vec2::ZERO);
+        self.delay_omega.clear();
+        self.delay_omega.resize(len, 0.0);
+        self.delay_head = 0;
+    }
+
+    /// Returns the configuration in use.
+    #[must_use]
+    pub fn config(&self) -> &SquadConfig {
+        &self.cfg
+    }
+
+    /// Replaces the configuration (sanitised). A new latency resets the actuation delay line.
+    pub fn set_config(&mut self, cfg: SquadConfig) {
+        let cfg = cfg.sanitized();
+        let relatch = cfg.latency != self.cfg.latency;
+        self.cfg = cfg;
+        if relatch {
+            self.set_latency_buffers();
+        }
+    }
+
+    /// Reseeds the simulated actuation noise.
+    pub fn seed_noise(&mut self, seed: u64) {
+        self.rng = Rng::new(seed);
+    }
+
+    /// Returns the number of agents.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Returns true with no agents.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Returns whether the squad moves its agents itself.
+    #[must_use]
+    pub fn simulates(&self) -> bool {
+        self.simulate
+    }
+
+    // ----- commands -------------------------------------------------------------------------
+
+    /// Lays out `def` for the active agents around the anchor, assigns slots by minimum total
+    /// travel and starts the transition. On error (e.g. a custom list too short) the previous
+    /// formation is kept.
+    ///
+    /// # Errors
+    /// Returns why the formation cannot seat the squad.
+    pub fn form(&mut self, def: &FormationDef) -> Result<(), FormationError> {
+        self.anchor.layout_yaw = self.anchor.facing_yaw;
+        self.apply_formation(def, true)
+    }
+
+    fn apply_formation(&mut self, def: &FormationDef, assign: bool) -> Result<(), FormationError> {
+        let active = self.active.iter().filter(|a| **a).count();
+        let mut slots = core::mem::take(&mut self.slots);
+        let mut heads = core::mem::take(&mut self.slot_heading);
+        let res = def.layout(active, &mut slots, &mut heads);
+        if let Err(e) = res {
+            // Keep the previous layout: lay it out again for the current agents.
+            let old = self.def.clone();
+            if old.layout(active, &mut slots, &mut heads).is_err() {
+                let _ = FormationDef::default().layout(active, &mut slots, &mut heads);
+            }
+            self.slots = slots;
+            self.slot_heading = heads;
+            self.compute_neighbours();
+            self.assign_slots(assign);
+            return Err(e);
+        }
+        self.slots = slots;
+        self.slot_heading = heads;
+        self.def = def.clone();
+        self.compute_neighbours();
+        self.assign_slots(assign);
+        self.begin_transition();
+        Ok(())
+    }
+
+    /// Returns the formation in use.
+    #[must_use]
+    pub fn formation(&self) -> &FormationDef {
+        &self.def
+    }
+
+    fn assign_slots(&mut self, optimal: bool) {
+        let slot_world: Vec<Vec2> = (0..self.slots.len()).map(|s| self.slot_pos(s)).collect();
+        self.scratch_pos.clear();
+        for i in 0..self.n {
+            if self.active[i] {
+                self.scratch_pos.push(self.pos[i]);
+            }
+        }
+        let mut order = Vec::with_capacity(self.scratch_pos.len());
+        if optimal {
+            self.assigner
+                .assign(&self.scratch_pos, &slot_world, &mut order);
+        } else {
+            order.extend(0..self.scratch_pos.len() as u32);
+        }
+        self.slot_of.clear();
+        self.slot_of.resize(self.n, NONE);
+        self.agent_of_slot.clear();
+        self.agent_of_slot.resize(self.slots.len(), NONE);
+        let mut k = 0;
+        for i in 0..self.n {
+            if self.active[i] {
+                let s = order.get(k).copied().unwrap_or(NONE);
+                self.slot_of[i] = s;
+                if let Some(a) = self.agent_of_slot.get_mut(s as usize) {
+                    *a = i as u32;
+                }
+                k += 1;
+            }
+        }
+    }
+
+    fn compute_neighbours(&mut self) {
+        let m = self.slots.len();
+        self.neighbour.clear();
+        self.neighbour.resize(m, NONE);
+        if m < 2 {
+            return;
+        }
+        let radius = (self.def.spacing * 1.5).max(0.1);
+        self.hash.rebuild(&self.slots, radius, |_| true);
+        for s in 0..m {
+            let p = self.slots[s];
+            let (mut best, mut best_d) = (NONE, f32::MAX);
+            self.hash.for_each_near(p, |j| {
+                let d = self.slots[j].distance_squared(p);
+                if j != s && d < best_d {
+                    best_d = d;
+                    best = j as u32;
+                }
+            });
+            if best == NONE && m <= 4096 {
+                for j in 0..m {
+                    let d = self.slots[j].distance_squared(p);
+                    if j != s && d < best_d {
+                        best_d = d;
+                        best = j as u32;
+                    }
+                }
+            }
+            self.neighbour[s] = best;
+        }
+    }
+
+    fn begin_transition(&mut self) {
+        let mut t = self.cfg.arrival_time;
+        for i in 0..self.n {
+            self.start_rel[i] = self.pos[i] - self.anchor.pos;
+            self.start_heading[i] = self.heading[i];
+            self.ref_prev[i] = self.pos[i];
+            self.ref_heading_prev[i] = self.heading[i];
+            let s = self.slot_of[i];
+            if s == NONE || !self.active[i] {
+                continue;
+            }
+            let d = self.slot_pos(s as usize).distance(self.pos[i]);
+            let turn = angle_difference(self.heading[i], self.slot_yaw(s as usize)).abs();
+            // A smoothstep peaks at 1.5× its mean speed; keep 25 % in hand for the feedback.
+            t = t
+                .max(1.5 * d / (0.75 * self.cfg.max_speed))
+                .max(1.5 * turn / (0.9 * self.cfg.max_turn_rate));
+        }
+        self.transition = if t.is_finite() { t.min(600.0) } else { 600.0 };
+        self.restart_clock();
+    }
+
+    fn restart_clock(&mut self) {
+        self.since_command = 0.0;
+        self.settle_counter = 0;
+        self.metrics.settle_time = -1.0;
+        self.metrics.contract_met = false;
+    }
+
+    /// Moves the current command's clock forward by `seconds` (clamped to 0..=10), e.g. to catch up
+    /// with a command that was issued that long ago on the server.
+    pub fn age_command(&mut self, seconds: f32) {
+        if seconds.is_finite() && seconds > 0.0 {
+            self.since_command += seconds.min(10.0);
+        }
+    }
+
+    /// Marches the squad along `direction` (x, z; normalised here) at `speed` m/s until
+    /// [`Squad::halt`]. The agents face the direction of march (turning in place, as in drill).
+    pub fn march(&mut self, direction: Vec2, speed: f32) {
+        let dir = direction.normalize_or_zero();
+        let speed = if speed.is_finite() {
+            speed.clamp(0.0, self.cfg.max_speed)
+        } else {
+            0.0
+        };
+        if dir == Vec2::ZERO {
+            return;
+        }
+        self.anchor.goal = None;
+        self.anchor.desired_vel = dir * speed;
+        self.set_facing(yaw_of(dir));
+    }
+
+    /// Marches the squad to `target` (x, z) at `speed` m/s, braking to a halt there.
+    pub fn march_to(&mut self, target: Vec2, speed: f32) {
+        if !target.is_finite() {
+            return;
+        }
+        let to = target - self.anchor.pos;
+        let speed = if speed.is_finite() {
+            speed.clamp(0.0, self.cfg.max_speed)
+        } else {
+            0.0
+        };
+        self.anchor.goal = Some(target);
+        self.anchor.goal_speed = speed;
+        if to.length() > 1e-3 {
+            self.set_facing(yaw_of(to));
+        } else {
+            self.restart_clock();
+        }
+    }
+
+    /// Stops marching (the anchor brakes at its acceleration).
+    pub fn halt(&mut self) {
+        self.anchor.goal = None;
+        self.anchor.desired_vel = Vec2::ZERO;
+        self.restart_clock();
+    }
+
+    /// Turns every agent in place to face `yaw` (rad) plus its slot's own offset; the layout stays.
+    pub fn face(&mut self, yaw: f32) {
+        if yaw.is_finite() {
+            self.set_facing(wrap_angle(yaw));
+        }
+    }
+
+    fn set_facing(&mut self, yaw: f32) {
+        self.anchor.facing_yaw = yaw;
+        self.begin_transition();
+    }
+
+    /// Re-fits the formation to where the squad stands (anchor moved to the squad's weighted-median
+    /// baseline point, layout turned to its principal axis for elongated shapes), re-lays it for the
+    /// agents still taking part, re-assigns and re-forms: drill's "dress".
+    pub fn dress(&mut self) {
+        if let (Some(agents), Some(slots)) = (self.baseline(), self.slot_baseline()) {
+            // Turn only when both are clearly elongated (a circle has no axis to trust).
+            if agents.major > 4.0 * agents.minor && slots.major > 4.0 * slots.minor {
+                let mut turn = slots.direction.angle_to(agents.direction);
+                if turn > core::f32::consts::FRAC_PI_2 {
+                    turn -= core::f32::consts::PI;
+                } else if turn < -core::f32::consts::FRAC_PI_2 {
+                    turn += core::f32::consts::PI;
+                }
+                // `angle_to` turns x toward z; yaw turns the other way (see `rotate`).
+                if axis_angle(agents.direction, slots.direction) > 1e-4 {
+                    self.anchor.layout_yaw = wrap_angle(self.anchor.layout_yaw - turn);
+                    self.anchor.facing_yaw = wrap_angle(self.anchor.facing_yaw - turn);
+                }
+            }
+            let shift = agents.point - slots.point;
+            if shift.is_finite() {
+                self.anchor.pos += shift;
+            }
+        }
+        let def = self.def.clone();
+        let _ = self.apply_formation(&def, true);
+    }
+
+    /// Takes an agent out of the contract (it keeps its last state and is ignored) or back in.
+    /// The formation is re-laid for the agents taking part; slots are re-assigned.
+    pub fn set_active(&mut self, i: usize, active: bool) {
+        if i < self.n && self.active[i] != active {
+            self.active[i] = active;
+            let def = self.def.clone();
+            let _ = self.apply_formation(&def, true);
+        }
+    }
+
+    /// Returns whether agent `i` takes part in the contract.
+    #[must_use]
+    pub fn is_active(&self, i: usize) -> bool {
+        self.active.get(i).copied().unwrap_or(false)
+    }
+
+    // ----- agent I/O ------------------------------------------------------------------------
+
+    /// Places agent `i` (teleport: position (x, z) m and yaw rad); its interpolation restarts there.
+    /// Non-finite values are ignored.
+    pub fn place(&mut self, i: usize, pos: Vec2, yaw: f32) {
+        if i < self.n && pos.is_finite() && yaw.is_finite() {
+            self.pos[i] = pos;
+            self.prev_pos[i] = pos;
+            self.heading[i] = wrap_angle(yaw);
+            self.prev_heading[i] = self.heading[i];
+            let cols = self.delay_ticks + 1;
+            for k in i * cols..(i + 1) * cols {
+                if let Some(v) = self.delay_vel.get_mut(k) {
+                    *v = Vec2::ZERO;
+                }
+                if let Some(w) = self.delay_omega.get_mut(k) {
+                    *w = 0.0;
+                }
+            }
+        }
+    }
+
+    /// Feeds agent `i`'s measured position (external agents, before each tick). Non-finite
+    /// positions are ignored (the last good one is kept).
+    pub fn sense(&mut self, i: usize, pos: Vec2) {
+        if i < self.n && pos.is_finite() {
+            self.prev_pos[i] = self.pos[i];
+            self.pos[i] = pos;
+        }
+    }
+
+    /// Returns agent `i`'s position (x, z) at the last tick.
+    #[must_use]
+    pub fn position(&self, i: usize) -> Vec2 {
+        self.pos.get(i).copied().unwrap_or(Vec2::ZERO)
+    }
+
+    /// Returns agent `i`'s yaw (rad) at the last tick.
+    #[must_use]
+    pub fn heading(&self, i: usize) -> f32 {
+        self.heading.get(i).copied().unwrap_or(0.0)
+    }
+
+    /// Returns agent `i`'s position and yaw interpolated between the last two ticks by the
+    /// leftover time (for drawing between ticks).
+    #[must_use]
+    pub fn interpolated(&self, i: usize) -> (Vec2, f32) {
+        if i >= self.n {
+            return (Vec2::ZERO, 0.0);
+        }
+        let a = (self.accumulator / TICK).clamp(0.0, 1.0);
+        let p = self.prev_pos[i].lerp(self.pos[i], a);
+        let h = self.prev_heading[i] + angle_difference(self.prev_heading[i], self.heading[i]) * a;
+        (p, wrap_angle(h))
+    }
+
+    /// Returns agent `i`'s commanded velocity (x, z) in m/s (what external agents should move at).
+    #[must_use]
+    pub fn velocity(&self, i: usize) -> Vec2 {
+        self.vel.get(i).copied().unwrap_or(Vec2::ZERO)
+    }
+
+    /// Returns agent `i`'s commanded turn rate in rad/s.
+    #[must_use]
+    pub fn turn_rate(&self, i: usize) -> f32 {
+        self.omega.get(i).copied().unwrap_or(0.0)
+    }
+
+    /// Returns agent `i`'s state.
+    #[must_use]
+    pub fn state(&self, i: usize) -> AgentState {
+        self.state.get(i).copied().unwrap_or_default()
+    }
+
+    /// Returns the slot index agent `i` holds, or `None` for a dropped agent.
+    #[must_use]
+    pub fn slot_of(&self, i: usize) -> Option<usize> {
+        self.slot_of
+            .get(i)
+            .filter(|s| **s != NONE)
+            .map(|s| *s as usize)
+    }
+
+    /// Returns slot `s`'s current position (x, z), m.
+    #[must_use]
+    pub fn slot_pos(&self, s: usize) -> Vec2 {
+        let local = self.slots.get(s).copied().unwrap_or(Vec2::ZERO);
+        self.anchor.pos + rotate(local, self.anchor.layout_yaw)
+    }
+
+    /// Returns slot `s`'s heading (yaw, rad).
+    #[must_use]
+    pub fn slot_yaw(&self, s: usize) -> f32 {
+        let off = self.slot_heading.get(s).copied().unwrap_or(0.0);
+        wrap_angle(self.anchor.facing_yaw + off)
+    }
+
+    /// Returns the number of slots.
+    #[must_use]
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Returns the anchor.
+    #[must_use]
+    pub fn anchor(&self) -> &Anchor {
+        &self.anchor
+    }
+
+    /// Moves the anchor (e.g. to follow a leader node) to `pos` with the given layout and facing
+    /// yaw, without starting a transition; slots move with it. Non-finite values are ignored.
+    pub fn set_anchor(&mut self, pos: Vec2, layout_yaw: f32, facing_yaw: f32) {
+        if pos.is_finite() && layout_yaw.is_finite() && facing_yaw.is_finite() {
+            self.anchor.pos = pos;
+            self.anchor.layout_yaw = wrap_angle(layout_yaw);
+            self.anchor.facing_yaw = wrap_angle(facing_yaw);
+        }
+    }
+
+    /// Returns the live metrics.
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Returns the metrics of a settle that happened since the last call (once per command).
+    pub fn take_settled(&mut self) -> Option<Metrics> {
+        self.settled_pending.take()
+    }
+
+    /// Returns the squad's baseline (weighted PCA + weighted median over active agents, weighted by
+    /// the slot each holds), or `None` with fewer than two agents.
+    pub fn baseline(&mut self) -> Option<Baseline> {
+        let m = self.slots.len();
+        self.scratch_pos.clear();
+        self.scratch_w.clear();
+        // In slot order so clustering pools neighbours.
+        for s in 0..m {
+            let a = self.agent_of_slot[s];
+            if a != NONE && self.active[a as usize] {
+                self.scratch_pos.push(self.pos[a as usize]);
+                self.scratch_w.push(slot_weight(s, m));
+            }
+        }
+        self.fit.fit(&self.scratch_pos, &self.scratch_w)
+    }
+
+    /// Returns the baseline of the slots themselves (same weights), or `None`.
+    pub fn slot_baseline(&mut self) -> Option<Baseline> {
+        let m = self.slots.len();
+        self.scratch_pos.clear();
+        self.scratch_w.clear();
+        for s in 0..m {
+            let a = self.agent_of_slot[s];
+            if a != NONE && self.active[a as usize] {
+                self.scratch_pos.push(self.slot_pos(s));
+                self.scratch_w.push(slot_weight(s, m));
+            }
+        }
+        self.fit.fit(&self.scratch_pos, &self.scratch_w)
+    }
+
+    // ----- recording ------------------------------------------------------------------------
+
+    /// Starts recording into a ring of `frames` frames (allocated here), or stops with 0.
+    pub fn set_recording(&mut self, frames: usize) {
+        self.recorder = (frames > 0).then(|| Recorder::new(self.n, frames));
+    }
+
+    /// Returns the recorder, if recording.
+    #[must_use]
+    pub fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_ref()
+    }
+
+    /// Returns [`DEFAULT_FRAMES`].
+    #[must_use]
+    pub fn default_record_frames() -> usize {
+        DEFAULT_FRAMES
+    }
+
+    // ----- stepping -------------------------------------------------------------------------
+
+    /// Advances by `dt` seconds of game time, running as many fixed 60 Hz ticks as are due (at most
+    /// [`MAX_CATCH_UP`]). Returns the number of ticks run. Non-finite or negative `dt` runs none.
+    pub fn advance(&mut self, dt: f32) -> u32 {
+        if !dt.is_finite() || dt <= 0.0 {
+            return 0;
+        }
+        self.accumulator += dt;
+        let mut ran = 0;
+        while self.accumulator >= TICK && ran < MAX_CATCH_UP {
+            self.accumulator -= TICK;
+            self.step();
+            ran += 1;
+        }
+        if ran == MAX_CATCH_UP && self.accumulator >= TICK {
+            self.accumulator %= TICK;
+        }
+        ran
+    }
+
+    /// Runs exactly one fixed tick.
+    pub fn step(&mut self) {
+        let dt = TICK;
+        self.tick += 1;
+        self.since_command += dt;
+        self.step_anchor(dt);
+        let cfg = self.cfg;
+        let r = cfg.repulsion_radius;
+        if r > 0.0 && cfg.repulsion_strength > 0.0 {
+            let active = &self.active;
+            self.hash.rebuild(&self.pos, r, |i| active[i]);
+        }
+        let blend = if self.transition > 0.0 {
+            smoothstep(self.since_command / self.transition)
+        } else {
+            1.0
+        };
+        let slot_moving = self.anchor.vel.length_squared() > 1e-6
+            || self.anchor.desired_vel.length_squared() > 1e-6
+            || self.anchor.goal.is_some();
+        // During a transition the gain rises as the deadline nears (remaining-time guidance: the
+        // reference's remaining fraction over its remaining time), so a disturbance early in the
+        // move (a shove from a neighbour) is gone by arrival; after it, the seed's gains hold.
+        let mut gains = cfg.gains;
+        let u = if self.transition > 0.0 {
+            self.since_command / self.transition
+        } else {
+            1.0
+        };
+        if u < 1.0 {
+            let guide = (2.0 / (self.transition * (1.0 - u))).min(cfg.transition_gain_max);
+            gains.k1 = gains.k1.max(guide);
+            gains.k2 = gains.k2.max(guide);
+        }
+        let cols = self.delay_ticks + 1;
+        let write_at = self.delay_head;
+        let read_at = (self.delay_head + 1) % cols;
+        for i in 0..self.n {
+            let s = self.slot_of.get(i).copied().unwrap_or(NONE);
+            if !self.active[i] || s == NONE {
+                self.vel[i] = Vec2::ZERO;
+                self.omega[i] = 0.0;
+                if self.simulate {
+                    self.prev_pos[i] = self.pos[i];
+                    self.prev_heading[i] = self.heading[i];
+                }
+                continue;
+            }
+            let s = s as usize;
+            let slot = self.slot_pos(s);
+            let slot_yaw = self.slot_yaw(s);
+            let target = self.anchor.pos + self.start_rel[i].lerp(slot - self.anchor.pos, blend);
+            let target_yaw = wrap_angle(
+                self.start_heading[i] + angle_difference(self.start_heading[i], slot_yaw) * blend,
+            );
+            let v_ff = (target - self.ref_prev[i]) / dt;
+            let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / dt;
+            self.ref_prev[i] = target;
+            self.ref_heading_prev[i] = target_yaw;
+            // Smith predictor: compare the reference with where the agent will be once the
+            // commands already sent (and not yet acted on) have played out, so that latency
+            // neither makes it overshoot nor double-counts the feed-forward.
+            let (mut pending_v, mut pending_w) = (Vec2::ZERO, 0.0);
+            if self.delay_ticks > 0 {
+                let base = i * cols;
+                for k in 0..cols {
+                    if k != write_at {
+                        pending_v += self.delay_vel[base + k];
+                        pending_w += self.delay_omega[base + k];
+                    }
+                }
+            }
+            let (aim, aim_yaw) = (
+                target - pending_v * dt,
+                wrap_angle(target_yaw - pending_w * dt),
+            );
+            let p = self.pos[i];
+            let state = next_state(
+                self.state[i],
+                &mut self.counter[i],
+                slot.distance(p),
+                angle_difference(self.heading[i], slot_yaw),
+                slot_moving,
+                &cfg.thresholds,
+            );
+            self.state[i] = state;
+            let mut v = position_command(
+                state,
+                aim - p,
+                v_ff,
+                &mut self.integral[i],
+                &gains,
+                dt,
+                cfg.max_speed,
+                cfg.thresholds.stable,
+            );
+            if r > 0.0 && cfg.repulsion_strength > 0.0 {
+                let mut push = Vec2::ZERO;
+                let pos = &self.pos;
+                self.hash.for_each_near(p, |j| {
+                    if j != i {
+                        let d = pos[j].distance(p);
+                        if d < r {
+                            let away = if d > 1e-4 {
+                                (p - pos[j]) / d
+                            } else {
+                                // Coincident: split deterministically by index.
+                                if i < j {
+                                    Vec2::X
+                                } else {
+                                    -Vec2::X
+                                }
+                            };
+                            push += away * cfg.repulsion_strength * (1.0 / d.max(0.02) - 1.0 / r);
+                        }
+                    }
+                });
+                v = (v + push.clamp_length_max(cfg.max_speed)).clamp_length_max(cfg.max_speed);
+            }
+            let w = turn_command(
+                angle_difference(self.heading[i], aim_yaw),
+                w_ff,
+                &gains,
+                cfg.max_turn_rate,
+            );
+            self.vel[i] = v;
+            self.omega[i] = w;
+        }
+        // Actuate.
+        for i in 0..self.n {
+            if !self.active[i] {
+                continue;
+            }
+            if self.simulate {
+                let (v, w) = if self.delay_ticks > 0 {
+                    let base = i * cols;
+                    self.delay_vel[base + write_at] = self.vel[i];
+                    self.delay_omega[base + write_at] = self.omega[i];
+                    (
+                        self.delay_vel[base + read_at],
+                        self.delay_omega[base + read_at],
+                    )
+                } else {
+                    (self.vel[i], self.omega[i])
+                };
+                self.prev_pos[i] = self.pos[i];
+                self.prev_heading[i] = self.heading[i];
+                let mut step = v * dt;
+                if cfg.step_noise > 0.0 {
+                    step += Vec2::new(self.rng.gauss(), self.rng.gauss()) * cfg.step_noise;
+                }
+                self.pos[i] += step;
+                self.heading[i] = wrap_angle(self.heading[i] + w * dt);
+            } else {
+                if self.delay_ticks > 0 {
+                    let base = i * cols;
+                    self.delay_vel[base + write_at] = self.vel[i];
+                    self.delay_omega[base + write_at] = self.omega[i];
+                }
+                self.prev_heading[i] = self.heading[i];
+                self.heading[i] = wrap_angle(self.heading[i] + self.omega[i] * dt);
+            }
+        }
+        if self.delay_ticks > 0 {
+            self.delay_head = read_at;
+        }
+        self.update_metrics();
+        if let Some(rec) = self.recorder.as_mut() {
+            let (pos, heading, state) = (&self.pos, &self.heading, &self.state);
+            let vel = &self.vel;
+            rec.push(self.tick, |i| Sample {
+                pos: pos[i],
+                heading: heading[i],
+                speed: vel[i].length(),
+                state: state[i],
+            });
+        }
+    }
+
+    fn step_anchor(&mut self, dt: f32) {
+        let a = &mut self.anchor;
+        if let Some(goal) = a.goal {
+            let to = goal - a.pos;
+            let d = to.length();
+            if d < 0.005 {
+                a.goal = None;
+                a.desired_vel = Vec2::ZERO;
+                a.vel = Vec2::ZERO;
+                a.pos = goal;
+            } else {
+                let brake = (2.0 * self.cfg.anchor_acceleration * d).sqrt();
+                a.desired_vel = to / d * a.goal_speed.min(brake);
+            }
+        }
+        let v = move_towards_vec3(
+            a.vel.extend(0.0),
+            a.desired_vel.extend(0.0),
+            self.cfg.anchor_acceleration * dt,
+        );
+        a.vel = Vec2::new(v.x, v.y);
+        if let Some(goal) = a.goal {
+            // Never step past the goal.
+            let to = goal - a.pos;
+            if a.vel.length() * dt >= to.length() {
+                a.vel = to / dt;
+            }
+        }
+        a.pos += a.vel * dt;
+        if !a.pos.is_finite() || !a.vel.is_finite() {
+            a.vel = Vec2::ZERO;
+            a.desired_vel = Vec2::ZERO;
+            a.goal = None;
+            if !a.pos.is_finite() {
+                a.pos = Vec2::ZERO;
+            }
+        }
+    }
+
+    fn update_metrics(&mut self) {
+        let mut m = Metrics {
+            since_command: self.since_command,
+            settle_time: self.metrics.settle_time,
+            contract_met: self.metrics.contract_met,
+            ..Metrics::default()
+        };
+        let (mut sum_e, mut sum_h, mut sum_h2) = (0.0f32, 0.0f32, 0.0f32);
+        for i in 0..self.n {
+            let s = self.slot_of.get(i).copied().unwrap_or(NONE);
+            if !self.active[i] || s == NONE {
+                continue;
+            }
+            let s = s as usize;
+            m.active += 1;
+            m.states[self.state[i] as usize] += 1;
+            let slot = self.slot_pos(s);
+            let e = slot.distance(self.pos[i]);
+            sum_e += e;
+            m.max_slot_error = m.max_slot_error.max(e);
+            let h = angle_difference(self.slot_yaw(s), self.heading[i]);
+            sum_h += h;
+            sum_h2 += h * h;
+            let nb = self.neighbour.get(s).copied().unwrap_or(NONE);
+            if nb != NONE {
+                let j = self.agent_of_slot[nb as usize];
+                if j != NONE && self.active[j as usize] {
+                    let nominal = self.slots[s].distance(self.slots[nb as usize]);
+                    let actual = self.pos[i].distance(self.pos[j as usize]);
+                    m.spacing_error = m.spacing_error.max((actual - nominal).abs());
+                }
+            }
+        }
+        if m.active > 0 {
+            let n = m.active as f32;
+            m.mean_slot_error = sum_e / n;
+            let mean = sum_h / n;
+            m.heading_std = (sum_h2 / n - mean * mean).max(0.0).sqrt();
+        }
+        if !m.spacing_error.is_finite() {
+            m.spacing_error = f32::MAX;
+        }
+        let within = m.spacing_error <= self.cfg.contract_spacing
+            && m.heading_std <= self.cfg.contract_heading
+            && m.max_slot_error <= self.cfg.thresholds.align
+            && self.since_command >= self.transition.min(self.cfg.arrival_time);
+        if m.settle_time < 0.0 {
+            if within {
+                self.settle_counter = self.settle_counter.saturating_add(1);
+                if self.settle_counter >= self.cfg.thresholds.frames {
+                    m.settle_time = self.since_command;
+                    m.contract_met = m.settle_time <= self.cfg.contract_settle;
+                    self.settled_pending = Some(m);
+                }
+            } else {
+                self.settle_counter = 0;
+            }
+        }
+        self.metrics = m;
+    }
+}
+
+/// Returns the cubic smoothstep of `u` clamped to 0..=1.
+#[must_use]
+pub fn smoothstep(u: f32) -> f32 {
+    let u = if u.is_finite() {
+        u.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    u * u * (3.0 - 2.0 * u)
+}
+
+/// Returns the forward direction (x, z) of a yaw; see [`forward_of`].
+#[must_use]
+pub fn forward(yaw: f32) -> Vec2 {
+    forward_of(yaw)
+}

@@ -1,0 +1,1141 @@
+//! A Verlet rope: points with position and previous position, gravity, damping, distance-constraint
+//! iterations, a ground clamp, colliders, cutting, tearing and smooth length changes.
+//!
+//! # Model
+//!
+//! Points `0..n` are stored as structs of arrays in buffers of a fixed capacity (default 32) that are
+//! allocated once; `n` is the active count. Point 0 is pinned to the anchor (a hand bone or a node),
+//! the last point is free, pinned to an end anchor, or attached to a body of finite mass. Segment `j`
+//! joins points `j` and `j + 1`; every segment rests at `segment_length` except segment 0 (at the
+//! anchor), whose rest length `head_rest` is in `(0, segment_length]`: the rope pays out and reels in
+//! at the hand, so [`Rope::set_target_length`] grows or shrinks it smoothly by changing `head_rest` and
+//! inserting or removing point 1, without allocating.
+//!
+//! # One step (fixed `dt`, split into `substeps`)
+//!
+//! 1. Length: move the current length toward the target at `length_speed`.
+//! 2. Anchor: point 0 is placed on the anchor, linearly from the previous sample to this step's sample
+//!    across substeps (the anchor is sampled once at the start of each physics step, the seed's
+//!    one-frame lag).
+//! 3. Verlet: `v = (pos − prev) · damping; prev = pos; pos += v + g·h²`.
+//! 4. `iterations` times: every distance constraint, in sweeps that alternate direction and end with
+//!    one from the anchor, then every free point is pushed out of the ground plane and the solid
+//!    colliders (out of a box through the face on the side it came from).
+//! 5. Tearing: a segment longer than `tear_ratio` × rest splits the rope there.
+//! 6. Strain limit: walking from the anchor, no segment stays longer than `1 + stretch_limit` times its
+//!    rest length; then one more push-out.
+//! 7. Continuous collision: each free point's path from where it started the substep to where it ends
+//!    is sphere-traced against the solid colliders; a crossing stops the point at the first contact
+//!    and keeps the motion along the surface (collide and slide). This is what keeps the rope from
+//!    tunnelling through thin walls at 12 m/s.
+//! 8. Cutters: the first segment (from the anchor) touching a cutter, or whose far point's path
+//!    crossed one, splits the rope. The loose part of a split keeps simulating, fades over
+//!    `fade_time` and disappears.
+//!
+//! Everything is `f32` and follows one fixed order of operations, so the same inputs give the same
+//! bits (see [`record`]).
+
+pub mod presets;
+pub mod record;
+pub mod tube;
+pub mod world;
+
+use glam::Vec3;
+
+pub use presets::{PresetTable, RopePreset};
+pub use record::{AnchorSample, Recorder, Recording, Replayer};
+pub use tube::Tube;
+pub use world::{Collider, Shape, World};
+
+/// Default number of point slots allocated per rope.
+pub const DEFAULT_CAPACITY: usize = 32;
+/// Largest capacity accepted (points per rope).
+pub const MAX_CAPACITY: usize = 1024;
+/// Shortest accepted segment length, in metres.
+pub const MIN_SEGMENT_LENGTH: f32 = 0.01;
+/// Longest accepted segment length, in metres.
+pub const MAX_SEGMENT_LENGTH: f32 = 10.0;
+/// Most constraint iterations accepted per step.
+pub const MAX_ITERATIONS: u32 = 64;
+/// Most substeps accepted per step.
+pub const MAX_SUBSTEPS: u32 = 16;
+/// A point never moves faster than this (m/s); a safety net against runaway input.
+pub const MAX_POINT_SPEED: f32 = 200.0;
+/// Longest step accepted, in seconds (a longer `dt` is clamped: a hitch must not explode the rope).
+pub const MAX_STEP: f32 = 0.1;
+
+/// The rope's tunable parameters. Defaults are the seed's values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RopeParams {
+    /// Rest length of one segment, in metres (seed: 0.3; range [`MIN_SEGMENT_LENGTH`], [`MAX_SEGMENT_LENGTH`]).
+    pub segment_length: f32,
+    /// Fraction of velocity kept per step, in (0, 1] (seed: 0.99).
+    pub damping: f32,
+    /// Distance-constraint iterations per substep, 1..=[`MAX_ITERATIONS`] (seed: 4).
+    pub iterations: u32,
+    /// Substeps per step, 1..=[`MAX_SUBSTEPS`] (1).
+    pub substeps: u32,
+    /// Gravity acceleration, m/s² (Godot's default `(0, −9.8, 0)`).
+    pub gravity: Vec3,
+    /// Thickness of the rope for collisions, in metres (≥ 0).
+    pub radius: f32,
+    /// Whether points are kept above `ground_height` (the seed's ground clamp).
+    pub ground_enabled: bool,
+    /// Height of the ground plane, metres.
+    pub ground_height: f32,
+    /// Fraction of the sliding velocity removed at a contact, in [0, 1].
+    pub friction: f32,
+    /// A segment longer than `tear_ratio` × its rest length tears; 0 disables tearing, else > 1.
+    pub tear_ratio: f32,
+    /// Strain limit: after the iterations no segment may be longer than `1 + stretch_limit` times its
+    /// rest length (the limiter walks from the anchor, Provot-style); 0 turns it off. In [0, 1]
+    /// (0.03 = 3 %). Tearing is judged before the limit applies.
+    pub stretch_limit: f32,
+    /// How fast the length follows the target, in m/s (> 0).
+    pub length_speed: f32,
+    /// Mass of one point, in kg (> 0); sets the tension and the pull on an attached body.
+    pub point_mass: f32,
+    /// Seconds a cut-off piece takes to fade out (≥ 0).
+    pub fade_time: f32,
+}
+
+impl Default for RopeParams {
+    fn default() -> Self {
+        Self {
+            segment_length: 0.3,
+            damping: 0.99,
+            iterations: 4,
+            substeps: 1,
+            gravity: Vec3::new(0.0, -9.8, 0.0),
+            radius: 0.03,
+            ground_enabled: true,
+            ground_height: 0.0,
+            friction: 0.3,
+            tear_ratio: 0.0,
+            stretch_limit: 0.03,
+            length_speed: 2.0,
+            point_mass: 0.05,
+            fade_time: 1.5,
+        }
+    }
+}
+
+/// A parameter that [`RopeParams::sanitized`] had to correct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamIssue {
+    /// `segment_length` was not in range.
+    SegmentLength,
+    /// `damping` was not in (0, 1].
+    Damping,
+    /// `iterations` was 0 or too many.
+    Iterations,
+    /// `substeps` was 0 or too many.
+    Substeps,
+    /// `gravity` was not finite.
+    Gravity,
+    /// `radius` was negative or not finite.
+    Radius,
+    /// `ground_height` was not finite.
+    GroundHeight,
+    /// `friction` was not in [0, 1].
+    Friction,
+    /// `tear_ratio` was not 0 and not > 1.
+    TearRatio,
+    /// `stretch_limit` was not in [0, 1].
+    StretchLimit,
+    /// `length_speed` was not > 0.
+    LengthSpeed,
+    /// `point_mass` was not > 0.
+    PointMass,
+    /// `fade_time` was negative or not finite.
+    FadeTime,
+}
+
+impl ParamIssue {
+    /// Returns the parameter's name and its accepted range, for a warning.
+    #[must_use]
+    pub fn describe(self) -> (&'static str, &'static str) {
+        match self {
+            Self::SegmentLength => ("segment_length", "0.01..=10 m"),
+            Self::Damping => ("damping", "(0, 1]"),
+            Self::Iterations => ("iterations", "1..=64"),
+            Self::Substeps => ("substeps", "1..=16"),
+            Self::Gravity => ("gravity", "a finite vector"),
+            Self::Radius => ("radius", "0..=1 m"),
+            Self::GroundHeight => ("ground_height", "a finite height"),
+            Self::Friction => ("friction", "0..=1"),
+            Self::TearRatio => ("tear_ratio", "0 (off) or 1.01..=100"),
+            Self::StretchLimit => ("stretch_limit", "0 (off) ..= 1"),
+            Self::LengthSpeed => ("length_speed", "0.001..=1000 m/s"),
+            Self::PointMass => ("point_mass", "0.0001..=1000 kg"),
+            Self::FadeTime => ("fade_time", "0..=60 s"),
+        }
+    }
+}
+
+/// Returns `x` clamped into `[lo, hi]`, or `fallback` when `x` is NaN, and whether it changed.
+fn fix(x: f32, lo: f32, hi: f32, fallback: f32) -> (f32, bool) {
+    if x.is_nan() {
+        (fallback, true)
+    } else if x < lo || x > hi {
+        (x.clamp(lo, hi), true)
+    } else {
+        (x, false)
+    }
+}
+
+impl RopeParams {
+    /// Returns the parameters with every out-of-range value clamped (NaN → the default), and calls
+    /// `issue` once for each parameter that was corrected.
+    #[must_use]
+    pub fn sanitized(self, mut issue: impl FnMut(ParamIssue)) -> Self {
+        let d = Self::default();
+        let mut p = self;
+        let mut check = |value: &mut f32, lo: f32, hi: f32, fallback: f32, which: ParamIssue| {
+            let (v, bad) = fix(*value, lo, hi, fallback);
+            *value = v;
+            if bad {
+                issue(which);
+            }
+        };
+        check(
+            &mut p.segment_length,
+            MIN_SEGMENT_LENGTH,
+            MAX_SEGMENT_LENGTH,
+            d.segment_length,
+            ParamIssue::SegmentLength,
+        );
+        // Damping 0 would freeze the rope; the smallest accepted value is a tiny positive one.
+        check(&mut p.damping, 1e-3, 1.0, d.damping, ParamIssue::Damping);
+        check(&mut p.radius, 0.0, 1.0, d.radius, ParamIssue::Radius);
+        check(&mut p.friction, 0.0, 1.0, d.friction, ParamIssue::Friction);
+        check(
+            &mut p.stretch_limit,
+            0.0,
+            1.0,
+            d.stretch_limit,
+            ParamIssue::StretchLimit,
+        );
+        check(
+            &mut p.length_speed,
+            1e-3,
+            1000.0,
+            d.length_speed,
+            ParamIssue::LengthSpeed,
+        );
+        check(
+            &mut p.point_mass,
+            1e-4,
+            1000.0,
+            d.point_mass,
+            ParamIssue::PointMass,
+        );
+        check(
+            &mut p.fade_time,
+            0.0,
+            60.0,
+            d.fade_time,
+            ParamIssue::FadeTime,
+        );
+        if !p.ground_height.is_finite() {
+            p.ground_height = d.ground_height;
+            issue(ParamIssue::GroundHeight);
+        }
+        if p.tear_ratio != 0.0 {
+            let (v, bad) = fix(p.tear_ratio, 1.01, 100.0, 0.0);
+            p.tear_ratio = v;
+            if bad {
+                issue(ParamIssue::TearRatio);
+            }
+        }
+        if !p.gravity.is_finite() {
+            p.gravity = d.gravity;
+            issue(ParamIssue::Gravity);
+        }
+        if p.iterations == 0 || p.iterations > MAX_ITERATIONS {
+            p.iterations = p.iterations.clamp(1, MAX_ITERATIONS);
+            issue(ParamIssue::Iterations);
+        }
+        if p.substeps == 0 || p.substeps > MAX_SUBSTEPS {
+            p.substeps = p.substeps.clamp(1, MAX_SUBSTEPS);
+            issue(ParamIssue::Substeps);
+        }
+        p
+    }
+}
+
+/// What the far end of the rope is attached to for one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EndAttachment {
+    /// Nothing: the end hangs free.
+    Free,
+    /// Pinned to a point that moves with a node (world position, metres).
+    Pinned(Vec3),
+    /// Attached to a body the rope pulls on: its position (m), velocity (m/s) and mass (kg). The rope
+    /// computes the force it exerts; the caller applies it (see [`Rope::tension`]).
+    Body {
+        /// The body's attachment point, world metres.
+        position: Vec3,
+        /// The body's velocity, m/s.
+        velocity: Vec3,
+        /// The body's mass, kg.
+        mass: f32,
+    },
+}
+
+/// Why a rope was split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutReason {
+    /// A call to [`Rope::cut_at`].
+    Manual,
+    /// A segment touched a cutter collider.
+    Cutter,
+    /// A segment stretched past the tear ratio.
+    Torn,
+}
+
+/// A split of the rope.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cut {
+    /// The segment that was cut: points `0..=index` stay attached, the rest fall away.
+    pub index: usize,
+    /// Where the cut happened (the segment's midpoint), world metres.
+    pub position: Vec3,
+    /// Why.
+    pub reason: CutReason,
+}
+
+/// What happened during one [`Rope::step`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepEvents {
+    /// The rope was split this step.
+    pub cut: Option<Cut>,
+    /// The loose piece from an earlier cut finished fading this step.
+    pub loose_faded: bool,
+    /// The anchor sample was not finite and was ignored (the rope kept the previous one).
+    pub anchor_ignored: bool,
+    /// The end attachment was not finite and was ignored (the end hung free this step).
+    pub end_ignored: bool,
+    /// The current length reached the target this step.
+    pub length_reached: bool,
+}
+
+/// A piece cut off the rope: free at both ends, fading out.
+#[derive(Clone, Debug, Default)]
+struct Loose {
+    pos: Vec<Vec3>,
+    prev: Vec<Vec3>,
+    start: Vec<Vec3>,
+    render_from: Vec<Vec3>,
+    active: usize,
+    age: f32,
+}
+
+/// A Verlet rope with preallocated point buffers. See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct Rope {
+    params: RopeParams,
+    capacity: usize,
+    active: usize,
+    pos: Vec<Vec3>,
+    prev: Vec<Vec3>,
+    /// Positions at the start of the current substep (continuous collision).
+    start: Vec<Vec3>,
+    /// Positions at the start of the last step (render interpolation).
+    render_from: Vec<Vec3>,
+    head_rest: f32,
+    length: f32,
+    target_length: f32,
+    anchor: Vec3,
+    end_pinned: Option<Vec3>,
+    tension: Vec3,
+    loose: Loose,
+}
+
+impl Rope {
+    /// Returns a rope of `point_count` points (clamped to `2..=capacity`) hanging straight from `anchor`
+    /// along `direction` (any non-zero vector; down when zero or not finite), with `capacity` point
+    /// slots (clamped to `2..=MAX_CAPACITY`) allocated once. `params` are sanitized.
+    #[must_use]
+    pub fn new(
+        capacity: usize,
+        point_count: usize,
+        params: RopeParams,
+        anchor: Vec3,
+        direction: Vec3,
+    ) -> Self {
+        let capacity = capacity.clamp(2, MAX_CAPACITY);
+        let params = params.sanitized(|_| {});
+        let buf = || vec![Vec3::ZERO; capacity];
+        let mut rope = Self {
+            params,
+            capacity,
+            active: 0,
+            pos: buf(),
+            prev: buf(),
+            start: buf(),
+            render_from: buf(),
+            head_rest: 0.0,
+            length: 0.0,
+            target_length: 0.0,
+            anchor: Vec3::ZERO,
+            end_pinned: None,
+            tension: Vec3::ZERO,
+            loose: Loose {
+                pos: buf(),
+                prev: buf(),
+                start: buf(),
+                render_from: buf(),
+                active: 0,
+                age: 0.0,
+            },
+        };
+        let length = (point_count.clamp(2, capacity) - 1) as f32 * params.segment_length;
+        rope.reset(anchor, direction, length);
+        rope
+    }
+
+    /// Lays the rope out straight and at rest from `anchor` along `direction` with `length` metres
+    /// (clamped to what the capacity holds); drops any loose piece. Non-finite input falls back to the
+    /// origin, straight down and the current length.
+    pub fn reset(&mut self, anchor: Vec3, direction: Vec3, length: f32) {
+        let anchor = if usable(anchor) { anchor } else { Vec3::ZERO };
+        let dir = direction
+            .try_normalize()
+            .filter(|d| d.is_finite())
+            .unwrap_or(Vec3::NEG_Y);
+        let length = if length.is_finite() {
+            length
+        } else {
+            self.length
+        };
+        let length = length.clamp(0.0, self.max_length());
+        self.anchor = anchor;
+        self.length = length;
+        self.target_length = length;
+        let (n, head) = self.layout(length);
+        self.active = n;
+        self.head_rest = head;
+        // Lay the points along `dir`; where that would go under the ground, fold along the ground
+        // (horizontally, along `dir`'s horizontal part or +X) instead.
+        let floor = self.params.ground_height + self.params.radius;
+        let flat = Vec3::new(dir.x, 0.0, dir.z)
+            .try_normalize()
+            .unwrap_or(Vec3::X);
+        let mut p = anchor;
+        for i in 0..n {
+            if i > 0 {
+                let step = if i == 1 {
+                    head
+                } else {
+                    self.params.segment_length
+                };
+                let next = p + dir * step;
+                p = if self.params.ground_enabled && next.y < floor {
+                    Vec3::new(p.x, floor, p.z) + flat * step
+                } else {
+                    next
+                };
+            }
+            self.pos[i] = p;
+            self.prev[i] = p;
+            self.start[i] = p;
+            self.render_from[i] = p;
+        }
+        self.end_pinned = None;
+        self.tension = Vec3::ZERO;
+        self.loose.active = 0;
+    }
+
+    /// Returns the active point count and head rest length that give `length` metres.
+    fn layout(&self, length: f32) -> (usize, f32) {
+        let s = self.params.segment_length;
+        if length <= 0.0 {
+            return (1, 0.0);
+        }
+        let segments = ((length / s) - 1e-4).ceil().max(1.0) as usize;
+        let segments = segments.min(self.capacity - 1);
+        let head = (length - (segments - 1) as f32 * s).clamp(0.0, s);
+        (segments + 1, head)
+    }
+
+    /// Returns the parameters in use.
+    #[must_use]
+    pub fn params(&self) -> &RopeParams {
+        &self.params
+    }
+
+    /// Replaces the parameters (sanitized; `issue` hears each corrected one). A new segment length
+    /// keeps the number of segments (the length scales with it) and re-lays the points along the
+    /// current shape without adding velocity, so it never kicks the rope.
+    pub fn set_params(&mut self, params: RopeParams, issue: impl FnMut(ParamIssue)) {
+        let params = params.sanitized(issue);
+        let old_s = self.params.segment_length;
+        self.params = params;
+        if params.segment_length != old_s {
+            // The rope keeps its number of segments: a longer segment makes a longer rope (the seed
+            // scales the segments with the character).
+            let scale = params.segment_length / old_s;
+            self.length = (self.length * scale).min(self.max_length());
+            self.target_length = (self.target_length * scale).min(self.max_length());
+            self.relayout();
+        }
+    }
+
+    /// Returns the point capacity (slots allocated).
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Returns the number of active points (1 when the rope was cut at the anchor).
+    #[must_use]
+    pub fn point_count(&self) -> usize {
+        self.active
+    }
+
+    /// Returns the longest rope the capacity holds at the current segment length, in metres.
+    #[must_use]
+    pub fn max_length(&self) -> f32 {
+        (self.capacity - 1) as f32 * self.params.segment_length
+    }
+
+    /// Returns the current rest length of the rope, in metres.
+    #[must_use]
+    pub fn length(&self) -> f32 {
+        self.length
+    }
+
+    /// Returns the length the rope is growing or shrinking toward, in metres.
+    #[must_use]
+    pub fn target_length(&self) -> f32 {
+        self.target_length
+    }
+
+    /// Sets the length (metres) the rope grows or shrinks toward at `length_speed`, clamped to
+    /// `0..=max_length()`; returns `false` (and changes nothing) when `length` is not finite.
+    pub fn set_target_length(&mut self, length: f32) -> bool {
+        if !length.is_finite() {
+            return false;
+        }
+        self.target_length = length.clamp(0.0, self.max_length());
+        true
+    }
+
+    /// Returns the active points' positions (world metres) after the last step.
+    #[must_use]
+    pub fn points(&self) -> &[Vec3] {
+        &self.pos[..self.active]
+    }
+
+    /// Returns the anchor sample the last step ended on.
+    #[must_use]
+    pub fn anchor(&self) -> Vec3 {
+        self.anchor
+    }
+
+    /// Returns the rest length of segment `j` in metres (0 past the end).
+    #[must_use]
+    pub fn rest_length(&self, j: usize) -> f32 {
+        if j + 1 >= self.active {
+            0.0
+        } else if j == 0 {
+            self.head_rest
+        } else {
+            self.params.segment_length
+        }
+    }
+
+    /// Writes the active points interpolated between the last two steps (`alpha` 0 = previous step,
+    /// 1 = last step; clamped) into `out` and returns how many were written (at most `out.len()`).
+    pub fn interpolated(&self, alpha: f32, out: &mut [Vec3]) -> usize {
+        let a = crate::kit::saturate(alpha);
+        let n = self.active.min(out.len());
+        for (i, o) in out.iter_mut().enumerate().take(n) {
+            *o = self.render_from[i].lerp(self.pos[i], a);
+        }
+        n
+    }
+
+    /// Returns the force (newtons, world) the rope exerts on its end attachment during the last step:
+    /// zero for a free end. For a pinned end it is estimated from the last constraint's correction
+    /// (`point_mass · Σcorrection / h²`); for a body it is exactly the force that gives the body the
+    /// rope-end's motion on top of gravity — apply it to the body as a central force.
+    #[must_use]
+    pub fn tension(&self) -> Vec3 {
+        self.tension
+    }
+
+    /// Returns the largest segment stretch, as a fraction of the nominal segment length:
+    /// `max_j (|p_{j+1} − p_j| − rest_j) / segment_length` (0 when fully relaxed or slack).
+    #[must_use]
+    pub fn max_stretch(&self) -> f32 {
+        let s = self.params.segment_length;
+        (0..self.active.saturating_sub(1))
+            .map(|j| ((self.pos[j + 1] - self.pos[j]).length() - self.rest_length(j)) / s)
+            .fold(0.0, f32::max)
+    }
+
+    /// Returns the loose piece's points (empty when there is none).
+    #[must_use]
+    pub fn loose_points(&self) -> &[Vec3] {
+        &self.loose.pos[..self.loose.active]
+    }
+
+    /// Like [`Rope::interpolated`] for the loose piece.
+    pub fn loose_interpolated(&self, alpha: f32, out: &mut [Vec3]) -> usize {
+        let a = crate::kit::saturate(alpha);
+        let n = self.loose.active.min(out.len());
+        for (i, o) in out.iter_mut().enumerate().take(n) {
+            *o = self.loose.render_from[i].lerp(self.loose.pos[i], a);
+        }
+        n
+    }
+
+    /// Returns the loose piece's opacity: 1 just after the cut, 0 once faded (or when there is none).
+    #[must_use]
+    pub fn loose_opacity(&self) -> f32 {
+        if self.loose.active == 0 {
+            0.0
+        } else if self.params.fade_time <= 0.0 {
+            1.0
+        } else {
+            crate::kit::saturate(1.0 - self.loose.age / self.params.fade_time)
+        }
+    }
+
+    /// Splits the rope at segment `index` (between points `index` and `index + 1`): the part beyond it
+    /// becomes the loose piece (replacing any earlier one) and the target length becomes what is left.
+    /// Returns the cut, or `None` when `index` is not a segment of the active rope.
+    pub fn cut_at(&mut self, index: usize) -> Option<Cut> {
+        self.split(index, CutReason::Manual)
+    }
+
+    fn split(&mut self, index: usize, reason: CutReason) -> Option<Cut> {
+        if index + 1 >= self.active {
+            return None;
+        }
+        let position = (self.pos[index] + self.pos[index + 1]) * 0.5;
+        let from = index + 1;
+        let count = self.active - from;
+        let l = &mut self.loose;
+        l.pos[..count].copy_from_slice(&self.pos[from..self.active]);
+        l.prev[..count].copy_from_slice(&self.prev[from..self.active]);
+        l.render_from[..count].copy_from_slice(&self.render_from[from..self.active]);
+        l.active = count;
+        l.age = 0.0;
+        self.active = from;
+        self.length = if self.active <= 1 {
+            0.0
+        } else {
+            self.head_rest + (self.active - 2) as f32 * self.params.segment_length
+        };
+        self.target_length = self.length;
+        self.end_pinned = None;
+        Some(Cut {
+            index,
+            position,
+            reason,
+        })
+    }
+
+    /// Re-lays the points for the current length and segment length along the current shape,
+    /// moving `prev` with `pos` so no velocity is added.
+    fn relayout(&mut self) {
+        let (n, head) = self.layout(self.length);
+        let old_n = self.active;
+        // Extend the polyline straight from its last direction when points are added.
+        for i in old_n..n {
+            let (a, b) = if i >= 2 {
+                (self.pos[i - 2], self.pos[i - 1])
+            } else {
+                (self.pos[0] - Vec3::NEG_Y, self.pos[0])
+            };
+            let p = b + (b - a).try_normalize().unwrap_or(Vec3::NEG_Y) * self.params.segment_length;
+            self.pos[i] = p;
+            self.prev[i] = p - (self.pos[i - 1] - self.prev[i - 1]);
+            self.render_from[i] = p;
+        }
+        self.active = n;
+        self.head_rest = head;
+        for i in 1..n {
+            let rest = self.rest_length(i - 1);
+            let dir = (self.pos[i] - self.pos[i - 1])
+                .try_normalize()
+                .unwrap_or(Vec3::NEG_Y);
+            let p = self.pos[i - 1] + dir * rest;
+            let shift = p - self.pos[i];
+            self.pos[i] = p;
+            self.prev[i] += shift;
+            self.render_from[i] += shift;
+        }
+    }
+
+    /// Moves the length toward the target by at most `max_delta` metres, inserting or removing point 1
+    /// as the head segment passes a full segment or empties. Returns `true` when the target is reached.
+    fn update_length(&mut self, max_delta: f32) -> bool {
+        if self.length == self.target_length {
+            return false;
+        }
+        let s = self.params.segment_length;
+        self.length = crate::kit::move_towards(self.length, self.target_length, max_delta);
+        let (n, head) = self.layout(self.length);
+        while self.active < n {
+            self.insert_head_point();
+        }
+        while self.active > n {
+            self.remove_head_point();
+        }
+        self.head_rest = head.min(s);
+        self.length == self.target_length
+    }
+
+    /// Inserts a point between the anchor and point 1 (or appends point 1), carrying point 1's velocity.
+    fn insert_head_point(&mut self) {
+        let n = self.active;
+        if n >= self.capacity {
+            return;
+        }
+        for buf in [
+            &mut self.pos,
+            &mut self.prev,
+            &mut self.start,
+            &mut self.render_from,
+        ] {
+            buf.copy_within(1..n, 2);
+        }
+        let anchor = self.pos[0];
+        let (p, v) = if n >= 2 {
+            (anchor, self.pos[2] - self.prev[2])
+        } else {
+            (anchor, Vec3::ZERO)
+        };
+        self.pos[1] = p;
+        self.prev[1] = p - v;
+        self.start[1] = p;
+        self.render_from[1] = self.render_from[0];
+        self.active = n + 1;
+    }
+
+    /// Removes point 1 (reels one segment in at the anchor).
+    fn remove_head_point(&mut self) {
+        let n = self.active;
+        if n <= 1 {
+            return;
+        }
+        for buf in [
+            &mut self.pos,
+            &mut self.prev,
+            &mut self.start,
+            &mut self.render_from,
+        ] {
+            buf.copy_within(2..n, 1);
+        }
+        self.active = n - 1;
+    }
+
+    /// Advances the rope by `dt` seconds (clamped to [`MAX_STEP`]; a non-positive or NaN `dt` does
+    /// nothing) with the anchor moving from the last sample to `anchor`, the far end held by `end`,
+    /// among the colliders of `world`. Returns what happened.
+    pub fn step(&mut self, dt: f32, anchor: Vec3, end: EndAttachment, world: &World) -> StepEvents {
+        let mut events = StepEvents::default();
+        if dt.is_nan() || dt <= 0.0 {
+            return events;
+        }
+        let dt = dt.min(MAX_STEP);
+        let anchor = if usable(anchor) {
+            anchor
+        } else {
+            events.anchor_ignored = true;
+            self.anchor
+        };
+        let end = match end {
+            EndAttachment::Pinned(p) if !usable(p) => {
+                events.end_ignored = true;
+                EndAttachment::Free
+            }
+            EndAttachment::Body {
+                position,
+                velocity,
+                mass,
+            } if !(usable(position) && usable(velocity) && mass.is_finite() && mass > 0.0) => {
+                events.end_ignored = true;
+                EndAttachment::Free
+            }
+            e => e,
+        };
+        let p = self.params;
+        let substeps = p.substeps.max(1);
+        let h = dt / substeps as f32;
+        let anchor_from = self.anchor;
+        let end_from = match (end, self.end_pinned) {
+            (EndAttachment::Pinned(_), Some(from)) => from,
+            (EndAttachment::Pinned(to), None) => to,
+            _ => Vec3::ZERO,
+        };
+        self.render_from[..self.active].copy_from_slice(&self.pos[..self.active]);
+        self.loose.render_from[..self.loose.active]
+            .copy_from_slice(&self.loose.pos[..self.loose.active]);
+
+        // A body end starts the step where the body is, with the body's velocity.
+        let mut body_v0 = Vec3::ZERO;
+        if let EndAttachment::Body {
+            position, velocity, ..
+        } = end
+        {
+            if self.active >= 2 {
+                let last = self.active - 1;
+                self.pos[last] = position;
+                self.prev[last] = position - velocity * h;
+                body_v0 = velocity;
+            }
+        }
+        let mut pinned_correction = Vec3::ZERO;
+        // Friction per push-out pass, so that a resting point loses `friction` per substep in total.
+        let friction = 1.0 - (1.0 - p.friction).powf(1.0 / p.iterations as f32);
+
+        for k in 0..substeps {
+            let t = (k + 1) as f32 / substeps as f32;
+            if self.update_length(p.length_speed * h) {
+                events.length_reached = true;
+            }
+            let n = self.active;
+            self.pos[0] = anchor_from.lerp(anchor, t);
+            self.prev[0] = self.pos[0];
+            if n < 2 {
+                continue;
+            }
+            let last = n - 1;
+            // Inverse masses relative to a rope point.
+            let (w_end, end_pin) = match end {
+                EndAttachment::Free => (1.0, None),
+                EndAttachment::Pinned(to) => (0.0, Some(end_from.lerp(to, t))),
+                EndAttachment::Body { mass, .. } => (p.point_mass / mass, None),
+            };
+            self.start[..n].copy_from_slice(&self.pos[..n]);
+            // Verlet integration of the free points (a body end is integrated too, undamped).
+            let g = p.gravity * (h * h);
+            let max_move = MAX_POINT_SPEED * h;
+            for i in 1..n {
+                if i == last && end_pin.is_some() {
+                    continue;
+                }
+                let damping = if i == last && matches!(end, EndAttachment::Body { .. }) {
+                    1.0
+                } else {
+                    p.damping
+                };
+                let v = ((self.pos[i] - self.prev[i]) * damping).clamp_length_max(max_move);
+                self.prev[i] = self.pos[i];
+                self.pos[i] += v + g;
+            }
+            if let Some(pin) = end_pin {
+                self.pos[last] = pin;
+                self.prev[last] = pin;
+            }
+            let s_rest = p.segment_length;
+            let head_rest = self.head_rest;
+            for it in 0..p.iterations {
+                // Alternate the sweep direction so errors at the tail also travel toward the
+                // anchor; the last sweep runs from the anchor, leaving the segments at the hand
+                // exact. Interior segments (equal masses, full rest length) take the tight path.
+                let forward = (p.iterations - 1 - it).is_multiple_of(2);
+                for jj in 0..last {
+                    let j = if forward { jj } else { last - 1 - jj };
+                    if j != 0 && j + 1 != last {
+                        solve_interior(&mut self.pos, j, s_rest);
+                        continue;
+                    }
+                    let wa = if j == 0 { 0.0 } else { 1.0 };
+                    let wb = if j + 1 == last { w_end } else { 1.0 };
+                    let rest = if j == 0 { head_rest } else { s_rest };
+                    let c = solve_distance(&mut self.pos, j, rest, wa, wb);
+                    if j + 1 == last && end_pin.is_some() {
+                        pinned_correction += c;
+                    }
+                }
+                let free_end = if end_pin.is_some() { last } else { n };
+                collide(
+                    &self.start,
+                    &mut self.pos,
+                    &mut self.prev,
+                    1..free_end,
+                    world,
+                    &p,
+                    friction,
+                );
+            }
+            let free_end = if end_pin.is_some() { last } else { n };
+            if events.cut.is_none() && p.tear_ratio > 0.0 {
+                events.cut = self.check_tear();
+            }
+            let n = self.active;
+            if n < 2 {
+                continue;
+            }
+            let free_end = free_end.min(n);
+            if p.stretch_limit > 0.0 {
+                for i in 1..free_end {
+                    let max = self.rest_length(i - 1) * (1.0 + p.stretch_limit);
+                    let d = self.pos[i] - self.pos[i - 1];
+                    let len = d.length();
+                    if len > max {
+                        self.pos[i] = self.pos[i - 1] + d * (max / len);
+                    }
+                }
+                collide(
+                    &self.start,
+                    &mut self.pos,
+                    &mut self.prev,
+                    1..free_end,
+                    world,
+                    &p,
+                    friction,
+                );
+            }
+            sweep(
+                &self.start,
+                &mut self.pos,
+                &mut self.prev,
+                1..free_end,
+                world,
+                &p,
+            );
+            if events.cut.is_none() {
+                events.cut = self.check_cuts(world);
+            }
+            let loose_n = self.loose.active;
+            if loose_n > 0 {
+                let l = &mut self.loose;
+                l.start[..loose_n].copy_from_slice(&l.pos[..loose_n]);
+                for i in 0..loose_n {
+                    let v = ((l.pos[i] - l.prev[i]) * p.damping).clamp_length_max(max_move);
+                    l.prev[i] = l.pos[i];
+                    l.pos[i] += v + g;
+                }
+                for _ in 0..p.iterations {
+                    for j in 0..loose_n - 1 {
+                        solve_distance(&mut l.pos, j, p.segment_length, 1.0, 1.0);
+                    }
+                    collide(
+                        &l.start,
+                        &mut l.pos,
+                        &mut l.prev,
+                        0..loose_n,
+                        world,
+                        &p,
+                        friction,
+                    );
+                }
+                sweep(&l.start, &mut l.pos, &mut l.prev, 0..loose_n, world, &p);
+            }
+        }
+        if self.loose.active > 0 {
+            self.loose.age += dt;
+            if self.loose.age >= p.fade_time {
+                self.loose.active = 0;
+                events.loose_faded = true;
+            }
+        }
+        self.anchor = anchor;
+        self.end_pinned = match end {
+            EndAttachment::Pinned(to) if self.active >= 2 => Some(to),
+            _ => None,
+        };
+        self.tension = match end {
+            EndAttachment::Free => Vec3::ZERO,
+            _ if self.active < 2 => Vec3::ZERO,
+            EndAttachment::Pinned(_) => {
+                -pinned_correction * (p.point_mass / (h * h * substeps as f32))
+            }
+            EndAttachment::Body { mass, .. } => {
+                let last = self.active - 1;
+                let v = (self.pos[last] - self.prev[last]) / h;
+                mass * ((v - body_v0) / dt - p.gravity)
+            }
+        };
+        if !self.tension.is_finite() {
+            self.tension = Vec3::ZERO;
+        }
+        // Last line of defence: a rope that went non-finite (it cannot with sanitized input, but a
+        // game must never see NaN) is laid out again hanging from the anchor.
+        if !self.pos[..self.active].iter().all(|q| usable(*q)) {
+            let length = self.length;
+            self.reset(self.anchor, Vec3::NEG_Y, length);
+        }
+        events
+    }
+
+    /// Returns the most stretched segment past the tear ratio, split there.
+    fn check_tear(&mut self) -> Option<Cut> {
+        let p = self.params;
+        let mut worst: Option<(f32, usize)> = None;
+        for j in 0..self.active.saturating_sub(1) {
+            let rest = self.rest_length(j).max(p.segment_length * 0.25);
+            let ratio = (self.pos[j + 1] - self.pos[j]).length() / rest;
+            if ratio > p.tear_ratio && worst.is_none_or(|(r, _)| ratio > r) {
+                worst = Some((ratio, j));
+            }
+        }
+        worst.and_then(|(_, j)| self.split(j, CutReason::Torn))
+    }
+
+    /// Returns the first segment (from the anchor) that touches a cutter, split there.
+    fn check_cuts(&mut self, world: &World) -> Option<Cut> {
+        let n = self.active;
+        if n < 2 {
+            return None;
+        }
+        let p = self.params;
+        for j in 0..n - 1 {
+            let (a, b) = (self.pos[j], self.pos[j + 1]);
+            for (c, collider) in world.colliders().iter().enumerate() {
+                if !collider.cutter || !world.near(c, a, (b - a).length() + p.radius) {
+                    continue;
+                }
+                // The segment now, and the path its far point took this substep.
+                let touched = collider.sweep(a, b, p.radius).is_some()
+                    || collider.sweep(self.start[j + 1], b, p.radius).is_some();
+                if touched {
+                    return self.split(j, CutReason::Cutter);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Largest coordinate accepted for a position, in metres (farther counts as bad input: squaring
+/// distances beyond it would overflow `f32`).
+pub const MAX_COORDINATE: f32 = 1.0e6;
+
+/// Returns `true` when every component of `v` is finite and within [`MAX_COORDINATE`].
+#[inline]
+fn usable(v: Vec3) -> bool {
+    v.is_finite() && v.abs().max_element() <= MAX_COORDINATE
+}
+
+/// Projects the distance constraint between two free points of equal mass, `j` and `j + 1`, toward
+/// `rest` (the hot path: the same arithmetic as [`solve_distance`] with unit weights).
+#[inline(always)]
+fn solve_interior(pos: &mut [Vec3], j: usize, rest: f32) {
+    let (a, b) = (pos[j], pos[j + 1]);
+    let delta = b - a;
+    let d = delta.length();
+    if d < 1e-6 {
+        return;
+    }
+    let corr = delta * ((d - rest) / (d * 2.0));
+    pos[j] = a + corr;
+    pos[j + 1] = b - corr;
+}
+
+/// Projects the distance constraint between points `j` and `j + 1` toward `rest` with inverse masses
+/// `wa`, `wb`; returns the correction applied to point `j` (per unit inverse mass).
+#[inline]
+fn solve_distance(pos: &mut [Vec3], j: usize, rest: f32, wa: f32, wb: f32) -> Vec3 {
+    let delta = pos[j + 1] - pos[j];
+    let d = delta.length();
+    let w = wa + wb;
+    if d < 1e-6 || w <= 0.0 {
+        return Vec3::ZERO;
+    }
+    let corr = delta * ((d - rest) / (d * w));
+    pos[j] += corr * wa;
+    pos[j + 1] -= corr * wb;
+    corr * w
+}
+
+/// Removes the velocity into the surface and `friction` of the sliding velocity of a point that was
+/// just placed on a surface with outward normal `n`.
+#[inline]
+fn contact_velocity(pos: Vec3, prev: &mut Vec3, n: Vec3, friction: f32) {
+    let v = pos - *prev;
+    let vn = v.dot(n);
+    let vt = v - n * vn;
+    *prev = pos - vt * (1.0 - friction);
+}
+
+/// Pushes the points in `range` out of the ground and the solid colliders.
+fn collide(
+    start: &[Vec3],
+    pos: &mut [Vec3],
+    prev: &mut [Vec3],
+    range: core::ops::Range<usize>,
+    world: &World,
+    p: &RopeParams,
+    friction: f32,
+) {
+    let floor = p.ground_height + p.radius;
+    for i in range {
+        if p.ground_enabled && pos[i].y < floor {
+            pos[i].y = floor;
+            contact_velocity(pos[i], &mut prev[i], Vec3::Y, friction);
+        }
+        for (c, collider) in world.colliders().iter().enumerate() {
+            if !collider.solid || !world.near(c, pos[i], p.radius) {
+                continue;
+            }
+            if let Some((q, n)) = collider.resolve(pos[i], start[i], p.radius) {
+                pos[i] = q;
+                contact_velocity(pos[i], &mut prev[i], n, friction);
+            }
+        }
+    }
+}
+
+/// Stops each point in `range` at the first solid collider its path from `start` crossed.
+fn sweep(
+    start: &[Vec3],
+    pos: &mut [Vec3],
+    prev: &mut [Vec3],
+    range: core::ops::Range<usize>,
+    world: &World,
+    p: &RopeParams,
+) {
+    if world.is_empty() {
+        return;
+    }
+    for i in range {
+        let (a, b) = (start[i], pos[i]);
+        let reach = (b - a).length() + p.radius;
+        let mut first: Option<(f32, usize)> = None;
+        for (c, collider) in world.colliders().iter().enumerate() {
+            if !collider.solid || !world.near(c, a, reach) {
+                continue;
+            }
+            // A point already resting inside (a moving body caught it) is left to the push-out.
+            if collider.distance(a) - p.radius < -1e-3 {
+                continue;
+            }
+            if let Some(t) = collider.sweep(a, b, p.radius) {
+                if first.is_none_or(|(ft, _)| t < ft) {
+                    first = Some((t, c));
+                }
+            }
+        }
+        if let Some((t, c)) = first {
+            // Collide and slide: stop at the contact, then keep the part of the remaining motion
+            // that runs along the surface (so a rope pulled over a wall slides up and over it).
+            let collider = &world.colliders()[c];
+            let hit = a + (b - a) * t;
+            let n = collider.normal(hit);
+            let gap = collider.distance(hit) - p.radius;
+            let contact = hit + n * (2e-3 - gap.min(0.0));
+            let rest = b - hit;
+            let slide = rest - n * rest.dot(n).min(0.0);
+            let slid = contact + slide;
+            // Keep the slide only if its own path is clear of every solid collider.
+            let clear = world.colliders().iter().enumerate().all(|(k, other)| {
+                !other.solid
+                    || !world.near(k, contact, slide.length() + p.radius)
+                    || other.sweep(contact, slid, p.radius * 0.9).is_none()
+            });
+            pos[i] = if clear { slid } else { contact };
+            contact_velocity(pos[i], &mut prev[i], n, p.friction);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

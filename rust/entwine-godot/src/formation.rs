@@ -1,0 +1,1836 @@
+//! `FormationController`: a squad forms up and marches in data-defined formations
+//! (`entwine_core::formation`), driving child agents or internal MultiMesh agents.
+
+use std::collections::HashMap;
+
+use entwine_core::formation::net::{AckAction, AckTracker, SeenIds};
+use entwine_core::formation::{
+    AgentState, FormationDef, Gains, Metrics, Squad, SquadConfig, Thresholds,
+};
+use glam::Vec2;
+use godot::classes::mesh::PrimitiveType;
+use godot::classes::multi_mesh::TransformFormat;
+use godot::classes::multiplayer_peer::ConnectionStatus;
+use godot::classes::node::InternalMode;
+use godot::classes::{
+    base_material_3d, CapsuleMesh, CharacterBody3D, DirAccess, FileAccess, INode3D, ImmediateMesh,
+    Mesh, MeshInstance3D, MultiMesh, MultiMeshInstance3D, Node3D, StandardMaterial3D, Time,
+};
+use godot::prelude::*;
+
+use crate::net_clock::NetClock;
+
+/// Where the agents come from.
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum AgentSource {
+    /// The controller's `Node3D` children. `CharacterBody3D` children are driven by velocity
+    /// (their `velocity` is set and, with `move_bodies`, `move_and_slide()` is called); other
+    /// `Node3D` children are moved directly.
+    #[default]
+    Children,
+    /// `internal_agent_count` agents simulated by the controller and drawn with one
+    /// `MultiMeshInstance3D` (thousands of agents).
+    Internal,
+}
+
+const KIND_FORM: i64 = 0;
+const KIND_MARCH: i64 = 1;
+const KIND_MARCH_TO: i64 = 2;
+const KIND_HALT: i64 = 3;
+const KIND_FACE: i64 = 4;
+const KIND_DRESS: i64 = 5;
+
+/// A squad that forms up and marches in formations defined as data, holding a measured contract.
+///
+/// **Agents** are the controller's [Node3D] children, or (with [member agent_source] = Internal)
+/// [member internal_agent_count] agents drawn with a [MultiMeshInstance3D]. [CharacterBody3D]
+/// children are driven by velocity so the game keeps its own movement and collisions. Everything
+/// happens in the controller's local frame: move or turn the controller and the squad goes with it.
+///
+/// **Formations** are `.ron` files in [member formations_dir] (the addon ships line, column,
+/// wedge, circle, arc, spiral, box and hollow_box), or text given to [method add_formation]. Files
+/// are re-read when they change ([member hot_reload]); a file that does not parse is reported with
+/// its path, line and column and the previous version stays in use.
+///
+/// **Commands**: [method form], [method march], [method march_to], [method halt], [method face],
+/// [method dress]. Each one starts a settle clock; when the squad meets the contract (neighbour
+/// spacing error ≤ [member contract_spacing], heading standard deviation ≤
+/// [member contract_heading], every agent within [member align_threshold] of its slot) the
+/// [signal settled] signal reports the metrics, including whether it took ≤ [member contract_settle].
+///
+/// **Control**: slots are assigned by minimum total travel (paths do not cross); each agent tracks
+/// its slot with a PID ([member k1], [member k2], [member k3]) and a debounced
+/// idle/moving/aligning/stabilizing state machine at a fixed 60 Hz, with soft-wall repulsion
+/// between agents. Rendering interpolates between ticks.
+///
+/// **Network** (with [member networked]): the server's commands are stamped with the
+/// [NetClock]'s time, sent to every client, acknowledged, resent after 100 ms up to three times; a
+/// peer that never acknowledges is dropped ([signal peer_dropped]) and its agents leave the
+/// contract. Commands from anyone but the server are rejected.
+#[derive(GodotClass)]
+#[class(base = Node3D)]
+pub struct FormationController {
+    base: Base<Node3D>,
+
+    /// Children (Node3D / CharacterBody3D) or internal MultiMesh agents.
+    #[export_group(name = "Agents")]
+    #[export]
+    #[var(set = set_agent_source)]
+    agent_source: AgentSource,
+    /// Number of internal agents (agent_source = Internal), 0..=65536.
+    #[export(range = (0.0, 65536.0, 1.0))]
+    #[var(set = set_internal_agent_count)]
+    internal_agent_count: i32,
+    /// Mesh drawn for each internal agent (a capsule when empty). Forward is −Z.
+    #[export]
+    agent_mesh: Option<Gd<Mesh>>,
+    /// For CharacterBody3D children: call `move_and_slide()` after setting `velocity`. Turn off
+    /// when the body's own script moves it with the velocity it is given.
+    #[export]
+    move_bodies: bool,
+    /// Emit [signal agent_state_changed] for every agent state change (turn off for huge crowds).
+    #[export]
+    emit_agent_signals: bool,
+
+    /// Folder scanned for `*.ron` formation files (the file name without extension is the name).
+    #[export_group(name = "Formation")]
+    #[export(dir)]
+    formations_dir: GString,
+    /// The formation in use. Setting it calls [method form].
+    #[export]
+    #[var(set = set_formation)]
+    formation: GString,
+    /// Re-read changed formation files while running (checked twice a second).
+    #[export]
+    hot_reload: bool,
+    /// Optional leader: the formation's centre and facing follow this node (global transform).
+    #[export]
+    leader: NodePath,
+
+    /// Fastest an agent moves, m/s (0.01..=100).
+    #[export_group(name = "Motion")]
+    #[export(range = (0.01, 100.0, 0.01, suffix = "m/s"))]
+    max_speed: f32,
+    /// Fastest an agent turns, degrees per second (1..=5000).
+    #[export(range = (1.0, 5000.0, 1.0, suffix = "°/s"))]
+    max_turn_rate: f32,
+    /// Shortest time for agents to reach new slots after a command, s (0.05..=60). Longer moves
+    /// take as long as `max_speed` requires.
+    #[export(range = (0.05, 60.0, 0.01, suffix = "s"))]
+    arrival_time: f32,
+    /// How fast marching starts and stops, m/s² (0.1..=100).
+    #[export(range = (0.1, 100.0, 0.1, suffix = "m/s²"))]
+    march_acceleration: f32,
+
+    /// Position gain k₁ (1/s, 0..=20): speed per metre of error.
+    #[export_group(name = "Feedback")]
+    #[export(range = (0.0, 20.0, 0.01))]
+    k1: f32,
+    /// Heading gain k₂ (1/s, 0..=20): turn rate per radian of error.
+    #[export(range = (0.0, 20.0, 0.01))]
+    k2: f32,
+    /// Integral gain k₃ (1/s², 0..=10) on the accumulated position error.
+    #[export(range = (0.0, 10.0, 0.001))]
+    k3: f32,
+    /// Anti-windup: largest accumulated position error, m·s (0..=10).
+    #[export(range = (0.0, 10.0, 0.01, suffix = "m·s"))]
+    integral_limit: f32,
+    /// ε: distance from the slot above which an agent starts moving, m (0.001..=10).
+    #[export(range = (0.001, 10.0, 0.001, suffix = "m"))]
+    align_threshold: f32,
+    /// Distance under which an agent must stay for `debounce_frames` ticks to stop moving, m
+    /// (0.0005..=align_threshold).
+    #[export(range = (0.0005, 10.0, 0.001, suffix = "m"))]
+    stable_threshold: f32,
+    /// Ticks (at 60 Hz) a condition must hold before an agent changes state (1..=120).
+    #[export(range = (1.0, 120.0, 1.0))]
+    debounce_frames: i32,
+    /// δ: heading error under which an agent counts as facing right, degrees (0.01..=57).
+    #[export(range = (0.01, 57.0, 0.01, suffix = "°"))]
+    heading_tolerance: f32,
+    /// Highest gain reached near the end of a transition (remaining-time guidance), 1/s (0..=30).
+    #[export(range = (0.0, 30.0, 0.1))]
+    transition_gain_max: f32,
+
+    /// Soft-wall radius r, m (0..=10): agents closer than this push apart. 0 disables.
+    #[export_group(name = "Soft walls")]
+    #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
+    repulsion_radius: f32,
+    /// Soft-wall strength k, m²/s (0..=100): push speed k·(1/d − 1/r).
+    #[export(range = (0.0, 100.0, 0.01))]
+    repulsion_strength: f32,
+
+    /// Contract: largest neighbour-spacing error, m.
+    #[export_group(name = "Contract")]
+    #[export(range = (0.0, 10.0, 0.001, suffix = "m"))]
+    contract_spacing: f32,
+    /// Contract: largest standard deviation of heading errors, degrees.
+    #[export(range = (0.0, 180.0, 0.01, suffix = "°"))]
+    contract_heading: f32,
+    /// Contract: longest time from a command to settling, s.
+    #[export(range = (0.0, 600.0, 0.01, suffix = "s"))]
+    contract_settle: f32,
+
+    /// Actuation latency, s (0..=1): agents act on commands this late. The controller compensates
+    /// (Smith predictor); internal agents also simulate it (for testing robustness).
+    #[export_group(name = "Latency and noise")]
+    #[export(range = (0.0, 1.0, 0.001, suffix = "s"))]
+    actuation_latency: f32,
+    /// Internal agents only: standard deviation of a random displacement added every tick, m
+    /// (0..=1), to test robustness.
+    #[export(range = (0.0, 1.0, 0.0001, suffix = "m"))]
+    step_noise: f32,
+
+    /// Send commands over the multiplayer API (server → clients, acknowledged).
+    #[export_group(name = "Network")]
+    #[export]
+    networked: bool,
+    /// A [NetClock] whose server time stamps the commands (local clock when empty).
+    #[export]
+    net_clock: NodePath,
+    /// Clients acknowledge commands (turn off only to test how the server handles a silent peer).
+    #[export]
+    acknowledge_commands: bool,
+
+    /// Draw slots, the baseline, repulsion radii and state colours.
+    #[export_group(name = "Debug")]
+    #[export]
+    debug_draw: bool,
+    /// Keep the last `record_frames` ticks of every agent for replay and export.
+    #[export]
+    #[var(set = set_recording)]
+    recording: bool,
+    /// Frames the recording ring keeps (1..=100000; 1000 ≈ 16.7 s).
+    #[export(range = (1.0, 100000.0, 1.0))]
+    record_frames: i32,
+
+    /// Live: largest neighbour-spacing error, m.
+    #[var(no_set)]
+    spacing_error: f32,
+    /// Live: standard deviation of heading errors, degrees.
+    #[var(no_set)]
+    heading_std: f32,
+    /// Seconds from the last command to settling, or −1 while settling.
+    #[var(no_set)]
+    settle_time: f32,
+
+    squad: Squad,
+    formations: HashMap<String, FormationFile>,
+    current: String,
+    agents: Vec<Gd<Node3D>>,
+    bodies: Vec<Option<Gd<CharacterBody3D>>>,
+    peer_of_agent: Vec<i32>,
+    children_seen: i32,
+    multimesh: Option<Gd<MultiMesh>>,
+    mm_buffer: PackedFloat32Array,
+    debug_mesh: Option<Gd<ImmediateMesh>>,
+    debug_instance: Option<Gd<MeshInstance3D>>,
+    last_states: Vec<u8>,
+    reload_timer: f64,
+    warned: u64,
+    last_command: Option<(i64, String, Vector3, f32)>,
+    replay_frame: Option<usize>,
+    tracker: AckTracker,
+    sent: std::collections::VecDeque<SentCommand>,
+    seen: SeenIds,
+    ready: bool,
+}
+
+/// A command the server sent: (id, server time, kind, name, vector, scalar).
+type SentCommand = (u32, f64, i64, String, Vector3, f32);
+
+struct FormationFile {
+    path: String,
+    modified: u64,
+    def: FormationDef,
+}
+
+#[godot_api]
+impl INode3D for FormationController {
+    fn init(base: Base<Node3D>) -> Self {
+        let cfg = SquadConfig::default();
+        Self {
+            base,
+            agent_source: AgentSource::Children,
+            internal_agent_count: 20,
+            agent_mesh: None,
+            move_bodies: true,
+            emit_agent_signals: true,
+            formations_dir: "res://addons/entwine/formations".into(),
+            formation: "line".into(),
+            hot_reload: true,
+            leader: NodePath::default(),
+            max_speed: cfg.max_speed,
+            max_turn_rate: cfg.max_turn_rate.to_degrees(),
+            arrival_time: cfg.arrival_time,
+            march_acceleration: cfg.anchor_acceleration,
+            k1: cfg.gains.k1,
+            k2: cfg.gains.k2,
+            k3: cfg.gains.k3,
+            integral_limit: cfg.gains.integral_limit,
+            align_threshold: cfg.thresholds.align,
+            stable_threshold: cfg.thresholds.stable,
+            debounce_frames: i32::from(cfg.thresholds.frames),
+            heading_tolerance: cfg.thresholds.heading.to_degrees(),
+            transition_gain_max: cfg.transition_gain_max,
+            repulsion_radius: cfg.repulsion_radius,
+            repulsion_strength: cfg.repulsion_strength,
+            contract_spacing: cfg.contract_spacing,
+            contract_heading: cfg.contract_heading.to_degrees(),
+            contract_settle: cfg.contract_settle,
+            actuation_latency: 0.0,
+            step_noise: 0.0,
+            networked: false,
+            net_clock: NodePath::default(),
+            acknowledge_commands: true,
+            debug_draw: false,
+            recording: false,
+            record_frames: 1000,
+            spacing_error: 0.0,
+            heading_std: 0.0,
+            settle_time: -1.0,
+            squad: Squad::new(0, false, cfg),
+            formations: HashMap::new(),
+            current: "line".into(),
+            agents: Vec::new(),
+            bodies: Vec::new(),
+            peer_of_agent: Vec::new(),
+            children_seen: -1,
+            multimesh: None,
+            mm_buffer: PackedFloat32Array::new(),
+            debug_mesh: None,
+            debug_instance: None,
+            last_states: Vec::new(),
+            reload_timer: 0.0,
+            warned: 0,
+            last_command: None,
+            replay_frame: None,
+            tracker: AckTracker::default(),
+            sent: std::collections::VecDeque::new(),
+            seen: SeenIds::default(),
+            ready: false,
+        }
+    }
+
+    fn ready(&mut self) {
+        self.load_formation_dir();
+        self.ready = true;
+        self.rebuild_agents(true);
+        if self.recording {
+            self.squad
+                .set_recording(self.record_frames.clamp(1, 100_000) as usize);
+        }
+    }
+
+    fn physics_process(&mut self, delta: f64) {
+        if !self.ready {
+            return;
+        }
+        self.hot_reload_tick(delta);
+        self.network_tick();
+        if self.replay_frame.is_some() {
+            return;
+        }
+        self.run(delta as f32);
+    }
+
+    fn process(&mut self, _delta: f64) {
+        if !self.ready {
+            return;
+        }
+        self.draw_agents();
+        self.draw_debug();
+    }
+}
+
+#[godot_api]
+impl FormationController {
+    /// [member agent_source] value: drive the controller's children.
+    #[constant]
+    const AGENTS_CHILDREN: i64 = 0;
+    /// [member agent_source] value: simulate internal agents drawn with a MultiMesh.
+    #[constant]
+    const AGENTS_INTERNAL: i64 = 1;
+
+    /// Emitted once per command when the squad meets the contract, with the metrics: `settle_time`
+    /// (s), `contract_met`, `spacing_error` (m), `heading_std` (degrees), `max_slot_error` (m),
+    /// `mean_slot_error` (m), `active`, `command`.
+    #[signal]
+    fn settled(metrics: VarDictionary);
+    /// Emitted when a formation is taken into use.
+    #[signal]
+    fn formation_changed(name: GString);
+    /// Emitted when a formation cannot be used (unknown, unparsable, or it cannot seat the squad);
+    /// the previous one stays in use.
+    #[signal]
+    fn formation_rejected(name: GString, reason: GString);
+    /// Emitted when an agent's state changes (0 idle, 1 moving, 2 aligning, 3 stabilizing).
+    #[signal]
+    fn agent_state_changed(index: i64, state: i64);
+    /// Emitted when a command is refused (duplicate, from a non-server peer, bad arguments).
+    #[signal]
+    fn command_rejected(command: GString, reason: GString);
+    /// Emitted on the server when a peer never acknowledged a command and was dropped.
+    #[signal]
+    fn peer_dropped(peer_id: i64);
+    /// Emitted on a client when a command from the server was applied.
+    #[signal]
+    fn command_received(id: i64, command: GString);
+
+    // ----- properties -------------------------------------------------------------------------
+
+    #[func]
+    fn set_agent_source(&mut self, source: AgentSource) {
+        self.agent_source = source;
+        if self.ready {
+            self.rebuild_agents(true);
+        }
+    }
+
+    #[func]
+    fn set_internal_agent_count(&mut self, count: i32) {
+        let clamped = count.clamp(0, 65_536);
+        if clamped != count {
+            self.warn_once(
+                1 << 40,
+                &format!(
+                    "internal_agent_count must be in 0..=65536 (got {count}); using {clamped}"
+                ),
+            );
+        }
+        self.internal_agent_count = clamped;
+        if self.ready && self.agent_source == AgentSource::Internal {
+            self.rebuild_agents(true);
+        }
+    }
+
+    #[func]
+    fn set_formation(&mut self, name: GString) {
+        self.formation = name.clone();
+        if self.ready {
+            self.form(name);
+        }
+    }
+
+    #[func]
+    fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+        if self.ready {
+            if on {
+                self.squad
+                    .set_recording(self.record_frames.clamp(1, 100_000) as usize);
+            } else {
+                self.squad.set_recording(0);
+                self.replay_frame = None;
+            }
+        }
+    }
+
+    // ----- commands ---------------------------------------------------------------------------
+
+    /// Re-forms the squad into the formation called `name` (a file name without `.ron` from
+    /// [member formations_dir], or a name given to [method add_formation]). Returns false (and
+    /// keeps the current formation) when it is unknown, cannot seat the squad, or is a duplicate
+    /// of the command still settling.
+    #[func]
+    pub fn form(&mut self, name: GString) -> bool {
+        self.command(KIND_FORM, name.to_string(), Vector3::ZERO, 0.0)
+    }
+
+    /// Marches the squad along `direction` (global; its vertical part is ignored) at `speed` m/s
+    /// until [method halt]. Agents turn in place to face the direction of march.
+    #[func]
+    pub fn march(&mut self, direction: Vector3, speed: f32) -> bool {
+        self.command(KIND_MARCH, String::new(), direction, speed)
+    }
+
+    /// Marches the squad's centre to `target` (global position) at `speed` m/s and halts there.
+    #[func]
+    pub fn march_to(&mut self, target: Vector3, speed: f32) -> bool {
+        self.command(KIND_MARCH_TO, String::new(), target, speed)
+    }
+
+    /// Stops marching (the squad brakes at [member march_acceleration]).
+    #[func]
+    pub fn halt(&mut self) -> bool {
+        self.command(KIND_HALT, String::new(), Vector3::ZERO, 0.0)
+    }
+
+    /// Turns every agent in place to face the global yaw `angle` (radians, like `rotation.y`).
+    #[func]
+    pub fn face(&mut self, angle: f32) -> bool {
+        self.command(KIND_FACE, String::new(), Vector3::ZERO, angle)
+    }
+
+    /// Re-fits the formation to where the squad stands (baseline by weighted PCA and weighted
+    /// median), closes gaps left by dropped agents and re-forms: drill's "dress".
+    #[func]
+    pub fn dress(&mut self) -> bool {
+        self.command(KIND_DRESS, String::new(), Vector3::ZERO, 0.0)
+    }
+
+    /// Parses `ron_text` as a formation and registers it under `name` (replacing one with that
+    /// name). Returns false and reports line and column when the text is invalid.
+    #[func]
+    pub fn add_formation(&mut self, name: GString, ron_text: GString) -> bool {
+        match FormationDef::from_ron(&ron_text.to_string()) {
+            Ok(def) => {
+                self.formations.insert(
+                    name.to_string(),
+                    FormationFile {
+                        path: String::new(),
+                        modified: 0,
+                        def,
+                    },
+                );
+                true
+            }
+            Err(e) => {
+                let reason = format!("formation '{name}' at {e}");
+                self.reject_formation(&name.to_string(), &reason);
+                false
+            }
+        }
+    }
+
+    /// Returns the names of the known formations, sorted.
+    #[func]
+    pub fn get_formation_names(&self) -> PackedStringArray {
+        let mut names: Vec<&String> = self.formations.keys().collect();
+        names.sort();
+        names.into_iter().map(GString::from).collect()
+    }
+
+    /// Runs the controller for `seconds` of simulated time right now (in 60 Hz ticks), e.g. for
+    /// tests, tools or fast-forwarding. Returns the number of ticks run.
+    #[func]
+    pub fn advance(&mut self, seconds: f32) -> i32 {
+        if !seconds.is_finite() || seconds <= 0.0 {
+            return 0;
+        }
+        let mut ticks = 0;
+        let mut left = seconds.min(3600.0);
+        while left > 1e-6 {
+            let dt = left.min(8.0 / 60.0);
+            ticks += self.run(dt);
+            left -= dt;
+        }
+        ticks as i32
+    }
+
+    /// Teleports every agent into its slot (e.g. to spawn a squad already formed).
+    #[func]
+    pub fn snap_to_slots(&mut self) {
+        self.squad.snap_to_slots();
+        self.write_agents();
+    }
+
+    /// Teleports agent `index` to the global `position` facing the global yaw `yaw` (radians).
+    #[func]
+    pub fn place_agent(&mut self, index: i32, position: Vector3, yaw: f32) {
+        let Some(i) = self.index(index, "place_agent") else {
+            return;
+        };
+        let local = self.base().to_local(position);
+        let yaw_local = yaw - self.base().get_global_rotation().y;
+        if !local.is_finite() || !yaw_local.is_finite() {
+            self.warn_once(
+                1 << 41,
+                "place_agent: position and yaw must be finite; ignored",
+            );
+            return;
+        }
+        self.squad.place(i, Vec2::new(local.x, local.z), yaw_local);
+        self.write_agents();
+    }
+
+    /// Takes agent `index` out of the contract (false) or back in (true); slots are re-laid for
+    /// the agents taking part.
+    #[func]
+    pub fn set_agent_active(&mut self, index: i32, active: bool) {
+        if let Some(i) = self.index(index, "set_agent_active") {
+            self.squad.set_active(i, active);
+        }
+    }
+
+    /// Ties agent `index` to multiplayer peer `peer_id`: when that peer is dropped, so is the agent.
+    #[func]
+    pub fn set_agent_peer(&mut self, index: i32, peer_id: i32) {
+        if let Some(i) = self.index(index, "set_agent_peer") {
+            if self.peer_of_agent.len() < self.squad.len() {
+                self.peer_of_agent.resize(self.squad.len(), 0);
+            }
+            self.peer_of_agent[i] = peer_id;
+        }
+    }
+
+    /// Returns the number of agents.
+    #[func]
+    pub fn get_agent_count(&self) -> i32 {
+        self.squad.len() as i32
+    }
+
+    /// Returns agent `index`'s global position (its last tick).
+    #[func]
+    pub fn get_agent_position(&self, index: i32) -> Vector3 {
+        let i = index.max(0) as usize;
+        if i >= self.squad.len() {
+            return Vector3::ZERO;
+        }
+        let p = self.squad.position(i);
+        let y = self.agents.get(i).map_or(0.0, |a| a.get_position().y);
+        self.base().to_global(Vector3::new(p.x, y, p.y))
+    }
+
+    /// Returns agent `index`'s global yaw in radians.
+    #[func]
+    pub fn get_agent_heading(&self, index: i32) -> f32 {
+        self.squad.heading(index.max(0) as usize) + self.base().get_global_rotation().y
+    }
+
+    /// Returns agent `index`'s commanded global velocity in m/s.
+    #[func]
+    pub fn get_agent_velocity(&self, index: i32) -> Vector3 {
+        let v = self.squad.velocity(index.max(0) as usize);
+        self.base().get_global_basis() * Vector3::new(v.x, 0.0, v.y)
+    }
+
+    /// Returns agent `index`'s state: 0 idle, 1 moving, 2 aligning, 3 stabilizing.
+    #[func]
+    pub fn get_agent_state(&self, index: i32) -> i32 {
+        self.squad.state(index.max(0) as usize) as i32
+    }
+
+    /// Returns the global position of the slot agent `index` holds (its own position when dropped).
+    #[func]
+    pub fn get_slot_position(&self, index: i32) -> Vector3 {
+        let i = index.max(0) as usize;
+        match self.squad.slot_of(i) {
+            Some(s) => {
+                let p = self.squad.slot_pos(s);
+                self.base().to_global(Vector3::new(p.x, 0.0, p.y))
+            }
+            None => self.get_agent_position(index),
+        }
+    }
+
+    /// Returns the live metrics (see [signal settled]) plus `since_command` (s) and the agent
+    /// counts per state `idle`, `moving`, `aligning`, `stabilizing`.
+    #[func]
+    pub fn get_metrics(&self) -> VarDictionary {
+        let m = self.squad.metrics();
+        let mut d = metrics_dict(m, &self.current);
+        d.set("since_command", m.since_command);
+        d.set("idle", m.states[0]);
+        d.set("moving", m.states[1]);
+        d.set("aligning", m.states[2]);
+        d.set("stabilizing", m.states[3]);
+        d
+    }
+
+    /// Returns the squad's baseline: `point` and `direction` (global, on the ground plane) and
+    /// `angle` (global yaw of the axis, radians); empty with fewer than two agents.
+    #[func]
+    pub fn get_baseline(&mut self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        if let Some(b) = self.squad.baseline() {
+            let point = self
+                .base()
+                .to_global(Vector3::new(b.point.x, 0.0, b.point.y));
+            let dir =
+                self.base().get_global_basis() * Vector3::new(b.direction.x, 0.0, b.direction.y);
+            d.set("point", point);
+            d.set("direction", dir);
+            d.set("angle", (-dir.x).atan2(-dir.z));
+        }
+        d
+    }
+
+    /// Returns how many frames the recording holds.
+    #[func]
+    pub fn get_recorded_frames(&self) -> i32 {
+        self.squad.recorder().map_or(0, |r| r.len() as i32)
+    }
+
+    /// Pauses the squad and shows recorded frame `frame` (0 = oldest). Returns false when there is
+    /// no such frame.
+    #[func]
+    pub fn replay_seek(&mut self, frame: i32) -> bool {
+        let ok = frame >= 0
+            && self
+                .squad
+                .recorder()
+                .is_some_and(|r| (frame as usize) < r.len());
+        if ok {
+            self.replay_frame = Some(frame as usize);
+            self.draw_agents();
+        }
+        ok
+    }
+
+    /// Leaves replay: the squad continues from its live state.
+    #[func]
+    pub fn replay_stop(&mut self) {
+        self.replay_frame = None;
+        self.write_agents();
+    }
+
+    /// Returns true while showing a recorded frame.
+    #[func]
+    pub fn is_replaying(&self) -> bool {
+        self.replay_frame.is_some()
+    }
+
+    /// Returns recorded agent `index`'s sample in frame `frame`: `position` (global), `heading`
+    /// (rad, global), `speed` (m/s), `state`; empty when out of range.
+    #[func]
+    pub fn get_recorded_sample(&self, frame: i32, index: i32) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        let Some((_, samples)) = self
+            .squad
+            .recorder()
+            .and_then(|r| r.frame(frame.max(0) as usize))
+        else {
+            return d;
+        };
+        if let Some(s) = samples.get(index.max(0) as usize) {
+            d.set(
+                "position",
+                self.base().to_global(Vector3::new(s.pos.x, 0.0, s.pos.y)),
+            );
+            d.set("heading", s.heading + self.base().get_global_rotation().y);
+            d.set("speed", s.speed);
+            d.set("state", s.state as i32);
+        }
+        d
+    }
+
+    /// Writes the recording as CSV (`tick,agent,x,z,heading,speed,state`, local frame) to `path`.
+    /// Returns false when nothing is recorded or the file cannot be written.
+    #[func]
+    pub fn export_recording(&self, path: GString) -> bool {
+        let Some(rec) = self.squad.recorder() else {
+            self.warn_plain("export_recording: nothing is recorded (set recording = true first)");
+            return false;
+        };
+        let mut text = String::with_capacity(rec.len() * rec.agents() * 40 + 64);
+        if rec.export_csv(&mut text).is_err() {
+            return false;
+        }
+        match FileAccess::open(&path, godot::classes::file_access::ModeFlags::WRITE) {
+            Some(mut f) => f.store_string(&text),
+            None => {
+                self.warn_plain(&format!(
+                    "export_recording: cannot open '{path}' for writing ({:?})",
+                    FileAccess::get_open_error()
+                ));
+                false
+            }
+        }
+    }
+
+    // ----- network ----------------------------------------------------------------------------
+
+    /// A command from the server, handled on a client: applied once per id (resends are only
+    /// acknowledged), aged by its time in flight when a [NetClock] is set, then acknowledged.
+    #[rpc(any_peer, call_remote, reliable)]
+    fn net_command(&mut self, id: i64, stamp: f64, kind: i64, name: GString, v: Vector3, s: f32) {
+        let Some(mp) = self.base().get_multiplayer() else {
+            return;
+        };
+        let sender = mp.get_remote_sender_id();
+        if sender != 1 || mp.is_server() {
+            let reason = format!("command {id} from peer {sender}, who is not the server");
+            self.warn_plain(&format!("{reason}; rejected"));
+            self.signals()
+                .command_rejected()
+                .emit(&command_name(kind), &reason);
+            return;
+        }
+        let id_u = u32::try_from(id).unwrap_or(0);
+        if self.seen.first_time(id_u) {
+            // With a shared clock, catch up with the time the command spent in flight.
+            let age = match self.server_time() {
+                Some(now) if stamp >= 0.0 => (now - stamp).clamp(0.0, 1.0) as f32,
+                _ => 0.0,
+            };
+            if self.apply(kind, name.to_string(), v, s) {
+                self.squad.age_command(age);
+            }
+            self.signals()
+                .command_received()
+                .emit(id, &command_name(kind));
+        }
+        if self.acknowledge_commands {
+            if let Err(e) = self.rpcs().net_ack(id).call_id(1) {
+                self.warn_plain(&format!("cannot acknowledge command {id}: {e:?}"));
+            }
+        }
+    }
+
+    /// A client's acknowledgement, handled on the server.
+    #[rpc(any_peer, call_remote, reliable)]
+    fn net_ack(&mut self, id: i64) {
+        let Some(mp) = self.base().get_multiplayer() else {
+            return;
+        };
+        if !mp.is_server() {
+            return;
+        }
+        let sender = mp.get_remote_sender_id();
+        let _ = self.tracker.ack(u32::try_from(id).unwrap_or(0), sender);
+    }
+
+    /// Returns how many acknowledgements the server still waits for.
+    #[func]
+    pub fn get_pending_acks(&self) -> i32 {
+        self.tracker.pending() as i32
+    }
+}
+
+impl FormationController {
+    fn name(&self) -> String {
+        self.base().get_name().to_string()
+    }
+
+    fn warn_plain(&self, msg: &str) {
+        godot_warn!("FormationController '{}': {msg}", self.name());
+    }
+
+    fn warn_once(&mut self, bit: u64, msg: &str) {
+        if self.warned & bit == 0 {
+            self.warned |= bit;
+            self.warn_plain(msg);
+        }
+    }
+
+    fn index(&mut self, index: i32, what: &str) -> Option<usize> {
+        if index >= 0 && (index as usize) < self.squad.len() {
+            Some(index as usize)
+        } else {
+            self.warn_plain(&format!(
+                "{what}: agent index {index} is out of range 0..{}",
+                self.squad.len()
+            ));
+            None
+        }
+    }
+
+    /// Returns the shared server time from the [NetClock] at [member net_clock], if there is one.
+    fn server_time(&self) -> Option<f64> {
+        if self.net_clock.is_empty() {
+            return None;
+        }
+        self.base()
+            .try_get_node_as::<NetClock>(&self.net_clock)
+            .map(|clock| clock.bind().server_time())
+    }
+
+    fn is_online(&self) -> bool {
+        self.base().get_multiplayer().is_some_and(|mp| {
+            mp.get_multiplayer_peer()
+                .is_some_and(|p| p.get_connection_status() == ConnectionStatus::CONNECTED)
+        })
+    }
+
+    /// Routes a command: local, or (networked) from the server to every client.
+    fn command(&mut self, kind: i64, name: String, v: Vector3, s: f32) -> bool {
+        if self.networked && self.is_online() {
+            let mp = self
+                .base()
+                .get_multiplayer()
+                .expect("online implies multiplayer");
+            if !mp.is_server() {
+                let reason = "only the server issues commands when networked".to_string();
+                self.warn_plain(&format!("{}: {reason}; rejected", command_name(kind)));
+                self.signals()
+                    .command_rejected()
+                    .emit(&command_name(kind), &reason);
+                return false;
+            }
+            if !self.apply(kind, name.clone(), v, s) {
+                return false;
+            }
+            let id = self.tracker.next_id();
+            let stamp = self.server_time().unwrap_or(-1.0);
+            for peer in mp.get_peers().as_slice() {
+                if self.tracker.is_dropped(*peer) {
+                    continue;
+                }
+                self.send_command(*peer, id, stamp, kind, &name, v, s);
+                self.tracker
+                    .sent(id, *peer, Time::singleton().get_ticks_usec() as f64 * 1e-6);
+            }
+            if self.sent.len() >= 64 {
+                self.sent.pop_front();
+            }
+            self.sent.push_back((id, stamp, kind, name, v, s));
+            return true;
+        }
+        self.apply(kind, name, v, s)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send_command(
+        &mut self,
+        peer: i32,
+        id: u32,
+        stamp: f64,
+        kind: i64,
+        name: &str,
+        v: Vector3,
+        s: f32,
+    ) {
+        let name = GString::from(name);
+        if let Err(e) = self
+            .rpcs()
+            .net_command(i64::from(id), stamp, kind, &name, v, s)
+            .call_id(i64::from(peer))
+        {
+            self.warn_plain(&format!("cannot send command {id} to peer {peer}: {e:?}"));
+        }
+    }
+
+    fn network_tick(&mut self) {
+        if !self.networked {
+            return;
+        }
+        let now = Time::singleton().get_ticks_usec() as f64 * 1e-6;
+        while let Some(action) = self.tracker.poll(now) {
+            match action {
+                AckAction::Resend { peer, id } => {
+                    if let Some((sid, stamp, kind, name, v, s)) = self.sent_command(id) {
+                        self.send_command(peer, sid, stamp, kind, &name, v, s);
+                    }
+                }
+                AckAction::Drop { peer } => {
+                    self.warn_plain(&format!(
+                        "peer {peer} never acknowledged a command (3 resends); dropped from the contract"
+                    ));
+                    for i in 0..self.peer_of_agent.len().min(self.squad.len()) {
+                        if self.peer_of_agent[i] == peer {
+                            self.squad.set_active(i, false);
+                        }
+                    }
+                    self.signals().peer_dropped().emit(i64::from(peer));
+                }
+            }
+        }
+    }
+
+    fn sent_command(&self, id: u32) -> Option<SentCommand> {
+        self.sent.iter().find(|c| c.0 == id).cloned()
+    }
+
+    /// Applies a command locally. Returns false when rejected.
+    fn apply(&mut self, kind: i64, name: String, v: Vector3, s: f32) -> bool {
+        let key = (kind, name.clone(), v, s);
+        if self.squad.metrics().settle_time < 0.0
+            && self.last_command.as_ref() == Some(&key)
+            && kind != KIND_DRESS
+        {
+            let reason = "duplicate of the command still settling".to_string();
+            self.signals()
+                .command_rejected()
+                .emit(&command_name(kind), &reason);
+            return false;
+        }
+        let basis_inv = self.base().get_global_basis().inverse();
+        let ok = match kind {
+            KIND_FORM => self.apply_form(&name),
+            KIND_MARCH | KIND_MARCH_TO => {
+                if !v.is_finite() || !s.is_finite() || s < 0.0 {
+                    self.reject_command(
+                        kind,
+                        &format!("direction/target must be finite and speed ≥ 0 (got {v}, {s})"),
+                    );
+                    false
+                } else if kind == KIND_MARCH {
+                    let d = basis_inv * v;
+                    let d = Vec2::new(d.x, d.z);
+                    if d.length_squared() < 1e-12 {
+                        self.reject_command(kind, "direction has no horizontal part");
+                        false
+                    } else {
+                        self.squad.march(d, s);
+                        true
+                    }
+                } else {
+                    let t = self.base().to_local(v);
+                    self.squad.march_to(Vec2::new(t.x, t.z), s);
+                    true
+                }
+            }
+            KIND_HALT => {
+                self.squad.halt();
+                true
+            }
+            KIND_FACE => {
+                if s.is_finite() {
+                    let yaw = s - self.base().get_global_rotation().y;
+                    self.squad.face(yaw);
+                    true
+                } else {
+                    self.reject_command(kind, "angle must be finite");
+                    false
+                }
+            }
+            KIND_DRESS => {
+                self.squad.dress();
+                true
+            }
+            _ => false,
+        };
+        if ok {
+            self.last_command = Some(key);
+            self.sync_live();
+        }
+        ok
+    }
+
+    fn reject_command(&mut self, kind: i64, reason: &str) {
+        self.warn_plain(&format!("{}: {reason}; ignored", command_name(kind)));
+        self.signals()
+            .command_rejected()
+            .emit(&command_name(kind), reason);
+    }
+
+    fn apply_form(&mut self, name: &str) -> bool {
+        let Some(file) = self.formations.get(name) else {
+            let mut known: Vec<&String> = self.formations.keys().collect();
+            known.sort();
+            let reason = format!(
+                "unknown formation '{name}' (known: {})",
+                known
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            self.reject_formation(name, &reason);
+            return false;
+        };
+        let def = file.def.clone();
+        match self.squad.form(&def) {
+            Ok(()) => {
+                self.current = name.to_string();
+                self.formation = GString::from(name);
+                self.signals().formation_changed().emit(name);
+                true
+            }
+            Err(e) => {
+                self.reject_formation(name, &format!("formation '{name}': {e}"));
+                false
+            }
+        }
+    }
+
+    fn reject_formation(&mut self, name: &str, reason: &str) {
+        self.warn_plain(&format!("{reason}; keeping '{}'", self.current));
+        self.signals().formation_rejected().emit(name, reason);
+    }
+
+    fn load_formation_dir(&mut self) {
+        let dir = self.formations_dir.to_string();
+        if dir.is_empty() {
+            return;
+        }
+        if DirAccess::open(&self.formations_dir).is_none() {
+            self.warn_plain(&format!(
+                "formations_dir '{dir}' cannot be opened; only formations added with add_formation() are available"
+            ));
+            return;
+        }
+        let files = DirAccess::get_files_at(&self.formations_dir);
+        for f in files.as_slice() {
+            let f = f.to_string();
+            // Exported projects list remapped files with a suffix.
+            let f = f.trim_end_matches(".remap").to_string();
+            if let Some(stem) = f.strip_suffix(".ron") {
+                let path = format!("{}/{}", dir.trim_end_matches('/'), f);
+                self.load_file(stem, &path);
+            }
+        }
+    }
+
+    fn load_file(&mut self, name: &str, path: &str) {
+        let modified = FileAccess::get_modified_time(path);
+        let text = FileAccess::get_file_as_string(path).to_string();
+        match FormationDef::from_ron(&text) {
+            Ok(def) => {
+                self.formations.insert(
+                    name.to_string(),
+                    FormationFile {
+                        path: path.to_string(),
+                        modified,
+                        def,
+                    },
+                );
+            }
+            Err(e) => {
+                // Remember the time so a broken file is reported once per change.
+                if let Some(old) = self.formations.get_mut(name) {
+                    old.modified = modified;
+                }
+                let reason = format!("{path}:{e}");
+                self.reject_formation(name, &reason);
+            }
+        }
+    }
+
+    fn hot_reload_tick(&mut self, delta: f64) {
+        if !self.hot_reload {
+            return;
+        }
+        self.reload_timer += delta;
+        if self.reload_timer < 0.5 {
+            return;
+        }
+        self.reload_timer = 0.0;
+        let changed: Vec<(String, String)> = self
+            .formations
+            .iter()
+            .filter(|(_, f)| {
+                !f.path.is_empty() && FileAccess::get_modified_time(&f.path) != f.modified
+            })
+            .map(|(n, f)| (n.clone(), f.path.clone()))
+            .collect();
+        for (name, path) in changed {
+            let before = self.formations.get(&name).map(|f| f.def.clone());
+            self.load_file(&name, &path);
+            let after = self.formations.get(&name).map(|f| f.def.clone());
+            if name == self.current && before != after {
+                self.last_command = None;
+                let _ = self.apply_form(&name);
+            }
+        }
+    }
+
+    fn config(&mut self) -> SquadConfig {
+        let d = SquadConfig::default();
+        let mut warned = self.warned;
+        // (property, value, accepted range, fallback) of each rejected value, warned once each.
+        let mut bad: Vec<(String, f32, f32, f32, f32)> = Vec::new();
+        let mut check = |bit: u32, prop: &str, v: f32, lo: f32, hi: f32, def: f32| -> f32 {
+            if v.is_finite() && v >= lo && v <= hi {
+                v
+            } else {
+                let fallback = if v.is_finite() { v.clamp(lo, hi) } else { def };
+                if warned & (1 << bit) == 0 {
+                    warned |= 1 << bit;
+                    bad.push((prop.to_string(), v, lo, hi, fallback));
+                }
+                fallback
+            }
+        };
+        let align = check(
+            0,
+            "align_threshold",
+            self.align_threshold,
+            0.001,
+            10.0,
+            0.05,
+        );
+        let cfg = SquadConfig {
+            gains: Gains {
+                k1: check(1, "k1", self.k1, 0.0, 20.0, d.gains.k1),
+                k2: check(2, "k2", self.k2, 0.0, 20.0, d.gains.k2),
+                k3: check(3, "k3", self.k3, 0.0, 10.0, d.gains.k3),
+                integral_limit: check(4, "integral_limit", self.integral_limit, 0.0, 10.0, 0.5),
+            },
+            thresholds: Thresholds {
+                align,
+                stable: check(
+                    5,
+                    "stable_threshold",
+                    self.stable_threshold,
+                    0.0005,
+                    align,
+                    0.03_f32.min(align),
+                ),
+                frames: check(
+                    6,
+                    "debounce_frames",
+                    self.debounce_frames as f32,
+                    1.0,
+                    120.0,
+                    5.0,
+                ) as u8,
+                heading: check(
+                    7,
+                    "heading_tolerance",
+                    self.heading_tolerance,
+                    0.01,
+                    57.0,
+                    2.0,
+                )
+                .to_radians(),
+            },
+            max_speed: check(8, "max_speed", self.max_speed, 0.01, 100.0, d.max_speed),
+            max_turn_rate: check(9, "max_turn_rate", self.max_turn_rate, 1.0, 5000.0, 360.0)
+                .to_radians(),
+            repulsion_radius: check(
+                10,
+                "repulsion_radius",
+                self.repulsion_radius,
+                0.0,
+                10.0,
+                0.4,
+            ),
+            repulsion_strength: check(
+                11,
+                "repulsion_strength",
+                self.repulsion_strength,
+                0.0,
+                100.0,
+                d.repulsion_strength,
+            ),
+            arrival_time: check(
+                12,
+                "arrival_time",
+                self.arrival_time,
+                0.05,
+                60.0,
+                d.arrival_time,
+            ),
+            transition_gain_max: check(
+                13,
+                "transition_gain_max",
+                self.transition_gain_max,
+                0.0,
+                30.0,
+                d.transition_gain_max,
+            ),
+            anchor_acceleration: check(
+                14,
+                "march_acceleration",
+                self.march_acceleration,
+                0.1,
+                100.0,
+                3.0,
+            ),
+            contract_spacing: check(
+                15,
+                "contract_spacing",
+                self.contract_spacing,
+                0.0,
+                10.0,
+                0.05,
+            ),
+            contract_heading: check(
+                16,
+                "contract_heading",
+                self.contract_heading,
+                0.0,
+                180.0,
+                3.0,
+            )
+            .to_radians(),
+            contract_settle: check(17, "contract_settle", self.contract_settle, 0.0, 600.0, 1.2),
+            latency: check(
+                18,
+                "actuation_latency",
+                self.actuation_latency,
+                0.0,
+                1.0,
+                0.0,
+            ),
+            step_noise: check(19, "step_noise", self.step_noise, 0.0, 1.0, 0.0),
+        };
+        self.warned = warned;
+        for (prop, v, lo, hi, fallback) in bad {
+            self.warn_plain(&format!(
+                "{prop} must be in {lo}..={hi} (got {v}); using {fallback}"
+            ));
+        }
+        cfg
+    }
+
+    /// Rebuilds the agent list (children or internal) and the squad when it changed.
+    fn rebuild_agents(&mut self, force: bool) {
+        let internal = self.agent_source == AgentSource::Internal;
+        let count = self.base().get_child_count();
+        if !force && (internal || count == self.children_seen) {
+            return;
+        }
+        self.children_seen = count;
+        self.agents.clear();
+        self.bodies.clear();
+        if !internal {
+            for child in self.base().get_children().iter_shared() {
+                if let Ok(node) = child.try_cast::<Node3D>() {
+                    self.bodies
+                        .push(node.clone().try_cast::<CharacterBody3D>().ok());
+                    self.agents.push(node);
+                }
+            }
+        }
+        let n = if internal {
+            self.internal_agent_count.clamp(0, 65_536) as usize
+        } else {
+            self.agents.len()
+        };
+        let simulate = internal || self.bodies.iter().all(Option::is_none);
+        let cfg = self.config();
+        let recording = self.squad.recorder().map(|r| r.capacity());
+        self.squad = Squad::new(n, simulate, cfg);
+        if let Some(frames) = recording {
+            self.squad.set_recording(frames);
+        }
+        self.peer_of_agent.resize(n, 0);
+        self.last_states = vec![0; n];
+        self.last_command = None;
+        let name = self.formation.to_string();
+        if let Some(file) = self.formations.get(&name) {
+            let def = file.def.clone();
+            if self.squad.form(&def).is_ok() {
+                self.current = name;
+            }
+        } else if !self.formations.is_empty() || !name.is_empty() {
+            self.reject_formation(&name, &format!("unknown formation '{name}'"));
+        }
+        if internal {
+            self.squad.snap_to_slots();
+        } else {
+            // Children start where they stand.
+            for i in 0..n {
+                let p = self.agents[i].get_position();
+                let yaw = self.agents[i].get_rotation().y;
+                self.squad.place(i, Vec2::new(p.x, p.z), yaw);
+            }
+            if let Some(file) = self.formations.get(&self.current) {
+                let def = file.def.clone();
+                let _ = self.squad.form(&def);
+            }
+        }
+        self.setup_multimesh(internal);
+        if n == 0 && !internal {
+            self.warn_once(
+                1 << 42,
+                "has no Node3D children to drive (add agents as children, or set agent_source = Internal)",
+            );
+        }
+    }
+
+    fn setup_multimesh(&mut self, internal: bool) {
+        if !internal {
+            if let Some(mm) = self.multimesh.take() {
+                drop(mm);
+            }
+            for child in self
+                .base()
+                .get_children_ex()
+                .include_internal(true)
+                .done()
+                .iter_shared()
+            {
+                if child.get_name() == "EntwineAgents" {
+                    child.free();
+                }
+            }
+            return;
+        }
+        let n = self.squad.len();
+        let mut mm = match self.multimesh.clone() {
+            Some(mm) => mm,
+            None => {
+                let mut mm = MultiMesh::new_gd();
+                mm.set_transform_format(TransformFormat::TRANSFORM_3D);
+                mm.set_use_colors(true);
+                let mesh: Gd<Mesh> = match self.agent_mesh.clone() {
+                    Some(m) => m,
+                    None => {
+                        let mut capsule = CapsuleMesh::new_gd();
+                        capsule.set_radius(0.22);
+                        capsule.set_height(1.7);
+                        let mut mat = StandardMaterial3D::new_gd();
+                        mat.set_flag(base_material_3d::Flags::ALBEDO_FROM_VERTEX_COLOR, true);
+                        capsule.set_material(&mat);
+                        capsule.upcast()
+                    }
+                };
+                mm.set_mesh(&mesh);
+                let mut inst = MultiMeshInstance3D::new_alloc();
+                inst.set_name("EntwineAgents");
+                inst.set_multimesh(&mm);
+                self.base_mut()
+                    .add_child_ex(&inst)
+                    .internal(InternalMode::FRONT)
+                    .done();
+                self.multimesh = Some(mm.clone());
+                mm
+            }
+        };
+        mm.set_instance_count(n as i32);
+        self.mm_buffer.resize(n * 16);
+    }
+
+    /// Runs the squad for `dt` seconds. Returns the ticks run.
+    fn run(&mut self, dt: f32) -> u32 {
+        self.rebuild_agents(false);
+        let cfg = self.config();
+        if cfg != *self.squad.config() {
+            self.squad.set_config(cfg);
+        }
+        self.follow_leader();
+        let external = !self.squad.simulates();
+        if external {
+            for i in 0..self.agents.len().min(self.squad.len()) {
+                if !self.agents[i].is_instance_valid() {
+                    continue;
+                }
+                let p = self.agents[i].get_position();
+                self.squad.sense(i, Vec2::new(p.x, p.z));
+            }
+        }
+        let ticks = self.squad.advance(dt);
+        if ticks > 0 && external {
+            self.drive_bodies(dt);
+        } else if ticks > 0 {
+            self.write_agents();
+        }
+        if ticks > 0 {
+            self.after_ticks();
+        }
+        ticks
+    }
+
+    fn follow_leader(&mut self) {
+        if self.leader.is_empty() {
+            return;
+        }
+        let Some(leader) = self.base().try_get_node_as::<Node3D>(&self.leader) else {
+            self.warn_once(
+                1 << 43,
+                &format!("leader '{}' is not a Node3D; not following", self.leader),
+            );
+            return;
+        };
+        let local = self.base().to_local(leader.get_global_position());
+        let yaw = leader.get_global_rotation().y - self.base().get_global_rotation().y;
+        let a = *self.squad.anchor();
+        self.squad.set_anchor(
+            Vec2::new(local.x, local.z),
+            yaw,
+            a.facing_yaw + (yaw - a.layout_yaw),
+        );
+    }
+
+    /// External agents: velocity for bodies, heading as rotation.y.
+    fn drive_bodies(&mut self, dt: f32) {
+        let basis = self.base().get_global_basis();
+        for i in 0..self.agents.len().min(self.squad.len()) {
+            if !self.agents[i].is_instance_valid() || !self.squad.is_active(i) {
+                continue;
+            }
+            let v = self.squad.velocity(i);
+            let heading = self.squad.heading(i);
+            let mut node = self.agents[i].clone();
+            let mut rot = node.get_rotation();
+            rot.y = heading;
+            node.set_rotation(rot);
+            match self.bodies[i].clone() {
+                Some(mut body) => {
+                    let g = basis * Vector3::new(v.x, 0.0, v.y);
+                    let old = body.get_velocity();
+                    body.set_velocity(Vector3::new(g.x, old.y, g.z));
+                    if self.move_bodies {
+                        body.move_and_slide();
+                    }
+                }
+                None => {
+                    let p = node.get_position() + Vector3::new(v.x, 0.0, v.y) * dt;
+                    node.set_position(p);
+                }
+            }
+        }
+    }
+
+    /// Simulated child agents: place them at their interpolated pose.
+    fn write_agents(&mut self) {
+        if !self.squad.simulates() || self.agent_source == AgentSource::Internal {
+            return;
+        }
+        for i in 0..self.agents.len().min(self.squad.len()) {
+            if !self.agents[i].is_instance_valid() {
+                continue;
+            }
+            let (p, h) = self.squad.interpolated(i);
+            let mut node = self.agents[i].clone();
+            let y = node.get_position().y;
+            node.set_position(Vector3::new(p.x, y, p.y));
+            let mut rot = node.get_rotation();
+            rot.y = h;
+            node.set_rotation(rot);
+        }
+    }
+
+    fn after_ticks(&mut self) {
+        self.sync_live();
+        if self.emit_agent_signals {
+            for i in 0..self.squad.len().min(self.last_states.len()) {
+                let s = self.squad.state(i) as u8;
+                if s != self.last_states[i] {
+                    self.last_states[i] = s;
+                    self.signals()
+                        .agent_state_changed()
+                        .emit(i as i64, i64::from(s));
+                }
+            }
+        }
+        if let Some(m) = self.squad.take_settled() {
+            let d = metrics_dict(&m, &self.current);
+            self.signals().settled().emit(&d);
+        }
+    }
+
+    fn sync_live(&mut self) {
+        let m = *self.squad.metrics();
+        self.spacing_error = m.spacing_error;
+        self.heading_std = m.heading_std.to_degrees();
+        self.settle_time = m.settle_time;
+    }
+
+    fn draw_agents(&mut self) {
+        if self.agent_source != AgentSource::Internal {
+            if self.replay_frame.is_some() {
+                self.write_replay_children();
+            } else if self.squad.simulates() {
+                self.write_agents();
+            }
+            return;
+        }
+        let Some(mut mm) = self.multimesh.clone() else {
+            return;
+        };
+        let n = self.squad.len();
+        if self.mm_buffer.len() != n * 16 {
+            self.mm_buffer.resize(n * 16);
+        }
+        let debug = self.debug_draw;
+        let replay = self
+            .replay_frame
+            .and_then(|f| self.squad.recorder().and_then(|r| r.frame(f)))
+            .map(|(_, s)| s);
+        let buf = self.mm_buffer.as_mut_slice();
+        for i in 0..n {
+            let (p, h, state) = match replay {
+                Some(samples) => (samples[i].pos, samples[i].heading, samples[i].state),
+                None => {
+                    let (p, h) = self.squad.interpolated(i);
+                    (p, h, self.squad.state(i))
+                }
+            };
+            let (s, c) = h.sin_cos();
+            let o = &mut buf[i * 16..i * 16 + 16];
+            o[..12].copy_from_slice(&[c, 0.0, s, p.x, 0.0, 1.0, 0.0, 0.85, -s, 0.0, c, p.y]);
+            let col = if debug || replay.is_some() {
+                state_color(state)
+            } else if self.squad.is_active(i) {
+                Color::from_rgb(0.25, 0.36, 0.62)
+            } else {
+                Color::from_rgb(0.4, 0.4, 0.4)
+            };
+            o[12..].copy_from_slice(&[col.r, col.g, col.b, 1.0]);
+        }
+        mm.set_buffer(&self.mm_buffer);
+    }
+
+    fn write_replay_children(&mut self) {
+        let Some(frame) = self.replay_frame else {
+            return;
+        };
+        let Some((_, samples)) = self.squad.recorder().and_then(|r| r.frame(frame)) else {
+            return;
+        };
+        let samples: Vec<_> = samples.to_vec();
+        for (i, s) in samples.iter().enumerate().take(self.agents.len()) {
+            if !self.agents[i].is_instance_valid() {
+                continue;
+            }
+            let mut node = self.agents[i].clone();
+            let y = node.get_position().y;
+            node.set_position(Vector3::new(s.pos.x, y, s.pos.y));
+            let mut rot = node.get_rotation();
+            rot.y = s.heading;
+            node.set_rotation(rot);
+        }
+    }
+
+    fn draw_debug(&mut self) {
+        if !self.debug_draw {
+            if let Some(mut inst) = self.debug_instance.clone() {
+                inst.set_visible(false);
+            }
+            return;
+        }
+        let mut mesh = match self.debug_mesh.clone() {
+            Some(m) => m,
+            None => {
+                let mesh = ImmediateMesh::new_gd();
+                let mut inst = MeshInstance3D::new_alloc();
+                inst.set_name("EntwineDebug");
+                inst.set_mesh(&mesh);
+                let mut mat = StandardMaterial3D::new_gd();
+                mat.set_shading_mode(base_material_3d::ShadingMode::UNSHADED);
+                mat.set_flag(base_material_3d::Flags::ALBEDO_FROM_VERTEX_COLOR, true);
+                inst.set_material_override(&mat);
+                self.base_mut()
+                    .add_child_ex(&inst)
+                    .internal(InternalMode::BACK)
+                    .done();
+                self.debug_instance = Some(inst);
+                self.debug_mesh = Some(mesh.clone());
+                mesh
+            }
+        };
+        if let Some(mut inst) = self.debug_instance.clone() {
+            inst.set_visible(true);
+        }
+        mesh.clear_surfaces();
+        let n = self.squad.len();
+        if n == 0 {
+            return;
+        }
+        let y = 0.03;
+        let v3 = |p: Vec2| Vector3::new(p.x, y, p.y);
+        mesh.surface_begin(PrimitiveType::LINES);
+        // Slots (white crosses) and agent → slot lines (state colour).
+        let cross = 0.12;
+        for i in 0..n.min(4096) {
+            let Some(s) = self.squad.slot_of(i) else {
+                continue;
+            };
+            let sp = self.squad.slot_pos(s);
+            mesh.surface_set_color(Color::from_rgb(0.95, 0.95, 0.95));
+            for (a, b) in [
+                (Vec2::new(-cross, 0.0), Vec2::new(cross, 0.0)),
+                (Vec2::new(0.0, -cross), Vec2::new(0.0, cross)),
+            ] {
+                mesh.surface_add_vertex(v3(sp + a));
+                mesh.surface_add_vertex(v3(sp + b));
+            }
+            let (p, _) = self.squad.interpolated(i);
+            mesh.surface_set_color(state_color(self.squad.state(i)));
+            mesh.surface_add_vertex(v3(p));
+            mesh.surface_add_vertex(v3(sp));
+            // Repulsion radius.
+            if n <= 400 {
+                let r = self.repulsion_radius.max(0.0);
+                for k in 0..16 {
+                    let a0 = k as f32 / 16.0 * std::f32::consts::TAU;
+                    let a1 = (k + 1) as f32 / 16.0 * std::f32::consts::TAU;
+                    mesh.surface_add_vertex(v3(p + Vec2::new(a0.cos(), a0.sin()) * r));
+                    mesh.surface_add_vertex(v3(p + Vec2::new(a1.cos(), a1.sin()) * r));
+                }
+            }
+        }
+        // Baseline (yellow) through the weighted-median point.
+        if let Some(b) = self.squad.baseline() {
+            let half = b.major.sqrt() * 2.0 + 1.0;
+            mesh.surface_set_color(Color::from_rgb(1.0, 0.85, 0.1));
+            mesh.surface_add_vertex(v3(b.point - b.direction * half));
+            mesh.surface_add_vertex(v3(b.point + b.direction * half));
+        }
+        mesh.surface_end();
+    }
+}
+
+fn command_name(kind: i64) -> GString {
+    GString::from(match kind {
+        KIND_FORM => "form",
+        KIND_MARCH => "march",
+        KIND_MARCH_TO => "march_to",
+        KIND_HALT => "halt",
+        KIND_FACE => "face",
+        KIND_DRESS => "dress",
+        _ => "unknown",
+    })
+}
+
+fn state_color(s: AgentState) -> Color {
+    match s {
+        AgentState::Idle => Color::from_rgb(0.3, 0.8, 0.35),
+        AgentState::Moving => Color::from_rgb(0.95, 0.35, 0.25),
+        AgentState::Aligning => Color::from_rgb(0.95, 0.75, 0.2),
+        AgentState::Stabilizing => Color::from_rgb(0.3, 0.6, 0.95),
+    }
+}
+
+fn metrics_dict(m: &Metrics, formation: &str) -> VarDictionary {
+    let mut d = VarDictionary::new();
+    d.set("settle_time", m.settle_time);
+    d.set("contract_met", m.contract_met);
+    d.set("spacing_error", m.spacing_error);
+    d.set("heading_std", m.heading_std.to_degrees());
+    d.set("max_slot_error", m.max_slot_error);
+    d.set("mean_slot_error", m.mean_slot_error);
+    d.set("active", m.active);
+    d.set("formation", formation);
+    d
+}
+
+/// The layout family of a [FormationShape].
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum FormationKind {
+    /// One rank, side by side.
+    #[default]
+    Line,
+    /// Ranks × files.
+    Column,
+    /// An arc bulging forward.
+    Arc,
+    /// A full circle.
+    Circle,
+    /// An Archimedean spiral.
+    Spiral,
+    /// A wedge (chevron) led by the head.
+    Wedge,
+    /// A square block, filled or hollow.
+    Box,
+    /// Explicit points.
+    Custom,
+}
+
+/// Which way agents face in a [FormationShape].
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum FormationFacing {
+    /// Everyone faces the formation's forward.
+    #[default]
+    Forward,
+    /// Away from the centre.
+    Outward,
+    /// Toward the centre.
+    Inward,
+}
+
+/// A formation as a Resource (save it as `.tres`): the same fields as a `.ron` formation file, edited
+/// in the inspector. Register it with [method FormationController.add_formation_resource]; it is
+/// validated exactly like a file.
+#[derive(GodotClass)]
+#[class(init, base = Resource)]
+pub struct FormationShape {
+    base: Base<Resource>,
+    /// Layout family.
+    #[export]
+    kind: FormationKind,
+    /// Distance between neighbours, m (0.05..=100).
+    #[export(range = (0.05, 100.0, 0.01, suffix = "m"))]
+    #[init(val = 1.2)]
+    spacing: f32,
+    /// Turn of the layout and facing relative to the anchor, degrees.
+    #[export(range = (-360.0, 360.0, 0.1, suffix = "°"))]
+    direction: f32,
+    /// Offset of the layout's centre from the anchor (x right, y = z back), m.
+    #[export]
+    offset: Vector2,
+    /// Which way agents face.
+    #[export]
+    facing: FormationFacing,
+    /// Column: agents per rank (0: from `ranks`). Box: agents per side (0: smallest square).
+    #[export(range = (0.0, 65536.0, 1.0))]
+    files: i32,
+    /// Column: number of ranks, used when `files` is 0.
+    #[export(range = (0.0, 65536.0, 1.0))]
+    ranks: i32,
+    /// Arc: radius, m.
+    #[export(range = (0.1, 10000.0, 0.1, suffix = "m"))]
+    #[init(val = 8.0)]
+    radius: f32,
+    /// Spiral: radius of the first slot, m.
+    #[export(range = (0.0, 10000.0, 0.1, suffix = "m"))]
+    #[init(val = 1.5)]
+    initial_radius: f32,
+    /// Spiral: radius gained per radian, m.
+    #[export(range = (0.01, 100.0, 0.01, suffix = "m"))]
+    #[init(val = 0.35)]
+    growth: f32,
+    /// Wedge: opening angle between the arms, degrees (10..=170).
+    #[export(range = (10.0, 170.0, 1.0, suffix = "°"))]
+    #[init(val = 90.0)]
+    wedge_angle: f32,
+    /// Box: only the perimeter is occupied.
+    #[export]
+    hollow: bool,
+    /// Custom: slot positions (x right, y = z back), m, head first.
+    #[export]
+    points: PackedVector2Array,
+}
+
+#[godot_api]
+impl FormationShape {
+    /// Returns the formation as RON text (the format of the `.ron` files).
+    #[func]
+    pub fn to_ron(&self) -> GString {
+        let shape = match self.kind {
+            FormationKind::Line => "Line".to_string(),
+            FormationKind::Column => format!(
+                "Column(files: {}, ranks: {})",
+                self.files.max(0),
+                self.ranks.max(0)
+            ),
+            FormationKind::Arc => format!("Arc(radius: {:?})", self.radius),
+            FormationKind::Circle => "Circle".to_string(),
+            FormationKind::Spiral => format!(
+                "Spiral(initial_radius: {:?}, growth: {:?})",
+                self.initial_radius, self.growth
+            ),
+            FormationKind::Wedge => format!("Wedge(angle: {:?})", self.wedge_angle),
+            FormationKind::Box => {
+                format!("Box(files: {}, hollow: {})", self.files.max(0), self.hollow)
+            }
+            FormationKind::Custom => {
+                let pts: Vec<String> = self
+                    .points
+                    .as_slice()
+                    .iter()
+                    .map(|p| format!("({:?}, {:?})", p.x, p.y))
+                    .collect();
+                format!("Custom(points: [{}])", pts.join(", "))
+            }
+        };
+        let facing = match self.facing {
+            FormationFacing::Forward => "Forward",
+            FormationFacing::Outward => "Outward",
+            FormationFacing::Inward => "Inward",
+        };
+        GString::from(&format!(
+            "(\n    shape: {shape},\n    spacing: {:?},\n    direction: {:?},\n    offset: ({:?}, {:?}),\n    facing: {facing},\n)\n",
+            self.spacing, self.direction, self.offset.x, self.offset.y
+        ))
+    }
+
+    /// Returns an empty string when the formation is valid, else what is wrong (with line and
+    /// column in [method to_ron]'s text).
+    #[func]
+    pub fn validate(&self) -> GString {
+        match FormationDef::from_ron(&self.to_ron().to_string()) {
+            Ok(_) => GString::new(),
+            Err(e) => GString::from(&e.to_string()),
+        }
+    }
+}
+
+#[godot_api(secondary)]
+impl FormationController {
+    /// Registers `shape` under `name` (validated like a file). Returns false and warns when it is
+    /// invalid.
+    #[func]
+    pub fn add_formation_resource(
+        &mut self,
+        name: GString,
+        shape: Option<Gd<FormationShape>>,
+    ) -> bool {
+        let Some(shape) = shape else {
+            self.warn_plain(&format!(
+                "add_formation_resource: no FormationShape given for '{name}'"
+            ));
+            return false;
+        };
+        let text = shape.bind().to_ron();
+        self.add_formation(name, text)
+    }
+}

@@ -1,0 +1,199 @@
+//! Gathers the physics bodies and areas around a rope into the core's analytic [`World`], once per
+//! physics frame, with one shape query (`PhysicsDirectSpaceState3D.intersect_shape`) over the rope's
+//! bounds.
+
+use entwine_core::kit::Pose;
+use entwine_core::rope::{Collider, Shape, World};
+use glam::{Quat, Vec3};
+use godot::classes::physics_server_3d::ShapeType;
+use godot::classes::{
+    Area3D, BoxShape3D, CollisionObject3D, PhysicsDirectSpaceState3D, PhysicsServer3D,
+    PhysicsShapeQueryParameters3D,
+};
+use godot::prelude::*;
+
+use crate::convert::{pose, vec3, vector3};
+
+/// Most shapes one query returns (the nearest ones win when a rope lies in a crowd).
+pub const MAX_COLLIDERS: usize = 32;
+
+/// The reusable query objects.
+pub struct Gatherer {
+    query: Gd<PhysicsShapeQueryParameters3D>,
+    bounds: Gd<BoxShape3D>,
+}
+
+impl Gatherer {
+    /// Returns a gatherer with its query shape and parameters created once.
+    pub fn new() -> Self {
+        let bounds = BoxShape3D::new_gd();
+        let mut query = PhysicsShapeQueryParameters3D::new_gd();
+        query.set_shape(&bounds);
+        query.set_collide_with_bodies(true);
+        Self { query, bounds }
+    }
+
+    /// Sets the bodies the query ignores (the anchor's own character).
+    pub fn set_exclude(&mut self, exclude: &Array<Rid>) {
+        self.query.set_exclude(exclude);
+    }
+
+    /// Clears `world` and fills it with the shapes overlapping the box `lo..hi` (world metres) whose
+    /// object is on `solid_mask` (bodies: solid) or `cutter_mask` (bodies and areas: cutters).
+    /// Returns the name of the first unsupported shape type met (concave meshes, height maps), so the
+    /// caller can warn once.
+    pub fn gather(
+        &mut self,
+        space: &mut Gd<PhysicsDirectSpaceState3D>,
+        lo: Vec3,
+        hi: Vec3,
+        solid_mask: u32,
+        cutter_mask: u32,
+        world: &mut World,
+    ) -> Option<&'static str> {
+        world.clear();
+        let mask = solid_mask | cutter_mask;
+        if mask == 0 || !lo.is_finite() || !hi.is_finite() {
+            return None;
+        }
+        let size = (hi - lo).max(Vec3::splat(0.01));
+        self.bounds.set_size(vector3(size));
+        self.query
+            .set_transform(Transform3D::new(Basis::IDENTITY, vector3((lo + hi) * 0.5)));
+        self.query.set_collision_mask(mask);
+        self.query.set_collide_with_areas(cutter_mask != 0);
+        let hits = space
+            .intersect_shape_ex(&self.query)
+            .max_results(MAX_COLLIDERS as i32)
+            .done();
+        let server = PhysicsServer3D::singleton();
+        let mut unsupported = None;
+        for hit in hits.iter_shared() {
+            let (Some(rid), Some(index), Some(object)) =
+                (hit.get("rid"), hit.get("shape"), hit.get("collider"))
+            else {
+                continue;
+            };
+            let (Ok(rid), Ok(index)) = (rid.try_to::<Rid>(), index.try_to::<i32>()) else {
+                continue;
+            };
+            let Ok(object) = object.try_to::<Gd<CollisionObject3D>>() else {
+                continue;
+            };
+            let layer = object.get_collision_layer();
+            let is_area = object.clone().try_cast::<Area3D>().is_ok();
+            let solid = !is_area && layer & solid_mask != 0;
+            let cutter = layer & cutter_mask != 0;
+            if !solid && !cutter {
+                continue;
+            }
+            // The node's transform, not the server's: a kinematic body moved by a script earlier in
+            // this physics frame is where the script put it (the server applies it at its step).
+            let at = object.get_global_transform();
+            let (shape_rid, transform) = if is_area {
+                (
+                    server.area_get_shape(rid, index),
+                    at * server.area_get_shape_transform(rid, index),
+                )
+            } else {
+                (
+                    server.body_get_shape(rid, index),
+                    at * server.body_get_shape_transform(rid, index),
+                )
+            };
+            match describe(&server, shape_rid, transform) {
+                Ok(Some((shape, at))) => {
+                    world.push(Collider {
+                        pose: at,
+                        shape,
+                        solid,
+                        cutter,
+                    });
+                }
+                Ok(None) => {}
+                Err(name) => {
+                    unsupported.get_or_insert(name);
+                }
+            }
+        }
+        unsupported
+    }
+}
+
+/// Returns the core shape and its world pose for a physics shape placed by `transform`, `Ok(None)`
+/// for data that cannot be used, or the type's name when the type is not supported.
+fn describe(
+    server: &Gd<PhysicsServer3D>,
+    shape: Rid,
+    transform: Transform3D,
+) -> Result<Option<(Shape, Pose)>, &'static str> {
+    let kind = server.shape_get_type(shape);
+    let data = server.shape_get_data(shape);
+    // Godot physics scales shapes with their body; keep uniform scale (the average of the axes).
+    let scale = transform.basis.get_scale();
+    let s = ((scale.x.abs() + scale.y.abs() + scale.z.abs()) / 3.0).max(1e-6);
+    let at = pose(transform);
+    let dict_f32 = |key: &str| -> Option<f32> {
+        data.try_to::<VarDictionary>()
+            .ok()?
+            .get(key)?
+            .try_to::<f32>()
+            .ok()
+    };
+    let described = match kind {
+        ShapeType::SPHERE => data
+            .try_to::<f32>()
+            .ok()
+            .map(|r| (Shape::Sphere { radius: r * s }, at)),
+        ShapeType::BOX => data.try_to::<Vector3>().ok().map(|h| {
+            (
+                Shape::Box {
+                    half_extents: vec3(h) * vec3(scale).abs(),
+                },
+                at,
+            )
+        }),
+        // Cylinders are described by the capsule inscribed in them (rounded at the caps).
+        ShapeType::CAPSULE | ShapeType::CYLINDER => {
+            match (dict_f32("radius"), dict_f32("height")) {
+                (Some(r), Some(h)) => Some((
+                    Shape::Capsule {
+                        radius: r * s,
+                        half_height: (0.5 * h - r).max(0.0) * s,
+                    },
+                    at,
+                )),
+                _ => None,
+            }
+        }
+        ShapeType::WORLD_BOUNDARY => data.try_to::<Plane>().ok().and_then(|plane| {
+            let n = vec3(plane.normal).try_normalize()?;
+            let local = Pose::new(n * plane.d, Quat::from_rotation_arc(Vec3::Y, n));
+            Some((Shape::Plane, at.compose(local)))
+        }),
+        // Convex hulls are described by their bounding box.
+        ShapeType::CONVEX_POLYGON => data
+            .try_to::<PackedVector3Array>()
+            .ok()
+            .filter(|p| !p.is_empty())
+            .map(|points| {
+                let mut lo = Vec3::splat(f32::INFINITY);
+                let mut hi = Vec3::splat(f32::NEG_INFINITY);
+                for p in points.as_slice() {
+                    lo = lo.min(vec3(*p));
+                    hi = hi.max(vec3(*p));
+                }
+                let centre = Pose::new((lo + hi) * 0.5, Quat::IDENTITY);
+                (
+                    Shape::Box {
+                        half_extents: (hi - lo) * 0.5 * vec3(scale).abs(),
+                    },
+                    at.compose(Pose::new(centre.position * vec3(scale), Quat::IDENTITY)),
+                )
+            }),
+        ShapeType::CONCAVE_POLYGON => return Err("ConcavePolygonShape3D"),
+        ShapeType::HEIGHTMAP => return Err("HeightMapShape3D"),
+        _ => return Err("this shape type"),
+    };
+    Ok(described)
+}

@@ -1,0 +1,183 @@
+//! The rope's tube mesh: an `ArrayMesh` created once with a fixed vertex count and updated in place
+//! with `surface_update_vertex_region` from a byte buffer that is also allocated once.
+//!
+//! Godot 4's vertex buffer holds the positions (`vertex stride` apart) followed by the normals and
+//! tangents (octahedral, 16-bit, `normal/tangent stride` apart); the strides and offsets are asked from
+//! the `RenderingServer` for the mesh's own format, so the layout is never guessed.
+
+use entwine_core::rope::Tube;
+use glam::Vec3;
+use godot::classes::mesh::{ArrayFormat, ArrayType, PrimitiveType};
+use godot::classes::rendering_server::ArrayFormat as RsArrayFormat;
+use godot::classes::{ArrayMesh, Material, MeshInstance3D, RenderingServer};
+use godot::prelude::*;
+
+use crate::convert::vector3;
+
+/// A tube mesh instance kept in sync with a rope.
+pub struct TubeMesh {
+    tube: Tube,
+    mesh: Gd<ArrayMesh>,
+    /// The node showing the mesh (top level: the vertices are in world space).
+    pub instance: Gd<MeshInstance3D>,
+    bytes: PackedByteArray,
+    vertex_stride: usize,
+    normal_stride: usize,
+    normal_offset: usize,
+    tangent_offset: Option<usize>,
+}
+
+impl TubeMesh {
+    /// Returns a tube for ropes of up to `max_points` points, `sides` around and `subdivisions` rings
+    /// per segment (Catmull-Rom above 1), with `material` (or Godot's default).
+    pub fn new(
+        max_points: usize,
+        sides: usize,
+        subdivisions: usize,
+        material: Option<&Gd<Material>>,
+    ) -> Self {
+        let mut tube = Tube::new(max_points, sides, subdivisions);
+        tube.build(&[Vec3::ZERO, Vec3::NEG_Y * 0.01], 0.0);
+        let n = tube.vertex_count();
+        let positions: PackedVector3Array = tube.positions().iter().map(|p| vector3(*p)).collect();
+        let normals: PackedVector3Array = tube.normals().iter().map(|p| vector3(*p)).collect();
+        let tangents: PackedFloat32Array = tube
+            .tangents()
+            .iter()
+            .flat_map(|t| [t.x, t.y, t.z, 1.0])
+            .collect();
+        let uvs: PackedVector2Array = tube
+            .uvs()
+            .into_iter()
+            .map(|[u, v]| Vector2::new(u, v))
+            .collect();
+        let indices: PackedInt32Array = tube.indices().into_iter().collect();
+        let mut arrays = VarArray::new();
+        arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
+        arrays.set(ArrayType::VERTEX.ord() as usize, &positions.to_variant());
+        arrays.set(ArrayType::NORMAL.ord() as usize, &normals.to_variant());
+        arrays.set(ArrayType::TANGENT.ord() as usize, &tangents.to_variant());
+        arrays.set(ArrayType::TEX_UV.ord() as usize, &uvs.to_variant());
+        arrays.set(ArrayType::INDEX.ord() as usize, &indices.to_variant());
+        let mut mesh = ArrayMesh::new_gd();
+        mesh.add_surface_from_arrays_ex(PrimitiveType::TRIANGLES, &arrays)
+            .flags(ArrayFormat::FLAG_USE_DYNAMIC_UPDATE)
+            .done();
+        if let Some(m) = material {
+            mesh.surface_set_material(0, m);
+        }
+
+        let format = RsArrayFormat::from_ord(mesh.surface_get_format(0).ord());
+        let rs = RenderingServer::singleton();
+        let count = n as i32;
+        let vertex_stride = rs.mesh_surface_get_format_vertex_stride(format, count) as usize;
+        let normal_stride =
+            rs.mesh_surface_get_format_normal_tangent_stride(format, count) as usize;
+        let stream_start = n * vertex_stride;
+        // The offsets are "from the start of their respective buffer": the normal/tangent stream
+        // follows the positions.
+        let absolute = |o: usize| {
+            if o < stream_start {
+                stream_start + o
+            } else {
+                o
+            }
+        };
+        let normal_offset =
+            absolute(
+                rs.mesh_surface_get_format_offset(format, count, ArrayType::NORMAL.ord()) as usize,
+            );
+        let has_tangent = mesh.surface_get_format(0).ord() & ArrayFormat::TANGENT.ord() != 0;
+        let tangent_offset = has_tangent.then(|| {
+            absolute(
+                rs.mesh_surface_get_format_offset(format, count, ArrayType::TANGENT.ord()) as usize,
+            )
+        });
+        let size = stream_start + n * normal_stride;
+        let mut bytes = PackedByteArray::new();
+        bytes.resize(size);
+
+        let mut instance = MeshInstance3D::new_alloc();
+        instance.set_mesh(&mesh);
+        instance.set_as_top_level(true);
+        instance.set_global_transform(Transform3D::IDENTITY);
+        Self {
+            tube,
+            mesh,
+            instance,
+            bytes,
+            vertex_stride: vertex_stride.max(12),
+            normal_stride: normal_stride.max(4),
+            normal_offset,
+            tangent_offset,
+        }
+    }
+
+    /// Sets the tube's material.
+    pub fn set_material(&mut self, material: Option<&Gd<Material>>) {
+        match material {
+            Some(m) => self.mesh.surface_set_material(0, m),
+            None => self
+                .mesh
+                .surface_set_material(0, Gd::<Material>::null_arg()),
+        }
+    }
+
+    /// Rebuilds the tube around `points` (world metres) with `radius` metres and uploads it in place.
+    pub fn update(&mut self, points: &[Vec3], radius: f32) {
+        let (lo, hi) = self.tube.build(points, radius);
+        let n = self.tube.vertex_count();
+        let bytes = self.bytes.as_mut_slice();
+        for i in 0..n {
+            let p = self.tube.positions()[i];
+            let at = i * self.vertex_stride;
+            bytes[at..at + 4].copy_from_slice(&p.x.to_le_bytes());
+            bytes[at + 4..at + 8].copy_from_slice(&p.y.to_le_bytes());
+            bytes[at + 8..at + 12].copy_from_slice(&p.z.to_le_bytes());
+            let at = self.normal_offset + i * self.normal_stride;
+            let [u, v] = octahedron_encode(self.tube.normals()[i]);
+            bytes[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
+            bytes[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
+            if let Some(t_off) = self.tangent_offset {
+                let at = t_off + i * self.normal_stride;
+                let [u, v] = octahedron_tangent_encode(self.tube.tangents()[i], 1.0);
+                bytes[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
+                bytes[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
+            }
+        }
+        self.mesh.surface_update_vertex_region(0, 0, &self.bytes);
+        let size = hi - lo;
+        let aabb = if self.tube.active_rings() == 0 || !size.is_finite() {
+            Aabb::new(Vector3::ZERO, Vector3::ZERO)
+        } else {
+            Aabb::new(vector3(lo), vector3(size))
+        };
+        // On the instance (one RenderingServer call), not on the mesh (which would emit `changed`).
+        self.instance.set_custom_aabb(aabb);
+    }
+}
+
+/// Returns Godot's octahedral encoding of a unit vector, in [0, 1]².
+fn octahedron_encode(n: Vec3) -> [f32; 2] {
+    let n = n / (n.x.abs() + n.y.abs() + n.z.abs()).max(1e-12);
+    let (x, y) = if n.z >= 0.0 {
+        (n.x, n.y)
+    } else {
+        (
+            (1.0 - n.y.abs()) * if n.x >= 0.0 { 1.0 } else { -1.0 },
+            (1.0 - n.x.abs()) * if n.y >= 0.0 { 1.0 } else { -1.0 },
+        )
+    };
+    [x * 0.5 + 0.5, y * 0.5 + 0.5]
+}
+
+/// Returns Godot's octahedral tangent encoding (the sign of the binormal folded into y).
+fn octahedron_tangent_encode(t: Vec3, sign: f32) -> [f32; 2] {
+    let [x, y] = octahedron_encode(t);
+    let y = y.max(1.0 / 32767.0) * 0.5 + 0.5;
+    [x, if sign >= 0.0 { y } else { 1.0 - y }]
+}
+
+fn unorm16(x: f32) -> u16 {
+    (x * 65535.0).clamp(0.0, 65535.0) as u16
+}

@@ -1,0 +1,160 @@
+extends SceneTree
+## `cargo xtask bench rope`: 1,000 ropes × 32 points × 8 iterations per physics frame.
+##
+## Each rope hangs from a node that circles; the ropes are stepped by hand (`advance(dt)`, the same call
+## the physics step makes) so that the simulation and the tube mesh update can be timed separately:
+## Rust `RopeSimulation` (simulation, then mesh update), the same Verlet rope in GDScript
+## (`gd_rope.gd`, simulation only), in interleaved rounds compared by their medians, and Godot's built-in `SpringBoneSimulator3D` on 1,000 skeletons with
+## 32-bone chains (one skeleton update each, the closest built-in). The ratio is GDScript simulation
+## time / Rust simulation time.
+
+const ROPES := 1000
+const POINTS := 32
+const ITERATIONS := 8
+const ROUNDS := 5
+const RUST_FRAMES := 20
+const GD_FRAMES := 3
+const SPRING_FRAMES := 30
+const GD_ROPE := preload("res://tests/bench/gd_rope.gd")
+
+var _time := 0.0
+
+
+func _initialize() -> void:
+	_run.call_deferred()
+
+
+func _run() -> void:
+	var dt := 1.0 / 60.0
+	var rust: Array[Node3D] = []
+	var gd: Array[Node3D] = []
+	for i in ROPES:
+		var r := RopeSimulation.new()
+		r.capacity = POINTS
+		r.point_count = POINTS
+		r.iterations = ITERATIONS
+		r.collision_mask = 0
+		r.tube_sides = 6
+		r.smoothing = 1
+		r.position = _home(i)
+		root.add_child(r)
+		r.set_physics_process(false)
+		r.set_process(false)
+		rust.append(r)
+		var g: Node3D = GD_ROPE.new()
+		g.point_count = POINTS
+		g.iterations = ITERATIONS
+		g.position = _home(i)
+		root.add_child(g)
+		gd.append(g)
+	# Interleaved rounds (the machine may be shared): the medians are compared.
+	var rust_sim: Array[float] = []
+	var rust_mesh: Array[float] = []
+	var gd_sim: Array[float] = []
+	var frame := 0
+	for round in ROUNDS:
+		var sim_us := 0.0
+		var mesh_us := 0.0
+		for f in RUST_FRAMES:
+			_move(rust, frame, dt)
+			frame += 1
+			var t0 := Time.get_ticks_usec()
+			for r in rust:
+				r.advance(dt)
+			var t1 := Time.get_ticks_usec()
+			for r in rust:
+				r.refresh_mesh()
+			var t2 := Time.get_ticks_usec()
+			sim_us += t1 - t0
+			mesh_us += t2 - t1
+			await process_frame
+		rust_sim.append(sim_us / RUST_FRAMES / 1000.0)
+		rust_mesh.append(mesh_us / RUST_FRAMES / 1000.0)
+		var gd_us := 0.0
+		for f in GD_FRAMES:
+			_move(gd, frame, dt)
+			frame += 1
+			var t0 := Time.get_ticks_usec()
+			for g in gd:
+				g.advance(dt)
+			gd_us += Time.get_ticks_usec() - t0
+			await process_frame
+		gd_sim.append(gd_us / GD_FRAMES / 1000.0)
+	var stretch := 0.0
+	for r in rust:
+		stretch = maxf(stretch, r.get_max_stretch())
+	for r in rust:
+		r.free()
+	for g in gd:
+		g.free()
+	var rs := _median(rust_sim)
+	var rm := _median(rust_mesh)
+	var gs := _median(gd_sim)
+
+	# --- SpringBoneSimulator3D on 32-bone chains ---
+	var spring_ms: float = await _spring_bones()
+	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame" % spring_ms
+
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame, mesh update %.2f ms/frame (max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s ratio=%.1fx" % [
+		ROPES, POINTS, ITERATIONS, rs, rm, stretch * 100.0, gs, ROPES, POINTS, spring, gs / maxf(rs, 0.001)])
+	quit(0)
+
+
+func _median(values: Array[float]) -> float:
+	var sorted := values.duplicate()
+	sorted.sort()
+	return sorted[sorted.size() / 2]
+
+
+func _home(i: int) -> Vector3:
+	return Vector3((i % 40) * 1.5, 12.0, (i / 40) * 1.5)
+
+
+## Moves every rope's anchor around a small circle (1 m radius, about 6 m/s).
+func _move(nodes: Array, f: int, dt: float) -> void:
+	var t := f * dt
+	var offset := Vector3(cos(t * 6.0), 0.0, sin(t * 6.0))
+	for i in nodes.size():
+		nodes[i].position = _home(i) + offset
+
+
+## Returns the cost of SpringBoneSimulator3D per frame (ms) on ROPES skeletons with POINTS-bone chains:
+## frame time with the simulators minus frame time with the bare skeletons. -1 when unavailable.
+func _spring_bones() -> float:
+	if not ClassDB.class_exists("SpringBoneSimulator3D"):
+		return -1.0
+	var skeletons: Array[Skeleton3D] = []
+	for i in ROPES:
+		var s := Skeleton3D.new()
+		for b in POINTS:
+			var idx := s.add_bone("b%d" % b)
+			if b > 0:
+				s.set_bone_parent(idx, b - 1)
+				s.set_bone_rest(idx, Transform3D(Basis(), Vector3(0, -0.3, 0)))
+		s.reset_bone_poses()
+		s.position = _home(i)
+		root.add_child(s)
+		skeletons.append(s)
+	var bare := await _frame_ms(skeletons)
+	for s in skeletons:
+		var sim: Node = ClassDB.instantiate("SpringBoneSimulator3D")
+		sim.set("setting_count", 1)
+		sim.call("set_root_bone", 0, 0)
+		sim.call("set_end_bone", 0, POINTS - 1)
+		s.add_child(sim)
+	var with_sim := await _frame_ms(skeletons)
+	for s in skeletons:
+		s.free()
+	return maxf(with_sim - bare, 0.0)
+
+
+func _frame_ms(skeletons: Array[Skeleton3D]) -> float:
+	for f in 5:
+		await process_frame
+	var total := 0.0
+	for f in SPRING_FRAMES:
+		_move(skeletons, f, 1.0 / 60.0)
+		var t0 := Time.get_ticks_usec()
+		await process_frame
+		total += Time.get_ticks_usec() - t0
+	return total / SPRING_FRAMES / 1000.0

@@ -1,0 +1,426 @@
+# timeout: 180
+extends EntwineTest
+## RopeSimulation through its public API: on the test character's hand at 4, 8 and 12 m/s, cutting,
+## growing, record/replay, tension, presets and bad input.
+
+const CHARACTER := preload("res://characters/test_character.tscn")
+
+## [center, half extents] of the thin walls the runner's rope is dragged over.
+var _walls: Array = []
+## Rope points that touched a wall during the last run.
+var _touches := 0
+
+
+## A floor (top at y = 0) and, when [param walls], a corridor of thin walls (4 cm, 1.2 m high) on both
+## sides of the runner's path: the slalom swings the rope into them.
+func _stage(walls: bool) -> void:
+	_walls.clear()
+	_box(Vector3(0, -0.5, -40), Vector3(60, 0.5, 60))
+	if walls:
+		for x in [-1.1, 1.1]:
+			var half := Vector3(0.02, 0.6, 20.0)
+			_walls.append([Vector3(x, 0.6, -22.0), half])
+			_box(Vector3(x, 0.6, -22.0), half)
+
+
+func _box(center: Vector3, half: Vector3, layer := 1) -> StaticBody3D:
+	var body := StaticBody3D.new()
+	body.collision_layer = layer
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = half * 2.0
+	shape.shape = box
+	body.add_child(shape)
+	body.position = center
+	add(body)
+	return body
+
+
+func _inside_a_wall(p: Vector3) -> bool:
+	for w in _walls:
+		var local: Vector3 = (p - w[0]).abs()
+		var half: Vector3 = w[1]
+		if local.x < half.x - 0.001 and local.y < half.y - 0.001 and local.z < half.z - 0.001:
+			return true
+	return false
+
+
+## A runner with a rope in its right hand, on the preset for [param speed].
+func _runner(speed: float) -> Array:
+	var character := add(CHARACTER.instantiate()) as TestCharacter
+	character.frozen = true
+	character.set_physics_process(false)
+	var rope := RopeSimulation.new()
+	add(rope)
+	rope.anchor_node = rope.get_path_to(character.get_skeleton())
+	rope.anchor_bone = "RightHand"
+	check(rope.apply_preset(rope.preset_for_speed(speed)), "a preset exists for %s m/s" % speed)
+	return [character, rope]
+
+
+func _run_at(speed: float) -> float:
+	_stage(true)
+	var pair := _runner(speed)
+	var character: TestCharacter = pair[0]
+	var rope: RopeSimulation = pair[1]
+	# The same rope without the strain limit, for the record: what the iterations alone achieve.
+	var raw := RopeSimulation.new()
+	add(raw)
+	raw.anchor_node = raw.get_path_to(character.get_skeleton())
+	raw.anchor_bone = "RightHand"
+	raw.apply_preset(raw.preset_for_speed(speed))
+	raw.stretch_limit = 0.0
+	raw.tube_enabled = false
+	var raw_worst := 0.0
+	await physics_frames(30) # settle hanging
+	var worst := 0.0
+	var lowest := INF
+	var inside := 0
+	var nans := 0
+	var dt := 1.0 / Engine.physics_ticks_per_second
+	var v := 0.0
+	var travelled := 0.0
+	_touches = 0
+	# Accelerate at 8 m/s² to the speed, then slalom down the corridor (heading ±25°).
+	while travelled < 34.0:
+		v = minf(speed, v + 8.0 * dt)
+		var heading := Vector3.FORWARD.rotated(Vector3.UP, deg_to_rad(25.0) * sin(travelled * 0.9))
+		var next := character.global_position + heading * v * dt
+		next.x = clampf(next.x, -0.6, 0.6)
+		character.look_at(next + heading, Vector3.UP)
+		character.global_position = next
+		travelled += v * dt
+		await physics_frame
+		worst = maxf(worst, rope.get_max_stretch())
+		raw_worst = maxf(raw_worst, raw.get_max_stretch())
+		for p in rope.get_points():
+			if not p.is_finite():
+				nans += 1
+			lowest = minf(lowest, p.y)
+			if _inside_a_wall(p):
+				inside += 1
+			if absf(absf(p.x) - 1.1) < 0.02 + rope.radius + 0.01:
+				_touches += 1
+	check(nans == 0, "no NaN at %s m/s" % speed, 0, nans)
+	check(lowest >= -0.001, "no point below the ground at %s m/s" % speed, ">= 0", lowest)
+	check(inside == 0, "no point inside a wall at %s m/s" % speed, 0, inside)
+	check(worst <= 0.05, "maximum stretch <= 5 %% at %s m/s" % speed, "<= 0.05", worst)
+	check(_touches > 0, "the rope swung into the corridor walls at %s m/s" % speed, "> 0", _touches)
+	print("rope: %s m/s, preset %s (%d iterations, %.2f m segments): max stretch %.2f %% (iterations alone, no strain limit: %.2f %%), lowest point %.3f m, wall contacts %d" % [
+		speed, rope.preset_for_speed(speed), rope.iterations, rope.segment_length, worst * 100.0,
+		raw_worst * 100.0, lowest, _touches])
+	return worst
+
+
+func test_hand_rope_at_4_metres_per_second() -> void:
+	await _run_at(4.0)
+
+
+func test_hand_rope_at_8_metres_per_second() -> void:
+	await _run_at(8.0)
+
+
+func test_hand_rope_at_12_metres_per_second() -> void:
+	await _run_at(12.0)
+
+
+func test_the_rope_hangs_from_the_hand_bone() -> void:
+	_stage(false)
+	var pair := _runner(4.0)
+	var character: TestCharacter = pair[0]
+	var rope: RopeSimulation = pair[1]
+	await physics_frames(60)
+	var points := rope.get_points()
+	check(points.size() == 12, "12 points by default", 12, points.size())
+	var hand := character.bone_global_position("RightHand")
+	check_near(points[0], hand, 0.02, "point 0 is on the right hand")
+	check(points[points.size() - 1].y < points[0].y, "the end hangs below the hand")
+	check(rope.has_node("Tube"), "a tube mesh is drawn")
+
+
+func test_an_obstacle_cuts_the_rope_once() -> void:
+	_stage(false)
+	var anchor := Node3D.new()
+	anchor.position = Vector3(0, 2.0, 0)
+	add(anchor)
+	# A blade (an Area3D on layer 2) across the path, 0.6–1.2 m high: under the anchor, through the rope.
+	var blade := Area3D.new()
+	blade.collision_layer = 2
+	blade.collision_mask = 0
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = Vector3(4.0, 0.6, 0.04)
+	shape.shape = box
+	blade.add_child(shape)
+	blade.position = Vector3(0, 0.9, -4.0)
+	add(blade)
+	var rope := RopeSimulation.new()
+	add(rope)
+	rope.anchor_node = rope.get_path_to(anchor)
+	rope.cutter_mask = 2
+	rope.fade_time = 0.5
+	rope.reset_rope()
+	var cuts: Array = []
+	var faded := [0]
+	rope.rope_cut.connect(func(i: int, at: Vector3) -> void: cuts.append([i, at]))
+	rope.cut_piece_faded.connect(func() -> void: faded[0] += 1)
+	await physics_frames(20)
+	var dt := 1.0 / Engine.physics_ticks_per_second
+	var saw_loose := false
+	var v := 0.0
+	for f in 150:
+		v = minf(8.0, v + 8.0 * dt)
+		anchor.position.z -= v * dt
+		await physics_frame
+		saw_loose = saw_loose or rope.get_loose_points().size() > 0
+	check(cuts.size() == 1, "rope_cut emitted once", 1, cuts.size())
+	if cuts.size() >= 1:
+		var at: Vector3 = cuts[0][1]
+		check(absf(at.z + 4.0) < 0.5 and at.y > 0.5 and at.y < 1.3, "cut where the blade is", Vector3(0, 0.9, -4), at)
+		check(rope.get_active_point_count() == cuts[0][0] + 1, "points up to the cut stay attached",
+			cuts[0][0] + 1, rope.get_active_point_count())
+	check(saw_loose, "the loose part existed after the cut")
+	check(faded[0] == 1, "the loose part faded once", 1, faded[0])
+	check(rope.get_loose_points().is_empty(), "nothing left of the loose part")
+
+
+func test_cut_at_and_tearing() -> void:
+	_stage(false)
+	var rope := RopeSimulation.new()
+	rope.position = Vector3(0, 4, 0)
+	add(rope)
+	var cuts: Array = []
+	var tears: Array = []
+	rope.rope_cut.connect(func(i: int, _at: Vector3) -> void: cuts.append(i))
+	rope.rope_torn.connect(func(i: int, _at: Vector3) -> void: tears.append(i))
+	await physics_frames(5)
+	check(rope.cut_at(5), "cut_at(5) cuts")
+	check(not rope.cut_at(50), "cut_at out of range does nothing")
+	check(not rope.cut_at(-1), "cut_at(-1) does nothing")
+	check(cuts == [5], "one rope_cut for cut_at", [5], cuts)
+	check(rope.get_active_point_count() == 6, "6 points stay", 6, rope.get_active_point_count())
+	# Tearing: pin the end to a node that runs away.
+	var end := Node3D.new()
+	add(end)
+	rope.length = 3.3
+	await physics_frames(120)
+	rope.tear_ratio = 1.5
+	end.global_position = rope.get_points()[rope.get_active_point_count() - 1]
+	rope.end_node = rope.get_path_to(end)
+	for f in 60:
+		end.global_position += Vector3(0.3, 0, 0)
+		await physics_frame
+	check(tears.size() == 1, "rope_torn once", 1, tears.size())
+	check(cuts.size() == 2, "every tear is also a rope_cut", 2, cuts.size())
+
+
+func test_length_grows_and_shrinks_smoothly() -> void:
+	_stage(false)
+	var rope := RopeSimulation.new()
+	rope.position = Vector3(0, 8, 0)
+	add(rope)
+	var reached: Array = []
+	rope.length_reached.connect(func(l: float) -> void: reached.append(l))
+	await physics_frames(5)
+	check_near(rope.length, 3.3, 0.001, "default length is 11 × 0.3 m")
+	rope.length = 6.0
+	var last := rope.length
+	var max_jump := 0.0
+	for f in 150:
+		await physics_frame
+		max_jump = maxf(max_jump, rope.length - last)
+		last = rope.length
+	check_near(rope.length, 6.0, 0.001, "grew to 6 m")
+	check(rope.get_active_point_count() == 21, "21 points", 21, rope.get_active_point_count())
+	check(max_jump <= rope.length_speed / Engine.physics_ticks_per_second + 0.0001, "grew smoothly", "<= speed·dt", max_jump)
+	rope.point_count = 4
+	await physics_frames(200)
+	check_near(rope.length, 0.9, 0.001, "point_count 4 shrinks to 0.9 m")
+	check(reached.size() == 2, "length_reached once per change", 2, reached.size())
+	for p in rope.get_points():
+		check(p.is_finite(), "finite points")
+
+
+func test_record_and_replay_bit_for_bit() -> void:
+	_stage(true)
+	var anchor := Node3D.new()
+	anchor.position = Vector3(0, 1.2, 0)
+	add(anchor)
+	var rope := RopeSimulation.new()
+	add(rope)
+	rope.anchor_node = rope.get_path_to(anchor)
+	await physics_frames(10)
+	rope.start_recording(10.0)
+	check(rope.is_recording(), "recording")
+	var dt := 1.0 / Engine.physics_ticks_per_second
+	for f in 180:
+		var t := f * dt
+		anchor.position = Vector3(2.0 * sin(t * 2.0), 1.2 + 0.3 * sin(t * 5.0), -8.0 * t)
+		if f == 60:
+			rope.length = 5.0
+		await physics_frame
+	var steps := rope.stop_recording()
+	var recorded := rope.get_points()
+	check(steps == 180, "180 steps recorded", 180, steps)
+	var finished := [0]
+	rope.replay_finished.connect(func() -> void: finished[0] += 1)
+	anchor.position = Vector3(10, 5, 10) # the live anchor is ignored during the replay
+	check(rope.start_replay(), "replay starts")
+	check(await wait_until(func() -> bool: return finished[0] == 1, 10.0), "replay_finished emitted")
+	var replayed := rope.get_points()
+	check(replayed.size() == recorded.size(), "same point count", recorded.size(), replayed.size())
+	var same := replayed == recorded
+	check(same, "the replay reproduces the rope bit for bit")
+
+
+func test_tension_pulls_an_attached_rigid_body() -> void:
+	_stage(false)
+	var anchor := Node3D.new()
+	anchor.position = Vector3(0, 4, 0)
+	add(anchor)
+	var body := RigidBody3D.new()
+	body.mass = 0.5
+	var shape := CollisionShape3D.new()
+	var sphere := SphereShape3D.new()
+	sphere.radius = 0.1
+	shape.shape = sphere
+	body.add_child(shape)
+	body.position = Vector3(0, 4 - 1.5, 0)
+	add(body)
+	var rope := RopeSimulation.new()
+	rope.point_count = 6
+	rope.iterations = 8
+	add(rope)
+	rope.anchor_node = rope.get_path_to(anchor)
+	rope.end_node = rope.get_path_to(body)
+	rope.apply_tension_to_body = true
+	await physics_frames(180)
+	var hang := anchor.position.distance_to(body.position)
+	check(hang < 1.5 * 1.1 and hang > 1.5 * 0.8, "the body hangs at the rope's length", 1.5, hang)
+	check(rope.tension.y > 0.0, "the rope pulls the body up", "> 0", rope.tension)
+	check_near(rope.get_tension_magnitude(), 0.5 * 9.8, 1.5, "tension ≈ the body's weight")
+	# Pinned (no force on the body): the tension is reported, the body is carried.
+	rope.apply_tension_to_body = false
+	await physics_frames(30)
+	check(rope.get_tension_magnitude() > 0.0, "a pinned end reports tension")
+
+
+func test_presets() -> void:
+	var rope := RopeSimulation.new()
+	add(rope)
+	check(rope.get_preset_names() == PackedStringArray(["low", "mid", "high"]), "built-in presets",
+		["low", "mid", "high"], rope.get_preset_names())
+	check(rope.apply_preset("high"), "apply_preset('high')")
+	check(rope.iterations == 8 and is_equal_approx(rope.segment_length, 0.4), "high: 8 iterations, 0.4 m",
+		[8, 0.4], [rope.iterations, rope.segment_length])
+	check(rope.preset_for_speed(4.0) == "low" and rope.preset_for_speed(8.0) == "mid", "presets by speed")
+	var p: RopePreset = rope.find_preset("low")
+	check(p != null and p.iterations == 3 and is_equal_approx(p.segment_length, 0.25), "preset resource")
+	rope.preset = p
+	check(rope.iterations == 3, "assigning a RopePreset applies it", 3, rope.iterations)
+	check(not rope.apply_preset("warp"), "unknown preset refused")
+	check(logged_count("no preset named 'warp'") == 1, "one warning for an unknown preset", 1,
+		logged_count("no preset named 'warp'"))
+
+
+func test_bad_input_warns_once_and_never_breaks() -> void:
+	_stage(false)
+	var anchor := Node3D.new()
+	anchor.position = Vector3(0, 2, 0)
+	add(anchor)
+	var rope := RopeSimulation.new()
+	add(rope)
+	rope.anchor_node = rope.get_path_to(anchor)
+	for i in 3:
+		rope.point_count = 1
+		rope.segment_length = -0.5
+		rope.damping = 1.5
+		rope.iterations = 0
+	for i in 3:
+		rope.length = -2.0
+	check(rope.point_count == 2, "point_count clamped to 2", 2, rope.point_count)
+	check(rope.segment_length > 0.0, "segment_length clamped positive", "> 0", rope.segment_length)
+	check(rope.damping == 1.0, "damping clamped to 1", 1.0, rope.damping)
+	check(rope.iterations == 1, "iterations clamped to 1", 1, rope.iterations)
+	for what in ["point_count 1 is out of range", "segment_length is out of range", "damping is out of range",
+			"iterations is out of range", "length -2 is invalid"]:
+		check(logged_count(what) == 1, "one warning: " + what, 1, logged_count(what))
+	await physics_frames(10)
+	anchor.position = Vector3(NAN, 2, 0)
+	await physics_frames(10)
+	check(logged_count("anchor's position is not finite") == 1, "one warning for a NaN anchor", 1,
+		logged_count("anchor's position is not finite"))
+	rope.anchor_node = NodePath("../Nowhere")
+	await physics_frames(5)
+	check(logged_count("anchor_node '../Nowhere'") == 1, "one warning for a missing anchor node", 1,
+		logged_count("anchor_node '../Nowhere'"))
+	for p in rope.get_points():
+		check(p.is_finite(), "no NaN in the rope", true, p)
+
+
+func test_debug_draw_and_rendering_switches() -> void:
+	var rope := RopeSimulation.new()
+	rope.position = Vector3(0, 3, 0)
+	add(rope)
+	rope.debug_draw = true
+	rope.smoothing = 1
+	rope.tube_sides = 3
+	await frames(5)
+	var dbg := rope.get_node_or_null("DebugPoints") as MultiMeshInstance3D
+	check(dbg != null, "debug points drawn")
+	if dbg:
+		check(dbg.multimesh.visible_instance_count == rope.get_active_point_count(), "one sphere per point",
+			rope.get_active_point_count(), dbg.multimesh.visible_instance_count)
+	rope.tube_enabled = false
+	await frames(2)
+	check(not rope.has_node("Tube"), "tube removed")
+	rope.material = StandardMaterial3D.new()
+	rope.tube_enabled = true
+	await frames(2)
+	check(rope.has_node("Tube"), "tube back")
+
+
+func test_rope_man_run_level_plays() -> void:
+	var level: Node3D = add((load("res://demo/rope_demo.gd") as GDScript).new())
+	await physics_frames(420)
+	var runner: Node3D = level.get("_character")
+	var rope: RopeSimulation = level.get("_rope")
+	check(runner.global_position.z < -20.0, "the runner ran down the track", "< -20", runner.global_position.z)
+	check(int(level.get("_collected")) >= 1, "yarn was collected", ">= 1", level.get("_collected"))
+	check(rope.get_active_point_count() >= 2, "the rope is still attached", ">= 2", rope.get_active_point_count())
+	for p in rope.get_points():
+		check(p.is_finite() and p.y >= -0.001, "rope points finite and above the ground", true, p)
+	print("rope: Rope-Man Run after 7 s: z %.1f, yarn %d, cuts %d, rope %.2f m" % [runner.global_position.z,
+		level.get("_collected"), level.get("_cuts"), rope.length])
+
+
+func test_a_moving_kinematic_body_pushes_the_rope_aside() -> void:
+	_stage(false)
+	var rope := RopeSimulation.new()
+	rope.position = Vector3(0, 2.5, 0)
+	rope.point_count = 8
+	add(rope)
+	# A kinematic box (AnimatableBody3D) sweeping through the hanging rope at 3 m/s.
+	var body := AnimatableBody3D.new()
+	body.sync_to_physics = false
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = Vector3(0.3, 0.8, 0.3)
+	shape.shape = box
+	body.add_child(shape)
+	body.position = Vector3(-1.5, 1.4, 0)
+	add(body)
+	await physics_frames(30)
+	var dt := 1.0 / Engine.physics_ticks_per_second
+	var inside := 0
+	var pushed := 0.0
+	for f in 60:
+		body.position.x += 3.0 * dt
+		await physics_frame
+		for p in rope.get_points():
+			var local: Vector3 = (p - body.position).abs()
+			if local.x < 0.149 and local.y < 0.399 and local.z < 0.149:
+				inside += 1
+			pushed = maxf(pushed, absf(p.x))
+	check(inside == 0, "no point inside the moving body", 0, inside)
+	check(pushed > 0.2, "the body pushed the rope aside", "> 0.2 m", pushed)
