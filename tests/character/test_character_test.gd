@@ -38,15 +38,7 @@ const CHAIN := {
 ## A 20x1x20 floor whose top is at y = 0 and a TestCharacter from the scene standing on it at the origin,
 ## both freed after the test.
 func _spawn() -> TestCharacter:
-	var floor_body := StaticBody3D.new()
-	floor_body.name = "Floor"
-	var floor_shape := CollisionShape3D.new()
-	var box := BoxShape3D.new()
-	box.size = Vector3(20.0, 1.0, 20.0)
-	floor_shape.shape = box
-	floor_shape.position = Vector3(0.0, -0.5, 0.0)
-	floor_body.add_child(floor_shape)
-	add(floor_body)
+	add_floor(null, 20.0)
 	var ch := CHARACTER_SCENE.instantiate() as TestCharacter
 	ch.position = Vector3.ZERO
 	add(ch)

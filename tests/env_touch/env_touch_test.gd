@@ -24,14 +24,7 @@ func _setup(walls: Array, start := Vector3(0, 0, 4), direction := Vector3(0, 0, 
 	if _character != null and is_instance_valid(_character):
 		# A second scene in the same test: stop the previous character's node.
 		_character.set_physics_process(false)
-	var floor_body := StaticBody3D.new()
-	var floor_shape := CollisionShape3D.new()
-	var box := BoxShape3D.new()
-	box.size = Vector3(40, 1, 40)
-	floor_shape.shape = box
-	floor_shape.position.y = -0.5
-	floor_body.add_child(floor_shape)
-	add(floor_body)
+	add_floor(null, 40.0)
 	for w in walls:
 		_wall(w[0], w[1], w[2] if w.size() > 2 else WALL_LAYER)
 	_character = CHARACTER.instantiate() as TestCharacter
@@ -52,16 +45,8 @@ func _setup(walls: Array, start := Vector3(0, 0, 4), direction := Vector3(0, 0, 
 
 
 func _wall(centre: Vector3, size: Vector3, layer: int) -> StaticBody3D:
-	var body := StaticBody3D.new()
-	body.collision_layer = layer
+	var body := add_box(centre, size, layer)
 	body.collision_mask = 0
-	var shape := CollisionShape3D.new()
-	var box := BoxShape3D.new()
-	box.size = size
-	shape.shape = box
-	body.add_child(shape)
-	body.position = centre
-	add(body)
 	return body
 
 

@@ -243,14 +243,7 @@ func test_recipient_never_ends_inside_a_wall() -> void:
 	var a: TestCharacter = chars[0]
 	var b: TestCharacter = chars[1]
 	# A wall across the recipient's path only (it walks 0.82 m to the initiator's left).
-	var wall := StaticBody3D.new()
-	var shape := CollisionShape3D.new()
-	var box := BoxShape3D.new()
-	box.size = Vector3(1.0, 2.0, 0.2)
-	shape.shape = box
-	wall.add_child(shape)
-	wall.position = Vector3(-1.0, 1.0, -3.0)
-	a.get_parent().add_child(wall)
+	add_box(Vector3(-1.0, 1.0, -3.0), Vector3(1.0, 2.0, 0.2), 1, a.get_parent())
 	await _pair(comps)
 	a.move_input = Vector3(0, 0, -1)
 	var deepest := 0.0

@@ -97,21 +97,28 @@ func add(node: Node) -> Node:
 	return node
 
 
-## Adds a static floor (top at y = 0, [param size] metres square) under [param parent] (the root when
-## null) and returns it; under the root it is freed after the test.
-func add_floor(parent: Node = null, size := 80.0) -> StaticBody3D:
-	var floor_body := StaticBody3D.new()
-	floor_body.name = "Floor"
+## Adds a static box body of [param size] centred at [param centre] on physics [param layer] under
+## [param parent] (the root when null: then it is freed after the test) and returns it.
+func add_box(centre: Vector3, size: Vector3, layer := 1, parent: Node = null) -> StaticBody3D:
+	var body := StaticBody3D.new()
+	body.collision_layer = layer
 	var shape := CollisionShape3D.new()
 	var box := BoxShape3D.new()
-	box.size = Vector3(size, 1, size)
+	box.size = size
 	shape.shape = box
-	shape.position.y = -0.5
-	floor_body.add_child(shape)
+	body.add_child(shape)
+	body.position = centre
 	if parent:
-		parent.add_child(floor_body)
+		parent.add_child(body)
 	else:
-		add(floor_body)
+		add(body)
+	return body
+
+
+## Adds a static floor (top at y = 0, [param size] metres square) like [method add_box].
+func add_floor(parent: Node = null, size := 80.0) -> StaticBody3D:
+	var floor_body := add_box(Vector3(0, -0.5, 0), Vector3(size, 1, size), 1, parent)
+	floor_body.name = "Floor"
 	return floor_body
 
 

@@ -24,16 +24,7 @@ func _stage(walls: bool) -> void:
 
 
 func _box(center: Vector3, half: Vector3, layer := 1) -> StaticBody3D:
-	var body := StaticBody3D.new()
-	body.collision_layer = layer
-	var shape := CollisionShape3D.new()
-	var box := BoxShape3D.new()
-	box.size = half * 2.0
-	shape.shape = box
-	body.add_child(shape)
-	body.position = center
-	add(body)
-	return body
+	return add_box(center, half * 2.0, layer)
 
 
 func _inside_a_wall(p: Vector3) -> bool:
