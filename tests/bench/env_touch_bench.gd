@@ -1,4 +1,4 @@
-extends SceneTree
+extends EntwineBench
 ## `cargo xtask bench env_touch`: 200 test characters walking along walls, each with a wall-touch node:
 ## the Rust EnvironmentInteractionStateMachine vs the same state machine in GDScript (gd_env_touch.gd).
 ##
@@ -114,14 +114,14 @@ func _run() -> void:
 				query[kind].append(q / _nodes.size())
 				engine[kind].append(e / _nodes.size())
 	_install("none")
-	var none: float = _median(samples["none"])
-	var rust_total := _median(samples["rust"]) - none
-	var gd_total := _median(samples["gdscript"]) - none
-	var rust_logic: float = _median(logic["rust"])
-	var gd_logic: float = _median(logic["gdscript"])
+	var none: float = median(samples["none"])
+	var rust_total := median(samples["rust"]) - none
+	var gd_total := median(samples["gdscript"]) - none
+	var rust_logic: float = median(logic["rust"])
+	var gd_logic: float = median(logic["gdscript"])
 	print("bench env_touch: %d characters walking along walls, per character per physics frame: state machine + closest points rust %.3f µs, gdscript %.2f µs; engine reads/IK writes rust %.2f µs, gdscript %.2f µs; physics queries rust %.2f µs, gdscript %.2f µs (one shape query + one ray alone %.2f µs); whole node in the physics tick rust %.2f µs, gdscript %.2f µs (ratio %.1fx; tick without nodes %.2f µs); %d touches ratio=%.1fx" % [
-		CHARACTERS, rust_logic, gd_logic, _median(engine["rust"]), _median(engine["gdscript"]),
-		_median(query["rust"]), _median(query["gdscript"]), _median(query["queries"]),
+		CHARACTERS, rust_logic, gd_logic, median(engine["rust"]), median(engine["gdscript"]),
+		median(query["rust"]), median(query["gdscript"]), median(query["queries"]),
 		rust_total, gd_total, gd_total / maxf(rust_total, 0.001), none, _touch_count, gd_logic / maxf(rust_logic, 0.001)])
 	for c in _characters:
 		c.free()
@@ -187,8 +187,3 @@ func _frames(n: int) -> void:
 	for f in n:
 		await physics_frame
 
-
-func _median(values: Array) -> float:
-	var sorted := values.duplicate()
-	sorted.sort()
-	return sorted[sorted.size() / 2]

@@ -1,4 +1,4 @@
-extends SceneTree
+extends EntwineBench
 ## `cargo xtask bench formation`: milliseconds per 60 Hz tick for a squad of AGENTS agents.
 ##
 ## Rust: a FormationController with AGENTS internal agents (a column of 100 files) forming up from a
@@ -57,7 +57,7 @@ func _bench_rust() -> float:
 			squad.advance(1.0 / 60.0)
 		samples.append(float(Time.get_ticks_usec() - start) / TICKS / 1000.0)
 	squad.free()
-	return _median(samples)
+	return median(samples)
 
 
 func _bench_gdscript() -> float:
@@ -71,7 +71,7 @@ func _bench_gdscript() -> float:
 		for t in TICKS / 4:
 			sim.step()
 		samples.append(float(Time.get_ticks_usec() - start) / (TICKS / 4) / 1000.0)
-	return _median(samples)
+	return median(samples)
 
 
 func _bench_navigation() -> float:
@@ -113,11 +113,6 @@ func _bench_navigation() -> float:
 		nav.free_rid(a)
 	nav.free_rid(map)
 	await physics_frame
-	var ms := _median(samples)
+	var ms := median(samples)
 	return ms if ms > 0.0 else -1.0
 
-
-func _median(values: Array) -> float:
-	var sorted := values.duplicate()
-	sorted.sort()
-	return sorted[sorted.size() / 2]

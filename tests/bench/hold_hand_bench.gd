@@ -1,4 +1,4 @@
-extends SceneTree
+extends EntwineBench
 ## `cargo xtask bench hold_hand`: per-pair cost of holding hands, Rust vs the same work in GDScript.
 ##
 ## PAIRS pairs of test characters walk side by side. Each round builds the scene three ways — no
@@ -15,10 +15,7 @@ const GD_HOLD := preload("res://tests/bench/gd_hold_hand.gd")
 
 
 func _initialize() -> void:
-	# Headless Godot pads every frame to ~6.9 ms (it cannot draw), which would hide the work measured.
-	OS.low_processor_usage_mode = false
-	OS.low_processor_usage_mode_sleep_usec = 0
-	Engine.max_fps = 0
+	unthrottle()
 	_run.call_deferred()
 
 
@@ -35,9 +32,9 @@ func _run() -> void:
 			samples[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
 			world.free()
 			await process_frame
-	var none: float = _median(samples["none"])
-	var rust_us := maxf(_median(samples["rust"]) - none, 0.1) / PAIRS
-	var gd_us := maxf(_median(samples["gdscript"]) - none, 0.1) / PAIRS
+	var none: float = median(samples["none"])
+	var rust_us := maxf(median(samples["rust"]) - none, 0.1) / PAIRS
+	var gd_us := maxf(median(samples["gdscript"]) - none, 0.1) / PAIRS
 	print("bench hold_hand: %d pairs; rust %.1f µs/pair, gdscript %.1f µs/pair per frame, frame without holding %.2f ms ratio=%.1fx" % [
 		PAIRS, rust_us, gd_us, none / 1000.0, gd_us / rust_us])
 	quit(0)
@@ -85,8 +82,3 @@ func _build(kind: String) -> Node3D:
 		pair[1].accept()
 	return world
 
-
-func _median(values: Array) -> float:
-	var sorted := values.duplicate()
-	sorted.sort()
-	return sorted[sorted.size() / 2]

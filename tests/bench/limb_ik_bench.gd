@@ -1,4 +1,4 @@
-extends SceneTree
+extends EntwineBench
 ## `cargo xtask bench limb_ik`: LimbIK solves per second, Rust vs the same solver in GDScript.
 ##
 ## CHARACTERS test characters each get two IK modifiers (both arms) reaching for moving targets.
@@ -23,10 +23,7 @@ var _hips := -1
 
 
 func _initialize() -> void:
-	# Headless Godot pads every frame to ~6.9 ms (it cannot draw), which would hide the work measured.
-	OS.low_processor_usage_mode = false
-	OS.low_processor_usage_mode_sleep_usec = 0
-	Engine.max_fps = 0
+	unthrottle()
 	_run.call_deferred()
 
 
@@ -55,10 +52,10 @@ func _run() -> void:
 			samples[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
 	_install("none")
 	var solver := _time_solvers()
-	var none: float = _median(samples["none"])
+	var none: float = median(samples["none"])
 	var solves := CHARACTERS * 2
-	var rust_us := maxf((_median(samples["rust"]) - none) / solves, 0.001)
-	var gd_us := maxf((_median(samples["gdscript"]) - none) / solves, 0.001)
+	var rust_us := maxf((median(samples["rust"]) - none) / solves, 0.001)
+	var gd_us := maxf((median(samples["gdscript"]) - none) / solves, 0.001)
 	print("bench limb_ik: on %d skeletons, %d solves/frame: rust %.2f µs/solve (%.0f solves/s), gdscript %.2f µs/solve (%.0f solves/s), frame without IK %.2f ms; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx) ratio=%.1fx" % [
 		CHARACTERS, solves, rust_us, 1e6 / rust_us, gd_us, 1e6 / gd_us, none / 1000.0,
 		solver[0], solver[1], solver[1] / solver[0], gd_us / rust_us])
@@ -120,8 +117,3 @@ func _frames(n: int) -> void:
 				1.3 + 0.15 * sin(_time * 2.0 + i), -0.3)
 		await process_frame
 
-
-func _median(values: Array) -> float:
-	var sorted := values.duplicate()
-	sorted.sort()
-	return sorted[sorted.size() / 2]

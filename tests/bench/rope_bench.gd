@@ -1,4 +1,4 @@
-extends SceneTree
+extends EntwineBench
 ## `cargo xtask bench rope`: 1,000 ropes × 32 points × 8 iterations per physics frame.
 ##
 ## Each rope hangs from a node that circles; the ropes are stepped by hand (`advance(dt)`, the same call
@@ -87,9 +87,9 @@ func _run() -> void:
 		r.free()
 	for g in gd:
 		g.free()
-	var rs := _median(rust_sim)
-	var rm := _median(rust_mesh)
-	var gs := _median(gd_sim)
+	var rs := median(rust_sim)
+	var rm := median(rust_mesh)
+	var gs := median(gd_sim)
 
 	# --- SpringBoneSimulator3D on 32-bone chains ---
 	var spring_ms: float = await _spring_bones()
@@ -99,11 +99,6 @@ func _run() -> void:
 		ROPES, POINTS, ITERATIONS, rs, rm, stretch * 100.0, gs, ROPES, POINTS, spring, gs / maxf(rs, 0.001)])
 	quit(0)
 
-
-func _median(values: Array[float]) -> float:
-	var sorted := values.duplicate()
-	sorted.sort()
-	return sorted[sorted.size() / 2]
 
 
 func _home(i: int) -> Vector3:
