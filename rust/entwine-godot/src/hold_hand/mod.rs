@@ -350,37 +350,25 @@ impl HoldHandComponent {
     /// Asks the player with id `player` to hold hands (see [method request]).
     #[func]
     pub fn request_player(&mut self, player: i64) -> bool {
-        let Some(from) = self.player() else {
-            return self.refused("request", "this character is not in a room".into());
-        };
-        self.room_call("request", RoomOp::Request { from, to: player })
+        self.act("request", |from| RoomOp::Request { from, to: player })
     }
 
     /// Accepts the request addressed to this player. Returns false when there is none.
     #[func]
     pub fn accept(&mut self) -> bool {
-        match self.player() {
-            Some(by) => self.room_call("accept", RoomOp::Accept { by }),
-            None => self.refused("accept", "this character is not in a room".into()),
-        }
+        self.act("accept", |by| RoomOp::Accept { by })
     }
 
     /// Declines the request addressed to this player. Returns false when there is none.
     #[func]
     pub fn decline(&mut self) -> bool {
-        match self.player() {
-            Some(by) => self.room_call("decline", RoomOp::Decline { by }),
-            None => self.refused("decline", "this character is not in a room".into()),
-        }
+        self.act("decline", |by| RoomOp::Decline { by })
     }
 
     /// Withdraws this player's request, or ends the pair (either side may). False when neither exists.
     #[func]
     pub fn cancel(&mut self) -> bool {
-        match self.player() {
-            Some(by) => self.room_call("cancel", RoomOp::Cancel { by }),
-            None => self.refused("cancel", "this character is not in a room".into()),
-        }
+        self.act("cancel", |by| RoomOp::Cancel { by })
     }
 
     /// Returns the current phase (PHASE_* constants).
@@ -485,10 +473,16 @@ impl HoldHandComponent {
         false
     }
 
-    fn room_call(&mut self, what: &str, op: RoomOp) -> bool {
+    /// Runs this player's call `what` (built by `op` from the player's id) on the room; returns whether
+    /// the room took it, with a warning saying why not.
+    fn act(&mut self, what: &str, op: impl FnOnce(PlayerId) -> RoomOp) -> bool {
+        let Some(me) = self.player() else {
+            return self.refused(what, "this character is not in a room".into());
+        };
         let Some(mut room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
             return self.refused(what, "no HoldHandRoom".into());
         };
+        let op = op(me);
         let result = room.bind_mut().call(op);
         match result {
             Ok(()) => true,
