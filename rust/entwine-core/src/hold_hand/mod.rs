@@ -8,6 +8,8 @@
 //!   hysteresis and the IK weight fades.
 //! * [`net`]: the initiator's pair-pose and IK packets (byte layouts, validation) and how remote
 //!   peers consume them (stale-packet gate, interpolation in the initiator's frame, silence fade).
+//! * [`stream`]: the frames the initiator sends (pose, IK and animation sections on their own
+//!   schedules) and the receiver a remote peer keeps: the recipient's and onlookers' viewpoints.
 //!
 //! The initiator is the single authority: it runs [`follow::FollowDriver`] and
 //! [`contact::ContactSolver`] for the pair; the recipient and onlookers only consume the results.
@@ -17,6 +19,7 @@ pub mod follow;
 pub mod lifecycle;
 pub mod net;
 pub mod room;
+pub mod stream;
 
 pub use contact::{
     constrain_shared_contact, shared_contact, ContactOutput, ContactSolver, ContactTuning,
@@ -25,3 +28,7 @@ pub use contact::{
 pub use follow::{FollowDriver, FollowTuning};
 pub use lifecycle::{Lifecycle, Phase, PhaseChange};
 pub use room::{Interaction, PlayerId, Role, Room, RoomError, RoomEvent, HOLD_HAND};
+pub use stream::{
+    AnimSnapshot, Due, Frame, PairReceiver, PairRoots, PairSender, Received, StreamRates,
+    ViewTuning, Viewpoint,
+};

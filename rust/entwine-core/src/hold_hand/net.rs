@@ -235,6 +235,12 @@ impl RemoteIk {
         self.dropped
     }
 
+    /// Returns the last accepted sequence number.
+    #[must_use]
+    pub fn last_sequence(&self) -> Option<Seq16> {
+        self.gate.last()
+    }
+
     /// Returns the seconds since the last accepted packet.
     #[must_use]
     pub fn silence(&self) -> f32 {
