@@ -2,11 +2,14 @@
 
 mod room;
 
+use entwine_core::hold_hand::net::{IkTargets, PairPose};
+use entwine_core::hold_hand::stream::MAX_FRAME_BYTES;
 use entwine_core::hold_hand::{
     ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning, HandInput,
-    Interaction, Lifecycle, Phase, PlayerId, Role,
+    Interaction, Lifecycle, PairReceiver, PairSender, Phase, PlayerId, Role, StreamRates,
+    ViewTuning, Viewpoint,
 };
-use entwine_core::kit::Pose;
+use entwine_core::kit::{Pose, Seq16};
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
@@ -171,6 +174,45 @@ pub struct HoldHandComponent {
     #[export(range = (0.0, 1.0))]
     arm_layer_hold_value: f32,
 
+    /// Seconds between the initiator's pair-pose broadcasts (both roots).
+    #[export_group(name = "Network")]
+    #[export(range = (0.02, 1.0, 0.01, suffix = "s"))]
+    #[init(val = 0.1)]
+    pose_interval: f32,
+    /// Seconds between the initiator's IK-target broadcasts (both hands, weight and flags).
+    #[export(range = (0.02, 1.0, 0.01, suffix = "s"))]
+    #[init(val = 0.05)]
+    ik_interval: f32,
+    /// Seconds between animation snapshots (the initiator's non-arm AnimationTree parameters);
+    /// 0 turns them off.
+    #[export(range = (0.0, 1.0, 0.01, suffix = "s"))]
+    #[init(val = 0.1)]
+    animation_interval: f32,
+    /// A remote root closer than this to its target snaps onto it.
+    #[export(range = (0.0, 0.1, 0.001, suffix = "m"))]
+    #[init(val = 0.005)]
+    snap_distance: f32,
+    /// Seconds without IK packets after which the remote hands fade out (they fade back in when
+    /// packets resume).
+    #[export(range = (0.05, 10.0, 0.05, suffix = "s"))]
+    #[init(val = 0.5)]
+    ik_timeout: f32,
+    /// Seconds the remote hands take to fade out after [member ik_timeout], or back in.
+    #[export(range = (0.0, 2.0, 0.01, suffix = "s"))]
+    #[init(val = 0.2)]
+    ik_fade_time: f32,
+    /// Seconds without the initiator's stream (disconnected, not loaded, lost packets) after which
+    /// the recipient is released ([signal initiator_lost]); the recipient's own peer then cancels
+    /// the pair.
+    #[export(range = (0.2, 60.0, 0.1, suffix = "s"))]
+    #[init(val = 3.0)]
+    initiator_timeout: f32,
+    /// First sequence number of each pair's streams; -1 picks a random one per pair (tests set it
+    /// near 65535 to cross the wrap-around).
+    #[export(range = (-1.0, 65535.0, 1.0))]
+    #[init(val = -1)]
+    first_sequence: i32,
+
     /// Draw the reach spheres, the shared contact and the connection state.
     #[export_group(name = "Debug")]
     #[export]
@@ -179,7 +221,33 @@ pub struct HoldHandComponent {
     lifecycle: Lifecycle,
     driver: FollowDriver,
     solver: ContactSolver,
+    sender: PairSender,
+    receiver: PairReceiver,
     runtime: Runtime,
+    net: NetRuntime,
+}
+
+/// The pair's network state on this peer.
+#[derive(Default)]
+struct NetRuntime {
+    /// The last IK the initiator solved, in its own frame (what it broadcasts).
+    last_ik: Option<IkTargets>,
+    /// AnimationTree parameters carried by the animation snapshots (same order on every peer).
+    anim_params: Vec<(StringName, VariantType)>,
+    anim_values: Vec<f32>,
+    anim_ready: bool,
+    /// Frames and bytes this peer sent as the initiator.
+    sent_frames: i64,
+    sent_bytes: i64,
+    /// Frames dropped because the sender is not this pair's initiator.
+    rejected: i64,
+    /// Frames from this player that arrived while it leads no pair here (early or late).
+    unexpected: i64,
+    /// Recipient side: seconds since the initiator was last heard, and whether it was given up.
+    silence: f32,
+    released: bool,
+    /// Whether the pair writes this character's root here (the game's own sync must not).
+    root_driven: bool,
 }
 
 /// Per-interaction state the component restores or rebuilds.
@@ -220,6 +288,11 @@ const WARN_NO_CHARACTER: u32 = 2;
 const WARN_BONES: u32 = 4;
 const WARN_TUNING: u32 = 8;
 const WARN_ID: u32 = 16;
+const WARN_FORGED: u32 = 32;
+const WARN_MALFORMED: u32 = 64;
+
+/// Metadata set on a character while the pair writes its root (see [method is_pair_driven]).
+const DRIVEN_META: &str = "entwine_pair_driven";
 
 #[godot_api]
 impl INode for HoldHandComponent {
@@ -250,16 +323,31 @@ impl INode for HoldHandComponent {
         if let Some(change) = self.lifecycle.update(state, valid, frame) {
             self.on_phase_change(change.from, change.to);
         }
+        let owned = self.is_owned();
         if self.lifecycle.phase() == Phase::Active {
-            if let Some(Interaction {
-                role: Role::Initiator,
-                partner,
-                ..
-            }) = self.lifecycle.interaction()
-            {
-                self.drive_pair(partner, dt, frame);
+            match self.lifecycle.interaction() {
+                Some(Interaction {
+                    role: Role::Initiator,
+                    partner,
+                    ..
+                }) if owned => {
+                    self.drive_pair(partner, dt, frame);
+                    self.broadcast(dt);
+                }
+                Some(Interaction {
+                    role: Role::Initiator,
+                    partner,
+                    ..
+                }) => self.replay_pair(partner, dt, frame),
+                Some(Interaction {
+                    role: Role::Recipient,
+                    partner,
+                    ..
+                }) => self.watch_initiator(partner, dt),
+                None => {}
             }
         }
+        self.update_root_driven(owned);
         // Hands nobody drives this frame fade out (the pair ended, or the initiator is gone).
         if frame > self.runtime.driven_frame + 1 {
             let rate = if self.fade_out_time > 0.0 {
@@ -321,6 +409,109 @@ impl HoldHandComponent {
     /// Emitted on the initiator when the pair's hands connect or let go (distance hysteresis).
     #[signal]
     fn hands_connected_changed(connected: bool);
+    /// Emitted on the recipient, on every peer, when the initiator's stream has been silent for
+    /// [member initiator_timeout]: the recipient is released (and its own peer cancels the pair).
+    #[signal]
+    fn initiator_lost(initiator: i64);
+    /// Emitted when the pair starts or stops writing this character's root on this peer (see
+    /// [method is_root_driven]).
+    #[signal]
+    fn root_driven_changed(driven: bool);
+
+    /// Returns whether the pair writes this character's root on this peer right now: always for a
+    /// recipient, and for an initiator on every peer but its own. A game's ordinary position sync
+    /// (e.g. a [MultiplayerSynchronizer] of the character's transform) must not apply its updates
+    /// while this is true, or it would overwrite the pair's authoritative targets. The same flag is
+    /// readable without the component through [method is_pair_driven].
+    #[func]
+    pub fn is_root_driven(&self) -> bool {
+        self.net.root_driven
+    }
+
+    /// Returns whether a [HoldHandComponent] drives `character`'s root on this peer (the metadata
+    /// `entwine_pair_driven` it sets on the character). For a game's position sync:
+    /// `if not HoldHandComponent.is_pair_driven(body): body.global_transform = synced`.
+    #[func]
+    pub fn is_pair_driven(character: Option<Gd<Node>>) -> bool {
+        character
+            .filter(|c| c.is_instance_valid())
+            .is_some_and(|c| c.get_meta_ex(DRIVEN_META).default(&false.to_variant()).done().booleanize())
+    }
+
+    /// Returns this component's network counters: `sent_frames` and `sent_bytes` (as the
+    /// initiator), `frames` (accepted here), `stale` (sections dropped as old or out of order),
+    /// `malformed` and `rejected` (frames from a peer that is not this pair's initiator) and
+    /// `last_ik_sequence` (-1 before the first).
+    #[func]
+    pub fn get_network_stats(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        d.set("sent_frames", self.net.sent_frames);
+        d.set("sent_bytes", self.net.sent_bytes);
+        d.set("frames", i64::from(self.receiver.frames()));
+        d.set("stale", i64::from(self.receiver.stale()));
+        d.set("malformed", i64::from(self.receiver.malformed()));
+        d.set("rejected", self.net.rejected);
+        d.set("unexpected", self.net.unexpected);
+        d.set(
+            "last_ik_sequence",
+            self.receiver
+                .last_ik_sequence()
+                .map_or(-1, |s| i64::from(s.0)),
+        );
+        d
+    }
+
+    /// The initiator's stream (sent by its peer, checked here): one frame of pose, IK and
+    /// animation sections. Frames from any other peer, or for a pair this player does not lead,
+    /// are dropped and counted; malformed ones too.
+    #[rpc(any_peer, call_remote, unreliable, channel = 1)]
+    fn pair_frame(&mut self, bytes: PackedByteArray) {
+        let sender = self
+            .base()
+            .get_multiplayer()
+            .map_or(0, |mp| i64::from(mp.get_remote_sender_id()));
+        let me = self.get_player_id();
+        if sender != me {
+            self.net.rejected += 1;
+            self.warn_once(
+                WARN_FORGED,
+                format!(
+                    "peer {sender} sent pair frames for player {me}; only that player's peer may \
+                     (dropped and counted in get_network_stats().rejected)"
+                ),
+            );
+            return;
+        }
+        let leading = matches!(
+            self.lifecycle.interaction(),
+            Some(Interaction {
+                role: Role::Initiator,
+                ..
+            })
+        ) && self.lifecycle.phase() != Phase::None;
+        if !leading || self.is_owned() {
+            // Early (before the room's state arrived here), late, or a peer that leads no pair.
+            self.net.unexpected += 1;
+            return;
+        }
+        match self.receiver.receive(bytes.as_slice()) {
+            Ok(got) => {
+                if got.pose {
+                    if let Some(mut partner) = self.get_partner() {
+                        partner.bind_mut().heard_initiator();
+                    }
+                }
+            }
+            Err(e) => self.warn_once(
+                WARN_MALFORMED,
+                format!(
+                    "dropped a malformed pair frame from peer {sender} ({e:?}, {} bytes); \
+                     further ones are counted in get_network_stats().malformed",
+                    bytes.len()
+                ),
+            ),
+        }
+    }
 
     /// Asks `target`'s player to hold hands. Returns false, with a warning saying why, when the room
     /// refuses (no room, the target is not in it, it is this character, or either side is busy).
@@ -700,6 +891,11 @@ impl HoldHandComponent {
                 let start = self.driver.prepare(me, &tuning);
                 partner.bind_mut().place_root(start);
                 self.runtime.mirrored.clear();
+                let first = match self.first_sequence {
+                    n @ 0..=65535 => n as u16,
+                    _ => godot::global::randi() as u16,
+                };
+                self.sender.restart(Seq16(first));
             }
             None => {}
         }
@@ -718,6 +914,12 @@ impl HoldHandComponent {
         self.runtime.mirrored.clear();
         self.driver.reset();
         self.solver.reset();
+        self.sender.stop();
+        self.receiver.reset();
+        self.net.last_ik = None;
+        self.net.anim_ready = false;
+        self.net.silence = 0.0;
+        self.net.released = false;
         if self.runtime.connected {
             self.runtime.connected = false;
             self.signals().hands_connected_changed().emit(false);
@@ -979,6 +1181,10 @@ impl HoldHandComponent {
             // IK invalid or bones missing: release both hands (they fade out); following goes on.
             self.solver.release(&ContactTuning::default(), dt);
             self.set_connected(false);
+            if let Some(ik) = self.net.last_ik.as_mut() {
+                ik.weight = 0.0;
+                ik.connected = false;
+            }
             return;
         };
         let distance = me.position.distance(partner_root.position);
@@ -991,6 +1197,15 @@ impl HoldHandComponent {
         }
         self.runtime.shared_reach = out.has_shared_reach;
         self.set_connected(out.connected);
+        self.net.last_ik = Some(IkTargets {
+            seq: Seq16(0),
+            initiator_hand: me.to_local(out.initiator_target),
+            recipient_hand: me.to_local(out.recipient_target),
+            weight: out.position_weight,
+            connected: out.connected,
+            arm_override: out.position_weight > 0.0,
+            has_shared_reach: out.has_shared_reach,
+        });
         self.drive_hand(
             out.initiator_target,
             out.position_weight,
@@ -1079,6 +1294,269 @@ impl HoldHandComponent {
             state,
         );
         mesh.surface_end();
+    }
+
+    /// Returns whether this peer plays this component's player (always, without a network).
+    fn is_owned(&self) -> bool {
+        let peer = self
+            .runtime
+            .room
+            .as_ref()
+            .filter(|r| r.is_instance_valid())
+            .and_then(|r| r.bind().local_peer());
+        peer.is_none_or(|p| Some(p) == self.runtime.joined_as)
+    }
+
+    fn view_tuning(&self) -> ViewTuning {
+        let positive = |v: f32, default: f32| if v.is_finite() && v > 0.0 { v } else { default };
+        let d = ViewTuning::default();
+        ViewTuning {
+            rates: StreamRates {
+                pose_interval: positive(self.pose_interval, d.rates.pose_interval),
+                ik_interval: positive(self.ik_interval, d.rates.ik_interval),
+                animation_interval: if self.animation_interval.is_finite() {
+                    self.animation_interval
+                } else {
+                    0.0
+                },
+            },
+            snap_distance: positive(self.snap_distance, 0.0),
+            ik_timeout: positive(self.ik_timeout, d.ik_timeout),
+            ik_fade_time: if self.ik_fade_time.is_finite() {
+                self.ik_fade_time.max(0.0)
+            } else {
+                d.ik_fade_time
+            },
+        }
+    }
+
+    /// The owned initiator, networked: sends the sections that are due as one frame to every peer.
+    fn broadcast(&mut self, dt: f32) {
+        let Some(mut room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
+            return;
+        };
+        if room.bind_mut().local_peer().is_none() {
+            return;
+        }
+        let rates = self.view_tuning().rates;
+        let due = self.sender.tick(dt, &rates);
+        let partner_root = self.get_partner().and_then(|p| p.bind().root_pose());
+        let (true, Some(me), Some(partner_root)) = (due.any(), self.root_pose(), partner_root)
+        else {
+            return;
+        };
+        let pose = PairPose {
+            seq: Seq16(0),
+            initiator: me,
+            recipient_local: me.to_local(partner_root),
+        };
+        let ik = self.net.last_ik.unwrap_or(IkTargets {
+            seq: Seq16(0),
+            initiator_hand: Pose::IDENTITY,
+            recipient_hand: Pose::IDENTITY,
+            weight: 0.0,
+            connected: false,
+            arm_override: false,
+            has_shared_reach: false,
+        });
+        if due.anim {
+            self.read_animation();
+        }
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let Ok(n) = self
+            .sender
+            .write(due, pose, ik, &self.net.anim_values, &mut buf)
+        else {
+            return;
+        };
+        let bytes = PackedByteArray::from(&buf[..n]);
+        if self.rpcs().pair_frame(&bytes).call().is_ok() {
+            self.net.sent_frames += 1;
+            self.net.sent_bytes += n as i64;
+        }
+    }
+
+    /// Builds (once per pair) the list of animation parameters the snapshots carry: the tree's
+    /// numeric `parameters/…` minus the arm layers, in property-list order (the same on every peer
+    /// for the same tree).
+    fn animation_params(&mut self) {
+        if self.net.anim_ready {
+            return;
+        }
+        self.net.anim_ready = true;
+        self.net.anim_params.clear();
+        let Some(tree) = self.tree_node() else {
+            return;
+        };
+        let arms = self.arm_layer_parameters.clone();
+        for prop in tree.get_property_list().iter_shared() {
+            let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
+            let ty = prop
+                .get("type")
+                .and_then(|t| t.try_to::<i64>().ok())
+                .unwrap_or(0);
+            let ty = match ty {
+                1 => VariantType::BOOL,
+                2 => VariantType::INT,
+                3 => VariantType::FLOAT,
+                _ => continue,
+            };
+            if name.starts_with("parameters/")
+                && !arms.as_slice().iter().any(|a| a.to_string() == name)
+                && self.net.anim_params.len() < entwine_core::hold_hand::stream::MAX_ANIM_VALUES
+            {
+                self.net.anim_params.push((StringName::from(name.as_str()), ty));
+            }
+        }
+    }
+
+    /// Reads this character's animation parameters into the snapshot buffer.
+    fn read_animation(&mut self) {
+        self.animation_params();
+        self.net.anim_values.clear();
+        let Some(tree) = self.tree_node() else {
+            return;
+        };
+        for (name, _) in &self.net.anim_params {
+            let v = tree.get(name);
+            let x = v
+                .try_to::<f32>()
+                .or_else(|_| v.try_to::<i64>().map(|i| i as f32))
+                .or_else(|_| v.try_to::<bool>().map(f32::from))
+                .unwrap_or(0.0);
+            self.net.anim_values.push(if x.is_finite() { x } else { 0.0 });
+        }
+    }
+
+    /// Writes received animation values onto `tree` (the parameters listed by this component).
+    fn write_animation(&self, tree: &mut Gd<AnimationTree>, values: &[f32]) {
+        for ((name, ty), x) in self.net.anim_params.iter().zip(values) {
+            let v = match *ty {
+                VariantType::BOOL => (*x > 0.5).to_variant(),
+                VariantType::INT => (x.round() as i64).to_variant(),
+                _ => x.to_variant(),
+            };
+            tree.set(name, &v);
+        }
+    }
+
+    /// A replica of the initiator (every peer but the initiator's): shows the pair from the stream.
+    fn replay_pair(&mut self, partner_id: PlayerId, dt: f32, frame: u64) {
+        let partner = self
+            .runtime
+            .room
+            .as_ref()
+            .and_then(|r| r.bind().get_component(partner_id))
+            .filter(|p| p.is_inside_tree());
+        let Some(mut partner) = partner else {
+            return;
+        };
+        if partner.bind().net.released {
+            return; // given up after the initiator's silence: the hands fade out
+        }
+        let local = self
+            .runtime
+            .room
+            .as_ref()
+            .and_then(|r| r.bind().local_peer());
+        let view = if local == Some(partner_id) {
+            Viewpoint::Recipient
+        } else {
+            Viewpoint::Onlooker
+        };
+        let tuning = self.view_tuning();
+        let Some(roots) = self.receiver.roots(view, dt, &tuning) else {
+            return; // nothing before the first pose
+        };
+        self.place_root(roots.initiator);
+        partner.bind_mut().place_root(roots.recipient);
+        self.animation_params();
+        if let Some(values) = self.receiver.take_animation() {
+            let values: &[f32] = values;
+            let mut buf = [0.0f32; entwine_core::hold_hand::stream::MAX_ANIM_VALUES];
+            let n = values.len().min(buf.len());
+            buf[..n].copy_from_slice(&values[..n]);
+            for tree in [self.tree_node(), partner.bind().tree_node()]
+                .into_iter()
+                .flatten()
+            {
+                let mut tree = tree;
+                self.write_animation(&mut tree, &buf[..n]);
+            }
+        }
+        let Some(hands) = self.receiver.hands(roots.initiator, dt, &tuning) else {
+            return; // no IK until the first packet
+        };
+        if self.hand_ik(Role::Initiator).is_some() {
+            self.drive_hand(hands.initiator_hand, hands.weight, hands.weight, frame);
+        }
+        let mut p = partner.bind_mut();
+        if p.hand_ik(Role::Recipient).is_some() {
+            p.drive_hand(hands.recipient_hand, hands.weight, hands.weight, frame);
+        }
+    }
+
+    /// The recipient, when its initiator is on another peer: gives the pair up after a silence.
+    fn watch_initiator(&mut self, initiator: PlayerId, dt: f32) {
+        let local = self
+            .runtime
+            .room
+            .as_ref()
+            .and_then(|r| r.bind().local_peer());
+        if local.is_none() || local == Some(initiator) || self.net.released {
+            return;
+        }
+        self.net.silence += dt.max(0.0);
+        if self.net.silence < self.initiator_timeout.max(0.2) {
+            return;
+        }
+        self.net.released = true;
+        self.unfreeze();
+        godot_warn!(
+            "{}: no stream from initiator {initiator} for {:.1} s; the recipient is released",
+            self.label(),
+            self.net.silence
+        );
+        self.signals().initiator_lost().emit(initiator);
+        if self.is_owned() {
+            // The server ends the pair for everyone.
+            self.cancel();
+        }
+    }
+
+    /// The initiator's stream arrived (or the initiator drove this recipient locally).
+    fn heard_initiator(&mut self) {
+        self.net.silence = 0.0;
+        if self.net.released
+            && self.lifecycle.phase() != Phase::None
+            && self.lifecycle.interaction().map(|i| i.role) == Some(Role::Recipient)
+        {
+            self.net.released = false;
+            self.freeze();
+        }
+    }
+
+    /// Keeps [method is_root_driven], its signal and the character's metadata up to date.
+    fn update_root_driven(&mut self, owned: bool) {
+        let driven = self.lifecycle.phase() != Phase::None
+            && !self.net.released
+            && match self.lifecycle.interaction().map(|i| i.role) {
+                Some(Role::Recipient) => true,
+                Some(Role::Initiator) => !owned,
+                None => false,
+            };
+        if driven == self.net.root_driven {
+            return;
+        }
+        self.net.root_driven = driven;
+        if let Some(mut c) = self.character_node() {
+            if driven {
+                c.set_meta(DRIVEN_META, &true.to_variant());
+            } else {
+                c.remove_meta(DRIVEN_META);
+            }
+        }
+        self.signals().root_driven_changed().emit(driven);
     }
 
     fn set_connected(&mut self, connected: bool) {

@@ -318,6 +318,16 @@ impl HoldHandRoom {
         }
     }
 
+    /// Returns this peer's multiplayer id when the room runs networked (server or client), else
+    /// `None` (every player is local).
+    pub(crate) fn local_peer(&self) -> Option<PlayerId> {
+        match self.mode() {
+            Mode::Local => None,
+            Mode::Server => Some(1),
+            Mode::Client(me) => Some(me),
+        }
+    }
+
     /// Returns how this room runs now.
     fn mode(&self) -> Mode {
         if !self.networked {
