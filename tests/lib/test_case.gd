@@ -17,6 +17,10 @@ var index := 0
 var port := 0
 ## How many processes the suite runs, from `--peers`.
 var peers := 1
+## Port on 127.0.0.1 of the lossy UDP relay in front of [member port] when the suite has a `# relay:`
+## header, else 0, from `--relay-port`. Clients dial it through [method dial_port]; servers keep
+## listening on [member port].
+var relay_port := 0
 ## Substring a test name must contain to run (empty: all), from `--filter`.
 var filter := ""
 
@@ -52,6 +56,7 @@ func _initialize() -> void:
 			"--index": index = int(args[i + 1])
 			"--port": port = int(args[i + 1])
 			"--peers": peers = int(args[i + 1])
+			"--relay-port": relay_port = int(args[i + 1])
 			"--filter": filter = args[i + 1]
 	_logger = _CaptureLogger.new()
 	OS.add_logger(_logger)
@@ -88,6 +93,11 @@ func _run() -> void:
 	OS.remove_logger(_logger)
 	_logger = null
 	quit(0 if _failed == 0 else 1)
+
+
+## Returns the port a client dials: [member relay_port] when the suite runs a relay, else [member port].
+func dial_port() -> int:
+	return relay_port if relay_port != 0 else port
 
 
 ## Adds [param node] under the root for the current test and returns it; it is freed after the test.

@@ -6,7 +6,20 @@
 //! ```text
 //! # processes: server client client   (one Godot per word, on a fresh 127.0.0.1 port; default: one "main")
 //! # timeout: 120                        (seconds for the whole suite; default 120)
+//! # relay: delay_ms=100 jitter_ms=20 loss=0.05 seed=7   (optional: a lossy UDP relay, see below)
 //! ```
+//!
+//! Every process gets `--role`, `--index`, `--port` (the suite's free 127.0.0.1 port), `--peers` and
+//! `--relay-port` (0 without a relay).
+//!
+//! With a `# relay:` header (every key optional; defaults 0, 0, 0, 1), the harness runs a relay (see
+//! [`crate::relay`]) in a thread for the life of the suite: it listens on a second free 127.0.0.1 UDP
+//! port, passed as `--relay-port`, and forwards to `--port`. The server still listens on `--port`;
+//! clients dial the relay port instead (`EntwineTest.dial_port()`), and every datagram in either
+//! direction is dropped with probability `loss` or delivered after `delay_ms ± jitter_ms` (uniform,
+//! so jitter reorders), from pseudo-random numbers fixed by `seed`. It relays UDP only: ENet suites
+//! can use it, WebSocket (TCP) suites cannot. After the suite the harness prints
+//! `relay <suite>: <forwarded> forwarded, <dropped> dropped, <reordered> reordered`.
 //!
 //! Each process prints `TEST PASS <name>` / `TEST FAIL <name> | <what> | expected: … | got: …` lines and
 //! may announce errors it provokes on purpose with `EXPECT ERROR <text>`. A suite fails on a failed test,
@@ -14,11 +27,13 @@
 //! leaked objects, or a run that reports no test at all.
 
 use std::fs;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::godot::Godot;
 use crate::proc::{free_port, Ending, Guarded};
+use crate::relay::{Relay, RelayConfig, RelayStats};
 use crate::util::Result;
 
 /// One suite file and its header settings.
@@ -30,6 +45,8 @@ pub struct Suite {
     pub res_path: String,
     pub processes: Vec<String>,
     pub timeout: Duration,
+    /// The lossy UDP relay the `# relay:` header asks for, if any.
+    pub relay: Option<RelayConfig>,
     /// The script's text (a filter that appears nowhere in it cannot match a test).
     pub text: String,
 }
@@ -74,6 +91,7 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
             .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let mut processes = vec!["main".to_string()];
         let mut timeout = Duration::from_secs(120);
+        let mut relay = None;
         for line in text
             .lines()
             .take_while(|l| l.starts_with('#') || l.is_empty())
@@ -86,6 +104,10 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
                     .parse()
                     .map_err(|_| format!("{}: bad '# timeout:' header '{rest}'", file.display()))?;
                 timeout = Duration::from_secs(secs);
+            } else if let Some(rest) = line.strip_prefix("# relay:") {
+                let config = RelayConfig::parse(rest)
+                    .map_err(|e| format!("{}: bad '# relay:' header: {e}", file.display()))?;
+                relay = Some(config);
             }
         }
         if processes.is_empty() {
@@ -99,6 +121,7 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
             res_path: format!("res://tests/{rel}"),
             processes,
             timeout,
+            relay,
             text,
         });
     }
@@ -146,7 +169,7 @@ pub fn run_suites(
             continue;
         }
         let started = Instant::now();
-        let runs = run_suite(godot, repo, suite, test_filter, &log_dir)?;
+        let (runs, relayed) = run_suite(godot, repo, suite, test_filter, &log_dir)?;
         let t = judge(suite, &runs, test_filter.is_some());
         if test_filter.is_some() && t.passed + t.failed == 0 {
             continue;
@@ -158,6 +181,12 @@ pub fn run_suites(
             t.failed,
             started.elapsed().as_secs_f32()
         );
+        if let Some(r) = relayed {
+            println!(
+                "relay {}: {} forwarded, {} dropped, {} reordered",
+                suite.name, r.forwarded, r.dropped, r.reordered
+            );
+        }
         tally.passed += t.passed;
         tally.failed += t.failed;
     }
@@ -170,8 +199,26 @@ fn run_suite(
     suite: &Suite,
     filter: Option<&str>,
     log_dir: &Path,
-) -> Result<Vec<ProcessRun>> {
-    let port = free_port()?.to_string();
+) -> Result<(Vec<ProcessRun>, Option<RelayStats>)> {
+    // Bind the relay's socket first, so the server's port cannot be the same one.
+    let relay_socket = match suite.relay {
+        Some(_) => Some(
+            UdpSocket::bind(("127.0.0.1", 0))
+                .map_err(|e| format!("{}: cannot bind the relay's port: {e}", suite.name))?,
+        ),
+        None => None,
+    };
+    let server_port = free_port()?;
+    let relay = match (suite.relay, relay_socket) {
+        (Some(config), Some(socket)) => Some(Relay::start(
+            config,
+            socket,
+            SocketAddr::from(([127, 0, 0, 1], server_port)),
+        )?),
+        _ => None,
+    };
+    let port = server_port.to_string();
+    let relay_port = relay.as_ref().map_or(0, Relay::port).to_string();
     let peers = suite.processes.len().to_string();
     let mut children = Vec::new();
     for (index, role) in suite.processes.iter().enumerate() {
@@ -201,6 +248,8 @@ fn run_suite(
             &port,
             "--peers",
             &peers,
+            "--relay-port",
+            &relay_port,
         ];
         if let Some(f) = filter {
             args.extend(["--filter", f]);
@@ -221,7 +270,7 @@ fn run_suite(
         let log = fs::read_to_string(&log_path).unwrap_or_default();
         runs.push(ProcessRun { label, log, ending });
     }
-    Ok(runs)
+    Ok((runs, relay.map(Relay::stop)))
 }
 
 /// Returns the tally of one suite after printing every failure with its context.
@@ -300,5 +349,75 @@ fn print_tail(lines: &[&str]) {
     println!("    --- last lines of the Godot log ---");
     for line in &lines[from..] {
         println!("    | {line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Returns a fresh repository-like directory holding `tests/net/<name>` with `text`.
+    fn repo_with(name: &str, text: &str) -> PathBuf {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let repo = std::env::temp_dir().join(format!(
+            "xtask-harness-{}-{nanos}-{}",
+            std::process::id(),
+            name.len()
+        ));
+        let dir = repo.join("tests/net");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(name), text).unwrap();
+        repo
+    }
+
+    #[test]
+    fn relay_header_configures_the_suite() {
+        let repo = repo_with(
+            "lag_test.gd",
+            "# processes: server client\n# relay: delay_ms=100 jitter_ms=20 loss=0.05 seed=7\nextends EntwineTest\n",
+        );
+        let suites = discover(&repo).unwrap();
+        fs::remove_dir_all(&repo).unwrap();
+        assert_eq!(suites.len(), 1);
+        assert_eq!(suites[0].name, "net/lag");
+        assert_eq!(
+            suites[0].relay,
+            Some(RelayConfig {
+                delay_ms: 100,
+                jitter_ms: 20,
+                loss: 0.05,
+                seed: 7
+            })
+        );
+    }
+
+    #[test]
+    fn suites_without_the_header_have_no_relay_and_an_empty_one_has_defaults() {
+        let repo = repo_with(
+            "plain_test.gd",
+            "# processes: server client\nextends EntwineTest\n",
+        );
+        let plain = discover(&repo).unwrap();
+        fs::remove_dir_all(&repo).unwrap();
+        assert_eq!(plain[0].relay, None);
+        let repo = repo_with("bare_test.gd", "# relay:\nextends EntwineTest\n");
+        let bare = discover(&repo).unwrap();
+        fs::remove_dir_all(&repo).unwrap();
+        assert_eq!(bare[0].relay, Some(RelayConfig::default()));
+    }
+
+    #[test]
+    fn a_bad_relay_header_is_an_error_naming_the_file() {
+        let repo = repo_with(
+            "broken_test.gd",
+            "# relay: delay_ms=100 loss=2\nextends EntwineTest\n",
+        );
+        let err = discover(&repo).unwrap_err();
+        fs::remove_dir_all(&repo).unwrap();
+        assert!(err.contains("broken_test.gd"), "{err}");
+        assert!(err.contains("'# relay:'"), "{err}");
+        assert!(err.contains("loss=2"), "{err}");
     }
 }

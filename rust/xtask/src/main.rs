@@ -14,6 +14,7 @@
 mod godot;
 mod harness;
 mod proc;
+mod relay;
 mod util;
 
 use std::env;
