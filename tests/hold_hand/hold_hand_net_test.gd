@@ -207,11 +207,13 @@ func test_client_pair_over_the_network() -> void:
 		check_near(mine[0], theirs[0], contact_tolerance(), "the %s sees the initiator's hand where the initiator does" % who)
 		check_near(mine[1], theirs[1], contact_tolerance(), "the %s sees the recipient's hand where the initiator does" % who)
 		check_near(mine[2], theirs[2], maxf(0.03, contact_tolerance()), "the %s sees the recipient's root where the initiator does" % who)
-		# No snaps: nothing moves much farther in one physics frame here than it does on the
-		# initiator's own screen (where the follow spring carries the recipient).
+		# No snaps: one pose interval of walking is 0.14 m, so jumping onto a fresh target would step
+		# at least that far in one frame. The initiator's own screen steps up to ~65 mm (the follow
+		# spring carries the recipient around the initiator's turn); smoothing may catch up a little
+		# faster after a late packet, but never by a jump.
 		var own: Dictionary = _probe.values["steps_%d" % a]
 		for key in ["root", "hand_a", "hand_b"]:
-			check(_max_step[key] < own[key] + 0.02, "%s never snaps here" % key, "< %.3f m (initiator's own %.3f + 0.02)" % [own[key] + 0.02, own[key]], _max_step[key])
+			check(_max_step[key] < 0.1, "%s never snaps here" % key, "< 0.1 m (initiator's own %.3f m)" % own[key], _max_step[key])
 		var stats: Dictionary = _comps[a].get_network_stats()
 		check(stats["frames"] >= 80, "the initiator's frames arrive", ">= 80", stats)
 		check(stats["last_ik_sequence"] >= 0 and stats["last_ik_sequence"] < 65500,

@@ -17,6 +17,8 @@
 //! | 3 | 1 | count n (≤ [`MAX_ANIM_VALUES`]) |
 //! | 4 | 4·n | values (f32, finite, \|v\| ≤ [`MAX_WORLD`]) |
 
+use glam::Vec3;
+
 use crate::kit::{ByteReader, ByteWriter, Pose, Seq16, SequenceGate, ShortBuffer};
 
 use super::net::{
@@ -26,6 +28,11 @@ use super::net::{
 
 /// First byte of an animation snapshot.
 pub const ANIM_KIND: u8 = 3;
+/// How far past the newest pose (in pose intervals) a remote peer carries the roots on at their last
+/// velocity while the next pose is late or lost.
+pub const EXTRAPOLATION_INTERVALS: f32 = 1.5;
+/// Poses further apart than this many sequence steps give no velocity (a long gap).
+const MAX_VELOCITY_GAP: u16 = 8;
 /// Most animation values one snapshot carries.
 pub const MAX_ANIM_VALUES: usize = 16;
 /// Largest frame in bytes (all three sections, a full snapshot).
@@ -355,6 +362,8 @@ pub struct Received {
 pub struct PairReceiver {
     pose_gate: SequenceGate,
     latest_pose: Option<PairPose>,
+    /// World velocities of both roots (m/s), from the last two poses.
+    velocity: [Vec3; 2],
     initiator: RootFollower,
     recipient: RootFollower,
     initiator_relative: RootFollower,
@@ -363,6 +372,8 @@ pub struct PairReceiver {
     anim: Option<AnimSnapshot>,
     anim_fresh: bool,
     pose_silence: f32,
+    /// The pose interval the velocities were measured with (set by [`PairReceiver::roots`]).
+    pose_interval: f32,
     frames: u32,
     stale: u32,
     malformed: u32,
@@ -375,7 +386,15 @@ impl PairReceiver {
         self.frames += 1;
         let mut got = Received::default();
         if let Some(pose) = frame.pose {
+            let previous = self.pose_gate.last();
             if self.pose_gate.accept(pose.seq) {
+                self.velocity = match (self.latest_pose, previous) {
+                    (Some(old), Some(old_seq)) => {
+                        let steps = pose.seq.0.wrapping_sub(old_seq.0);
+                        velocities(old, pose, steps, self.pose_interval)
+                    }
+                    _ => [Vec3::ZERO; 2],
+                };
                 self.latest_pose = Some(pose);
                 self.pose_silence = 0.0;
                 got.pose = true;
@@ -408,11 +427,18 @@ impl PairReceiver {
         let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
         self.pose_silence += dt;
         let interval = tuning.rates.pose_interval;
+        self.pose_interval = interval;
         let snap = tuning.snap_distance;
-        let recipient_target = latest.initiator.from_local(latest.recipient_local);
+        // Between poses (and over a lost one) both roots carry on at their last velocity, so the
+        // smoothing follows a moving target instead of catching up in bursts.
+        let ahead = self.pose_silence.min(interval * EXTRAPOLATION_INTERVALS);
+        let mut initiator_target = latest.initiator;
+        initiator_target.position += self.velocity[0] * ahead;
+        let mut recipient_target = latest.initiator.from_local(latest.recipient_local);
+        recipient_target.position += self.velocity[1] * ahead;
         let recipient = self.recipient.step(recipient_target, dt, interval, snap);
         let initiator = match view {
-            Viewpoint::Onlooker => self.initiator.step(latest.initiator, dt, interval, snap),
+            Viewpoint::Onlooker => self.initiator.step(initiator_target, dt, interval, snap),
             Viewpoint::Recipient => {
                 // The initiator in the recipient's frame, smoothed there, placed on our root.
                 let relative = latest.recipient_local.inverse();
@@ -493,9 +519,28 @@ impl PairReceiver {
     }
 }
 
+/// Returns both roots' world velocities between two poses `steps` sequence numbers apart.
+fn velocities(old: PairPose, new: PairPose, steps: u16, interval: f32) -> [Vec3; 2] {
+    if steps == 0 || steps > MAX_VELOCITY_GAP || !(interval > 0.0) {
+        return [Vec3::ZERO; 2];
+    }
+    let dt = f32::from(steps) * interval;
+    let old_r = old.initiator.from_local(old.recipient_local).position;
+    let new_r = new.initiator.from_local(new.recipient_local).position;
+    let v = [
+        (new.initiator.position - old.initiator.position) / dt,
+        (new_r - old_r) / dt,
+    ];
+    if v.iter().all(|v| v.is_finite()) {
+        v
+    } else {
+        [Vec3::ZERO; 2]
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use glam::{Quat, Vec3};
+    use glam::Quat;
 
     use super::*;
 
@@ -674,6 +719,65 @@ mod tests {
         let target = target.initiator.from_local(target.recipient_local).position;
         let lag = roots.recipient.position.distance(target);
         assert!(lag > 0.05 && lag < 0.3, "smoothed, not snapped: {lag}");
+    }
+
+    #[test]
+    fn late_and_lost_poses_do_not_make_the_roots_jump() {
+        // The initiator walks at 1.4 m/s and sends 10 poses a second; the peer receives them with
+        // ±20 ms jitter and loses every seventh. Shown roots must move at most a little faster than
+        // the walk in any 60 Hz frame.
+        let t = ViewTuning::default();
+        let speed = 1.4;
+        for view in [Viewpoint::Onlooker, Viewpoint::Recipient] {
+            let mut r = PairReceiver::default();
+            let mut next_send = 0.0f32;
+            let mut seq = 0u16;
+            let mut inbox: Vec<(f32, Vec<u8>)> = Vec::new();
+            let mut last: Option<PairRoots> = None;
+            let mut worst = 0.0f32;
+            let dt = 1.0 / 60.0;
+            for frame in 0..600 {
+                let now = frame as f32 * dt;
+                if now >= next_send {
+                    let jitter = [0.02, -0.015, 0.005, -0.02, 0.01][usize::from(seq) % 5];
+                    if seq % 7 != 3 {
+                        inbox.push((now + 0.1 + jitter, frame_at(seq, now * speed)));
+                    }
+                    seq += 1;
+                    next_send += 0.1;
+                }
+                inbox.sort_by(|a, b| a.0.total_cmp(&b.0));
+                while inbox.first().is_some_and(|m| m.0 <= now) {
+                    let (_, bytes) = inbox.remove(0);
+                    r.receive(&bytes).unwrap();
+                }
+                let Some(roots) = r.roots(view, dt, &t) else {
+                    continue;
+                };
+                if let (Some(prev), true) = (last, frame > 60) {
+                    worst = worst.max(roots.recipient.position.distance(prev.recipient.position));
+                    worst = worst.max(roots.initiator.position.distance(prev.initiator.position));
+                }
+                last = Some(roots);
+            }
+            let walk_step = speed * dt;
+            assert!(
+                worst < walk_step * 2.0,
+                "{view:?}: {worst} vs {walk_step} per frame"
+            );
+        }
+    }
+
+    fn frame_at(seq: u16, x: f32) -> Vec<u8> {
+        let mut s = PairSender::default();
+        s.restart(Seq16(seq));
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let due = Due {
+            pose: true,
+            ..Due::default()
+        };
+        let n = s.write(due, pose_at(x), ik(), &[], &mut buf).unwrap();
+        buf[..n].to_vec()
     }
 
     #[test]
