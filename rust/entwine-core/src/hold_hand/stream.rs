@@ -30,7 +30,7 @@ use super::net::{
 pub const ANIM_KIND: u8 = 3;
 /// How far past the newest pose (in pose intervals) a remote peer carries the roots on at their last
 /// velocity while the next pose is late or lost.
-pub const EXTRAPOLATION_INTERVALS: f32 = 1.5;
+pub const EXTRAPOLATION_INTERVALS: f32 = 3.0;
 /// Poses further apart than this many sequence steps give no velocity (a long gap).
 const MAX_VELOCITY_GAP: u16 = 8;
 /// Most animation values one snapshot carries.
