@@ -33,6 +33,11 @@ pub const ANIM_KIND: u8 = 3;
 pub const EXTRAPOLATION_INTERVALS: f32 = 3.0;
 /// Poses further apart than this many sequence steps give no velocity (a long gap).
 const MAX_VELOCITY_GAP: u16 = 8;
+/// An animation snapshot whose values have not changed is skipped, but one is sent at least this
+/// often (seconds), so a late joiner or a lost packet is repaired.
+pub const ANIM_KEEPALIVE: f32 = 1.0;
+/// Animation values that moved less than this since the last snapshot count as unchanged.
+pub const ANIM_DEADBAND: f32 = 1.0e-3;
 /// Most animation values one snapshot carries.
 pub const MAX_ANIM_VALUES: usize = 16;
 /// Largest frame in bytes (all three sections, a full snapshot).
@@ -206,6 +211,9 @@ pub struct PairSender {
     clocks: [f32; 3],
     seqs: [Seq16; 3],
     started: bool,
+    /// The last animation snapshot sent, and the seconds since.
+    last_anim: Option<AnimSnapshot>,
+    anim_age: f32,
 }
 
 impl PairSender {
@@ -215,6 +223,8 @@ impl PairSender {
             clocks: [f32::INFINITY; 3],
             seqs: [first; 3],
             started: true,
+            last_anim: None,
+            anim_age: 0.0,
         };
     }
 
@@ -235,6 +245,7 @@ impl PairSender {
             return Due::default();
         }
         let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
+        self.anim_age += dt;
         let intervals = [
             rates.pose_interval,
             rates.ik_interval,
@@ -264,7 +275,8 @@ impl PairSender {
     }
 
     /// Writes the due sections into `out` with their next sequence numbers (the ones in `pose` and
-    /// `ik` are replaced) and returns the frame's length.
+    /// `ik` are replaced) and returns the frame's length (0: nothing to send). A due animation
+    /// snapshot equal to the last one sent (within [`ANIM_DEADBAND`]) is left out unless [`ANIM_KEEPALIVE`] has passed.
     pub fn write(
         &mut self,
         due: Due,
@@ -288,9 +300,21 @@ impl PairSender {
             };
             n += k.encode(out.get_mut(n..).ok_or(ShortBuffer)?)?;
         }
-        if due.anim {
-            let a = AnimSnapshot::new(self.take(2), anim);
+        let now = &anim[..anim.len().min(MAX_ANIM_VALUES)];
+        let unchanged = self.last_anim.is_some_and(|last| {
+            last.values().len() == now.len()
+                && last
+                    .values()
+                    .iter()
+                    .zip(now)
+                    .all(|(a, b)| (a - b).abs() <= ANIM_DEADBAND)
+        });
+        if due.anim && (!unchanged || self.anim_age >= ANIM_KEEPALIVE) {
+            let a = AnimSnapshot::new(self.seqs[2], anim);
             n += a.encode(out.get_mut(n..).ok_or(ShortBuffer)?)?;
+            self.take(2);
+            self.last_anim = Some(a);
+            self.anim_age = 0.0;
         }
         Ok(n)
     }
@@ -578,7 +602,7 @@ mod tests {
             if due.any() {
                 frames += 1;
                 bytes += s
-                    .write(due, pose_at(1.0), ik(), &[0.5, 1.0], &mut buf)
+                    .write(due, pose_at(1.0), ik(), &[0.5, frames as f32], &mut buf)
                     .unwrap();
             }
             poses += usize::from(due.pose);
@@ -596,6 +620,36 @@ mod tests {
         let n = s.write(due, pose_at(0.0), ik(), &[], &mut buf).unwrap();
         let f = Frame::decode(&buf[..n]).unwrap();
         assert_eq!(f.ik.unwrap().seq, Seq16(65530u16.wrapping_add(200)));
+    }
+
+    #[test]
+    fn unchanged_animation_is_sent_once_a_second() {
+        let mut s = PairSender::default();
+        s.restart(Seq16(0));
+        let rates = StreamRates::default();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let mut anims = Vec::new();
+        for frame in 0..600 {
+            let due = s.tick(1.0 / 60.0, &rates);
+            let values = if frame < 300 { [1.0, 1.0] } else { [0.5, 1.0] };
+            let n = s.write(due, pose_at(0.0), ik(), &values, &mut buf).unwrap();
+            if let Ok(f) = Frame::decode(&buf[..n]) {
+                if let Some(a) = f.anim {
+                    anims.push((frame, a.seq.0, a.values()[0]));
+                }
+            }
+        }
+        // 5 s unchanged: the first and one a second; then the change at once, then one a second.
+        assert_eq!(anims.len(), 10, "{anims:?}");
+        assert!(anims
+            .iter()
+            .any(|&(f, _, v)| (300..306).contains(&f) && v == 0.5));
+        let seqs: Vec<u16> = anims.iter().map(|a| a.1).collect();
+        assert_eq!(
+            seqs,
+            (0..10).collect::<Vec<u16>>(),
+            "no sequence gaps for skipped snapshots"
+        );
     }
 
     #[test]

@@ -435,7 +435,12 @@ impl HoldHandComponent {
     pub fn is_pair_driven(character: Option<Gd<Node>>) -> bool {
         character
             .filter(|c| c.is_instance_valid())
-            .is_some_and(|c| c.get_meta_ex(DRIVEN_META).default(&false.to_variant()).done().booleanize())
+            .is_some_and(|c| {
+                c.get_meta_ex(DRIVEN_META)
+                    .default(&false.to_variant())
+                    .done()
+                    .booleanize()
+            })
     }
 
     /// Returns this component's network counters: `sent_frames` and `sent_bytes` (as the
@@ -1064,7 +1069,10 @@ impl HoldHandComponent {
                 .collect();
             for prop in src.get_property_list().iter_shared() {
                 let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
-                if name.starts_with("parameters/") && !arms.contains(&name) {
+                if name.starts_with("parameters/")
+                    && !arms.contains(&name)
+                    && is_settable_parameter(&prop)
+                {
                     self.runtime.mirrored.push(StringName::from(name.as_str()));
                 }
             }
@@ -1369,6 +1377,9 @@ impl HoldHandComponent {
         else {
             return;
         };
+        if n == 0 {
+            return; // only an unchanged animation snapshot was due
+        }
         let bytes = PackedByteArray::from(&buf[..n]);
         if self.rpcs().pair_frame(&bytes).call().is_ok() {
             self.net.sent_frames += 1;
@@ -1395,6 +1406,9 @@ impl HoldHandComponent {
                 .get("type")
                 .and_then(|t| t.try_to::<i64>().ok())
                 .unwrap_or(0);
+            if !is_settable_parameter(&prop) {
+                continue;
+            }
             let ty = match ty {
                 1 => VariantType::BOOL,
                 2 => VariantType::INT,
@@ -1405,7 +1419,9 @@ impl HoldHandComponent {
                 && !arms.as_slice().iter().any(|a| a.to_string() == name)
                 && self.net.anim_params.len() < entwine_core::hold_hand::stream::MAX_ANIM_VALUES
             {
-                self.net.anim_params.push((StringName::from(name.as_str()), ty));
+                self.net
+                    .anim_params
+                    .push((StringName::from(name.as_str()), ty));
             }
         }
     }
@@ -1424,7 +1440,9 @@ impl HoldHandComponent {
                 .or_else(|_| v.try_to::<i64>().map(|i| i as f32))
                 .or_else(|_| v.try_to::<bool>().map(f32::from))
                 .unwrap_or(0.0);
-            self.net.anim_values.push(if x.is_finite() { x } else { 0.0 });
+            self.net
+                .anim_values
+                .push(if x.is_finite() { x } else { 0.0 });
         }
     }
 
@@ -1612,6 +1630,18 @@ impl HoldHandComponent {
             self.runtime.arm_saved.clear();
         }
     }
+}
+
+/// Returns whether a property-list entry is a parameter a game sets (stored or shown in the editor,
+/// not read-only like `current_position`).
+fn is_settable_parameter(prop: &VarDictionary) -> bool {
+    const STORAGE_OR_EDITOR: i64 = 2 | 4;
+    const READ_ONLY: i64 = 1 << 28;
+    let usage = prop
+        .get("usage")
+        .and_then(|u| u.try_to::<i64>().ok())
+        .unwrap_or(0);
+    usage & STORAGE_OR_EDITOR != 0 && usage & READ_ONLY == 0
 }
 
 fn phase_code(p: Phase) -> i32 {
