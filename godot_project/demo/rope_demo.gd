@@ -4,7 +4,9 @@ extends Node3D
 ## jumps (with coyote time and a jump buffer); the camera follows with a look-ahead. Without input an
 ## autopilot runs the level.
 
-var title := "RopeSimulation — Rope-Man Run: yarn grows the rope, blades cut it (←/→ steer, Space jump)"
+var title := "Rope-Man Run — RopeSimulation (yarn grows it, blades cut it) + a RopeBoneChain braid (←/→, Space)"
+
+const ChainMesh := preload("res://demo/rope_chain_mesh.gd")
 
 const TRACK_LENGTH := 120.0
 const TRACK_HALF_WIDTH := 3.0
@@ -20,12 +22,16 @@ const JUMP_BUFFER_TIME := 0.1
 const CAMERA_OFFSET := Vector3(0, 3.2, 6.5)
 const LOOK_AHEAD := 2.0
 const YARN_LENGTH := 0.6
+## The braid: bones hung from the back of the head, and the spacing of both bones and rope points.
+const BRAID_BONES := 10
+const BRAID_SPACING := 0.07
 const CUTTER_LAYER := 2
 
 enum State { RUN, AIR }
 
 var _character: TestCharacter
 var _rope: RopeSimulation
+var _braid_rope: RopeSimulation
 var _camera: Camera3D
 var _hud: Label
 var _state := State.RUN
@@ -76,6 +82,7 @@ func _ready() -> void:
 		_camera_smooth = preset.camera_smooth_time
 	_rope.reset_rope()
 	_rope.rope_cut.connect(_on_rope_cut)
+	_add_braid()
 
 	_hud = Label.new()
 	_hud.position = Vector2(16, 48)
@@ -83,6 +90,49 @@ func _ready() -> void:
 	var layer := CanvasLayer.new()
 	layer.add_child(_hud)
 	add_child(layer)
+
+
+## A braid down the back of Rope-Man's head: a chain of bones added to his skeleton under the Head
+## bone, a skinned mesh on them, and a RopeBoneChain that lays the chain along a second, short rope
+## hung from the braid's own root bone.
+func _add_braid() -> void:
+	var skeleton := _character.get_skeleton()
+	var head := skeleton.find_bone("Head")
+	# In the Head bone's space +Y is up and +Z is back: start at the back of the skull, hang down-back.
+	var bones := ChainMesh.add_chain(skeleton, "Braid", BRAID_BONES, head, Vector3(0, 0.1, 0.08),
+			Vector3(0, -1, 0.35), BRAID_SPACING)
+	var hair := StandardMaterial3D.new()
+	hair.albedo_color = Color(0.62, 0.27, 0.08)
+	hair.roughness = 0.6
+	var mesh := ChainMesh.skinned_tube(skeleton, bones, 0.045, 0.02, hair, true)
+	mesh.name = "Braid"
+	skeleton.add_child(mesh)
+
+	_braid_rope = RopeSimulation.new()
+	_braid_rope.name = "BraidRope"
+	add_child(_braid_rope)
+	_braid_rope.anchor_node = _braid_rope.get_path_to(skeleton)
+	_braid_rope.anchor_bone = "Braid1"
+	_braid_rope.segment_length = BRAID_SPACING
+	_braid_rope.point_count = BRAID_BONES
+	# Hair: heavier than the yarn (it hangs down the back) and with more air drag (it streams behind
+	# a runner instead of whipping around the head).
+	_braid_rope.damping = 0.98
+	_braid_rope.gravity_scale = 2.5
+	_braid_rope.iterations = 8
+	_braid_rope.radius = 0.03
+	_braid_rope.collision_mask = 0 # hair needs no physics query; the ground is enough
+	_braid_rope.tube_enabled = false # the skinned braid is what is drawn
+	_braid_rope.reset_rope()
+
+	var chain := RopeBoneChain.new()
+	chain.name = "BraidChain"
+	skeleton.add_child(chain)
+	chain.rope = _braid_rope
+	chain.root_bone = "Braid1"
+	chain.tip_bone = "Braid%d" % BRAID_BONES
+	# The rope follows the head a physics frame late: keep the root on the head.
+	chain.attach_root = true
 
 
 func _build_track() -> void:
@@ -257,6 +307,7 @@ func _collect_yarn() -> void:
 			# Rope-Man grows with his yarn.
 			_growth = minf(1.5, _growth + 0.04)
 			_character.get_skeleton().scale = Vector3.ONE * _growth
+			_braid_rope.segment_length = BRAID_SPACING * _growth
 
 
 func _on_rope_cut(_index: int, _position: Vector3) -> void:
@@ -271,6 +322,7 @@ func _restart() -> void:
 	for y in _yarns:
 		y.visible = true
 	_rope.reset_rope()
+	_braid_rope.reset_rope()
 
 
 func _process(delta: float) -> void:

@@ -545,7 +545,7 @@ impl PairReceiver {
 
 /// Returns both roots' world velocities between two poses `steps` sequence numbers apart.
 fn velocities(old: PairPose, new: PairPose, steps: u16, interval: f32) -> [Vec3; 2] {
-    if steps == 0 || steps > MAX_VELOCITY_GAP || !(interval > 0.0) {
+    if steps == 0 || steps > MAX_VELOCITY_GAP || interval.is_nan() || interval <= 0.0 {
         return [Vec3::ZERO; 2];
     }
     let dt = f32::from(steps) * interval;

@@ -35,6 +35,7 @@
 //! Everything is `f32` and follows one fixed order of operations, so the same inputs give the same
 //! bits (see [`record`]).
 
+pub mod chain;
 pub mod presets;
 pub mod record;
 pub mod tube;
@@ -42,6 +43,7 @@ pub mod world;
 
 use glam::Vec3;
 
+pub use chain::{BoneChain, ChainError, ChainFit};
 pub use presets::{PresetTable, RopePreset};
 pub use record::{AnchorSample, Recorder, Recording, Replayer};
 pub use tube::Tube;

@@ -1,5 +1,6 @@
 //! `RopeSimulation`: the core's Verlet rope as a `Node3D`, hung from a node or a skeleton bone.
 
+mod bone_chain;
 mod colliders;
 mod mesh;
 mod preset;
@@ -17,6 +18,7 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+pub use bone_chain::{RopeBoneChain, RopeChainFit};
 pub use preset::RopePreset;
 
 use crate::convert::{vec3, vector3};
@@ -619,6 +621,19 @@ impl RopeSimulation {
             .as_ref()
             .map(|r| r.points().iter().map(|p| vector3(*p)).collect())
             .unwrap_or_default()
+    }
+
+    /// Returns the points' world positions as drawn this frame: between the last two physics steps by
+    /// the engine's physics interpolation fraction (the tube and [RopeBoneChain] use these; inside a
+    /// physics frame, the last step's). Allocates: for scripts and tools.
+    #[func]
+    pub fn get_interpolated_points(&self) -> PackedVector3Array {
+        let Some(rope) = self.rope.as_ref() else {
+            return PackedVector3Array::new();
+        };
+        let mut out = vec![Vec3::ZERO; rope.point_count()];
+        let n = self.interpolated_points(&mut out);
+        out[..n].iter().map(|p| vector3(*p)).collect()
     }
 
     /// Returns the points of the piece cut off last, while it is fading (empty otherwise).
@@ -1224,6 +1239,26 @@ impl RopeSimulation {
                 mm.set_instance_transform(i as i32, Transform3D::new(Basis::IDENTITY, vector3(*p)));
             }
         }
+    }
+
+    /// Writes the points as drawn this frame (see [`Self::get_interpolated_points`]) into `out`
+    /// without allocating; returns how many (0 before the rope is built).
+    pub(crate) fn interpolated_points(&self, out: &mut [Vec3]) -> usize {
+        let Some(rope) = self.rope.as_ref() else {
+            return 0;
+        };
+        let engine = Engine::singleton();
+        let alpha = if engine.is_in_physics_frame() {
+            1.0
+        } else {
+            engine.get_physics_interpolation_fraction() as f32
+        };
+        rope.interpolated(alpha, out)
+    }
+
+    /// Returns the number of point slots (0 before the rope is built).
+    pub(crate) fn point_capacity(&self) -> usize {
+        self.rope.as_ref().map_or(0, Rope::capacity)
     }
 
     fn warn_once(&mut self, bit: u32, message: &str) {
