@@ -44,6 +44,18 @@ use room::RoomOp;
 /// one) is set, its own physics processing is suspended and its velocity zeroed; all of it is
 /// restored when the pair ends ([signal frozen_changed]).
 ///
+/// **Over the network** (the [HoldHandRoom] is networked and a peer is connected), set
+/// [member player_id] to the peer id that plays the character, on every peer. The initiator's peer
+/// does all of the above and streams the pair to every other peer ([member pose_interval],
+/// [member ik_interval], [member animation_interval]); the others replay it: the recipient's peer
+/// keeps the pair's stance steady around its own character, onlookers smooth both roots, and the
+/// hands are rebuilt in the initiator's frame. Frames from any other peer, stale or malformed ones
+/// are dropped and counted ([method get_network_stats]). Silent IK fades the hands out
+/// ([member ik_timeout]); a silent or vanished initiator releases the recipient
+/// ([member initiator_timeout], [signal initiator_lost]). While the pair writes a character's root,
+/// [method is_root_driven] is true and the game's own position sync must not apply its updates
+/// ([method is_pair_driven]).
+///
 /// Degrades instead of failing: a missing partner pauses following and releases the hands; missing
 /// hand bones fade the pair's IK out with one warning while following and animation go on.
 #[derive(GodotClass)]
