@@ -160,6 +160,10 @@ func bone_model_rest(bone_name: String) -> Transform3D:
 func _physics_process(delta: float) -> void:
 	if Engine.is_editor_hint():
 		return
+	if HoldHandComponent.is_pair_driven(self):
+		# A hold-hand pair drives this body and its animation on this peer (the initiator's stream).
+		velocity = Vector3.ZERO
+		return
 	if frozen:
 		velocity = Vector3.ZERO
 		_drive_animation(0.0, delta)

@@ -185,7 +185,12 @@ func test_client_pair_over_the_network() -> void:
 		_chars[a].move_input = Vector3(0.3, 0, -1).normalized()
 	var tracker := _track_steps.bind(a, b)
 	physics_frame.connect(tracker)
-	await create_timer(3.0).timeout
+	await create_timer(2.5).timeout
+	# Both bodies walk in the initiator's animation on every peer (snapshots; arm layers excluded).
+	for id in [a, b]:
+		var blend: float = _chars[id].animation_tree.get("parameters/move/blend_amount")
+		check(blend > 0.5, "%s walks in the initiator's animation here" % ("A" if id == a else "B"), "> 0.5", blend)
+	await create_timer(0.5).timeout
 	if me == a:
 		_chars[a].move_input = Vector3.ZERO
 	await create_timer(2.0).timeout
