@@ -457,7 +457,8 @@ impl HoldHandComponent {
 
     /// Returns this component's network counters: `sent_frames` and `sent_bytes` (as the
     /// initiator), `frames` (accepted here), `stale` (sections dropped as old or out of order),
-    /// `malformed` and `rejected` (frames from a peer that is not this pair's initiator) and
+    /// `malformed`, `rejected` (frames from a peer that is not this player's), `unexpected` (frames
+    /// from this player while it leads no pair here, e.g. before the room's state arrived) and
     /// `last_ik_sequence` (-1 before the first).
     #[func]
     pub fn get_network_stats(&self) -> VarDictionary {
