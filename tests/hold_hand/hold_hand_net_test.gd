@@ -222,6 +222,7 @@ func test_client_pair_over_the_network() -> void:
 		for key in ["root", "hand_a", "hand_b"]:
 			check(_max_step[key] < 0.1, "%s never snaps here" % key, "< 0.1 m (initiator's own %.3f m)" % own[key], _max_step[key])
 		var stats: Dictionary = _comps[a].get_network_stats()
+		print("HOLD_HAND_NET %s %s: stream counters here %s" % [transport(), who, stats])
 		check(stats["frames"] >= 80, "the initiator's frames arrive", ">= 80", stats)
 		check(stats["last_ik_sequence"] >= 0 and stats["last_ik_sequence"] < 65500,
 			"the IK sequence crossed the wrap-around and kept being accepted", "< 65500", stats["last_ik_sequence"])
