@@ -1,32 +1,40 @@
 extends Node3D
-## FormationController: a drill square. Twenty soldiers (test characters driven by velocity) run a
-## drill — column → line → wedge → circle, march, halt, face, dress — while a 2,000-agent MultiMesh
-## crowd re-forms behind them. The live contract metrics are on screen; the panel on the right tunes
-## ε, δ, k1..k3 and the formation live.
+## FormationController: a drill square. Twenty soldiers (test characters driven by velocity) open
+## with a review — dress (eyes right on each rank's guide) and salute — then run a drill — line →
+## wedge → circle → column, march, halt, face, dress and salute again — while a 2,000-agent
+## MultiMesh crowd re-forms behind them (no skeletons: the bearing leaves it alone). The live
+## contract metrics are on screen; the panel on the right tunes ε, δ, k1..k3 and the formation live.
 
-var title := "FormationController — a drill square: 20 soldiers and a 2,000-agent crowd"
+var title := "FormationController — 20 soldiers dress right and salute; a 2,000-agent crowd re-forms behind"
 
 ## The drill: [seconds into the cycle, command, argument].
 const DRILL := [
-	[3.0, "form", "column"],
-	[6.5, "form", "line"],
-	[10.0, "form", "wedge"],
-	[13.5, "form", "circle"],
-	[17.0, "form", "column"],
-	[19.0, "march", null],
-	[23.0, "halt", null],
-	[25.0, "face", PI / 2],
-	[27.0, "face", 0.0],
-	[29.0, "dress", null],
+	[0.4, "dress", null],
+	[0.9, "salute", null],
+	[6.5, "end_salute", null],
+	[7.5, "form", "line"],
+	[11.0, "form", "wedge"],
+	[14.5, "form", "circle"],
+	[18.0, "form", "column"],
+	[20.0, "march", null],
+	[24.0, "halt", null],
+	[26.0, "face", PI / 2],
+	[28.0, "face", 0.0],
+	[30.0, "dress", null],
+	[30.6, "salute", null],
+	[33.5, "end_salute", null],
 ]
-const CYCLE := 32.0
+const CYCLE := 35.0
+## The drill's clock advances by at most this per rendered frame, so a slow renderer (a software
+## screenshot) sees the same opening — the squad dressed right and saluting — as a live window.
+const MAX_CLOCK_STEP := 1.0 / 30.0
 const CROWD_SHAPES := ["crowd_box", "crowd_spiral", "crowd_column", "crowd_square"]
 
 var _squad: FormationController
 var _crowd: FormationController
 var _soldiers: Array[TestCharacter] = []
 var _metrics: Label
-var _command := "wedge"
+var _command := "column"
 var _time := 0.0
 var _next := 0
 var _crowd_time := 0.0
@@ -36,17 +44,19 @@ var _formation_picker: OptionButton
 
 
 func _ready() -> void:
-	DemoStage.build(self, Vector3(0, 10.5, 13.5), Vector3(0, 0, -3.5), 120.0)
+	# From the front right: the soldiers face −Z and look right (+X), toward the camera.
+	DemoStage.build(self, Vector3(6.6, 3.3, -5.8), Vector3(-0.8, 1.0, 0.5), 140.0)
 
 	_squad = FormationController.new()
 	_squad.name = "DrillSquad"
-	_squad.formation = "wedge"
+	_squad.formation = "column"
 	_squad.debug_draw = true
 	var scene := load("res://characters/test_character.tscn") as PackedScene
 	for i in 20:
 		var soldier := scene.instantiate() as TestCharacter
 		soldier.name = "Soldier%02d" % i
-		soldier.position = Vector3((i % 5) * 1.2 - 2.4, 0, (i / 5) * 1.2)
+		# Near their places in the column (ranks of five), a little out of line for the dress.
+		soldier.position = Vector3((i % 5) * 1.2 - 2.4 + 0.06 * sin(i * 1.7), 0, (i / 5) * 1.2 - 1.8 + 0.06 * cos(i * 2.3))
 		_squad.add_child(soldier)
 		_soldiers.append(soldier)
 	add_child(_squad)
@@ -60,7 +70,7 @@ func _ready() -> void:
 
 	_crowd = FormationController.new()
 	_crowd.name = "Crowd"
-	_crowd.position = Vector3(0, 0, -46)
+	_crowd.position = Vector3(-42, 0, 26)
 	_crowd.agent_source = FormationController.AGENTS_INTERNAL
 	_crowd.emit_agent_signals = false
 	_crowd.add_formation("crowd_box", "(shape: Box(files: 50), spacing: 0.7)")
@@ -77,13 +87,6 @@ func _ready() -> void:
 
 
 func _physics_process(delta: float) -> void:
-	_time += delta
-	var t := fmod(_time, CYCLE)
-	if _next < DRILL.size() and t >= DRILL[_next][0]:
-		_run(DRILL[_next])
-		_next += 1
-	elif t < DRILL[0][0] and _next >= DRILL.size():
-		_next = 0
 	_crowd_time += delta
 	if _crowd_time > 9.0:
 		_crowd_time = 0.0
@@ -98,11 +101,19 @@ func _physics_process(delta: float) -> void:
 			tree.set(&"parameters/speed/scale", clampf(speed / 1.4, 0.6, 2.0))
 
 
-func _process(_delta: float) -> void:
+func _process(delta: float) -> void:
+	_time += minf(delta, MAX_CLOCK_STEP)
+	var t := fmod(_time, CYCLE)
+	if _next < DRILL.size() and t >= DRILL[_next][0]:
+		_run(DRILL[_next])
+		_next += 1
+	elif t < DRILL[0][0] and _next >= DRILL.size():
+		_next = 0
 	var m := _squad.get_metrics()
 	var settle: float = m["settle_time"]
-	_metrics.text = "Drill: %s\nformation: %s\nspacing error: %.1f cm  (≤ 5)\nheading std: %.2f°  (≤ 3)\nsettle: %s  (≤ 1.2 s)\nlast settle: %s\nstates: %d idle · %d moving · %d aligning · %d stabilizing\ncrowd: %d agents, %s" % [
-		_command, m["formation"], m["spacing_error"] * 100.0, m["heading_std"],
+	var bearing := ("eyes right" if _squad.is_eyes_right() else "eyes front") + (" · saluting" if _squad.is_saluting() else "")
+	_metrics.text = "Drill: %s\nbearing: %s\nformation: %s\nspacing error: %.1f cm  (≤ 5)\nheading std: %.2f°  (≤ 3)\nsettle: %s  (≤ 1.2 s)\nlast settle: %s\nstates: %d idle · %d moving · %d aligning · %d stabilizing\ncrowd: %d agents, %s" % [
+		_command, bearing, m["formation"], m["spacing_error"] * 100.0, m["heading_std"],
 		("%.2f s" % settle) if settle >= 0.0 else "settling…", _last_settle,
 		m["idle"], m["moving"], m["aligning"], m["stabilizing"],
 		_crowd.get_agent_count(), CROWD_SHAPES[_crowd_shape].trim_prefix("crowd_")]
@@ -127,7 +138,13 @@ func _run(step: Array) -> void:
 			_command = "left, face" if step[2] != 0.0 else "front, face"
 		"dress":
 			_squad.dress()
-			_command = "dress"
+			_command = "right, dress (eyes right)"
+		"salute":
+			_squad.salute()
+			_command = "present, arms (salute)"
+		"end_salute":
+			_squad.end_salute()
+			_command = "order, arms"
 
 
 func _on_formation_changed(formation: String) -> void:

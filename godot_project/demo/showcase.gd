@@ -10,11 +10,12 @@ extends Node3D
 const DEMOS := [
 	["limb_ik", "res://demo/limb_ik_demo.gd"],
 	["hold_hand", "res://demo/hold_hand_demo.gd"],
+	["hold_hand_net", "res://demo/hold_hand_net_demo.gd"],
 	["formation", "res://demo/formation_demo.gd"],
 	["env_touch", "res://demo/env_touch_demo.gd"],
 	["rope", "res://demo/rope_demo.gd"],
 ]
-const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset"]
+const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "SoldierBearing", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset", "RopeBoneChain"]
 ## Frames a demo runs before its screenshot.
 const SETTLE_FRAMES := 150
 
@@ -33,6 +34,10 @@ func _ready() -> void:
 	var layer := CanvasLayer.new()
 	layer.add_child(_label)
 	add_child(layer)
+	if "--net-peer" in args:
+		# A peer process started by the networked demo: run only that demo.
+		_show(DEMOS.map(func(d: Array) -> String: return d[0]).find("hold_hand_net"))
+		return
 	var only_at := args.find("--only")
 	var only: String = args[only_at + 1] if only_at >= 0 and only_at + 1 < args.size() else ""
 	var shots_at := args.find("--screenshots")
@@ -56,6 +61,7 @@ func _show(i: int) -> void:
 	if _current:
 		_current.queue_free()
 	_current = (load(DEMOS[i][1]) as GDScript).new()
+	_current.name = DEMOS[i][0]  # the same node path in every process (networked demos)
 	add_child(_current)
 	var title: String = _current.get("title") if _current.get("title") else DEMOS[i][0]
 	_label.text = "Entwine — %s   [%d/%d, keys 1–%d]" % [title, i + 1, DEMOS.size(), DEMOS.size()]
@@ -68,6 +74,11 @@ func _take_screenshots(dir: String, only: String) -> void:
 			continue
 		_show(i)
 		for f in SETTLE_FRAMES:
+			await get_tree().process_frame
+		# A demo with other processes (the networked one) says when it is ready.
+		var deadline := Time.get_ticks_msec() + 120000
+		while is_instance_valid(_current) and _current.has_method("is_done") and not _current.is_done() \
+				and Time.get_ticks_msec() < deadline:
 			await get_tree().process_frame
 		await RenderingServer.frame_post_draw
 		var path := "%s/%02d_%s.png" % [dir, i + 1, DEMOS[i][0]]

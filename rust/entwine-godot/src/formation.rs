@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use entwine_core::formation::net::{AckAction, AckTracker, SeenIds};
 use entwine_core::formation::{
-    AgentState, FormationDef, Gains, Metrics, Squad, SquadConfig, Thresholds,
+    AgentState, Eyes, FormationDef, Gains, Gesture, Metrics, Squad, SquadConfig, Thresholds,
 };
 use glam::Vec2;
 use godot::classes::mesh::PrimitiveType;
@@ -14,11 +14,16 @@ use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::node::InternalMode;
 use godot::classes::{
     base_material_3d, CapsuleMesh, CharacterBody3D, DirAccess, FileAccess, INode3D, ImmediateMesh,
-    Mesh, MeshInstance3D, MultiMesh, MultiMeshInstance3D, Node3D, StandardMaterial3D, Time,
+    Mesh, MeshInstance3D, MultiMesh, MultiMeshInstance3D, Node3D, Skeleton3D, StandardMaterial3D,
+    Time,
 };
 use godot::prelude::*;
 
+use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
+
+mod bearing;
+pub use bearing::SoldierBearing;
 
 /// Where the agents come from.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,6 +45,8 @@ const KIND_MARCH_TO: i64 = 2;
 const KIND_HALT: i64 = 3;
 const KIND_FACE: i64 = 4;
 const KIND_DRESS: i64 = 5;
+const KIND_SALUTE: i64 = 6;
+const KIND_END_SALUTE: i64 = 7;
 
 /// A squad that forms up and marches in formations defined as data, holding a measured contract.
 ///
@@ -63,6 +70,18 @@ const KIND_DRESS: i64 = 5;
 /// its slot with a PID ([member k1], [member k2], [member k3]) and a debounced
 /// idle/moving/aligning/stabilizing state machine at a fixed 60 Hz, with soft-wall repulsion
 /// between agents. Rendering interpolates between ticks.
+///
+/// **Bearing**: every child agent with a [Skeleton3D] (a `get_skeleton()` method such as the
+/// test character's, else its first [Skeleton3D] descendant) gets a [SoldierBearing] modifier (and
+/// a [LimbIK] for the salute) under that skeleton, unless [member soldier_bearings] is off. During
+/// [method dress] every soldier with a file-mate on its right turns its eyes right — the head, and
+/// a little of the neck and chest, toward its rank's guide (the last of the file-mates on its
+/// right; the guide keeps eyes front) at most [member head_turn_speed] degrees per second — and
+/// back to the front on the next command ([signal eyes_changed]). [method salute] raises every
+/// soldier's right hand to the brow until [method end_salute] (or for [member salute_duration]
+/// seconds) ([signal salute_changed]); it is an agent state that changes no position or heading
+/// rule. Agents without a skeleton (internal MultiMesh agents, plain nodes) are unaffected; a
+/// soldier whose skeleton disappears mid-drill gives one warning and keeps marching.
 ///
 /// **Network** (with [member networked]): the server's commands are stamped with the
 /// [NetClock]'s time, sent to every client, acknowledged, resent after 100 ms up to three times; a
@@ -182,6 +201,19 @@ pub struct FormationController {
     #[export(range = (0.0, 1.0, 0.0001, suffix = "m"))]
     step_noise: f32,
 
+    /// Give every child agent that has a [Skeleton3D] a [SoldierBearing] (eyes right on
+    /// [method dress], [method salute]). Turning it off removes the ones the controller added.
+    #[export_group(name = "Bearing")]
+    #[export]
+    #[var(set = set_soldier_bearings)]
+    soldier_bearings: bool,
+    /// Fastest a soldier's head turns (eyes right and back), degrees per second (1..=3600).
+    #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
+    head_turn_speed: f32,
+    /// How long [method salute] lasts, seconds; 0 holds it until [method end_salute] (0..=600).
+    #[export(range = (0.0, 600.0, 0.1, suffix = "s"))]
+    salute_duration: f32,
+
     /// Send commands over the multiplayer API (server → clients, acknowledged).
     #[export_group(name = "Network")]
     #[export]
@@ -193,7 +225,8 @@ pub struct FormationController {
     #[export]
     acknowledge_commands: bool,
 
-    /// Draw slots, the baseline, repulsion radii and state colours.
+    /// Draw slots, the baseline, repulsion radii, state colours and (eyes right) each soldier's line
+    /// of sight to its guide.
     #[export_group(name = "Debug")]
     #[export]
     debug_draw: bool,
@@ -235,6 +268,19 @@ pub struct FormationController {
     sent: std::collections::VecDeque<SentCommand>,
     seen: SeenIds,
     ready: bool,
+    soldiers: Vec<Option<Soldier>>,
+    heads: Vec<Option<Vector3>>,
+    last_eyes_right: bool,
+    last_saluting: bool,
+    last_bearings: Vec<u8>,
+}
+
+/// A child agent's skeleton and the bearing modifier on it.
+struct Soldier {
+    skeleton: InstanceId,
+    bearing: Gd<SoldierBearing>,
+    /// Whether the controller created the modifiers (and frees them when the agent leaves).
+    owned: bool,
 }
 
 /// A command the server sent: (id, server time, kind, name, vector, scalar).
@@ -310,6 +356,14 @@ impl INode3D for FormationController {
             sent: std::collections::VecDeque::new(),
             seen: SeenIds::default(),
             ready: false,
+            soldier_bearings: true,
+            head_turn_speed: 180.0,
+            salute_duration: 0.0,
+            soldiers: Vec::new(),
+            heads: Vec::new(),
+            last_eyes_right: false,
+            last_saluting: false,
+            last_bearings: Vec::new(),
         }
     }
 
@@ -377,6 +431,24 @@ impl FormationController {
     /// Emitted on a client when a command from the server was applied.
     #[signal]
     fn command_received(id: i64, command: GString);
+    /// Emitted when the squad's eyes turn right ([method dress]) or back to the front (the next
+    /// command).
+    #[signal]
+    fn eyes_changed(right: bool);
+    /// Emitted when the squad starts or ends a salute.
+    #[signal]
+    fn salute_changed(saluting: bool);
+    /// Emitted when an agent's bearing changes (with [member emit_agent_signals]): bit flags
+    /// [constant BEARING_EYES_RIGHT] and [constant BEARING_SALUTING].
+    #[signal]
+    fn agent_bearing_changed(index: i64, bearing: i64);
+
+    /// [method get_agent_bearing] flag: the agent's eyes are right (it has a guide to dress on).
+    #[constant]
+    const BEARING_EYES_RIGHT: i64 = 1;
+    /// [method get_agent_bearing] flag: the agent salutes.
+    #[constant]
+    const BEARING_SALUTING: i64 = 2;
 
     // ----- properties -------------------------------------------------------------------------
 
@@ -402,6 +474,14 @@ impl FormationController {
         self.internal_agent_count = clamped;
         if self.ready && self.agent_source == AgentSource::Internal {
             self.rebuild_agents(true);
+        }
+    }
+
+    #[func]
+    fn set_soldier_bearings(&mut self, on: bool) {
+        self.soldier_bearings = on;
+        if self.ready {
+            self.attach_bearings();
         }
     }
 
@@ -468,6 +548,68 @@ impl FormationController {
     #[func]
     pub fn dress(&mut self) -> bool {
         self.command(KIND_DRESS, String::new(), Vector3::ZERO, 0.0)
+    }
+
+    /// Every agent salutes: soldiers with a skeleton raise the right hand to the brow through their
+    /// [SoldierBearing]'s [LimbIK]. Lasts until [method end_salute], or [member salute_duration]
+    /// seconds when that is above 0. Positions, headings and the settle clock are untouched.
+    #[func]
+    pub fn salute(&mut self) -> bool {
+        let seconds = if self.salute_duration.is_finite() {
+            self.salute_duration.clamp(0.0, 600.0)
+        } else {
+            0.0
+        };
+        if seconds != self.salute_duration {
+            let msg = format!(
+                "salute_duration must be in 0..=600 s (got {}); using {seconds}",
+                self.salute_duration
+            );
+            self.warn_once(1 << 45, &msg);
+        }
+        self.command(KIND_SALUTE, String::new(), Vector3::ZERO, seconds)
+    }
+
+    /// Ends the salute: hands down (blended over the bearing's `salute_time`).
+    #[func]
+    pub fn end_salute(&mut self) -> bool {
+        self.command(KIND_END_SALUTE, String::new(), Vector3::ZERO, 0.0)
+    }
+
+    /// Returns true while the squad salutes.
+    #[func]
+    pub fn is_saluting(&self) -> bool {
+        self.squad.is_saluting()
+    }
+
+    /// Returns true while the squad has eyes right (after [method dress], until the next command).
+    #[func]
+    pub fn is_eyes_right(&self) -> bool {
+        self.squad.is_eyes_right()
+    }
+
+    /// Returns the index of the agent that agent `index` dresses on (its rank's guide) while eyes
+    /// are right, or -1 (eyes front, the guide itself, no file-mate on its right, a circle).
+    #[func]
+    pub fn get_agent_guide(&self, index: i32) -> i32 {
+        self.squad
+            .guide(index.max(0) as usize)
+            .map_or(-1, |g| g as i32)
+    }
+
+    /// Returns agent `index`'s bearing: [constant BEARING_EYES_RIGHT] | [constant BEARING_SALUTING]
+    /// flags (0: eyes front, arms down).
+    #[func]
+    pub fn get_agent_bearing(&self, index: i32) -> i32 {
+        i32::from(self.squad.bearing(index.max(0) as usize).bits())
+    }
+
+    /// Returns the [SoldierBearing] driving agent `index`'s skeleton (to tune its bones, limits or
+    /// salute), or null for an agent without a skeleton.
+    #[func]
+    pub fn get_soldier_bearing(&self, index: i32) -> Option<Gd<SoldierBearing>> {
+        let s = self.soldiers.get(index.max(0) as usize)?.as_ref()?;
+        s.bearing.is_instance_valid().then(|| s.bearing.clone())
     }
 
     /// Parses `ron_text` as a formation and registers it under `name` (replacing one with that
@@ -926,9 +1068,11 @@ impl FormationController {
     /// Applies a command locally. Returns false when rejected.
     fn apply(&mut self, kind: i64, name: String, v: Vector3, s: f32) -> bool {
         let key = (kind, name.clone(), v, s);
+        let bearing_only = kind == KIND_SALUTE || kind == KIND_END_SALUTE;
         if self.squad.metrics().settle_time < 0.0
             && self.last_command.as_ref() == Some(&key)
             && kind != KIND_DRESS
+            && !bearing_only
         {
             let reason = "duplicate of the command still settling".to_string();
             self.signals()
@@ -980,11 +1124,22 @@ impl FormationController {
                 self.squad.dress();
                 true
             }
+            KIND_SALUTE => {
+                self.squad.salute(if s.is_finite() { s } else { 0.0 });
+                true
+            }
+            KIND_END_SALUTE => {
+                self.squad.end_salute();
+                true
+            }
             _ => false,
         };
-        if ok {
+        if ok && !bearing_only {
             self.last_command = Some(key);
             self.sync_live();
+        }
+        if ok {
+            self.emit_bearing_signals();
         }
         ok
     }
@@ -1305,6 +1460,7 @@ impl FormationController {
             }
         }
         self.setup_multimesh(internal);
+        self.attach_bearings();
         if n == 0 && !internal {
             self.warn_once(
                 1 << 42,
@@ -1393,7 +1549,148 @@ impl FormationController {
         if ticks > 0 {
             self.after_ticks();
         }
+        self.update_bearings();
         ticks
+    }
+
+    /// Finds each child agent's skeleton and gives it a [SoldierBearing] (reusing one already
+    /// there); frees the modifiers this controller made for agents that left.
+    fn attach_bearings(&mut self) {
+        let old = std::mem::take(&mut self.soldiers);
+        let mut soldiers: Vec<Option<Soldier>> = Vec::with_capacity(self.agents.len());
+        let enabled = self.soldier_bearings && self.agent_source == AgentSource::Children;
+        for agent in &self.agents {
+            let found = if enabled && agent.is_instance_valid() {
+                find_skeleton(agent)
+            } else {
+                None
+            };
+            soldiers.push(found.and_then(|skeleton| {
+                let owned_before = old.iter().flatten().any(|s| {
+                    s.owned && s.skeleton == skeleton.instance_id() && s.bearing.is_instance_valid()
+                });
+                attach_bearing(agent, skeleton, owned_before)
+            }));
+        }
+        for s in old.into_iter().flatten() {
+            let kept = soldiers.iter().flatten().any(|n| n.skeleton == s.skeleton);
+            if s.owned && !kept && s.bearing.is_instance_valid() {
+                free_bearing(s.bearing);
+            }
+        }
+        self.soldiers = soldiers;
+        self.heads.clear();
+        self.heads.resize(self.soldiers.len(), None);
+        self.last_bearings = vec![0; self.squad.len()];
+        self.last_eyes_right = self.squad.is_eyes_right();
+        self.last_saluting = self.squad.is_saluting();
+    }
+
+    /// Steers every soldier's [SoldierBearing] from the squad's bearing: eyes on its guide's head,
+    /// salute on or off. A skeleton that disappeared gives one warning; the agent marches on.
+    fn update_bearings(&mut self) {
+        let n = self.soldiers.len().min(self.squad.len());
+        if n == 0 {
+            return;
+        }
+        for i in 0..n {
+            let lost = self.soldiers[i].as_ref().is_some_and(|s| {
+                !s.bearing.is_instance_valid()
+                    || Gd::<Skeleton3D>::try_from_instance_id(s.skeleton).is_err()
+            });
+            if lost {
+                self.soldiers[i] = None;
+                let who = match self.agents.get(i) {
+                    Some(a) if a.is_instance_valid() => format!("agent {i} ('{}')", a.get_name()),
+                    _ => format!("agent {i}"),
+                };
+                self.warn_plain(&format!(
+                    "{who} lost its skeleton (freed or removed) mid-drill; it keeps marching in its slot without eyes right or salute"
+                ));
+            }
+        }
+        self.heads.resize(n, None);
+        for i in 0..n {
+            self.heads[i] = self.soldiers[i].as_ref().and_then(|s| {
+                let b = s.bearing.bind();
+                b.has_head_position().then(|| b.get_head_position())
+            });
+        }
+        let turn_speed = if self.head_turn_speed.is_finite() {
+            self.head_turn_speed.clamp(1.0, 3600.0)
+        } else {
+            180.0
+        };
+        if turn_speed != self.head_turn_speed {
+            let msg = format!(
+                "head_turn_speed must be in 1..=3600 °/s (got {}); using {turn_speed}",
+                self.head_turn_speed
+            );
+            self.warn_once(1 << 44, &msg);
+        }
+        for i in 0..n {
+            if self.soldiers[i].is_none() {
+                continue;
+            }
+            let bearing = self.squad.bearing(i);
+            let target = match bearing.eyes {
+                Eyes::Right => self.squad.guide(i).and_then(|g| self.head_of(g, i)),
+                Eyes::Front => None,
+            };
+            let Some(s) = self.soldiers[i].as_mut() else {
+                continue;
+            };
+            let mut b = s.bearing.bind_mut();
+            b.set_looking(target.is_some());
+            if let Some(t) = target {
+                b.set_look_target(t);
+            }
+            b.set_saluting(bearing.gesture == Gesture::Saluting);
+            b.set_turn_speed(turn_speed);
+        }
+    }
+
+    /// Returns where agent `g`'s eyes are (global), for agent `looker` to dress on: its head bone
+    /// when it has a bearing, else its position raised to the looker's head height.
+    fn head_of(&self, g: usize, looker: usize) -> Option<Vector3> {
+        if let Some(Some(h)) = self.heads.get(g) {
+            return Some(*h);
+        }
+        let agent = self.agents.get(g).filter(|a| a.is_instance_valid())?;
+        let own = self.agents.get(looker).filter(|a| a.is_instance_valid());
+        let height = match (self.heads.get(looker), own) {
+            (Some(Some(h)), Some(a)) => h.y - a.get_global_position().y,
+            _ => 1.6,
+        };
+        Some(agent.get_global_position() + Vector3::UP * height)
+    }
+
+    fn emit_bearing_signals(&mut self) {
+        let eyes = self.squad.is_eyes_right();
+        if eyes != self.last_eyes_right {
+            self.last_eyes_right = eyes;
+            self.signals().eyes_changed().emit(eyes);
+        }
+        let saluting = self.squad.is_saluting();
+        if saluting != self.last_saluting {
+            self.last_saluting = saluting;
+            self.signals().salute_changed().emit(saluting);
+        }
+        if self.emit_agent_signals {
+            let n = self.squad.len();
+            if self.last_bearings.len() != n {
+                self.last_bearings.resize(n, 0);
+            }
+            for i in 0..n {
+                let bits = self.squad.bearing(i).bits();
+                if bits != self.last_bearings[i] {
+                    self.last_bearings[i] = bits;
+                    self.signals()
+                        .agent_bearing_changed()
+                        .emit(i as i64, i64::from(bits));
+                }
+            }
+        }
     }
 
     fn follow_leader(&mut self) {
@@ -1483,6 +1780,7 @@ impl FormationController {
             let d = metrics_dict(&m, &self.current);
             self.signals().settled().emit(&d);
         }
+        self.emit_bearing_signals();
     }
 
     fn sync_live(&mut self) {
@@ -1633,8 +1931,103 @@ impl FormationController {
             mesh.surface_add_vertex(v3(b.point - b.direction * half));
             mesh.surface_add_vertex(v3(b.point + b.direction * half));
         }
+        // Eyes right (cyan): each soldier's head to the head it dresses on.
+        if self.squad.is_eyes_right() {
+            mesh.surface_set_color(Color::from_rgb(0.2, 0.9, 0.95));
+            let to_local = self.base().get_global_transform().affine_inverse();
+            for i in 0..self.heads.len().min(n) {
+                let (Some(Some(from)), Some(g)) = (self.heads.get(i), self.squad.guide(i)) else {
+                    continue;
+                };
+                if let Some(to) = self.head_of(g, i) {
+                    mesh.surface_add_vertex(to_local * *from);
+                    mesh.surface_add_vertex(to_local * to);
+                }
+            }
+        }
         mesh.surface_end();
     }
+}
+
+/// Returns an agent's skeleton: what its `get_skeleton()` method returns (e.g. the test
+/// character's), else its first [Skeleton3D] descendant (breadth first, at most 256 nodes looked at).
+fn find_skeleton(agent: &Gd<Node3D>) -> Option<Gd<Skeleton3D>> {
+    if agent.has_method("get_skeleton") {
+        let v = agent.clone().call("get_skeleton", &[]);
+        if let Ok(skeleton) = v.try_to::<Gd<Skeleton3D>>() {
+            return Some(skeleton);
+        }
+    }
+    let mut queue: std::collections::VecDeque<Gd<Node>> =
+        agent.get_children().iter_shared().collect();
+    let mut seen = 0;
+    while let Some(node) = queue.pop_front() {
+        seen += 1;
+        if seen > 256 {
+            break;
+        }
+        match node.try_cast::<Skeleton3D>() {
+            Ok(skeleton) => return Some(skeleton),
+            Err(node) => queue.extend(node.get_children().iter_shared()),
+        }
+    }
+    None
+}
+
+/// Returns the soldier record for `skeleton`: its existing [SoldierBearing] child, or a new one
+/// (with a salute [LimbIK]) whose body forward is the agent's −Z in the skeleton's space.
+fn attach_bearing(agent: &Gd<Node3D>, skeleton: Gd<Skeleton3D>, owned: bool) -> Option<Soldier> {
+    let existing = skeleton
+        .get_children()
+        .iter_shared()
+        .find_map(|c| c.try_cast::<SoldierBearing>().ok());
+    let id = skeleton.instance_id();
+    if let Some(mut bearing) = existing {
+        if bearing.bind().get_salute_ik().is_empty() {
+            bearing.bind_mut().create_salute_ik();
+        }
+        return Some(Soldier {
+            skeleton: id,
+            bearing,
+            owned,
+        });
+    }
+    let mut bearing = SoldierBearing::new_alloc();
+    bearing.set_name("SoldierBearing");
+    if agent.is_inside_tree() && skeleton.is_inside_tree() {
+        let forward = skeleton.get_global_basis().inverse()
+            * (agent.get_global_basis() * Vector3::new(0.0, 0.0, -1.0));
+        if forward.is_finite() && forward.length() > 1e-4 {
+            bearing.bind_mut().set_body_forward(forward);
+        }
+    }
+    let mut sk = skeleton.clone();
+    sk.add_child(&bearing);
+    bearing.bind_mut().create_salute_ik();
+    Some(Soldier {
+        skeleton: id,
+        bearing,
+        owned: true,
+    })
+}
+
+/// Removes a bearing the controller made, and its salute IK.
+fn free_bearing(bearing: Gd<SoldierBearing>) {
+    let ik: Option<Gd<LimbIK>> = {
+        let b = bearing.bind();
+        let path = b.get_salute_ik();
+        if path.is_empty() {
+            None
+        } else {
+            bearing.try_get_node_as::<LimbIK>(&path)
+        }
+    };
+    if let Some(mut ik) = ik {
+        ik.queue_free();
+    }
+    let mut bearing = bearing;
+    bearing.set_active(false);
+    bearing.queue_free();
 }
 
 fn command_name(kind: i64) -> GString {
@@ -1645,6 +2038,8 @@ fn command_name(kind: i64) -> GString {
         KIND_HALT => "halt",
         KIND_FACE => "face",
         KIND_DRESS => "dress",
+        KIND_SALUTE => "salute",
+        KIND_END_SALUTE => "end_salute",
         _ => "unknown",
     })
 }

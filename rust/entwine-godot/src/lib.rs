@@ -15,11 +15,12 @@ mod rope;
 pub use env_touch::EnvironmentInteractionStateMachine;
 pub use formation::{
     AgentSource, FormationController, FormationFacing, FormationKind, FormationShape,
+    SoldierBearing,
 };
 pub use hold_hand::{HoldHandComponent, HoldHandRoom};
 pub use limb_ik::LimbIK;
 pub use net_clock::NetClock;
-pub use rope::{RopePreset, RopeSimulation};
+pub use rope::{RopeBoneChain, RopeChainFit, RopePreset, RopeSimulation};
 
 struct Entwine;
 

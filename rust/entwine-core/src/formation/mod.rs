@@ -12,12 +12,16 @@
 //!   error, anti-windup) and the debounced idle/moving/aligning/stabilizing machine (0.05/0.03 m,
 //!   5 ticks); [`squad`] runs it at a fixed 60 Hz with soft-wall repulsion over a [`hash`] (O(N)).
 //!
+//! [`bearing`] is the soldiers' upper body, orthogonal to the state machine: eyes right toward the
+//! rank's guide during a dress, the salute, rate-limited look math for a skeleton modifier.
+//!
 //! [`record`] keeps a 1,000-frame ring of every agent for replay and export; [`net`] tracks the
 //! networked command pipeline's acknowledgements.
 
 pub mod agent;
 pub mod assign;
 pub mod baseline;
+pub mod bearing;
 pub mod hash;
 pub mod net;
 pub mod record;
@@ -31,6 +35,7 @@ mod scenario_tests;
 pub use agent::{AgentState, Gains, Thresholds};
 pub use assign::Assigner;
 pub use baseline::{Baseline, BaselineFit};
+pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gesture};
 pub use record::{Recorder, Sample};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
 pub use squad::{Anchor, Metrics, Squad, SquadConfig, TICK, TICK_HZ};

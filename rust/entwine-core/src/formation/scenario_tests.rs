@@ -352,3 +352,140 @@ fn large_squads_tick_without_allocating_new_buffers() {
     assert!(m.max_slot_error < 0.05, "{m:?}");
     assert!(squad.baseline().is_some());
 }
+
+/// Returns a squad of `n` simulated agents formed in `text` and settled.
+fn settled_squad(n: usize, text: &str) -> Squad {
+    let mut squad = Squad::new(n, true, SquadConfig::default());
+    squad.form(&def(text)).unwrap();
+    squad.snap_to_slots();
+    for _ in 0..60 {
+        squad.step();
+    }
+    squad
+}
+
+/// Returns the agent standing farthest to the right (+x of the slot frame) among `members`.
+fn rightmost(squad: &Squad, members: &[usize]) -> usize {
+    *members
+        .iter()
+        .max_by(|a, b| {
+            let (pa, pb) = (squad.position(**a), squad.position(**b));
+            pa.x.partial_cmp(&pb.x).unwrap()
+        })
+        .unwrap()
+}
+
+#[test]
+fn dress_turns_eyes_right_toward_each_ranks_guide() {
+    // A line of 6: everyone dresses on the right-flank man, who keeps eyes front.
+    let mut squad = settled_squad(6, "(shape: Line)");
+    assert!(!squad.is_eyes_right());
+    assert_eq!(squad.guide(0), None, "no guide before a dress");
+    squad.dress();
+    assert!(squad.is_eyes_right());
+    let all: Vec<usize> = (0..6).collect();
+    let flank = rightmost(&squad, &all);
+    for i in 0..6 {
+        if i == flank {
+            assert_eq!(squad.guide(i), None);
+            assert_eq!(squad.bearing(i).eyes, Eyes::Front);
+        } else {
+            assert_eq!(squad.guide(i), Some(flank), "agent {i}");
+            assert_eq!(squad.bearing(i).eyes, Eyes::Right);
+        }
+    }
+    // A 4 × 3 block: each rank dresses on its own right-flank man.
+    let mut squad = settled_squad(12, "(shape: Column(files: 4))");
+    squad.dress();
+    for i in 0..12 {
+        let z = squad.position(i).y;
+        let rank: Vec<usize> = (0..12)
+            .filter(|j| (squad.position(*j).y - z).abs() < 0.3)
+            .collect();
+        assert_eq!(rank.len(), 4);
+        let flank = rightmost(&squad, &rank);
+        let want = (flank != i).then_some(flank);
+        assert_eq!(squad.guide(i), want, "agent {i}");
+    }
+    // Faced left, "right" turns with the agents: the guide is now at the back of each file (+z).
+    let mut squad = settled_squad(12, "(shape: Column(files: 4))");
+    squad.face(core::f32::consts::FRAC_PI_2);
+    for _ in 0..120 {
+        squad.step();
+    }
+    squad.dress();
+    for i in 0..12 {
+        if let Some(g) = squad.guide(i) {
+            let d = squad.position(g) - squad.position(i);
+            let right = super::shape::rotate(Vec2::X, squad.heading(i));
+            assert!(d.normalize().dot(right) > 0.95, "agent {i}: guide at {d}");
+        }
+    }
+}
+
+#[test]
+fn a_circle_has_no_right_flank_and_the_next_command_turns_eyes_front() {
+    let mut squad = settled_squad(12, "(shape: Circle, facing: Outward)");
+    squad.dress();
+    assert!(squad.is_eyes_right());
+    assert!((0..12).all(|i| squad.guide(i).is_none()));
+    let mut squad = settled_squad(5, "(shape: Line)");
+    for next in 0..5 {
+        squad.dress();
+        assert!((0..5).any(|i| squad.guide(i).is_some()));
+        match next {
+            0 => squad.halt(),
+            1 => squad.face(0.3),
+            2 => squad.march(Vec2::new(0.0, -1.0), 1.0),
+            3 => squad.march_to(Vec2::new(0.0, -3.0), 1.0),
+            _ => squad.form(&def("(shape: Line)")).unwrap(),
+        }
+        assert!(!squad.is_eyes_right(), "command {next}");
+        assert!((0..5).all(|i| squad.guide(i).is_none()));
+        squad.halt();
+    }
+}
+
+#[test]
+fn saluting_changes_no_position_or_heading_rule() {
+    // Two identical squads, one saluting through a dress and a march: bit-identical motion.
+    let mut plain = settled_squad(10, "(shape: Column(files: 5))");
+    let mut saluting = plain.clone();
+    saluting.salute(0.0);
+    assert!(saluting.is_saluting());
+    assert_eq!(saluting.bearing(3).gesture, Gesture::Saluting);
+    assert_eq!(plain.bearing(3).gesture, Gesture::None);
+    for sq in [&mut plain, &mut saluting] {
+        sq.dress();
+        for _ in 0..30 {
+            sq.step();
+        }
+        sq.march(Vec2::new(1.0, 0.0), 1.2);
+        for _ in 0..90 {
+            sq.step();
+        }
+    }
+    for i in 0..10 {
+        assert_eq!(plain.position(i), saluting.position(i));
+        assert_eq!(plain.heading(i), saluting.heading(i));
+        assert_eq!(plain.state(i), saluting.state(i));
+    }
+    assert_eq!(plain.metrics(), saluting.metrics());
+    // The salute lasts through commands until ended, or for its duration.
+    assert!(saluting.is_saluting());
+    saluting.end_salute();
+    assert!(!saluting.is_saluting());
+    saluting.salute(0.5);
+    for _ in 0..29 {
+        saluting.step();
+    }
+    assert!(saluting.is_saluting());
+    for _ in 0..2 {
+        saluting.step();
+    }
+    assert!(!saluting.is_saluting());
+    // Dropped agents do not salute or dress.
+    saluting.salute(f32::NAN);
+    saluting.set_active(2, false);
+    assert_eq!(saluting.bearing(2), Bearing::default());
+}

@@ -24,6 +24,7 @@ use glam::Vec2;
 use super::agent::{next_state, position_command, turn_command, AgentState, Gains, Thresholds};
 use super::assign::Assigner;
 use super::baseline::{axis_angle, slot_weight, Baseline, BaselineFit};
+use super::bearing::{right_neighbour_score, Bearing, Eyes, Gesture};
 use super::hash::SpatialHash;
 use super::record::{Recorder, Sample, DEFAULT_FRAMES};
 use super::rng::Rng;
@@ -61,6 +62,8 @@ pub const MAX_CATCH_UP: u32 = 8;
 /// Longest simulated actuation latency, in ticks.
 pub const MAX_LATENCY_TICKS: usize = 60;
 const NONE: u32 = u32::MAX;
+const NO_GUIDE: u32 = u32::MAX - 1;
+const VISITING: u32 = u32::MAX - 2;
 
 /// Tunables. Defaults are the seed's values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -258,6 +261,17 @@ pub struct Squad {
     fit: BaselineFit,
     rng: Rng,
     recorder: Option<Recorder>,
+    /// Eyes right: set by `dress`, cleared by the next command.
+    eyes_right: bool,
+    /// Saluting, and the seconds left (∞: until `end_salute`).
+    saluting: bool,
+    salute_left: f32,
+    /// Per slot: the slot of the file-mate on its right (`NONE`: none).
+    right_of: Vec<u32>,
+    /// Per slot: the slot of its rank's guide (the end of the right-hand chain), `NONE` while
+    /// unresolved, `NO_GUIDE` for none (a ring of file-mates has no end).
+    guide_slot: Vec<u32>,
+    guide_stack: Vec<u32>,
 }
 
 impl Squad {
@@ -309,6 +323,12 @@ impl Squad {
             fit: BaselineFit::default(),
             rng: Rng::new(0x5EED),
             recorder: None,
+            eyes_right: false,
+            saluting: false,
+            salute_left: f32::INFINITY,
+            right_of: Vec::new(),
+            guide_slot: Vec::new(),
+            guide_stack: Vec::new(),
         };
         s.resize(n);
         s
@@ -434,6 +454,7 @@ impl Squad {
     /// # Errors
     /// Returns why the formation cannot seat the squad.
     pub fn form(&mut self, def: &FormationDef) -> Result<(), FormationError> {
+        self.eyes_right = false;
         self.anchor.layout_yaw = self.anchor.facing_yaw;
         self.apply_formation(def, true)
     }
@@ -460,6 +481,9 @@ impl Squad {
         self.def = def.clone();
         self.compute_neighbours();
         self.assign_slots(assign);
+        if self.eyes_right {
+            self.compute_guides();
+        }
         self.begin_transition();
         Ok(())
     }
@@ -583,6 +607,7 @@ impl Squad {
         if dir == Vec2::ZERO {
             return;
         }
+        self.eyes_right = false;
         self.anchor.goal = None;
         self.anchor.desired_vel = dir * speed;
         self.set_facing(yaw_of(dir));
@@ -593,6 +618,7 @@ impl Squad {
         if !target.is_finite() {
             return;
         }
+        self.eyes_right = false;
         let to = target - self.anchor.pos;
         let speed = if speed.is_finite() {
             speed.clamp(0.0, self.cfg.max_speed)
@@ -610,6 +636,7 @@ impl Squad {
 
     /// Stops marching (the anchor brakes at its acceleration).
     pub fn halt(&mut self) {
+        self.eyes_right = false;
         self.anchor.goal = None;
         self.anchor.desired_vel = Vec2::ZERO;
         self.restart_clock();
@@ -618,6 +645,7 @@ impl Squad {
     /// Turns every agent in place to face `yaw` (rad) plus its slot's own offset; the layout stays.
     pub fn face(&mut self, yaw: f32) {
         if yaw.is_finite() {
+            self.eyes_right = false;
             self.set_facing(wrap_angle(yaw));
         }
     }
@@ -629,8 +657,10 @@ impl Squad {
 
     /// Re-fits the formation to where the squad stands (anchor moved to the squad's weighted-median
     /// baseline point, layout turned to its principal axis for elongated shapes), re-lays it for the
-    /// agents still taking part, re-assigns and re-forms: drill's "dress".
+    /// agents still taking part, re-assigns and re-forms: drill's "dress". Every agent with a guide
+    /// on its right turns its eyes right (see [`Squad::guide`]) until the next command.
     pub fn dress(&mut self) {
+        self.eyes_right = true;
         if let (Some(agents), Some(slots)) = (self.baseline(), self.slot_baseline()) {
             // Turn only when both are clearly elongated (a circle has no axis to trust).
             if agents.major > 4.0 * agents.minor && slots.major > 4.0 * slots.minor {
@@ -669,6 +699,135 @@ impl Squad {
     #[must_use]
     pub fn is_active(&self, i: usize) -> bool {
         self.active.get(i).copied().unwrap_or(false)
+    }
+
+    // ----- bearing (eyes right, salute) ----------------------------------------------------
+
+    /// Salutes: every agent taking part raises its right hand to the brow, for `seconds` (a
+    /// non-finite or non-positive value: until [`Squad::end_salute`]). Changes no position or
+    /// heading rule and restarts no settle clock.
+    pub fn salute(&mut self, seconds: f32) {
+        self.saluting = true;
+        self.salute_left = if seconds.is_finite() && seconds > 0.0 {
+            seconds
+        } else {
+            f32::INFINITY
+        };
+    }
+
+    /// Ends the salute (hands down).
+    pub fn end_salute(&mut self) {
+        self.saluting = false;
+        self.salute_left = f32::INFINITY;
+    }
+
+    /// Returns whether the squad is saluting.
+    #[must_use]
+    pub fn is_saluting(&self) -> bool {
+        self.saluting
+    }
+
+    /// Returns whether the squad has eyes right (since the last [`Squad::dress`], until the next
+    /// command).
+    #[must_use]
+    pub fn is_eyes_right(&self) -> bool {
+        self.eyes_right
+    }
+
+    /// Returns the agent that agent `i` dresses on: the guide of its rank, the last of the
+    /// file-mates on its right (each the nearest slot between 0.3 and 1.75 spacings to the right
+    /// and within 0.35 spacings of the same depth, in the agent's own facing). `None` for the guide
+    /// itself, for an agent with no file-mate on its right, for a ring of file-mates (a circle has
+    /// no right flank), for dropped agents, and whenever eyes are front (guides are resolved on
+    /// [`Squad::dress`]).
+    #[must_use]
+    pub fn guide(&self, i: usize) -> Option<usize> {
+        if !self.eyes_right || !self.is_active(i) {
+            return None;
+        }
+        let s = self.slot_of(i)?;
+        let g = *self.guide_slot.get(s)?;
+        if g as usize == s || g >= VISITING {
+            return None;
+        }
+        let a = *self.agent_of_slot.get(g as usize)?;
+        (a != NONE && a as usize != i).then_some(a as usize)
+    }
+
+    /// Returns agent `i`'s bearing: eyes right when it has a guide (see [`Squad::guide`]), saluting
+    /// while the squad salutes and it takes part.
+    #[must_use]
+    pub fn bearing(&self, i: usize) -> Bearing {
+        Bearing {
+            eyes: if self.guide(i).is_some() {
+                Eyes::Right
+            } else {
+                Eyes::Front
+            },
+            gesture: if self.saluting && self.is_active(i) {
+                Gesture::Saluting
+            } else {
+                Gesture::None
+            },
+        }
+    }
+
+    /// Resolves every slot's guide: its file-mate on the right through the spatial hash, then the
+    /// end of each right-hand chain (memoised, a ring has none). O(N); allocates only when the
+    /// slot count grows.
+    fn compute_guides(&mut self) {
+        let m = self.slots.len();
+        self.right_of.clear();
+        self.right_of.resize(m, NONE);
+        self.guide_slot.clear();
+        self.guide_slot.resize(m, NONE);
+        if m == 0 {
+            return;
+        }
+        let spacing = self.def.spacing;
+        self.hash
+            .rebuild(&self.slots, (spacing * 1.8).max(0.1), |_| true);
+        let rel = self.anchor.facing_yaw - self.anchor.layout_yaw;
+        for s in 0..m {
+            let yaw = rel + self.slot_heading.get(s).copied().unwrap_or(0.0);
+            let right = rotate(Vec2::X, yaw);
+            let p = self.slots[s];
+            let (mut best, mut best_score) = (NONE, f32::MAX);
+            self.hash.for_each_near(p, |j| {
+                if j != s {
+                    if let Some(score) = right_neighbour_score(self.slots[j] - p, right, spacing) {
+                        if score < best_score {
+                            best_score = score;
+                            best = j as u32;
+                        }
+                    }
+                }
+            });
+            self.right_of[s] = best;
+        }
+        for s in 0..m {
+            if self.guide_slot[s] != NONE {
+                continue;
+            }
+            self.guide_stack.clear();
+            let mut cur = s;
+            let result = loop {
+                match self.guide_slot[cur] {
+                    VISITING => break NO_GUIDE,
+                    NONE => {}
+                    known => break known,
+                }
+                self.guide_slot[cur] = VISITING;
+                self.guide_stack.push(cur as u32);
+                match self.right_of[cur] {
+                    NONE => break cur as u32,
+                    next => cur = next as usize,
+                }
+            };
+            for &k in &self.guide_stack {
+                self.guide_slot[k as usize] = result;
+            }
+        }
     }
 
     // ----- agent I/O ------------------------------------------------------------------------
@@ -878,6 +1037,12 @@ impl Squad {
         let dt = TICK;
         self.tick += 1;
         self.since_command += dt;
+        if self.saluting && self.salute_left.is_finite() {
+            self.salute_left -= dt;
+            if self.salute_left <= 0.0 {
+                self.end_salute();
+            }
+        }
         self.step_anchor(dt);
         let cfg = self.cfg;
         let r = cfg.repulsion_radius;

@@ -1,0 +1,611 @@
+//! `SoldierBearing`: a soldier's eyes right and salute as a `SkeletonModifier3D`
+//! (`entwine_core::formation::bearing`).
+
+use entwine_core::formation::bearing::{
+    align_pair, chain_deltas, chain_local_rotations, look_angles, rotate_vec, BearingConfig,
+    BearingMotion, BodyFrame,
+};
+use glam::{Quat, Vec2, Vec3};
+use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
+use godot::prelude::*;
+
+use crate::convert::{quat, quaternion, vec3, vector3};
+use crate::limb_ik::LimbIK;
+
+/// A soldier's bearing on top of its animation: the head (and a little of the neck and chest)
+/// turns toward a point — "eyes right" on the guide during a dress — and the right hand rises to
+/// the brow in a salute.
+///
+/// Add it as a child of a [Skeleton3D]; a [FormationController] adds one under the skeleton of
+/// every soldier it drives and steers it (it uses one that is already there). Each frame, on top
+/// of the animated pose:
+///
+/// - **Look**: while [member looking], the look turns toward [member look_target] (global) — its
+///   yaw and pitch measured from the head's animated forward, clamped to [member yaw_limit] and
+///   [member pitch_limit] — at most [member turn_speed] degrees per second, and back to the front
+///   at the same rate when [member looking] goes false. [member chest_share] of the look goes to
+///   [member chest_bone], [member neck_share] to [member neck_bone], the rest to [member head_bone],
+///   so the head's forward ends exactly on the target.
+/// - **Salute**: while [member saluting], a [LimbIK] (see [member salute_ik] and
+///   [method create_salute_ik]; it must come after this node among the skeleton's children) puts
+///   the hand bone at [member salute_hand_offset] from the head (in the head's frame), fingers
+///   toward the brow, the elbow out to the side along [member salute_pole]. Its `influence` rises
+///   from 0 to 1 over [member salute_time] (eased) and falls back the same way when the salute
+///   ends.
+///
+/// Directions use the character's axes: x right, y up, z back, with the character's forward given
+/// by [member body_forward] in the skeleton's space (−Z for Godot-facing rigs, +Z for imported
+/// humanoids that face +Z). A missing head bone gives one warning and leaves the pose alone; a
+/// missing neck or chest bone hands its share to the head.
+#[derive(GodotClass)]
+#[class(init, base = SkeletonModifier3D)]
+pub struct SoldierBearing {
+    base: Base<SkeletonModifier3D>,
+
+    /// The head bone: its forward ends on the look target.
+    #[export_group(name = "Bones")]
+    #[export]
+    #[var(set = set_head_bone)]
+    #[init(val = GString::from("Head"))]
+    head_bone: GString,
+    /// The neck bone (optional: empty or missing gives its share to the head).
+    #[export]
+    #[var(set = set_neck_bone)]
+    #[init(val = GString::from("Neck"))]
+    neck_bone: GString,
+    /// The chest bone (optional: empty or missing gives its share to the head).
+    #[export]
+    #[var(set = set_chest_bone)]
+    #[init(val = GString::from("Chest"))]
+    chest_bone: GString,
+    /// The saluting arm's hand bone (the end of [member salute_ik]'s chain).
+    #[export]
+    #[var(set = set_hand_bone)]
+    #[init(val = GString::from("RightHand"))]
+    hand_bone: GString,
+    /// The character's forward in the skeleton's space (−Z for rigs that face −Z like Godot's
+    /// bodies, +Z for imported glTF humanoids).
+    #[export]
+    #[var(set = set_body_forward)]
+    #[init(val = Vector3::new(0.0, 0.0, -1.0))]
+    body_forward: Vector3,
+
+    /// Turn the look toward [member look_target]; false turns it back to the front.
+    #[export_group(name = "Look")]
+    #[export]
+    #[var(pub)]
+    looking: bool,
+    /// The point to look at, global.
+    #[export]
+    #[var(pub)]
+    look_target: Vector3,
+    /// Fastest the look turns, degrees per second (1..=3600).
+    #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
+    #[var(pub)]
+    #[init(val = 180.0)]
+    turn_speed: f32,
+    /// Largest look yaw either side of the animation's, degrees (0..=180).
+    #[export(range = (0.0, 180.0, 0.5, suffix = "°"))]
+    #[var(pub)]
+    #[init(val = 100.0)]
+    yaw_limit: f32,
+    /// Largest look pitch up or down, degrees (0..=85).
+    #[export(range = (0.0, 85.0, 0.5, suffix = "°"))]
+    #[var(pub)]
+    #[init(val = 40.0)]
+    pitch_limit: f32,
+    /// Share of the look taken by the chest bone (0..=1).
+    #[export(range = (0.0, 1.0, 0.01))]
+    #[var(pub)]
+    #[init(val = 0.15)]
+    chest_share: f32,
+    /// Share of the look taken by the neck bone (0..=1); the head takes the rest.
+    #[export(range = (0.0, 1.0, 0.01))]
+    #[var(pub)]
+    #[init(val = 0.30)]
+    neck_share: f32,
+
+    /// Raise the right hand to the brow; false lowers it.
+    #[export_group(name = "Salute")]
+    #[export]
+    #[var(pub)]
+    saluting: bool,
+    /// Time to raise or lower the salute, seconds (0.01..=10).
+    #[export(range = (0.01, 10.0, 0.01, suffix = "s"))]
+    #[var(pub)]
+    #[init(val = 0.4)]
+    salute_time: f32,
+    /// A [LimbIK] on the saluting arm, after this node among the skeleton's children (see
+    /// [method create_salute_ik]). Without one a salute does nothing (one warning).
+    #[export]
+    #[var(get = get_salute_ik, set = set_salute_ik)]
+    salute_ik: NodePath,
+    /// Where the hand bone (the wrist) goes in a salute: metres from the head bone in the head's
+    /// frame, character axes (x right, y up, z back). The fingers then reach the right brow.
+    #[export]
+    #[var(set = set_salute_hand_offset)]
+    #[init(val = Vector3::new(0.14, 0.06, -0.08))]
+    salute_hand_offset: Vector3,
+    /// Direction from the shoulder the elbow bends toward in a salute, character axes (out to the
+    /// right and a little forward); it turns with the chest.
+    #[export]
+    #[var(pub)]
+    #[init(val = Vector3::new(1.0, 0.0, -0.3))]
+    salute_pole: Vector3,
+
+    motion: BearingMotion,
+    rig: Option<Rig>,
+    /// The skeleton and bone count the rig was resolved for.
+    resolved_for: Option<(InstanceId, i32)>,
+    warned: u8,
+    head_global: Vector3,
+    head_known: bool,
+    salute_target: Transform3D,
+}
+
+/// Bones and rest-pose data resolved once per skeleton.
+#[derive(Clone, Copy)]
+struct Rig {
+    head: i32,
+    neck: i32,
+    chest: i32,
+    /// Parents of `[chest, neck, head]` (−1 for a missing bone or a root).
+    parents: [i32; 3],
+    /// Whether chest, neck and head (those present) each descend from the one before.
+    in_order: bool,
+    frame: BodyFrame,
+    /// The head's forward in its own (bone) frame.
+    head_forward: Vec3,
+    /// The hand bone's salute pose in the head's frame (rotation; position is the offset).
+    hand_in_head: Option<(Quat, Vec3)>,
+}
+
+const WARN_HEAD: u8 = 1;
+const WARN_IK: u8 = 2;
+const WARN_FRAME: u8 = 4;
+const WARN_RANGE: u8 = 8;
+
+#[godot_api]
+impl ISkeletonModifier3D for SoldierBearing {
+    fn process_modification_with_delta(&mut self, delta: f64) {
+        let Some(mut skeleton) = self.base().get_skeleton() else {
+            return;
+        };
+        let Some(rig) = self.resolve(&skeleton) else {
+            return;
+        };
+        let cfg = self.config();
+        let to_skeleton = skeleton.get_global_transform().affine_inverse();
+        let head_pose = skeleton.get_bone_global_pose(rig.head);
+        let head_rot = rotation_of(head_pose.basis);
+        let forward = rotate_vec(head_rot, rig.head_forward);
+        let desired = if self.looking && self.look_target.is_finite() {
+            let target = vec3(to_skeleton * self.look_target);
+            look_angles(forward, target - vec3(head_pose.origin), rig.frame.up)
+                .unwrap_or(Vec2::ZERO)
+        } else {
+            Vec2::ZERO
+        };
+        self.motion.step(desired, self.saluting, &cfg, delta as f32);
+
+        let look = self.motion.look();
+        let shares = [
+            if rig.chest >= 0 { cfg.chest_share } else { 0.0 },
+            if rig.neck >= 0 { cfg.neck_share } else { 0.0 },
+        ];
+        let deltas = chain_deltas(forward, rig.frame.up, look, shares);
+        if look != Vec2::ZERO {
+            let bones = [rig.chest, rig.neck, rig.head];
+            let read = |bone: i32| {
+                if bone >= 0 {
+                    skeleton.get_bone_global_pose(bone).basis
+                } else {
+                    Basis::IDENTITY
+                }
+            };
+            let parents = rig.parents.map(read);
+            let globals = bones.map(read);
+            let uniform = parents
+                .iter()
+                .chain(&globals)
+                .all(|b| is_uniform(b.get_scale()));
+            if rig.in_order && uniform {
+                // One pass of local writes: the skeleton recomputes its global poses once.
+                let locals = chain_local_rotations(
+                    parents.map(rotation_of),
+                    globals.map(rotation_of),
+                    deltas,
+                );
+                for (bone, local) in bones.into_iter().zip(locals) {
+                    if bone >= 0 {
+                        skeleton.set_bone_pose_rotation(bone, quaternion(local));
+                    }
+                }
+            } else {
+                for (bone, d) in bones.into_iter().zip(deltas) {
+                    if bone < 0 {
+                        continue;
+                    }
+                    let g = skeleton.get_bone_global_pose(bone);
+                    let basis = Basis::from_quaternion(quaternion(d)) * g.basis;
+                    skeleton.set_bone_global_pose(bone, Transform3D::new(basis, g.origin));
+                }
+            }
+        }
+        let head_after = skeleton.get_bone_global_pose(rig.head);
+        self.head_global = skeleton.get_global_transform() * head_after.origin;
+        self.head_known = true;
+        self.drive_salute(&skeleton, &rig, head_after, deltas[0]);
+    }
+}
+
+#[godot_api]
+impl SoldierBearing {
+    /// Sets the head bone's name (re-resolves the bones).
+    #[func]
+    pub fn set_head_bone(&mut self, name: GString) {
+        self.head_bone = name;
+        self.invalidate();
+    }
+
+    /// Sets the neck bone's name (re-resolves the bones).
+    #[func]
+    pub fn set_neck_bone(&mut self, name: GString) {
+        self.neck_bone = name;
+        self.invalidate();
+    }
+
+    /// Sets the chest bone's name (re-resolves the bones).
+    #[func]
+    pub fn set_chest_bone(&mut self, name: GString) {
+        self.chest_bone = name;
+        self.invalidate();
+    }
+
+    /// Sets the hand bone's name (re-resolves the bones).
+    #[func]
+    pub fn set_hand_bone(&mut self, name: GString) {
+        self.hand_bone = name;
+        self.invalidate();
+    }
+
+    /// Sets the character's forward in the skeleton's space (re-resolves the bones).
+    #[func]
+    pub fn set_body_forward(&mut self, forward: Vector3) {
+        self.body_forward = forward;
+        self.invalidate();
+    }
+
+    /// Sets where the hand goes in a salute (re-resolves the bones).
+    #[func]
+    pub fn set_salute_hand_offset(&mut self, offset: Vector3) {
+        self.salute_hand_offset = offset;
+        self.invalidate();
+    }
+
+    /// Sets the [LimbIK] the salute drives (a node path from this node).
+    #[func]
+    pub fn set_salute_ik(&mut self, path: NodePath) {
+        self.salute_ik = path;
+        self.warned &= !WARN_IK;
+    }
+
+    /// Returns the salute's [LimbIK] path.
+    #[func]
+    pub fn get_salute_ik(&self) -> NodePath {
+        self.salute_ik.clone()
+    }
+
+    /// Creates a [LimbIK] for the saluting arm (the grandparent and parent of [member hand_bone] →
+    /// [member hand_bone]; `RightUpperArm` → `RightLowerArm` when the hand is not found) right
+    /// after this node under the skeleton, sets [member salute_ik] to it and returns it (the
+    /// existing one when [member salute_ik] already points at a [LimbIK]). Call it while the
+    /// skeleton is not updating (e.g. from `_ready` or `_physics_process`); null without a parent
+    /// skeleton.
+    #[func]
+    pub fn create_salute_ik(&mut self) -> Option<Gd<LimbIK>> {
+        if let Some(ik) = self.ik() {
+            return Some(ik);
+        }
+        let mut skeleton = self.base().get_parent()?.try_cast::<Skeleton3D>().ok()?;
+        let hand = skeleton.find_bone(&self.hand_bone);
+        let lower = if hand >= 0 {
+            skeleton.get_bone_parent(hand)
+        } else {
+            -1
+        };
+        let upper = if lower >= 0 {
+            skeleton.get_bone_parent(lower)
+        } else {
+            -1
+        };
+        let (upper, lower) = if upper >= 0 {
+            (skeleton.get_bone_name(upper), skeleton.get_bone_name(lower))
+        } else {
+            (
+                GString::from("RightUpperArm"),
+                GString::from("RightLowerArm"),
+            )
+        };
+        let mut ik = LimbIK::new_alloc();
+        ik.set_name("SaluteIK");
+        {
+            let mut b = ik.bind_mut();
+            b.set_upper_bone(upper);
+            b.set_lower_bone(lower);
+            b.set_end_bone(self.hand_bone.clone());
+            b.set_rotation_weight(1.0);
+        }
+        ik.set_influence(0.0);
+        ik.set_active(false);
+        skeleton.add_child(&ik);
+        let index = self.base().get_index() + 1;
+        skeleton.move_child(&ik, index);
+        let path = self.base().get_path_to(&ik);
+        self.set_salute_ik(path);
+        Some(ik)
+    }
+
+    /// Returns the current look, (yaw, pitch) in radians (yaw positive to the left), after rate
+    /// limiting.
+    #[func]
+    pub fn get_look_angles(&self) -> Vector2 {
+        let l = self.motion.look();
+        Vector2::new(l.x, l.y)
+    }
+
+    /// Returns the salute's weight, 0 (arm down) ..= 1 (hand at the brow).
+    #[func]
+    pub fn get_salute_weight(&self) -> f32 {
+        self.motion.salute_weight()
+    }
+
+    /// Returns true once the head bone's global position is known (after the first processed
+    /// frame).
+    #[func]
+    pub fn has_head_position(&self) -> bool {
+        self.head_known
+    }
+
+    /// Returns the head bone's global position in the last processed frame, after the look.
+    #[func]
+    pub fn get_head_position(&self) -> Vector3 {
+        self.head_global
+    }
+
+    /// Returns the global transform the salute put the hand bone's target at in the last processed
+    /// frame (identity before the first salute).
+    #[func]
+    pub fn get_salute_target(&self) -> Transform3D {
+        self.salute_target
+    }
+
+    /// Snaps the look back to the front and the arm down at once (e.g. after a teleport).
+    #[func]
+    pub fn reset_bearing(&mut self) {
+        self.motion.reset();
+    }
+}
+
+impl SoldierBearing {
+    fn invalidate(&mut self) {
+        self.rig = None;
+        self.resolved_for = None;
+        self.warned &= !(WARN_HEAD | WARN_FRAME);
+    }
+
+    fn warn_once(&mut self, bit: u8, msg: &str) {
+        if self.warned & bit == 0 {
+            self.warned |= bit;
+            godot_warn!("SoldierBearing '{}': {msg}", self.base().get_name());
+        }
+    }
+
+    /// Returns the core config from the properties; an out-of-range property warns once (naming it
+    /// and its range) and is clamped.
+    fn config(&mut self) -> BearingConfig {
+        let checks = [
+            ("turn_speed", self.turn_speed, 1.0, 3600.0),
+            ("yaw_limit", self.yaw_limit, 0.0, 180.0),
+            ("pitch_limit", self.pitch_limit, 0.0, 85.0),
+            ("chest_share", self.chest_share, 0.0, 1.0),
+            ("neck_share", self.neck_share, 0.0, 1.0),
+            ("salute_time", self.salute_time, 0.01, 10.0),
+        ];
+        if self.warned & WARN_RANGE == 0 {
+            if let Some((name, v, lo, hi)) = checks
+                .iter()
+                .find(|(_, v, lo, hi)| !v.is_finite() || v < lo || v > hi)
+            {
+                let msg = format!("{name} must be in {lo}..={hi} (got {v}); clamped");
+                self.warn_once(WARN_RANGE, &msg);
+            }
+        }
+        BearingConfig {
+            turn_speed: self.turn_speed.clamp(1.0, 3600.0).to_radians(),
+            yaw_limit: self.yaw_limit.to_radians(),
+            pitch_limit: self.pitch_limit.to_radians(),
+            chest_share: self.chest_share,
+            neck_share: self.neck_share,
+            salute_time: self.salute_time,
+        }
+        .sanitized()
+    }
+
+    fn ik(&self) -> Option<Gd<LimbIK>> {
+        if self.salute_ik.is_empty() {
+            return None;
+        }
+        self.base().try_get_node_as::<LimbIK>(&self.salute_ik)
+    }
+
+    /// Returns the rig for `skeleton`, resolving it (and warning once) when the skeleton changed.
+    fn resolve(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<Rig> {
+        let key = (skeleton.instance_id(), skeleton.get_bone_count());
+        if self.resolved_for == Some(key) {
+            return self.rig;
+        }
+        self.resolved_for = Some(key);
+        self.rig = None;
+        let find = |name: &GString| {
+            if name.is_empty() {
+                -1
+            } else {
+                skeleton.find_bone(name)
+            }
+        };
+        let head = find(&self.head_bone);
+        if head < 0 {
+            let msg = format!(
+                "head_bone '{}' not found in skeleton '{}'; the bearing leaves the pose alone",
+                self.head_bone,
+                skeleton.get_name()
+            );
+            self.warn_once(WARN_HEAD, &msg);
+            return None;
+        }
+        let Some(frame) = BodyFrame::new(vec3(self.body_forward), Vec3::Y) else {
+            let msg = format!(
+                "body_forward must be a horizontal direction (got {}); using (0, 0, -1)",
+                self.body_forward
+            );
+            self.warn_once(WARN_FRAME, &msg);
+            self.body_forward = Vector3::new(0.0, 0.0, -1.0);
+            self.resolved_for = None;
+            return self.resolve(skeleton);
+        };
+        let head_rest = skeleton.get_bone_global_rest(head);
+        let head_rest_rot = rotation_of(head_rest.basis);
+        let head_forward = rotate_vec(head_rest_rot.conjugate(), frame.forward);
+        let hand = find(&self.hand_bone);
+        let hand_in_head = (hand >= 0).then(|| {
+            let hand_rest = skeleton.get_bone_global_rest(hand);
+            let parent = skeleton.get_bone_parent(hand);
+            // The hand points along the forearm at rest; its palm faces the body (inward).
+            let fingers = if parent >= 0 {
+                vec3(hand_rest.origin - skeleton.get_bone_global_rest(parent).origin)
+            } else {
+                -frame.up
+            };
+            let salute_fingers = frame.to_skeleton(Vec3::new(-0.95, 0.3, -0.2));
+            let salute_palm = frame.to_skeleton(Vec3::new(0.0, -0.7, -0.7));
+            let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
+            let hand_rot = turn * rotation_of(hand_rest.basis);
+            let offset = frame.to_skeleton(vec3(self.salute_hand_offset));
+            (
+                head_rest_rot.conjugate() * hand_rot,
+                rotate_vec(head_rest_rot.conjugate(), offset),
+            )
+        });
+        let (neck, chest) = (find(&self.neck_bone), find(&self.chest_bone));
+        let present: Vec<i32> = [chest, neck, head]
+            .into_iter()
+            .filter(|b| *b >= 0)
+            .collect();
+        let in_order = present
+            .windows(2)
+            .all(|w| is_ancestor(skeleton, w[0], w[1]));
+        let parent = |b: i32| {
+            if b >= 0 {
+                skeleton.get_bone_parent(b)
+            } else {
+                -1
+            }
+        };
+        self.rig = Some(Rig {
+            head,
+            neck,
+            chest,
+            parents: [parent(chest), parent(neck), parent(head)],
+            in_order,
+            frame,
+            head_forward,
+            hand_in_head,
+        });
+        self.rig
+    }
+
+    /// Writes the salute's target, pole and weight into its [LimbIK] (after the look moved the head).
+    fn drive_salute(
+        &mut self,
+        skeleton: &Gd<Skeleton3D>,
+        rig: &Rig,
+        head: Transform3D,
+        chest_turn: Quat,
+    ) {
+        let weight = self.motion.salute_weight();
+        let ik = self.ik();
+        let Some(mut ik) = ik else {
+            if self.saluting {
+                self.warn_once(
+                    WARN_IK,
+                    "saluting needs salute_ik to point at a LimbIK (see create_salute_ik()); no salute",
+                );
+            }
+            return;
+        };
+        let Some((hand_rot, offset)) = rig.hand_in_head else {
+            if self.saluting {
+                let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
+                self.warn_once(WARN_IK, &msg);
+            }
+            ik.set_active(false);
+            return;
+        };
+        if weight <= 0.0 {
+            if ik.is_active() {
+                ik.set_active(false);
+            }
+            return;
+        }
+        let head_rot = rotation_of(head.basis);
+        let position = head.origin + vector3(rotate_vec(head_rot, offset));
+        let rotation = quaternion(head_rot * hand_rot);
+        let local = Transform3D::new(Basis::from_quaternion(rotation), position);
+        let target = skeleton.get_global_transform() * local;
+        self.salute_target = target;
+        let pole = rotate_vec(chest_turn, rig.frame.to_skeleton(vec3(self.salute_pole)));
+        {
+            let mut b = ik.bind_mut();
+            b.set_target_transform(target);
+            b.set_pole_direction(vector3(pole));
+            b.set_position_weight(1.0);
+            b.set_rotation_weight(1.0);
+        }
+        ik.set_influence(weight);
+        if !ik.is_active() {
+            ik.set_active(true);
+        }
+    }
+}
+
+/// Returns whether `ancestor` is a proper ancestor of `bone` (bounded by the bone count).
+fn is_ancestor(skeleton: &Gd<Skeleton3D>, ancestor: i32, mut bone: i32) -> bool {
+    for _ in 0..=skeleton.get_bone_count() {
+        bone = skeleton.get_bone_parent(bone);
+        if bone < 0 {
+            return false;
+        }
+        if bone == ancestor {
+            return true;
+        }
+    }
+    false
+}
+
+/// Returns whether a scale is the same on all three axes (within 0.1 %).
+fn is_uniform(scale: Vector3) -> bool {
+    let (lo, hi) = (
+        scale.x.min(scale.y).min(scale.z),
+        scale.x.max(scale.y).max(scale.z),
+    );
+    lo > 0.0 && hi - lo <= 1e-3 * hi
+}
+
+/// Returns the rotation of a basis (scale removed) as a core quaternion.
+fn rotation_of(basis: Basis) -> Quat {
+    let q = quat(basis.orthonormalized().get_quaternion());
+    glam::Vec4::from(q)
+        .try_normalize()
+        .map_or(Quat::IDENTITY, Quat::from_vec4)
+}
