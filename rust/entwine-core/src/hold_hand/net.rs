@@ -288,6 +288,9 @@ impl RemoteIk {
     }
 }
 
+/// A remote root farther than this from its target (m) jumps there instead of gliding.
+pub const TELEPORT_DISTANCE: f32 = 3.0;
+
 /// Smooths a remote root toward its latest authoritative pose (seed §4.4): SmoothDamp-like position
 /// with `max(0.01, interval/2)`, exponential slerp of the rotation, and a snap when within
 /// `snap_distance`.
@@ -300,14 +303,36 @@ pub struct RootFollower {
 impl RootFollower {
     /// Returns the smoothed pose after `dt` seconds toward `target`.
     pub fn step(&mut self, target: Pose, dt: f32, interval: f32, snap_distance: f32) -> Pose {
+        self.step_limited(target, dt, interval, snap_distance, f32::INFINITY)
+    }
+
+    /// Returns the smoothed pose after `dt` seconds toward `target`, moving at most `max_speed`
+    /// (m/s) while catching up — except that a target farther than [`TELEPORT_DISTANCE`] (a
+    /// respawn, a teleport) is taken at once.
+    pub fn step_limited(
+        &mut self,
+        target: Pose,
+        dt: f32,
+        interval: f32,
+        snap_distance: f32,
+        max_speed: f32,
+    ) -> Pose {
         let tau = (interval * 0.5).max(0.01);
-        let current = self.current.filter(|c| c.is_finite()).unwrap_or(target);
+        let current = self
+            .current
+            .filter(|c| c.is_finite() && c.position.distance(target.position) <= TELEPORT_DISTANCE)
+            .unwrap_or(target);
+        let max_speed = if max_speed > 0.0 {
+            max_speed
+        } else {
+            f32::INFINITY
+        };
         let position = crate::kit::smooth_damp_vec3(
             current.position,
             target.position,
             &mut self.velocity,
             tau,
-            f32::INFINITY,
+            max_speed,
             dt,
         );
         let rotation = slerp_shortest(current.rotation, target.rotation, exp_alpha(dt, tau));
@@ -465,6 +490,26 @@ mod tests {
             w = r.update(root, 0.016, 0.05, 0.5, 0.1).unwrap().weight;
         }
         assert!((w - 0.75).abs() < 0.01, "{w}");
+    }
+
+    #[test]
+    fn root_follower_caps_its_catch_up_but_takes_teleports_at_once() {
+        let mut f = RootFollower::default();
+        f.step(Pose::IDENTITY, 0.016, 0.1, 0.005);
+        let near = Pose::new(Vec3::new(0.5, 0.0, 0.0), Quat::IDENTITY);
+        let mut last = Vec3::ZERO;
+        for _ in 0..30 {
+            let p = f.step_limited(near, 1.0 / 60.0, 0.1, 0.005, 2.0).position;
+            assert!(
+                p.distance(last) <= 2.0 / 60.0 + 1e-4,
+                "{}",
+                p.distance(last)
+            );
+            last = p;
+        }
+        let far = Pose::new(Vec3::new(10.0, 0.0, 0.0), Quat::IDENTITY);
+        let p = f.step_limited(far, 1.0 / 60.0, 0.1, 0.005, 2.0).position;
+        assert_eq!(p, far.position, "a teleport is taken at once");
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub const ANIM_KIND: u8 = 3;
 /// How far past the newest pose (in pose intervals) a remote peer carries the roots on at their last
 /// velocity while the next pose is late or lost.
 pub const EXTRAPOLATION_INTERVALS: f32 = 3.0;
+/// A remote root catches up at most this many times faster than it was last seen moving…
+pub const CATCH_UP_FACTOR: f32 = 2.0;
+/// …and never slower than this (m/s).
+pub const MIN_CATCH_UP_SPEED: f32 = 2.0;
 /// Poses further apart than this many sequence steps give no velocity (a long gap).
 const MAX_VELOCITY_GAP: u16 = 8;
 /// An animation snapshot whose values have not changed is skipped, but one is sent at least this
@@ -460,9 +464,17 @@ impl PairReceiver {
         initiator_target.position += self.velocity[0] * ahead;
         let mut recipient_target = latest.initiator.from_local(latest.recipient_local);
         recipient_target.position += self.velocity[1] * ahead;
-        let recipient = self.recipient.step(recipient_target, dt, interval, snap);
+        // Catching up after a late or lost pose never runs much faster than the pair walks.
+        let limit = |v: Vec3| (v.length() * CATCH_UP_FACTOR).max(MIN_CATCH_UP_SPEED);
+        let (limit_i, limit_r) = (limit(self.velocity[0]), limit(self.velocity[1]));
+        let recipient = self
+            .recipient
+            .step_limited(recipient_target, dt, interval, snap, limit_r);
         let initiator = match view {
-            Viewpoint::Onlooker => self.initiator.step(initiator_target, dt, interval, snap),
+            Viewpoint::Onlooker => {
+                self.initiator
+                    .step_limited(initiator_target, dt, interval, snap, limit_i)
+            }
             Viewpoint::Recipient => {
                 // The initiator in the recipient's frame, smoothed there, placed on our root.
                 let relative = latest.recipient_local.inverse();
