@@ -27,6 +27,7 @@ var _started_at := -1.0
 var _active_for := 0.0
 var _done := false
 var _saved := false
+var _all_saved := false
 
 
 func _ready() -> void:
@@ -62,6 +63,7 @@ func _ready() -> void:
 			return
 		multiplayer.multiplayer_peer = peer
 		multiplayer.connected_to_server.connect(func() -> void: hello.rpc_id(1, _role))
+		multiplayer.server_disconnected.connect(func() -> void: get_tree().quit(0))
 	_label.text = "%s's view" % _role.capitalize()
 	if _role != "server":
 		title = "HoldHandComponent over ENet — the %s's view (one of four processes)" % _role
@@ -92,7 +94,7 @@ func hello(role: String) -> void:
 	if not multiplayer.is_server() or not role in ROLES:
 		return
 	_ids[role] = multiplayer.get_remote_sender_id()
-	if _ids.size() == ROLES.size():
+	if ROLES.all(func(r: String) -> bool: return _ids.has(r)):
 		build.rpc(_ids["initiator"], _ids["recipient"])
 		build(_ids["initiator"], _ids["recipient"])
 
@@ -161,7 +163,7 @@ func _process(delta: float) -> void:
 		_saved = true
 		_save_and_quit()
 	if _role == "server":
-		_done = t > 90.0 or _pids.all(func(p: int) -> bool: return not OS.is_process_running(p))
+		_done = _all_saved or t > 90.0 or _pids.all(func(p: int) -> bool: return not OS.is_process_running(p))
 
 
 ## Keeps the camera behind `body` (in its frame) looking at the pair.
@@ -179,7 +181,24 @@ func _save_and_quit() -> void:
 		push_error("hold_hand_net demo: could not save %s" % path)
 	else:
 		print("saved ", path)
-	await get_tree().create_timer(0.5).timeout
+	# Stay in the pair until every view is saved (a peer that leaves ends the pair for all).
+	saved.rpc_id(1)
+
+
+## A client saved its view (server side); when all three have, everyone may leave.
+@rpc("any_peer", "call_remote", "reliable")
+func saved() -> void:
+	if not multiplayer.is_server():
+		return
+	_ids["saved_%d" % multiplayer.get_remote_sender_id()] = true
+	if _ids.keys().filter(func(k: String) -> bool: return k.begins_with("saved_")).size() == ROLES.size():
+		_all_saved = true  # the showcase takes the server's view next, then this node leaves
+
+
+## Every view is saved: the clients close.
+@rpc("authority", "call_remote", "reliable")
+func leave() -> void:
+	await get_tree().create_timer(0.3).timeout
 	multiplayer.multiplayer_peer = null
 	get_tree().quit(0)
 
@@ -190,6 +209,12 @@ func is_done() -> bool:
 
 
 func _exit_tree() -> void:
-	for pid in _pids:
-		if pid > 0 and OS.is_process_running(pid):
-			OS.kill(pid)
+	if _role != "server":
+		return
+	if multiplayer.multiplayer_peer != null and not multiplayer.get_peers().is_empty():
+		leave.rpc()
+		multiplayer.poll()
+	if not _all_saved:
+		for pid in _pids:
+			if pid > 0 and OS.is_process_running(pid):
+				OS.kill(pid)
