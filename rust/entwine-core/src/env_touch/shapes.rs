@@ -427,34 +427,8 @@ pub fn affine(x: Vec3, y: Vec3, z: Vec3, origin: Vec3) -> Affine3A {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use glam::{Quat, Vec4};
-
-    /// A tiny deterministic generator for test data.
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn signed(&mut self) -> f32 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        }
-
-        fn vec3(&mut self) -> Vec3 {
-            Vec3::new(self.signed(), self.signed(), self.signed())
-        }
-
-        fn quat(&mut self) -> Quat {
-            loop {
-                let v = Vec4::new(self.signed(), self.signed(), self.signed(), self.signed());
-                let len = v.length();
-                if len > 0.1 && len <= 1.0 {
-                    return Quat::from_vec4(v / len);
-                }
-            }
-        }
-    }
+    use crate::kit::test_util::Lcg;
+    use glam::Quat;
 
     /// Returns the smallest distance from `p` to the surface points produced by `sample(u, v)` over an
     /// `n × n` grid of parameters in [0, 1]².

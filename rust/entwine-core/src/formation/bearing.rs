@@ -100,13 +100,7 @@ impl BearingConfig {
     #[must_use]
     pub fn sanitized(mut self) -> Self {
         let d = Self::default();
-        let fix = |v: f32, lo: f32, hi: f32, def: f32| {
-            if v.is_finite() {
-                v.clamp(lo, hi)
-            } else {
-                def
-            }
-        };
+        let fix = crate::kit::clamp_finite;
         self.turn_speed = fix(self.turn_speed, 0.01, 100.0, d.turn_speed);
         self.yaw_limit = fix(self.yaw_limit, 0.0, core::f32::consts::PI, d.yaw_limit);
         self.pitch_limit = fix(self.pitch_limit, 0.0, 1.5, d.pitch_limit);

@@ -127,13 +127,7 @@ impl SquadConfig {
     #[must_use]
     pub fn sanitized(mut self) -> Self {
         let d = Self::default();
-        let fix = |v: f32, lo: f32, hi: f32, def: f32| {
-            if v.is_finite() {
-                v.clamp(lo, hi)
-            } else {
-                def
-            }
-        };
+        let fix = crate::kit::clamp_finite;
         self.gains.k1 = fix(self.gains.k1, 0.0, 20.0, d.gains.k1);
         self.gains.k2 = fix(self.gains.k2, 0.0, 20.0, d.gains.k2);
         self.gains.k3 = fix(self.gains.k3, 0.0, 10.0, d.gains.k3);

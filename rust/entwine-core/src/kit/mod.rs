@@ -15,7 +15,7 @@ pub mod seq;
 pub mod smoothing;
 
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 
 pub use ik::{solve_limb, LimbGoal, LimbPose, PoleMemory};
 pub use pose::Pose;
@@ -25,6 +25,6 @@ pub use quant::{
 };
 pub use seq::{Seq16, SequenceGate};
 pub use smoothing::{
-    angle_difference, exp_alpha, move_towards, move_towards_vec3, saturate, slerp_shortest,
-    smooth_damp, smooth_damp_vec3, smooth_damp_vec3_ramped, wrap_angle,
+    angle_difference, clamp_finite, exp_alpha, move_towards, move_towards_vec3, saturate,
+    slerp_shortest, smooth_damp, smooth_damp_vec3, smooth_damp_vec3_ramped, wrap_angle,
 };

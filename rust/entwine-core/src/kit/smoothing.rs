@@ -23,6 +23,16 @@ pub fn saturate(x: f32) -> f32 {
     }
 }
 
+/// Returns `v` clamped to [`lo`, `hi`] when it is finite, else `default` (settings sanitising).
+#[must_use]
+pub fn clamp_finite(v: f32, lo: f32, hi: f32, default: f32) -> f32 {
+    if v.is_finite() {
+        v.clamp(lo, hi)
+    } else {
+        default
+    }
+}
+
 /// Returns `x` if it is finite, else `target` if that is finite, else `current`.
 fn settle(x: f32, current: f32, target: f32) -> f32 {
     if x.is_finite() {

@@ -388,45 +388,8 @@ pub fn arc_rotation(from: Vec3, to: Vec3) -> Quat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kit::test_util::{assert_vec_near, quat_angle, vec_angle, Lcg};
     use core::f32::consts::{FRAC_PI_2, PI};
-
-    /// A small deterministic generator (64-bit LCG).
-    struct Lcg(u64);
-
-    impl Lcg {
-        /// Returns a number in [-1, 1).
-        fn signed(&mut self) -> f32 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        }
-
-        fn vec3(&mut self) -> Vec3 {
-            Vec3::new(self.signed(), self.signed(), self.signed())
-        }
-    }
-
-    /// Returns the angle (radians) between two rotations (well conditioned near zero).
-    fn quat_angle(a: Quat, b: Quat) -> f64 {
-        let r = a.conjugate() * b;
-        let v = Vec3::new(r.x, r.y, r.z).as_dvec3().length();
-        2.0 * v.atan2(f64::from(r.w).abs())
-    }
-
-    /// Returns the angle (radians) between two vectors.
-    fn vec_angle(a: Vec3, b: Vec3) -> f32 {
-        a.cross(b).length().atan2(a.dot(b))
-    }
-
-    #[track_caller]
-    fn assert_vec_near(actual: Vec3, expected: Vec3, tol: f32) {
-        assert!(
-            actual.distance(expected) <= tol,
-            "{actual} is not within {tol} of {expected}"
-        );
-    }
 
     /// A straight rest chain of `n` bones `spacing` apart along −Y from `origin`, each bone's +Y
     /// pointing down the chain (Godot's bone convention), with a random twist per bone.
