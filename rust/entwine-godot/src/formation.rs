@@ -1950,7 +1950,7 @@ impl FormationController {
 }
 
 /// Returns an agent's skeleton: what its `get_skeleton()` method returns (e.g. the test
-/// character's), else its first [Skeleton3D] descendant (breadth first, at most 256 nodes looked at).
+/// character's), else its first [Skeleton3D] descendant.
 fn find_skeleton(agent: &Gd<Node3D>) -> Option<Gd<Skeleton3D>> {
     if agent.has_method("get_skeleton") {
         let v = agent.clone().call("get_skeleton", &[]);
@@ -1958,20 +1958,7 @@ fn find_skeleton(agent: &Gd<Node3D>) -> Option<Gd<Skeleton3D>> {
             return Some(skeleton);
         }
     }
-    let mut queue: std::collections::VecDeque<Gd<Node>> =
-        agent.get_children().iter_shared().collect();
-    let mut seen = 0;
-    while let Some(node) = queue.pop_front() {
-        seen += 1;
-        if seen > 256 {
-            break;
-        }
-        match node.try_cast::<Skeleton3D>() {
-            Ok(skeleton) => return Some(skeleton),
-            Err(node) => queue.extend(node.get_children().iter_shared()),
-        }
-    }
-    None
+    crate::scene::first_descendant::<Skeleton3D>(&agent.clone().upcast())
 }
 
 /// Returns the soldier record for `skeleton`: its existing [SoldierBearing] child, or a new one

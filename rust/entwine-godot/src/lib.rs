@@ -11,6 +11,7 @@ mod hold_hand;
 mod limb_ik;
 mod net_clock;
 mod rope;
+mod scene;
 
 pub use env_touch::EnvironmentInteractionStateMachine;
 pub use formation::{

@@ -21,6 +21,7 @@ use godot::prelude::*;
 
 use crate::convert::{pose, quat, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
+use crate::scene::first_descendant;
 pub use room::HoldHandRoom;
 use room::RoomOp;
 
@@ -770,12 +771,12 @@ impl HoldHandComponent {
         self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
         let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
         self.runtime.skeleton = if self.skeleton.is_empty() {
-            root.clone().and_then(find_descendant::<Skeleton3D>)
+            root.as_ref().and_then(first_descendant::<Skeleton3D>)
         } else {
             self.base().try_get_node_as::<Skeleton3D>(&self.skeleton)
         };
         self.runtime.tree = if self.animation_tree.is_empty() {
-            root.and_then(find_descendant::<AnimationTree>)
+            root.as_ref().and_then(first_descendant::<AnimationTree>)
         } else {
             self.base()
                 .try_get_node_as::<AnimationTree>(&self.animation_tree)
@@ -784,7 +785,7 @@ impl HoldHandComponent {
             self.runtime
                 .character
                 .clone()
-                .and_then(|c| find_descendant::<AnimationPlayer>(c.upcast()))
+                .and_then(|c| first_descendant::<AnimationPlayer>(&c.upcast()))
         } else {
             None
         };
@@ -1680,17 +1681,4 @@ fn chain_from_hand(skeleton: &Gd<Skeleton3D>, hand: &GString) -> Option<[GString
         return None;
     }
     Some([skeleton.get_bone_name(upper), skeleton.get_bone_name(lower)])
-}
-
-/// Returns the first descendant of `root` of class `T` (depth first).
-fn find_descendant<T: GodotClass + Inherits<Node>>(root: Gd<Node>) -> Option<Gd<T>> {
-    for child in root.get_children().iter_shared() {
-        if let Ok(found) = child.clone().try_cast::<T>() {
-            return Some(found);
-        }
-        if let Some(found) = find_descendant::<T>(child) {
-            return Some(found);
-        }
-    }
-    None
 }
