@@ -1,0 +1,297 @@
+//! Ground-truth tests: the rope against physics computed here, not against itself.
+//!
+//! A rope pinned at both ends must hang as the analytic catenary through those ends for its length,
+//! a rope pinned at one end must hang plumb, no segment may pass through a thin wall, and a cutter
+//! must cut a rope it passes however fast it moves between two ticks.
+
+use super::*;
+
+const DT: f32 = 1.0 / 60.0;
+
+/// The catenary `y = a·cosh((x − x0)/a) + c` through `(0, 0)` and `(span, rise)` with arc length
+/// `length` (all metres, computed in `f64`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Catenary {
+    a: f64,
+    x0: f64,
+    c: f64,
+    span: f64,
+}
+
+impl Catenary {
+    /// Solves for the parameter `a` by bisection on `sqrt(L² − v²) = 2a·sinh(h / 2a)`.
+    pub(super) fn through(span: f64, rise: f64, length: f64) -> Self {
+        let chord = (length * length - rise * rise).sqrt();
+        assert!(chord > span, "the rope must be longer than the chord");
+        let f = |a: f64| 2.0 * a * (span / (2.0 * a)).sinh() - chord;
+        // f decreases in a: tiny a → huge, huge a → span − chord < 0.
+        let (mut lo, mut hi) = (1e-6 * span, 1e6 * span);
+        for _ in 0..400 {
+            let mid = (lo * hi).sqrt();
+            if f(mid) > 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let a = (lo * hi).sqrt();
+        let x0 = 0.5 * span - a * (rise / length).atanh();
+        let c = -a * (x0 / a).cosh();
+        Self { a, x0, c, span }
+    }
+
+    fn y(&self, x: f64) -> f64 {
+        self.a * ((x - self.x0) / self.a).cosh() + self.c
+    }
+
+    /// Returns the distance (m) from the point `(x, y)` of the curve's plane to the curve.
+    pub(super) fn distance(&self, x: f64, y: f64) -> f64 {
+        // Dense polyline, then a refinement around the nearest sample.
+        const N: usize = 4000;
+        let at = |k: f64| {
+            let u = k / N as f64 * self.span;
+            (u, self.y(u))
+        };
+        let d = |(u, v): (f64, f64)| ((u - x).powi(2) + (v - y).powi(2)).sqrt();
+        let mut best = (f64::INFINITY, 0.0);
+        for k in 0..=N {
+            let e = d(at(k as f64));
+            if e < best.0 {
+                best = (e, k as f64);
+            }
+        }
+        let (mut lo, mut hi) = ((best.1 - 1.0).max(0.0), (best.1 + 1.0).min(N as f64));
+        for _ in 0..60 {
+            let m1 = lo + (hi - lo) / 3.0;
+            let m2 = hi - (hi - lo) / 3.0;
+            if d(at(m1)) < d(at(m2)) {
+                hi = m2;
+            } else {
+                lo = m1;
+            }
+        }
+        d(at(0.5 * (lo + hi))).min(best.0)
+    }
+}
+
+/// The exact rest shape of the rope's own model: `links` massless links of `link` metres between two
+/// pins `span` apart at equal height, with equal weights at the joints. The horizontal tension is the
+/// same in every link and each joint adds one weight to the vertical, so link `k` slopes with
+/// `tan θ_k = μ·(k − (links − 1)/2)`; `μ` (weight / horizontal tension) is solved by bisection so
+/// that the links span the gap. Returns the joints `(x, y)` with the first pin at the origin.
+pub(super) fn discrete_chain(links: usize, link: f64, span: f64) -> Vec<(f64, f64)> {
+    let reach = |mu: f64| -> f64 {
+        (0..links)
+            .map(|k| link / (1.0 + (mu * (k as f64 - (links as f64 - 1.0) / 2.0)).powi(2)).sqrt())
+            .sum()
+    };
+    let (mut lo, mut hi) = (0.0f64, 1e9f64);
+    for _ in 0..300 {
+        let mid = 0.5 * (lo + hi);
+        if reach(mid) > span {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let mu = 0.5 * (lo + hi);
+    let mut joints = vec![(0.0, 0.0)];
+    let (mut x, mut y) = (0.0, 0.0);
+    for k in 0..links {
+        let t = mu * (k as f64 - (links as f64 - 1.0) / 2.0);
+        let c = 1.0 / (1.0 + t * t).sqrt();
+        x += link * c;
+        y += link * t * c;
+        joints.push((x, y));
+    }
+    joints
+}
+
+/// What a settled rope between two pins measured against its catenary.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Hang {
+    /// Largest distance of a point from the analytic catenary, metres.
+    pub max_error: f32,
+    /// Largest distance of a point from its joint in the exact rest shape of the same chain, metres.
+    pub chain_error: f32,
+    /// How far the exact chain's own joints lie from the catenary at most (the discretisation), metres.
+    pub chain_gap: f32,
+    pub mean_error: f32,
+    pub length_error: f32,
+    pub worst_segment: f32,
+    pub speed: f32,
+}
+
+/// Hangs a rope of `length` metres and `points` points between pins `span` metres apart at equal
+/// height (default settings otherwise), settles it for `seconds` and measures it.
+pub(super) fn hang(
+    length: f32,
+    points: usize,
+    span: f32,
+    seconds: f32,
+    params: RopeParams,
+) -> Hang {
+    let seg = length / (points - 1) as f32;
+    let params = RopeParams {
+        segment_length: seg,
+        ..params
+    };
+    let h = length + 2.0;
+    let a = Vec3::new(0.0, h, 0.0);
+    let b = Vec3::new(span, h, 0.0);
+    let mut rope = Rope::new(points, points, params, a, Vec3::X);
+    let w = World::with_capacity(1);
+    let frames = (seconds / DT).round() as usize;
+    let mut before = rope.points().to_vec();
+    for k in 0..frames {
+        if k + 1 == frames {
+            before.copy_from_slice(rope.points());
+        }
+        let _ = rope.step(DT, a, EndAttachment::Pinned(b), &w);
+    }
+    let cat = Catenary::through(f64::from(span), 0.0, f64::from(rope.length()));
+    let pts = rope.points();
+    let errors: Vec<f32> = pts
+        .iter()
+        .map(|p| {
+            let off_plane = f64::from(p.z);
+            let e = cat.distance(f64::from(p.x), f64::from(p.y - h));
+            (e * e + off_plane * off_plane).sqrt() as f32
+        })
+        .collect();
+    let links = pts.len() - 1;
+    let exact = discrete_chain(
+        links,
+        f64::from(rope.length()) / links as f64,
+        f64::from(span),
+    );
+    let chain_error = pts
+        .iter()
+        .zip(&exact)
+        .map(|(p, (x, y))| {
+            let dx = f64::from(p.x) - x;
+            let dy = f64::from(p.y - h) - y;
+            (dx * dx + dy * dy + f64::from(p.z).powi(2)).sqrt() as f32
+        })
+        .fold(0.0, f32::max);
+    let chain_gap = exact
+        .iter()
+        .map(|(x, y)| cat.distance(*x, *y) as f32)
+        .fold(0.0, f32::max);
+    let measured: f32 = pts.windows(2).map(|s| (s[1] - s[0]).length()).sum();
+    let worst_segment = (0..pts.len() - 1)
+        .map(|j| (pts[j + 1] - pts[j]).length() / rope.rest_length(j) - 1.0)
+        .fold(f32::MIN, f32::max);
+    let speed = pts
+        .iter()
+        .zip(&before)
+        .map(|(p, q)| (*p - *q).length() / DT)
+        .fold(0.0, f32::max);
+    Hang {
+        max_error: errors.iter().copied().fold(0.0, f32::max),
+        chain_error,
+        chain_gap,
+        mean_error: errors.iter().sum::<f32>() / errors.len() as f32,
+        length_error: measured / rope.length() - 1.0,
+        worst_segment,
+        speed,
+    }
+}
+
+#[test]
+fn catenary_solver_matches_known_values() {
+    // A 3 m rope between pins 2 m apart: 2a·sinh(1/a) = 3 gives a ≈ 0.61647 m and a sag of a·(cosh(1/a) − 1) ≈ 1.005 m.
+    let c = Catenary::through(2.0, 0.0, 3.0);
+    assert!((c.a - 0.61647).abs() < 1e-4, "a = {}", c.a);
+    let sag = -c.y(1.0);
+    assert!((sag - 1.0053).abs() < 1e-3, "sag {sag}");
+    assert!(c.distance(1.0, -sag) < 1e-9);
+    assert!((c.distance(1.0, -sag - 0.1) - 0.1).abs() < 1e-6);
+    assert!(c.distance(1.0, 0.0) < sag);
+    // Uneven ends: the curve passes through both.
+    let u = Catenary::through(2.0, 0.5, 3.0);
+    assert!(u.y(0.0).abs() < 1e-9 && (u.y(2.0) - 0.5).abs() < 1e-9);
+    // The exact chain spans the gap, keeps its links, and approaches the curve with more links.
+    let chain = discrete_chain(300, 0.01, 2.0);
+    let last = chain[300];
+    assert!((last.0 - 2.0).abs() < 1e-9 && last.1.abs() < 1e-9);
+    let worst = chain
+        .iter()
+        .map(|(x, y)| c.distance(*x, *y))
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-3, "300 links: {worst} m off the catenary");
+}
+
+/// The settling time of the ground-truth tests, seconds.
+const SETTLE: f32 = 30.0;
+
+#[test]
+fn a_rope_pinned_at_both_ends_hangs_as_the_catenary() {
+    let mut rows = Vec::new();
+    for length in [1.0f32, 3.0, 10.0] {
+        for points in [8usize, 12, 32, 64] {
+            for frac in [0.3f32, 0.5, 0.75, 0.97] {
+                let r = hang(length, points, frac * length, SETTLE, RopeParams::default());
+                eprintln!(
+                    "catenary L={length} m n={points} span={:.0}%: max {:.2} mm mean {:.2} mm \
+                     (exact chain: {:.2} mm off it, rope {:.2} mm from it) \
+                     length {:+.3}% worst segment {:+.3}% speed {:.3} mm/s",
+                    frac * 100.0,
+                    r.max_error * 1e3,
+                    r.mean_error * 1e3,
+                    r.chain_gap * 1e3,
+                    r.chain_error * 1e3,
+                    r.length_error * 100.0,
+                    r.worst_segment * 100.0,
+                    r.speed * 1e3
+                );
+                rows.push((length, points, frac, r));
+            }
+        }
+    }
+    for (length, points, frac, r) in rows {
+        let case = format!("L={length} n={points} span={frac}: {r:?}");
+        // A chain of few points cannot lie on the continuous curve: where even its exact rest shape
+        // is farther than 1 % of the length from it (8 points at tight spans), the rope is held to
+        // that exact shape instead, and must not add more than 1 % of its length to the gap.
+        let limit = 0.01 * length;
+        assert!(r.chain_error <= limit, "off the exact chain: {case}");
+        assert!(
+            r.max_error <= limit + r.chain_gap,
+            "off the catenary: {case}"
+        );
+        assert!(r.length_error.abs() <= 0.01, "length: {case}");
+        assert!(r.worst_segment <= 0.05, "a segment over +5 %: {case}");
+        assert!(r.speed <= 1e-3, "still moving: {case}");
+    }
+}
+
+#[test]
+fn a_rope_hanging_from_one_end_settles_plumb() {
+    for (length, points) in [(1.0f32, 8usize), (3.0, 12), (3.0, 32), (10.0, 64)] {
+        let params = RopeParams {
+            segment_length: length / (points - 1) as f32,
+            ..RopeParams::default()
+        };
+        let a = Vec3::new(1.0, length + 2.0, -2.0);
+        // Laid out sideways and let go: it swings down and settles.
+        let mut rope = Rope::new(points, points, params, a, Vec3::new(1.0, 0.0, 0.5));
+        let w = World::with_capacity(1);
+        for _ in 0..(SETTLE / DT) as usize {
+            let _ = rope.step(DT, a, EndAttachment::Free, &w);
+        }
+        let tip = *rope.points().last().expect("points");
+        let off = Vec3::new(tip.x - a.x, 0.0, tip.z - a.z).length();
+        let below = a.y - tip.y;
+        eprintln!(
+            "plumb L={length} n={points}: tip {:.3} mm off the vertical, {:.2} mm short of its length",
+            off * 1e3,
+            (length - below) * 1e3
+        );
+        assert!(off <= 1e-3, "L={length} n={points}: tip {off} m off plumb");
+        assert!(
+            (below - length).abs() <= 0.01 * length,
+            "L={length}: hangs {below} m"
+        );
+    }
+}
