@@ -869,6 +869,14 @@ impl Rope {
                     &p,
                     friction,
                 );
+                collide_segments(
+                    &mut self.pos[..n],
+                    &mut self.prev[..n],
+                    (0.0, w_end),
+                    world,
+                    &p,
+                    friction,
+                );
             }
             let free_end = if end_pin.is_some() { last } else { n };
             if events.cut.is_none() && p.tear_ratio > 0.0 {
@@ -930,6 +938,14 @@ impl Rope {
                         &mut l.pos,
                         &mut l.prev,
                         0..loose_n,
+                        world,
+                        &p,
+                        friction,
+                    );
+                    collide_segments(
+                        &mut l.pos[..loose_n],
+                        &mut l.prev[..loose_n],
+                        (1.0, 1.0),
                         world,
                         &p,
                         friction,
@@ -1216,6 +1232,53 @@ fn collide(
             if let Some((q, n)) = collider.resolve(pos[i], start[i], p.radius) {
                 pos[i] = q;
                 contact_velocity(pos[i], &mut prev[i], n, friction);
+            }
+        }
+    }
+}
+
+/// Pushes every segment of the chain `pos` out of the solid colliders it overlaps as a capsule of
+/// the rope's radius: the overlap is removed at the segment's deepest point by moving its two ends
+/// in proportion to their share of that point and their inverse masses (`(w_first, w_last)` for
+/// the chain's ends, 1 inside). This is what keeps a rope drawn over a thin wall's edge from
+/// cutting through it between two points.
+fn collide_segments(
+    pos: &mut [Vec3],
+    prev: &mut [Vec3],
+    (w_first, w_last): (f32, f32),
+    world: &World,
+    p: &RopeParams,
+    friction: f32,
+) {
+    if world.is_empty() || pos.len() < 2 {
+        return;
+    }
+    let last = pos.len() - 1;
+    let max_move = 2.0 * p.segment_length;
+    for j in 0..last {
+        let wa = if j == 0 { w_first } else { 1.0 };
+        let wb = if j + 1 == last { w_last } else { 1.0 };
+        for (c, collider) in world.colliders().iter().enumerate() {
+            let (a, b) = (pos[j], pos[j + 1]);
+            let mid = (a + b) * 0.5;
+            if !collider.solid || !world.near(c, mid, 0.5 * (b - a).length() + p.radius) {
+                continue;
+            }
+            let Some((t, n, depth)) = collider.segment_overlap(a, b, p.radius) else {
+                continue;
+            };
+            let share = wa * (1.0 - t) * (1.0 - t) + wb * t * t;
+            if share < 1e-4 {
+                continue;
+            }
+            let push = n * (depth / share);
+            if wa > 0.0 {
+                pos[j] += (push * (wa * (1.0 - t))).clamp_length_max(max_move);
+                contact_velocity(pos[j], &mut prev[j], n, friction);
+            }
+            if wb > 0.0 {
+                pos[j + 1] += (push * (wb * t)).clamp_length_max(max_move);
+                contact_velocity(pos[j + 1], &mut prev[j + 1], n, friction);
             }
         }
     }

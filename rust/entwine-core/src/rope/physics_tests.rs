@@ -5,6 +5,8 @@
 //! must cut a rope it passes however fast it moves between two ticks.
 
 use super::*;
+use crate::kit::Pose;
+use glam::Quat;
 
 const DT: f32 = 1.0 / 60.0;
 
@@ -294,4 +296,183 @@ fn a_rope_hanging_from_one_end_settles_plumb() {
             "L={length}: hangs {below} m"
         );
     }
+}
+
+/// A wall 5 cm thick and 1.4 m high across the x axis at `x`, 4 m wide.
+fn thin_wall(x: f32) -> Collider {
+    Collider {
+        pose: Pose::new(Vec3::new(x, 0.7, 0.0), Quat::IDENTITY),
+        shape: Shape::Box {
+            half_extents: Vec3::new(0.025, 0.7, 2.0),
+        },
+        solid: true,
+        cutter: false,
+    }
+}
+
+/// Returns how deep (metres, measured down from the top face) the segment `a`–`b` passes through
+/// the box collider `wall` (no rope radius: the rope's axis itself), or `None` when it does not.
+/// Slab test in the box's frame.
+fn crossing_depth(wall: &Collider, a: Vec3, b: Vec3) -> Option<f32> {
+    let Shape::Box { half_extents } = wall.shape else {
+        return None;
+    };
+    let la = wall.pose.inverse_transform_point(a);
+    let lb = wall.pose.inverse_transform_point(b);
+    let d = lb - la;
+    let (mut t0, mut t1) = (0.0f32, 1.0f32);
+    for k in 0..3 {
+        if d[k].abs() < 1e-9 {
+            if la[k].abs() > half_extents[k] {
+                return None;
+            }
+            continue;
+        }
+        let (mut u, mut v) = (
+            (-half_extents[k] - la[k]) / d[k],
+            (half_extents[k] - la[k]) / d[k],
+        );
+        if u > v {
+            core::mem::swap(&mut u, &mut v);
+        }
+        t0 = t0.max(u);
+        t1 = t1.min(v);
+        if t0 > t1 {
+            return None;
+        }
+    }
+    let lowest = (la + d * t0).y.min((la + d * t1).y);
+    Some(half_extents.y - lowest)
+}
+
+/// Steps `rope` for `frames` ticks with the anchor at `anchor(t)` among `world`, and returns the
+/// number of ticks after which some segment passed through `wall`, the deepest such crossing
+/// (metres below the top) and the largest stretch seen.
+fn run_past_wall(
+    rope: &mut Rope,
+    world: &World,
+    wall: &Collider,
+    frames: usize,
+    anchor: impl Fn(f32) -> Vec3,
+) -> (usize, f32, f32) {
+    let (mut bad, mut deepest, mut stretch) = (0, 0.0f32, 0.0f32);
+    for k in 0..frames {
+        let _ = rope.step(DT, anchor((k + 1) as f32 * DT), EndAttachment::Free, world);
+        let crossings = rope
+            .points()
+            .windows(2)
+            .filter_map(|s| crossing_depth(wall, s[0], s[1]))
+            .fold(None, |acc: Option<f32>, d| {
+                Some(acc.map_or(d, |a| a.max(d)))
+            });
+        if let Some(d) = crossings {
+            bad += 1;
+            deepest = deepest.max(d);
+        }
+        stretch = stretch.max(rope.max_stretch());
+    }
+    (bad, deepest, stretch)
+}
+
+#[test]
+fn no_segment_passes_through_a_thin_wall() {
+    let wall = thin_wall(2.0);
+    let mut world = World::with_capacity(2);
+    world.push(wall);
+    let mut report = Vec::new();
+    for speed in [4.0f32, 8.0, 12.0, 15.0] {
+        // Straight passes: the anchor runs over the wall at 2 m and drags the rope across it.
+        let mut rope = Rope::new(
+            32,
+            12,
+            RopeParams::default(),
+            Vec3::new(-3.0, 2.0, 0.0),
+            Vec3::NEG_X,
+        );
+        let frames = (10.0 / speed / DT) as usize;
+        let pass = run_past_wall(&mut rope, &world, &wall, frames, |t| {
+            Vec3::new(-3.0 + speed * t, 2.0, 0.0)
+        });
+        // A pendulum: the anchor swings back and forth across the wall, peaking at `speed`.
+        let mut rope = Rope::new(
+            32,
+            12,
+            RopeParams::default(),
+            Vec3::new(2.0, 2.2, 0.0),
+            Vec3::NEG_X,
+        );
+        let omega = speed / 3.0;
+        let swing = run_past_wall(&mut rope, &world, &wall, 360, |t| {
+            Vec3::new(2.0 + 3.0 * (omega * t).sin(), 2.2, 0.0)
+        });
+        eprintln!(
+            "wall {speed} m/s: pass {} bad frames (deepest {:.0} mm, stretch {:.1}%), \
+             pendulum {} bad frames (deepest {:.0} mm, stretch {:.1}%)",
+            pass.0,
+            pass.1 * 1e3,
+            pass.2 * 100.0,
+            swing.0,
+            swing.1 * 1e3,
+            swing.2 * 100.0
+        );
+        report.push((speed, pass, swing));
+    }
+    for (speed, pass, swing) in report {
+        assert_eq!(pass.0, 0, "{speed} m/s pass: {pass:?}");
+        assert_eq!(swing.0, 0, "{speed} m/s pendulum: {swing:?}");
+    }
+}
+
+#[test]
+fn a_rope_dragged_around_a_post_slides_instead_of_snagging() {
+    // A square post 30 cm wide; the anchor walks past it at 2 m/s, then turns behind it, so the rope
+    // trailing on the ground must slide around the post's corner.
+    let post = Collider {
+        pose: Pose::new(Vec3::new(2.0, 1.0, 0.0), Quat::IDENTITY),
+        shape: Shape::Box {
+            half_extents: Vec3::new(0.15, 1.0, 0.15),
+        },
+        solid: true,
+        cutter: false,
+    };
+    let mut world = World::with_capacity(2);
+    world.push(post);
+    let path = |t: f32| -> Vec3 {
+        let s = 2.0 * t;
+        if s < 4.0 {
+            Vec3::new(-1.0 + s, 0.5, 0.5)
+        } else {
+            Vec3::new(3.0, 0.5, 0.5 - (s - 4.0))
+        }
+    };
+    let mut rope = Rope::new(32, 12, RopeParams::default(), path(0.0), Vec3::NEG_X);
+    let (mut stretch, mut inside) = (0.0f32, 0);
+    let mut touched = false;
+    for k in 0..240 {
+        let _ = rope.step(DT, path((k + 1) as f32 * DT), EndAttachment::Free, &world);
+        stretch = stretch.max(rope.max_stretch());
+        for p in rope.points() {
+            let d = post.distance(*p);
+            touched |= d < 0.05;
+            if d < 0.0 {
+                inside += 1;
+            }
+        }
+        if rope
+            .points()
+            .windows(2)
+            .any(|s| crossing_depth(&post, s[0], s[1]).is_some())
+        {
+            inside += 1;
+        }
+    }
+    let tail = *rope.points().last().expect("points");
+    eprintln!("post: max stretch {:.1}%, tail at {tail}", stretch * 100.0);
+    assert!(touched, "the rope met the post");
+    assert_eq!(inside, 0, "the rope passed through the post");
+    assert!(stretch <= 0.10, "snagged: stretch {stretch}");
+    assert!(
+        tail.z < -0.15 && tail.x > 2.15,
+        "the rope came round the post's corner: tail at {tail}"
+    );
 }

@@ -189,6 +189,30 @@ impl Collider {
         Some((p - n * d, n))
     }
 
+    /// Returns how a capsule of `radius` metres around the world segment `a`–`b` overlaps the
+    /// collider: the fraction `t` along the segment of its deepest point, the world direction `n` to
+    /// move the segment out along, and the depth (metres) to move it; `None` when they do not
+    /// overlap. Planes return `None` (a segment meets a half-space first at an end point, which the
+    /// point push-out handles).
+    ///
+    /// The deepest point is the minimum of the shape's signed distance along the segment (a convex
+    /// function for these convex shapes, found by golden-section search). Where the segment only
+    /// grazes the shape, the way out is the surface normal there. Where its axis passes through the
+    /// shape (a rope drawn tight over a wall's edge), it is the separating axis of least overlap:
+    /// the face normals and the cross products of the segment with them for a box, the line between
+    /// the closest points for a sphere or a capsule.
+    #[must_use]
+    pub fn segment_overlap(&self, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3, f32)> {
+        if matches!(self.shape, Shape::Plane) {
+            return None;
+        }
+        let la = self.pose.inverse_transform_point(a);
+        let lb = self.pose.inverse_transform_point(b);
+        let (t, local_n, depth) = segment_overlap_local(self.shape, la, lb, radius)?;
+        let n = self.pose.transform_point(local_n) - self.pose.position;
+        Some((t, n, depth))
+    }
+
     /// Returns the fraction `t` in [0, 1] of the way from `a` to `b` (world, metres) at which a ball of
     /// `radius` metres first touches the collider, by sphere tracing; `None` when the path stays clear.
     ///
@@ -199,6 +223,102 @@ impl Collider {
         let lb = self.pose.inverse_transform_point(b);
         sweep_local(self.shape, la, lb, radius)
     }
+}
+
+/// [`Collider::segment_overlap`] in the shape's frame.
+fn segment_overlap_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3, f32)> {
+    let d = b - a;
+    let at = |t: f32| shape.distance(a + d * t);
+    // Golden-section search for the minimum of the signed distance along the segment.
+    const INV_PHI: f32 = 0.618_034;
+    let (mut lo, mut hi) = (0.0f32, 1.0f32);
+    let mut x1 = hi - INV_PHI * (hi - lo);
+    let mut x2 = lo + INV_PHI * (hi - lo);
+    let (mut f1, mut f2) = (at(x1), at(x2));
+    for _ in 0..24 {
+        if f1 <= f2 {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - INV_PHI * (hi - lo);
+            f1 = at(x1);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + INV_PHI * (hi - lo);
+            f2 = at(x2);
+        }
+    }
+    let mut t = 0.5 * (lo + hi);
+    let mut dist = at(t);
+    for (end, f) in [(0.0, at(0.0)), (1.0, at(1.0))] {
+        if f < dist {
+            (t, dist) = (end, f);
+        }
+    }
+    if !dist.is_finite() || dist >= radius {
+        return None;
+    }
+    let q = a + d * t;
+    if dist > 1e-5 {
+        return Some((t, shape.normal(q), radius - dist));
+    }
+    // The axis passes through the shape.
+    let (n, depth) = match shape {
+        Shape::Sphere { radius: r } => {
+            let n = q
+                .try_normalize()
+                .or_else(|| d.any_orthonormal_vector().try_normalize())?;
+            (n, r + radius - q.length())
+        }
+        Shape::Capsule {
+            radius: r,
+            half_height,
+        } => {
+            let axis = Vec3::new(0.0, q.y.clamp(-half_height, half_height), 0.0);
+            let n = (q - axis)
+                .try_normalize()
+                .or_else(|| d.cross(Vec3::Y).try_normalize())
+                .unwrap_or(Vec3::X);
+            (n, r + radius - (q - axis).length())
+        }
+        Shape::Box { half_extents } => box_separation(half_extents, a, b, radius)?,
+        Shape::Plane => return None,
+    };
+    (depth > 0.0 && depth.is_finite()).then_some((t, n, depth))
+}
+
+/// Returns the separating axis of least overlap between a box of `half` extents at the origin and a
+/// capsule of `radius` around `a`–`b`, oriented to move the capsule out, and the overlap (metres).
+fn box_separation(half: Vec3, a: Vec3, b: Vec3, radius: f32) -> Option<(Vec3, f32)> {
+    let d = b - a;
+    let mut best: Option<(Vec3, f32)> = None;
+    let mut consider = |axis: Vec3| {
+        let Some(axis) = axis.try_normalize() else {
+            return;
+        };
+        let box_r = (axis * half).abs().element_sum();
+        let (pa, pb) = (a.dot(axis), b.dot(axis));
+        let (smin, smax) = (pa.min(pb) - radius, pa.max(pb) + radius);
+        let up = box_r - smin; // move along +axis
+        let down = smax + box_r; // move along −axis
+        let (n, depth) = if up <= down {
+            (axis, up)
+        } else {
+            (-axis, down)
+        };
+        if best.is_none_or(|(_, bd)| depth < bd) {
+            best = Some((n, depth));
+        }
+    };
+    for k in 0..3 {
+        let mut e = Vec3::ZERO;
+        e[k] = 1.0;
+        consider(e);
+        consider(d.cross(e));
+    }
+    best
 }
 
 /// Returns where a ball of `radius` moving from `a` to `b` (shape-local) first touches `shape`.
