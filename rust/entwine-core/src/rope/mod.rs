@@ -47,7 +47,7 @@ pub use chain::{BoneChain, ChainError, ChainFit};
 pub use presets::{PresetTable, RopePreset};
 pub use record::{AnchorSample, Recorder, Recording, Replayer};
 pub use tube::Tube;
-pub use world::{Collider, Shape, World};
+pub use world::{Collider, Motion, Shape, World};
 
 /// Default number of point slots allocated per rope.
 pub const DEFAULT_CAPACITY: usize = 32;
@@ -915,7 +915,9 @@ impl Rope {
                 &p,
             );
             if events.cut.is_none() {
-                events.cut = self.check_cuts(world);
+                // This substep spans from `back + h` to `back` seconds before the step's end.
+                let back = dt - (k + 1) as f32 * h;
+                events.cut = self.check_cuts(world, back, h);
             }
             let loose_n = self.loose.active;
             if loose_n > 0 {
@@ -1041,30 +1043,67 @@ impl Rope {
         worst.and_then(|(_, j)| self.split(j, CutReason::Torn))
     }
 
-    /// Returns the first segment (from the anchor) that touches a cutter, split there.
-    fn check_cuts(&mut self, world: &World) -> Option<Cut> {
+    /// Returns the first segment that a cutter touched during the substep that ended `back` seconds
+    /// before the step's end and lasted `h`, split there.
+    ///
+    /// A moving cutter is swept: it is rewound along its [`Motion`] to samples close enough that
+    /// no point of it moves more than its own half-thickness plus the rope's radius between two, and
+    /// at each sample meets the rope interpolated between where the substep started and ended. The
+    /// earliest sample that touches wins, then the segment nearest the anchor. A still cutter is
+    /// tested once, against the segments and the path of each segment's far point.
+    fn check_cuts(&mut self, world: &World, back: f32, h: f32) -> Option<Cut> {
         let n = self.active;
         if n < 2 {
             return None;
         }
         let p = self.params;
-        for j in 0..n - 1 {
-            let (a, b) = (self.pos[j], self.pos[j + 1]);
-            for (c, collider) in world.colliders().iter().enumerate() {
-                if !collider.cutter || !world.near(c, a, (b - a).length() + p.radius) {
-                    continue;
+        let mut first: Option<(f32, usize)> = None;
+        for (c, collider) in world.colliders().iter().enumerate() {
+            if !collider.cutter {
+                continue;
+            }
+            let travel = collider.travel(h);
+            // How far from its end pose it was at the start of this substep, for the bounds test.
+            let reach = collider.travel(back + h);
+            let samples = if travel > 0.0 {
+                let tolerance = (collider.half_thickness() + p.radius).max(MIN_CUT_TOLERANCE);
+                ((travel / tolerance).ceil() as usize).clamp(1, MAX_CUT_SAMPLES)
+            } else {
+                1
+            };
+            for s in 1..=samples {
+                let f = s as f32 / samples as f32;
+                if first.is_some_and(|(ff, _)| ff <= f) {
+                    break;
                 }
-                // The segment now, and the path its far point took this substep.
-                let touched = collider.sweep(a, b, p.radius).is_some()
-                    || collider.sweep(self.start[j + 1], b, p.radius).is_some();
-                if touched {
-                    return self.split(j, CutReason::Cutter);
+                let then = collider.rewound(back + h * (1.0 - f));
+                for j in 0..n - 1 {
+                    let a = self.start[j].lerp(self.pos[j], f);
+                    let b = self.start[j + 1].lerp(self.pos[j + 1], f);
+                    if !world.near(c, a, (b - a).length() + p.radius + reach) {
+                        continue;
+                    }
+                    let touched = then.sweep(a, b, p.radius).is_some()
+                        || (samples == 1 && then.sweep(self.start[j + 1], b, p.radius).is_some());
+                    if touched {
+                        if first.is_none_or(|(ff, fj)| f < ff || (f == ff && j < fj)) {
+                            first = Some((f, j));
+                        }
+                        break;
+                    }
                 }
             }
         }
-        None
+        let (_, j) = first?;
+        self.split(j, CutReason::Cutter)
     }
 }
+
+/// Smallest distance (metres) a swept cutter may move between two samples.
+const MIN_CUT_TOLERANCE: f32 = 0.005;
+/// Most samples of one cutter's sweep in one substep (a cutter moving farther than this many
+/// tolerances in a substep is sampled more coarsely).
+const MAX_CUT_SAMPLES: usize = 256;
 
 /// Largest coordinate accepted for a position, in metres (farther counts as bad input: squaring
 /// distances beyond it would overflow `f32`).

@@ -307,6 +307,7 @@ fn thin_wall(x: f32) -> Collider {
         },
         solid: true,
         cutter: false,
+        motion: Motion::NONE,
     }
 }
 
@@ -434,6 +435,7 @@ fn a_rope_dragged_around_a_post_slides_instead_of_snagging() {
         },
         solid: true,
         cutter: false,
+        motion: Motion::NONE,
     };
     let mut world = World::with_capacity(2);
     world.push(post);
@@ -475,4 +477,117 @@ fn a_rope_dragged_around_a_post_slides_instead_of_snagging() {
         tail.z < -0.15 && tail.x > 2.15,
         "the rope came round the post's corner: tail at {tail}"
     );
+}
+
+/// A one-sided blade 0.6 m long, 2 cm thick and 10 cm tall, turning about the vertical axis through
+/// `pivot` at `rate` rad/s, at angle `angle` (from +X toward −Z) at the end of the current step.
+fn blade(pivot: Vec3, angle: f32, rate: f32) -> Collider {
+    let turn = Quat::from_rotation_y(angle);
+    Collider {
+        pose: Pose::new(pivot + turn * Vec3::new(0.3, 0.0, 0.0), turn),
+        shape: Shape::Box {
+            half_extents: Vec3::new(0.3, 0.05, 0.01),
+        },
+        solid: false,
+        cutter: true,
+        motion: Motion {
+            velocity: Vec3::ZERO,
+            angular_velocity: Vec3::new(0.0, rate, 0.0),
+            pivot,
+        },
+    }
+}
+
+#[test]
+fn a_spinning_blade_cuts_on_its_first_pass() {
+    // The rope hangs through the blade's plane 0.4 m from its axle, at angle 0. The blade starts
+    // half a radian past it, so it comes back to the rope after most of a revolution; it touches the
+    // rope within `w` of angle 2π (its half-thickness plus the rope's radius, seen from the axle),
+    // and must cut in the first tick whose turn reaches that window.
+    let pivot = Vec3::new(0.0, 3.0, 0.0);
+    let anchor = Vec3::new(0.4, 5.0, 0.0);
+    let w = ((0.01f32 + 0.03) / 0.4).asin();
+    for rate in [10.0f32, 60.0, 125.0, 150.0, 200.0] {
+        let mut rope = Rope::new(32, 12, RopeParams::default(), anchor, Vec3::NEG_Y);
+        let per_tick = rate * DT;
+        let start = 0.5;
+        let mut cut_tick = None;
+        let mut pass_tick = None;
+        for k in 0..600 {
+            let angle = start + per_tick * (k + 1) as f32;
+            if pass_tick.is_none() && angle >= core::f32::consts::TAU - w {
+                pass_tick = Some(k);
+            }
+            let mut world = World::with_capacity(2);
+            world.push(blade(pivot, angle, rate));
+            if rope
+                .step(DT, anchor, EndAttachment::Free, &world)
+                .cut
+                .is_some()
+            {
+                cut_tick = Some(k);
+                break;
+            }
+        }
+        eprintln!("blade {rate} rad/s: first pass in tick {pass_tick:?}, cut in tick {cut_tick:?}");
+        assert_eq!(cut_tick, pass_tick, "{rate} rad/s");
+        assert!(cut_tick.is_some());
+    }
+}
+
+#[test]
+fn a_bullet_crossing_between_two_ticks_cuts() {
+    let anchor = Vec3::new(0.0, 5.0, 0.0);
+    for speed in [10.0f32, 50.0, 150.0] {
+        let mut rope = Rope::new(32, 12, RopeParams::default(), anchor, Vec3::NEG_Y);
+        let w0 = World::with_capacity(1);
+        for _ in 0..30 {
+            let _ = rope.step(DT, anchor, EndAttachment::Free, &w0);
+        }
+        // A 1 cm ball along +X at 3.5 m height, at least 37 % of a tick's flight from the rope at
+        // every tick (6 cm at 10 m/s, 31 cm at 50 m/s): it crosses between two ticks.
+        let x0 = -3.37 * speed * DT;
+        let mut cut = None;
+        let mut crossed = None;
+        for k in 0..120 {
+            let x = x0 + speed * DT * (k + 1) as f32;
+            if crossed.is_none() && x > 0.0 {
+                crossed = Some(k);
+            }
+            let mut world = World::with_capacity(1);
+            world.push(Collider {
+                pose: Pose::new(Vec3::new(x, 3.5, 0.0), Quat::IDENTITY),
+                shape: Shape::Sphere { radius: 0.01 },
+                solid: false,
+                cutter: true,
+                motion: Motion {
+                    velocity: Vec3::new(speed, 0.0, 0.0),
+                    angular_velocity: Vec3::ZERO,
+                    pivot: Vec3::new(x, 3.5, 0.0),
+                },
+            });
+            if let Some(c) = rope.step(DT, anchor, EndAttachment::Free, &world).cut {
+                cut = Some((k, c));
+                break;
+            }
+        }
+        eprintln!("bullet {speed} m/s: crossed in tick {crossed:?}, cut {cut:?}");
+        let (k, c) = cut.expect("cut");
+        assert_eq!(Some(k), crossed, "{speed} m/s");
+        assert!((c.position.y - 3.5).abs() < 0.3, "{c:?}");
+    }
+}
+
+#[test]
+fn motion_between_two_poses_rewinds_to_the_first() {
+    let from = Pose::new(Vec3::new(1.0, 2.0, 3.0), Quat::from_rotation_y(0.3));
+    let to = Pose::new(Vec3::new(1.5, 2.0, 2.0), Quat::from_rotation_y(1.9));
+    let c = Collider {
+        motion: Motion::between(from, to, 0.1),
+        ..Collider::still(to, Shape::Sphere { radius: 0.1 }, false, true)
+    };
+    let back = c.rewound(0.1).pose;
+    assert!((back.position - from.position).length() < 1e-5, "{back:?}");
+    assert!(back.rotation.angle_between(from.rotation) < 1e-4);
+    assert_eq!(Motion::between(from, to, f32::NAN), Motion::NONE);
 }

@@ -107,7 +107,7 @@ impl Replayer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Collider, RopeParams, Shape, World};
+    use super::super::{Collider, Motion, RopeParams, Shape, World};
     use super::*;
     use crate::kit::Pose;
     use glam::Quat;
@@ -126,6 +126,7 @@ mod tests {
             },
             solid: true,
             cutter: false,
+            motion: Motion::NONE,
         });
         let mut rope = Rope::new(32, 12, params, Vec3::new(0.0, 1.4, 0.0), Vec3::NEG_Y);
         // Some history before recording starts.

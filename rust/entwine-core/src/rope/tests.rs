@@ -137,6 +137,7 @@ fn identical_inputs_give_identical_bits() {
             },
             solid: true,
             cutter: false,
+            motion: Motion::NONE,
         });
         for k in 0..300 {
             let t = k as f32 * DT;
@@ -278,6 +279,7 @@ fn a_cutter_cuts_once() {
         },
         solid: false,
         cutter: true,
+        motion: Motion::NONE,
     });
     let mut cuts = Vec::new();
     for k in 0..180 {
@@ -452,6 +454,7 @@ fn no_tunnelling_through_a_thin_wall_at_twelve_metres_per_second() {
         },
         solid: true,
         cutter: false,
+        motion: Motion::NONE,
     };
     let mut w = free_world();
     w.push(wall);

@@ -123,6 +123,73 @@ impl Shape {
     }
 }
 
+/// How a collider moved during the step that ends at its pose: a translation of `pivot` at
+/// `velocity` plus a turn about `pivot` at `angular_velocity`. Cutters are swept back along it, so a
+/// blade spinning several radians per tick or a bullet crossing the rope between two ticks still
+/// cuts. A turn of more than half a revolution per tick can only be known from a velocity (a
+/// body's), not from two poses.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Motion {
+    /// Velocity of the pivot, m/s (world).
+    pub velocity: Vec3,
+    /// Angular velocity, rad/s (world axis × rate).
+    pub angular_velocity: Vec3,
+    /// The point the collider turns about at the end of the step (a body's centre of mass), world metres.
+    pub pivot: Vec3,
+}
+
+impl Motion {
+    /// A collider that does not move.
+    pub const NONE: Self = Self {
+        velocity: Vec3::ZERO,
+        angular_velocity: Vec3::ZERO,
+        pivot: Vec3::ZERO,
+    };
+    /// Fastest motion accepted: m/s for the velocity, rad/s for the turn (faster is clamped).
+    pub const MAX_SPEED: f32 = 1000.0;
+
+    /// Returns the motion that took a collider from `from` to `to` in `seconds` (the shortest turn,
+    /// about `to`'s origin), or [`Motion::NONE`] when `seconds` is not positive or a pose is not finite.
+    #[must_use]
+    pub fn between(from: Pose, to: Pose, seconds: f32) -> Self {
+        if seconds.is_nan() || seconds <= 0.0 || !from.is_finite() || !to.is_finite() {
+            return Self::NONE;
+        }
+        let mut turn = to.rotation * from.rotation.inverse();
+        if turn.w < 0.0 {
+            turn = -turn;
+        }
+        Self {
+            velocity: (to.position - from.position) / seconds,
+            angular_velocity: turn.to_scaled_axis() / seconds,
+            pivot: to.position,
+        }
+        .sanitized()
+    }
+
+    /// Returns the motion with non-finite parts dropped and speeds clamped to [`Motion::MAX_SPEED`].
+    #[must_use]
+    pub fn sanitized(self) -> Self {
+        if !(self.velocity.is_finite()
+            && self.angular_velocity.is_finite()
+            && self.pivot.is_finite())
+        {
+            return Self::NONE;
+        }
+        Self {
+            velocity: self.velocity.clamp_length_max(Self::MAX_SPEED),
+            angular_velocity: self.angular_velocity.clamp_length_max(Self::MAX_SPEED),
+            pivot: self.pivot,
+        }
+    }
+
+    /// Returns `true` when the collider did not move.
+    #[must_use]
+    pub fn is_still(&self) -> bool {
+        self.velocity == Vec3::ZERO && self.angular_velocity == Vec3::ZERO
+    }
+}
+
 /// One collider: a shape placed in the world by a rigid pose.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Collider {
@@ -134,9 +201,61 @@ pub struct Collider {
     pub solid: bool,
     /// Whether a rope segment touching it is cut (on the rope's cutter mask).
     pub cutter: bool,
+    /// How it moved during the step that ends at `pose` (used for cutters).
+    pub motion: Motion,
 }
 
 impl Collider {
+    /// Returns a collider that does not move.
+    #[must_use]
+    pub fn still(pose: Pose, shape: Shape, solid: bool, cutter: bool) -> Self {
+        Self {
+            pose,
+            shape,
+            solid,
+            cutter,
+            motion: Motion::NONE,
+        }
+    }
+
+    /// Returns the collider as it was `back` seconds before the end of its step, moved back along
+    /// its motion.
+    #[must_use]
+    pub fn rewound(&self, back: f32) -> Self {
+        let m = self.motion;
+        if m.is_still() || back == 0.0 {
+            return *self;
+        }
+        let turn = glam::Quat::from_scaled_axis(-m.angular_velocity * back);
+        let pivot = m.pivot - m.velocity * back;
+        Self {
+            pose: Pose::new(
+                pivot + turn * (self.pose.position - m.pivot),
+                (turn * self.pose.rotation).normalize(),
+            ),
+            ..*self
+        }
+    }
+
+    /// Returns an upper bound (metres) on how far any point of the shape travels in `seconds`.
+    #[must_use]
+    pub fn travel(&self, seconds: f32) -> f32 {
+        let m = self.motion;
+        let arm = self.shape.bounding_radius() + (self.pose.position - m.pivot).length();
+        (m.velocity.length() + m.angular_velocity.length() * arm) * seconds
+    }
+
+    /// Returns the shape's thinnest half-size (metres): how far it may move between two samples of a
+    /// sweep without stepping over something in its path.
+    #[must_use]
+    pub fn half_thickness(&self) -> f32 {
+        match self.shape {
+            Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius,
+            Shape::Box { half_extents } => half_extents.min_element(),
+            Shape::Plane => f32::INFINITY,
+        }
+    }
+
     /// Returns the signed distance (metres) from the world point `p` to the collider's surface.
     #[must_use]
     pub fn distance(&self, p: Vec3) -> f32 {
@@ -396,6 +515,7 @@ impl World {
         };
         collider.shape = shape;
         collider.pose.rotation = crate::kit::pose::unit_quat(collider.pose.rotation);
+        collider.motion = collider.motion.sanitized();
         self.bounds.push(shape.bounding_radius());
         self.colliders.push(collider);
         true
@@ -438,6 +558,7 @@ mod tests {
             shape,
             solid: true,
             cutter: false,
+            motion: Motion::NONE,
         }
     }
 
@@ -482,6 +603,7 @@ mod tests {
             },
             solid: true,
             cutter: false,
+            motion: Motion::NONE,
         };
         assert!((wall.distance(Vec3::new(1.0, 0.0, 0.0)) - 0.95).abs() < 1e-5);
         let n = wall.normal(Vec3::new(1.0, 0.0, 0.0));
