@@ -442,7 +442,9 @@ impl Rope {
                 };
                 let next = p + dir * step;
                 p = if self.params.ground_enabled && next.y < floor {
-                    Vec3::new(p.x, floor, p.z) + flat * step
+                    // Down to the ground, then along it, keeping the segment its length.
+                    let drop = (p.y - floor).clamp(0.0, step);
+                    Vec3::new(p.x, floor, p.z) + flat * (step * step - drop * drop).sqrt()
                 } else {
                     next
                 };
@@ -993,8 +995,8 @@ impl Rope {
         events
     }
 
-    /// Returns the number of substeps the last step used: `substeps`, or more while the rope is so
-    /// taut for its segment length that one step would let its sideways waves run faster than a
+    /// Returns the number of substeps the rope now takes per step: `substeps`, or more while it is
+    /// so taut for its segment length that one step would let its sideways waves run faster than a
     /// segment per step (the rope would jitter).
     #[must_use]
     pub fn substeps_in_use(&self) -> u32 {
@@ -1008,24 +1010,31 @@ impl Rope {
     /// tension along the whole rope at once, so those waves are integrated explicitly and need
     /// `c·h/s` below 1 (measured: a two-frame jitter from 1.2). Since `λ` scales with `h²`, the
     /// substeps that keep the ratio under [`STABLE_WAVE_RATIO`] are `⌈√(λ·k²/s / ratio)⌉`. More
-    /// substeps are taken at once; fewer only after [`CALM_STEPS`] steps that ask for fewer.
+    /// substeps are taken at once; one fewer only after [`CALM_STEPS`] steps in a row in which it
+    /// would have kept the ratio under half the limit (so the count does not flicker).
     fn adapt_substeps(&mut self, max_lambda: f32, used: u32) {
         let s = self.params.segment_length;
         let at_one = max_lambda / s * (used * used) as f32;
-        let wanted = if at_one.is_finite() {
-            ((at_one / STABLE_WAVE_RATIO).sqrt().ceil() as u32).clamp(1, MAX_SUBSTEPS)
-        } else {
-            MAX_SUBSTEPS
-        };
-        if wanted >= self.stable_substeps {
-            self.stable_substeps = wanted;
+        if !at_one.is_finite() {
+            self.stable_substeps = MAX_SUBSTEPS;
             self.calm_steps = 0;
-        } else {
+            return;
+        }
+        let ratio_at = |k: u32| at_one / (k * k) as f32;
+        let k = self.stable_substeps;
+        if ratio_at(k) > STABLE_WAVE_RATIO {
+            self.stable_substeps =
+                ((at_one / STABLE_WAVE_RATIO).sqrt().ceil() as u32).clamp(1, MAX_SUBSTEPS);
+            self.calm_steps = 0;
+        } else if k > 1 && ratio_at(k - 1) < 0.5 * STABLE_WAVE_RATIO {
+            // One fewer would still leave a margin of 2: drop it once that has held a while.
             self.calm_steps += 1;
             if self.calm_steps >= CALM_STEPS {
-                self.stable_substeps -= 1;
+                self.stable_substeps = k - 1;
                 self.calm_steps = 0;
             }
+        } else {
+            self.calm_steps = 0;
         }
     }
 

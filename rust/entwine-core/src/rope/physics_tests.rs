@@ -380,6 +380,15 @@ fn no_segment_passes_through_a_thin_wall() {
     let wall = thin_wall(2.0);
     let mut world = World::with_capacity(2);
     world.push(wall);
+    // The floor as a body too (as a level has it), on top of the ground plane.
+    world.push(Collider::still(
+        Pose::new(Vec3::new(0.0, -0.5, 0.0), Quat::IDENTITY),
+        Shape::Box {
+            half_extents: Vec3::new(40.0, 0.5, 40.0),
+        },
+        true,
+        false,
+    ));
     let mut report = Vec::new();
     for speed in [4.0f32, 8.0, 12.0, 15.0] {
         // Straight passes: the anchor runs over the wall at 2 m and drags the rope across it.
@@ -388,7 +397,7 @@ fn no_segment_passes_through_a_thin_wall() {
             12,
             RopeParams::default(),
             Vec3::new(-3.0, 2.0, 0.0),
-            Vec3::NEG_X,
+            Vec3::NEG_Y,
         );
         let frames = (10.0 / speed / DT) as usize;
         let pass = run_past_wall(&mut rope, &world, &wall, frames, |t| {
@@ -421,6 +430,10 @@ fn no_segment_passes_through_a_thin_wall() {
     for (speed, pass, swing) in report {
         assert_eq!(pass.0, 0, "{speed} m/s pass: {pass:?}");
         assert_eq!(swing.0, 0, "{speed} m/s pendulum: {swing:?}");
+        assert!(
+            pass.2 <= 0.10 && swing.2 <= 0.10,
+            "{speed} m/s: snagged on the edge {pass:?} {swing:?}"
+        );
     }
 }
 

@@ -1,14 +1,15 @@
 //! Gathers the physics bodies and areas around a rope into the core's analytic [`World`], once per
 //! physics frame, with one shape query (`PhysicsDirectSpaceState3D.intersect_shape`) over the rope's
-//! bounds.
+//! bounds, and gives each cutter its motion over the frame (a rigid body's velocities, else the
+//! change from the pose it had in the previous frame).
 
 use entwine_core::kit::Pose;
-use entwine_core::rope::{Collider, Shape, World};
+use entwine_core::rope::{Collider, Motion, Shape, World};
 use glam::{Quat, Vec3};
-use godot::classes::physics_server_3d::ShapeType;
+use godot::classes::physics_server_3d::{BodyState, ShapeType};
 use godot::classes::{
     Area3D, BoxShape3D, CollisionObject3D, PhysicsDirectSpaceState3D, PhysicsServer3D,
-    PhysicsShapeQueryParameters3D,
+    PhysicsShapeQueryParameters3D, RigidBody3D,
 };
 use godot::prelude::*;
 
@@ -17,10 +18,17 @@ use crate::convert::{pose, vec3, vector3};
 /// Most shapes one query returns (the nearest ones win when a rope lies in a crowd).
 pub const MAX_COLLIDERS: usize = 32;
 
-/// The reusable query objects.
+/// A cutter shape's pose in the last frame, keyed by its object's instance id and shape index.
+type Seen = (i64, i32, Pose);
+
+/// The reusable query objects, and where each cutter was in the previous frame.
 pub struct Gatherer {
     query: Gd<PhysicsShapeQueryParameters3D>,
     bounds: Gd<BoxShape3D>,
+    /// Cutter poses of the previous frame, and of this one (swapped each frame; never grow past
+    /// [`MAX_COLLIDERS`]).
+    last_seen: Vec<Seen>,
+    seen: Vec<Seen>,
 }
 
 impl Gatherer {
@@ -30,7 +38,12 @@ impl Gatherer {
         let mut query = PhysicsShapeQueryParameters3D::new_gd();
         query.set_shape(&bounds);
         query.set_collide_with_bodies(true);
-        Self { query, bounds }
+        Self {
+            query,
+            bounds,
+            last_seen: Vec::with_capacity(MAX_COLLIDERS),
+            seen: Vec::with_capacity(MAX_COLLIDERS),
+        }
     }
 
     /// Sets the bodies the query ignores (the anchor's own character).
@@ -39,9 +52,10 @@ impl Gatherer {
     }
 
     /// Clears `world` and fills it with the shapes overlapping the box `lo..hi` (world metres) whose
-    /// object is on `solid_mask` (bodies: solid) or `cutter_mask` (bodies and areas: cutters).
-    /// Returns the name of the first unsupported shape type met (concave meshes, height maps), so the
-    /// caller can warn once.
+    /// object is on `solid_mask` (bodies: solid) or `cutter_mask` (bodies and areas: cutters), each
+    /// cutter with its motion over the last `dt` seconds. Returns the name of the first unsupported
+    /// shape type met (concave meshes, height maps), so the caller can warn once.
+    #[allow(clippy::too_many_arguments)]
     pub fn gather(
         &mut self,
         space: &mut Gd<PhysicsDirectSpaceState3D>,
@@ -49,9 +63,12 @@ impl Gatherer {
         hi: Vec3,
         solid_mask: u32,
         cutter_mask: u32,
+        dt: f32,
         world: &mut World,
     ) -> Option<&'static str> {
         world.clear();
+        core::mem::swap(&mut self.last_seen, &mut self.seen);
+        self.seen.clear();
         let mask = solid_mask | cutter_mask;
         if mask == 0 || !lo.is_finite() || !hi.is_finite() {
             return None;
@@ -103,11 +120,17 @@ impl Gatherer {
             };
             match describe(&server, shape_rid, transform) {
                 Ok(Some((shape, at))) => {
+                    let motion = if cutter {
+                        self.motion(&object, rid, index, at, dt)
+                    } else {
+                        Motion::NONE
+                    };
                     world.push(Collider {
                         pose: at,
                         shape,
                         solid,
                         cutter,
+                        motion,
                     });
                 }
                 Ok(None) => {}
@@ -117,6 +140,50 @@ impl Gatherer {
             }
         }
         unsupported
+    }
+
+    /// Returns how the cutter shape `index` of `object` (body or area `rid`), now at `at`, moved
+    /// during the last `dt` seconds: none when it was not seen in the previous frame, else a moving
+    /// rigid body's own velocities (they know a turn of more than half a revolution per frame), else
+    /// the change from its pose in the previous frame. Remembers `at` for the next frame.
+    fn motion(
+        &mut self,
+        object: &Gd<CollisionObject3D>,
+        rid: Rid,
+        index: i32,
+        at: Pose,
+        dt: f32,
+    ) -> Motion {
+        let id = object.instance_id().to_i64();
+        if self.seen.len() < MAX_COLLIDERS {
+            self.seen.push((id, index, at));
+        }
+        // A cutter seen for the first time (just spawned, or just come near) has no known path.
+        let Some(from) = self
+            .last_seen
+            .iter()
+            .find(|(i, k, _)| *i == id && *k == index)
+            .map(|(_, _, from)| *from)
+        else {
+            return Motion::NONE;
+        };
+        if let Ok(body) = object.clone().try_cast::<RigidBody3D>() {
+            if !body.is_freeze_enabled() && !body.is_sleeping() {
+                let server = PhysicsServer3D::singleton();
+                let v = server.body_get_state(rid, BodyState::LINEAR_VELOCITY);
+                let w = server.body_get_state(rid, BodyState::ANGULAR_VELOCITY);
+                if let (Ok(v), Ok(w)) = (v.try_to::<Vector3>(), w.try_to::<Vector3>()) {
+                    let centre = body.get_global_transform() * body.get_center_of_mass();
+                    return Motion {
+                        velocity: vec3(v),
+                        angular_velocity: vec3(w),
+                        pivot: vec3(centre),
+                    }
+                    .sanitized();
+                }
+            }
+        }
+        Motion::between(from, at, dt)
     }
 }
 

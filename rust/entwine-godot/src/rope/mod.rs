@@ -27,6 +27,9 @@ use mesh::TubeMesh;
 
 /// Extra room around the rope's bounds for the collider query, metres (covers a step of motion).
 const QUERY_MARGIN: f32 = 0.5;
+/// The same with cutters: a cutter up to 1.5 m past the rope after crossing it since the last frame
+/// (90 m/s at 60 Hz) is still found and swept back across it.
+const CUTTER_QUERY_MARGIN: f32 = 1.5;
 
 /// A Verlet rope that hangs from a hand bone or a node: it swings, drags on the ground, grows and
 /// shrinks, collides with the physics world without tunnelling, and can be cut.
@@ -39,11 +42,19 @@ const QUERY_MARGIN: f32 = 0.5;
 /// Each physics frame the anchor is sampled once (the rope follows the pose of the previous frame, as
 /// a rope held by an animated hand should), the rope takes one fixed step of the physics tick (split
 /// into [member substeps]), and the tube mesh is interpolated between the last two steps every rendered
-/// frame. The points keep out of the ground plane and of the static, kinematic and rigid bodies on
-/// [member collision_mask] (a kinematic body moved by a script is seen where the script put it; spheres,
-/// boxes, capsules, cylinders, convex hulls by their bounds, world boundaries); every point's path over
-/// a step is swept against them, so a fast anchor cannot pull the rope through a thin wall. A segment
-/// touching a body or an [Area3D] on [member cutter_mask] cuts the rope there: the loose part falls,
+/// frame. Each of the [member iterations] solves every segment's length at once (a direct solve along
+/// the chain), so a rope pinned at both ends hangs as a catenary at its true length; when a rope is so
+/// taut for its segment length that one step would make it jitter, it takes more substeps by itself
+/// ([method get_substeps_in_use]).
+///
+/// The points and the segments between them (as capsules of [member radius]) keep out of the ground
+/// plane and of the static, kinematic and rigid bodies on [member collision_mask] (a kinematic body
+/// moved by a script is seen where the script put it; spheres, boxes, capsules, cylinders, convex hulls
+/// by their bounds, world boundaries); every point's path over a step is swept against them, so a fast
+/// anchor cannot pull the rope through a thin wall, and a rope drawn over an edge slides around it. A
+/// body or an [Area3D] on [member cutter_mask] that touches a segment cuts the rope there: its motion
+/// since the last frame is swept (a [RigidBody3D]'s own velocities, else the change of its pose), so a
+/// spinning blade or a bullet that crosses the rope between two frames still cuts. The loose part falls,
 /// fades over [member fade_time] and [signal rope_cut] is emitted once.
 ///
 /// [member length] grows or shrinks the rope at [member length_speed] without allocating: [member
@@ -142,7 +153,9 @@ pub struct RopeSimulation {
     #[init(val = 1.0)]
     #[var(set = set_gravity_scale)]
     gravity_scale: f32,
-    /// No segment stretches more than this fraction after the iterations (0.03 = 3 %; 0 = off).
+    /// For a rope whose far end is free: after the iterations, walking from the anchor, no segment is
+    /// left longer than this fraction over its rest length (0.03 = 3 %; 0 = off). A safety net for
+    /// violent jerks; the iterations themselves keep the rope within a fraction of a percent.
     #[export(range = (0.0, 1.0, 0.001))]
     #[init(val = 0.03)]
     #[var(set = set_stretch_limit)]
@@ -605,6 +618,16 @@ impl RopeSimulation {
     #[func]
     pub fn refresh_mesh(&mut self) {
         self.render();
+    }
+
+    /// Returns the substeps the rope now takes per physics step: [member substeps], or more while it
+    /// is so taut for its segment length that fewer would let it jitter (short segments under high
+    /// tension); it drops back half a second after the tension does.
+    #[func]
+    pub fn get_substeps_in_use(&self) -> i32 {
+        self.rope
+            .as_ref()
+            .map_or(self.substeps, |r| r.substeps_in_use() as i32)
     }
 
     /// Returns the number of active points.
@@ -1146,7 +1169,7 @@ impl RopeSimulation {
                 target_length,
             });
         }
-        self.gather_world(anchor);
+        self.gather_world(anchor, dt);
         let Some(rope) = self.rope.as_mut() else {
             return;
         };
@@ -1177,7 +1200,7 @@ impl RopeSimulation {
     }
 
     /// Fills the collider list from the physics world around the rope.
-    fn gather_world(&mut self, anchor: Vec3) {
+    fn gather_world(&mut self, anchor: Vec3, dt: f32) {
         self.world.clear();
         let (solid, cutter) = (self.collision_mask, self.cutter_mask);
         if solid | cutter == 0 {
@@ -1192,8 +1215,14 @@ impl RopeSimulation {
             lo = lo.min(*p);
             hi = hi.max(*p);
         }
-        // Room for this step's motion: the last step's travel of the anchor, plus a margin.
-        let travel = (anchor - rope.anchor()).abs() + Vec3::splat(QUERY_MARGIN + self.radius);
+        // Room for this step's motion: the last step's travel of the anchor, plus a margin (wider
+        // when there are cutters, so one that crossed the rope since the last frame is still found).
+        let margin = if cutter != 0 {
+            CUTTER_QUERY_MARGIN
+        } else {
+            QUERY_MARGIN
+        };
+        let travel = (anchor - rope.anchor()).abs() + Vec3::splat(margin + self.radius);
         lo -= travel;
         hi += travel;
         let Some(mut space) = self
@@ -1206,7 +1235,7 @@ impl RopeSimulation {
         let Some(g) = self.gatherer.as_mut() else {
             return;
         };
-        if let Some(kind) = g.gather(&mut space, lo, hi, solid, cutter, &mut self.world) {
+        if let Some(kind) = g.gather(&mut space, lo, hi, solid, cutter, dt, &mut self.world) {
             self.warn_once(
                 warn::SHAPE,
                 &format!("{kind} on collision_mask/cutter_mask is not supported by the rope and is ignored (use boxes, spheres, capsules, cylinders or convex shapes)"),
