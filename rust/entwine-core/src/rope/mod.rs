@@ -45,7 +45,7 @@ use glam::Vec3;
 
 pub use chain::{BoneChain, ChainError, ChainFit};
 pub use presets::{PresetTable, RopePreset};
-pub use record::{AnchorSample, Recorder, Recording, Replayer};
+pub use record::{AnchorSample, Recorder, Recording, Replayer, MAX_RECORD_STEPS};
 pub use tube::Tube;
 pub use world::{Collider, Shape, World};
 
@@ -614,7 +614,8 @@ impl Rope {
     }
 
     fn split(&mut self, index: usize, reason: CutReason) -> Option<Cut> {
-        if index + 1 >= self.active {
+        // Written so that `usize::MAX` cannot overflow: the cut needs a point after `index`.
+        if index >= self.active.saturating_sub(1) {
             return None;
         }
         let position = (self.pos[index] + self.pos[index + 1]) * 0.5;
