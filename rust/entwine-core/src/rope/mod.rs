@@ -539,7 +539,7 @@ impl Rope {
     /// Returns the rest length of segment `j` in metres (0 past the end).
     #[must_use]
     pub fn rest_length(&self, j: usize) -> f32 {
-        if j + 1 >= self.active {
+        if j >= self.active.saturating_sub(1) {
             0.0
         } else if j == 0 {
             self.head_rest
