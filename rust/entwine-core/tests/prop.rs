@@ -904,6 +904,12 @@ fn prop_formation_squad() {
             }
             squad.advance(g.dt());
             let m = *squad.metrics();
+            if std::env::var("ENTWINE_PROP_DEBUG").is_ok() {
+                eprintln!("metrics {m:?} anchor {:?}", squad.anchor());
+                for i in 0..n {
+                    eprintln!("agent {i} pos {:?} slot {:?} slot_pos {:?}", squad.position(i), squad.slot_of(i), squad.slot_of(i).map(|s| squad.slot_pos(s)));
+                }
+            }
             always_finite(
                 "metrics",
                 &[m.mean_slot_error, m.max_slot_error, m.heading_std, m.spacing_error],

@@ -241,8 +241,27 @@ pub fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
 }
 
 /// Like [`closest_on_triangle`], also returning which vertices (bit 0 = a, 1 = b, 2 = c) span the
-/// feature the point lies on.
+/// feature the point lies on. Finite input whose arithmetic under- or overflows (tiny or huge
+/// triangles) falls back to the closest edge, so it never gives NaN.
 fn closest_on_triangle_features(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8) {
+    let (q, mask) = closest_on_triangle_regions(p, a, b, c);
+    if q.is_finite() || ![p, a, b, c].iter().all(|v| v.is_finite()) {
+        return (q, mask);
+    }
+    let edges = [
+        (closest_on_segment(p, a, b), 0b011),
+        (closest_on_segment(p, a, c), 0b101),
+        (closest_on_segment(p, b, c), 0b110),
+    ];
+    edges
+        .into_iter()
+        .filter(|e| e.0.is_finite())
+        .min_by(|x, y| p.distance_squared(x.0).total_cmp(&p.distance_squared(y.0)))
+        .unwrap_or((a, 0b001))
+}
+
+/// Ericson's Voronoi-region walk behind [`closest_on_triangle_features`].
+fn closest_on_triangle_regions(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8) {
     let ab = b - a;
     let ac = c - a;
     let ap = p - a;
@@ -303,7 +322,16 @@ pub fn closest_on_segment(p: Vec3, a: Vec3, b: Vec3) -> Vec3 {
     if len2 <= f32::MIN_POSITIVE {
         return a;
     }
-    a + ab * ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+    let t = (p - a).dot(ab) / len2;
+    if t.is_nan() {
+        // Under- or overflow in the projection: the nearer end.
+        return if p.distance_squared(a) <= p.distance_squared(b) {
+            a
+        } else {
+            b
+        };
+    }
+    a + ab * t.clamp(0.0, 1.0)
 }
 
 /// Most GJK iterations; a hull query converges in a handful (long thin hulls take a few dozen).

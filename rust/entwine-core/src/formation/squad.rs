@@ -1190,8 +1190,15 @@ impl Squad {
                 if cfg.step_noise > 0.0 {
                     step += Vec2::new(self.rng.gauss(), self.rng.gauss()) * cfg.step_noise;
                 }
-                self.pos[i] += step;
-                self.heading[i] = wrap_angle(self.heading[i] + w * dt);
+                let (pos, heading) = (self.pos[i] + step, self.heading[i] + w * dt);
+                if usable(pos) && heading.is_finite() {
+                    self.pos[i] = pos;
+                    self.heading[i] = wrap_angle(heading);
+                } else {
+                    // A command that overflowed (hostile input upstream): stay put, stop.
+                    self.vel[i] = Vec2::ZERO;
+                    self.omega[i] = 0.0;
+                }
             } else {
                 if self.delay_ticks > 0 {
                     let base = i * cols;
