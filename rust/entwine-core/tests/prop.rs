@@ -37,7 +37,9 @@ use entwine_core::hold_hand::stream::{
     MAX_FRAME_BYTES,
 };
 use entwine_core::hold_hand::{FollowDriver, FollowTuning, Room, RoomEvent};
-use entwine_core::kit::{self, ByteReader, LimbGoal, LimbPose, PoleMemory, Pose, Seq16, SequenceGate};
+use entwine_core::kit::{
+    self, ByteReader, LimbGoal, LimbPose, PoleMemory, Pose, Seq16, SequenceGate,
+};
 use entwine_core::rope::{
     self, chain::arc_rotation, AnchorSample, BoneChain, ChainFit, Collider, EndAttachment,
     PresetTable, Rope, RopeParams, Tube, World,
@@ -56,7 +58,10 @@ fn prop_kit_smoothing() {
         let hi = g.f32();
         always_finite("clamp_finite", &kit::clamp_finite(a, lo, hi, 0.5))?;
         let alpha = kit::exp_alpha(a, b);
-        ensure!((0.0..=1.0).contains(&alpha), "exp_alpha({a}, {b}) = {alpha}");
+        ensure!(
+            (0.0..=1.0).contains(&alpha),
+            "exp_alpha({a}, {b}) = {alpha}"
+        );
         let mut v = g.f32();
         let x = kit::smooth_damp(a, b, &mut v, g.positive(1.0), g.positive(100.0), d);
         finite_out(g, "smooth_damp", &[x, v])?;
@@ -70,7 +75,10 @@ fn prop_kit_smoothing() {
         finite_out(g, "move_towards_vec3", &kit::move_towards_vec3(p, q, c))?;
         let s = kit::slerp_shortest(g.quat(), g.quat(), a);
         always_finite("slerp_shortest", &s)?;
-        ensure!((s.length() - 1.0).abs() < 1e-3, "slerp_shortest not unit: {s:?}");
+        ensure!(
+            (s.length() - 1.0).abs() < 1e-3,
+            "slerp_shortest not unit: {s:?}"
+        );
         finite_out(g, "wrap_angle", &kit::wrap_angle(a))?;
         finite_out(g, "angle_difference", &kit::angle_difference(a, b))?;
         Ok(())
@@ -225,7 +233,11 @@ fn prop_hold_hand_follow_contact() {
                     );
                 }
             }
-            finite_out(g, "ContactSolver::step", &[out.initiator_target, out.recipient_target])?;
+            finite_out(
+                g,
+                "ContactSolver::step",
+                &[out.initiator_target, out.recipient_target],
+            )?;
         }
         solver.release(&contact, g.dt());
         let sphere = |g: &Gen| ReachSphere {
@@ -300,10 +312,17 @@ fn prop_hold_hand_decoders() {
             always_finite("IkTargets::decode", &[ik.initiator_hand, ik.recipient_hand])?;
         }
         if let Ok((a, used)) = AnimSnapshot::decode_prefix(&bytes) {
-            ensure!(used <= bytes.len(), "decode_prefix used {used} of {}", bytes.len());
+            ensure!(
+                used <= bytes.len(),
+                "decode_prefix used {used} of {}",
+                bytes.len()
+            );
             always_finite("AnimSnapshot::decode_prefix", a.values())?;
         }
-        let snapshot = AnimSnapshot::new(Seq16(1), &(0..g.count().min(64)).map(|_| g.f32()).collect::<Vec<_>>());
+        let snapshot = AnimSnapshot::new(
+            Seq16(1),
+            &(0..g.count().min(64)).map(|_| g.f32()).collect::<Vec<_>>(),
+        );
         let mut buf = [0u8; 128];
         let _ = snapshot.encode(&mut buf[..g.below(129)]);
         // The receiver fed the same bytes, then asked for roots and hands.
@@ -353,7 +372,13 @@ fn prop_hold_hand_remote() {
                 arm_override: false,
                 has_shared_reach: true,
             });
-            let hands = ik.update(g.pose(), g.dt(), g.positive(0.1), g.positive(1.0), g.positive(0.3));
+            let hands = ik.update(
+                g.pose(),
+                g.dt(),
+                g.positive(0.1),
+                g.positive(1.0),
+                g.positive(0.3),
+            );
             if let Some(h) = hands {
                 finite_out(g, "RemoteIk::update", &[h.initiator_hand, h.recipient_hand])?;
                 finite_out(g, "RemoteIk weight", &h.weight)?;
@@ -379,7 +404,11 @@ fn prop_hold_hand_room() {
                 0 => room.join(a),
                 1 => room.leave(a, &mut events),
                 2 => {
-                    let t = if g.mode == Mode::Hostile { g.f64() } else { now };
+                    let t = if g.mode == Mode::Hostile {
+                        g.f64()
+                    } else {
+                        now
+                    };
                     if let Ok(e) = room.request(a, b, t, g.f64()) {
                         if let RoomEvent::Requested { expires_at, .. } = e {
                             ensure!(!expires_at.is_nan(), "request expires at NaN (now {t})");
@@ -442,7 +471,9 @@ fn touch_shape(g: &Gen) -> TouchShape {
         },
         4 => TouchShape::Convex((0..g.below(12)).map(|_| g.vec3_scaled(3.0)).collect()),
         5 => TouchShape::Trimesh(env_touch::Trimesh::from_faces(
-            &(0..g.below(13)).map(|_| g.vec3_scaled(3.0)).collect::<Vec<_>>(),
+            &(0..g.below(13))
+                .map(|_| g.vec3_scaled(3.0))
+                .collect::<Vec<_>>(),
         )),
         _ => TouchShape::WorldBoundary {
             normal: g.vec3_scaled(1.0),
@@ -475,7 +506,11 @@ fn prop_env_touch_shapes() {
             "closest_on_triangle",
             &closest_on_triangle(p, g.vec3(), g.vec3(), g.vec3()),
         )?;
-        finite_out(g, "closest_on_segment", &closest_on_segment(p, g.vec3(), g.vec3()))?;
+        finite_out(
+            g,
+            "closest_on_segment",
+            &closest_on_segment(p, g.vec3(), g.vec3()),
+        )?;
         let _ = env_touch::detection_box(g.f32(), g.vec3());
         Ok(())
     });
@@ -492,7 +527,11 @@ fn hull_distance(pts: &[Vec3], p: Vec3) -> f64 {
         let seg = |x: DVec3, y: DVec3| {
             let xy = y - x;
             let l = xy.length_squared();
-            let t = if l > 0.0 { (-x.dot(xy) / l).clamp(0.0, 1.0) } else { 0.0 };
+            let t = if l > 0.0 {
+                (-x.dot(xy) / l).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
             (x + xy * t).length()
         };
         let nrm = (b - a).cross(c - a);
@@ -529,7 +568,11 @@ fn hull_distance(pts: &[Vec3], p: Vec3) -> f64 {
                         (c - b).cross(e - b).dot(-b),
                     ];
                     let sign = vol.signum();
-                    if s[0] * sign >= 0.0 && s[1] * sign >= 0.0 && s[2] * sign >= 0.0 && s[3] * -sign >= 0.0 {
+                    if s[0] * sign >= 0.0
+                        && s[1] * sign >= 0.0
+                        && s[2] * sign >= 0.0
+                        && s[3] * -sign >= 0.0
+                    {
                         return 0.0;
                     }
                 }
@@ -626,7 +669,11 @@ fn prop_env_touch_machine() {
             let hands = m.step(&input);
             for h in &hands {
                 finite_out(g, "EnvTouch hand", &h.pose)?;
-                finite_out(g, "EnvTouch weights", &[h.position_weight, h.rotation_weight])?;
+                finite_out(
+                    g,
+                    "EnvTouch weights",
+                    &[h.position_weight, h.rotation_weight],
+                )?;
             }
             finite_out(g, "query_point", &m.query_point(root))?;
             let _ = m.surface_target(g.vec3());
@@ -770,7 +817,11 @@ fn prop_rope_presets_record_tube() {
             finite_out(g, "replayed rope", r.points())?;
         }
         let mut tube = Tube::new(g.count(), g.count(), g.count());
-        ensure!(tube.max_rings() <= 8 * rope::MAX_CAPACITY, "tube rings {}", tube.max_rings());
+        ensure!(
+            tube.max_rings() <= 8 * rope::MAX_CAPACITY,
+            "tube rings {}",
+            tube.max_rings()
+        );
         let points: Vec<Vec3> = (0..g.below(10)).map(|_| g.vec3()).collect();
         tube.build(&points, g.positive(0.1));
         finite_out(g, "tube positions", tube.positions())?;
@@ -806,12 +857,24 @@ fn prop_rope_bone_chain() {
 fn formation_ron(g: &Gen) -> String {
     let shape = match g.below(9) {
         0 => "Line".to_string(),
-        1 => format!("Column(files: {}, ranks: {})", g.count() as u32, g.count() as u32),
+        1 => format!(
+            "Column(files: {}, ranks: {})",
+            g.count() as u32,
+            g.count() as u32
+        ),
         2 => format!("Arc(radius: {:?})", g.f32()),
         3 => "Circle".to_string(),
-        4 => format!("Spiral(initial_radius: {:?}, growth: {:?})", g.f32(), g.f32()),
+        4 => format!(
+            "Spiral(initial_radius: {:?}, growth: {:?})",
+            g.f32(),
+            g.f32()
+        ),
         5 => format!("Wedge(angle: {:?})", g.f32() * 20.0),
-        6 => format!("Box(files: {}, hollow: {})", g.count() as u32, g.chance(0.5)),
+        6 => format!(
+            "Box(files: {}, hollow: {})",
+            g.count() as u32,
+            g.chance(0.5)
+        ),
         7 => format!(
             "Custom(points: [{}])",
             (0..g.below(6))
@@ -850,14 +913,25 @@ fn prop_formation_shapes_assign() {
             Mode::Hostile => g.below(300),
             _ => g.below(60),
         };
-        let scale = if g.mode == Mode::Hostile { g.pick(&[5e19, 1e30, 1.0, 1e6]) } else { 10.0 };
-        let agents: Vec<Vec2> = (0..n).map(|_| Vec2::new(g.range(-1.0, 1.0), g.range(-1.0, 1.0)) * scale).collect();
-        let slots: Vec<Vec2> = (0..n).map(|_| Vec2::new(g.range(-1.0, 1.0), g.range(-1.0, 1.0)) * scale).collect();
+        let scale = if g.mode == Mode::Hostile {
+            g.pick(&[5e19, 1e30, 1.0, 1e6])
+        } else {
+            10.0
+        };
+        let agents: Vec<Vec2> = (0..n)
+            .map(|_| Vec2::new(g.range(-1.0, 1.0), g.range(-1.0, 1.0)) * scale)
+            .collect();
+        let slots: Vec<Vec2> = (0..n)
+            .map(|_| Vec2::new(g.range(-1.0, 1.0), g.range(-1.0, 1.0)) * scale)
+            .collect();
         let mut slot_of = Vec::new();
         Assigner::default().assign(&agents, &slots, &mut slot_of);
         let mut seen = vec![false; n];
         for &s in &slot_of {
-            ensure!((s as usize) < n && !seen[s as usize], "not a permutation ({n} agents, scale {scale})");
+            ensure!(
+                (s as usize) < n && !seen[s as usize],
+                "not a permutation ({n} agents, scale {scale})"
+            );
             seen[s as usize] = true;
         }
         ensure!(slot_of.len() == n, "{} slots for {n} agents", slot_of.len());
@@ -878,9 +952,12 @@ fn prop_formation_squad() {
             cfg.latency = g.f32();
             cfg.step_noise = g.f32();
         }
-        let n = g.count().min(if g.mode == Mode::Hostile { 200 } else { 40 });
+        let n = g
+            .count()
+            .min(if g.mode == Mode::Hostile { 200 } else { 40 });
         let mut squad = Squad::new(n, g.chance(0.7), cfg.sanitized());
-        let def = FormationDef::from_ron("(shape: Line, spacing: 1.2)").map_err(|e| format!("{e:?}"))?;
+        let def =
+            FormationDef::from_ron("(shape: Line, spacing: 1.2)").map_err(|e| format!("{e:?}"))?;
         let _ = squad.form(&def);
         if let Ok(other) = FormationDef::from_ron(&formation_ron(g)) {
             let _ = squad.form(&other);
@@ -907,12 +984,22 @@ fn prop_formation_squad() {
             if std::env::var("ENTWINE_PROP_DEBUG").is_ok() {
                 eprintln!("metrics {m:?} anchor {:?}", squad.anchor());
                 for i in 0..n {
-                    eprintln!("agent {i} pos {:?} slot {:?} slot_pos {:?}", squad.position(i), squad.slot_of(i), squad.slot_of(i).map(|s| squad.slot_pos(s)));
+                    eprintln!(
+                        "agent {i} pos {:?} slot {:?} slot_pos {:?}",
+                        squad.position(i),
+                        squad.slot_of(i),
+                        squad.slot_of(i).map(|s| squad.slot_pos(s))
+                    );
                 }
             }
             always_finite(
                 "metrics",
-                &[m.mean_slot_error, m.max_slot_error, m.heading_std, m.spacing_error],
+                &[
+                    m.mean_slot_error,
+                    m.max_slot_error,
+                    m.heading_std,
+                    m.spacing_error,
+                ],
             )?;
             for i in 0..n {
                 always_finite("agent position", &squad.position(i))?;
@@ -952,11 +1039,31 @@ fn prop_formation_parts() {
         let th = Thresholds::default();
         let gains = Gains::default();
         let mut counter = g.u64() as u8;
-        let state = next_state(Default::default(), &mut counter, g.f32(), g.f32(), g.chance(0.5), &th);
+        let state = next_state(
+            Default::default(),
+            &mut counter,
+            g.f32(),
+            g.f32(),
+            g.chance(0.5),
+            &th,
+        );
         let mut integral = g.vec2();
-        let v = position_command(state, g.vec2(), g.vec2(), &mut integral, &gains, g.dt(), g.f32(), g.f32());
+        let v = position_command(
+            state,
+            g.vec2(),
+            g.vec2(),
+            &mut integral,
+            &gains,
+            g.dt(),
+            g.f32(),
+            g.f32(),
+        );
         finite_out(g, "position_command", &v)?;
-        finite_out(g, "turn_command", &turn_command(g.f32(), g.f32(), &gains, g.f32()))?;
+        finite_out(
+            g,
+            "turn_command",
+            &turn_command(g.f32(), g.f32(), &gains, g.f32()),
+        )?;
         let mut fit = BaselineFit::default();
         let pts: Vec<Vec2> = (0..g.below(10)).map(|_| g.vec2()).collect();
         let w: Vec<f32> = pts.iter().map(|_| g.f32()).collect();
@@ -977,12 +1084,24 @@ fn prop_formation_parts() {
         }
         let _ = look_angles(g.vec3(), g.vec3(), g.vec3());
         finite_out(g, "axis_rotation", &axis_rotation(g.vec3(), g.f32()))?;
-        finite_out(g, "look_rotation", &look_rotation(g.vec3(), g.vec3(), g.vec2()))?;
+        finite_out(
+            g,
+            "look_rotation",
+            &look_rotation(g.vec3(), g.vec3(), g.vec2()),
+        )?;
         let deltas = chain_deltas(g.vec3(), g.vec3(), g.vec2(), [g.f32(), g.f32()]);
         finite_out(g, "chain_deltas", &deltas)?;
-        let locals = chain_local_rotations([g.quat(), g.quat(), g.quat()], [g.quat(), g.quat(), g.quat()], deltas);
+        let locals = chain_local_rotations(
+            [g.quat(), g.quat(), g.quat()],
+            [g.quat(), g.quat(), g.quat()],
+            deltas,
+        );
         finite_out(g, "chain_local_rotations", &locals)?;
-        finite_out(g, "align_pair", &align_pair(g.vec3(), g.vec3(), g.vec3(), g.vec3()))?;
+        finite_out(
+            g,
+            "align_pair",
+            &align_pair(g.vec3(), g.vec3(), g.vec3(), g.vec3()),
+        )?;
         let _ = right_neighbour_score(g.vec2(), g.vec2(), g.f32());
         let _ = Quat::IDENTITY;
         Ok(())

@@ -19,7 +19,9 @@ pub fn frames_within_budget(agents: usize, frames: usize) -> usize {
     let per_frame = agents
         .saturating_mul(core::mem::size_of::<Sample>())
         .saturating_add(core::mem::size_of::<u64>());
-    frames.clamp(1, MAX_FRAMES).min(MAX_RECORD_BYTES / per_frame)
+    frames
+        .clamp(1, MAX_FRAMES)
+        .min(MAX_RECORD_BYTES / per_frame)
 }
 
 /// One agent in one recorded frame.

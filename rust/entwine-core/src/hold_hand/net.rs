@@ -320,7 +320,11 @@ impl RootFollower {
         snap_distance: f32,
         max_speed: f32,
     ) -> Pose {
-        let dt = if dt.is_finite() { dt.clamp(0.0, 1.0) } else { 0.0 };
+        let dt = if dt.is_finite() {
+            dt.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         if !target.is_finite() {
             return self.current.filter(|c| c.is_finite()).unwrap_or_default();
         }

@@ -137,7 +137,7 @@ pub enum ParamIssue {
     Gravity,
     /// `radius` was negative or not finite.
     Radius,
-    /// `ground_height` was not finite.
+    /// `ground_height` was not finite or beyond ±[`MAX_COORDINATE`] (clamped; NaN: the default).
     GroundHeight,
     /// `friction` was not in [0, 1].
     Friction,
@@ -164,7 +164,7 @@ impl ParamIssue {
             Self::Substeps => ("substeps", "1..=16"),
             Self::Gravity => ("gravity", "a finite vector"),
             Self::Radius => ("radius", "0..=1 m"),
-            Self::GroundHeight => ("ground_height", "a finite height"),
+            Self::GroundHeight => ("ground_height", "a height within ±1e6 m"),
             Self::Friction => ("friction", "0..=1"),
             Self::TearRatio => ("tear_ratio", "0 (off) or 1.01..=100"),
             Self::StretchLimit => ("stretch_limit", "0 (off) ..= 1"),
@@ -239,8 +239,12 @@ impl RopeParams {
             d.fade_time,
             ParamIssue::FadeTime,
         );
-        if !p.ground_height.is_finite() {
-            p.ground_height = d.ground_height;
+        if !(p.ground_height.abs() <= MAX_COORDINATE) {
+            p.ground_height = if p.ground_height.is_nan() {
+                d.ground_height
+            } else {
+                p.ground_height.clamp(-MAX_COORDINATE, MAX_COORDINATE)
+            };
             issue(ParamIssue::GroundHeight);
         }
         if p.tear_ratio != 0.0 {

@@ -173,7 +173,14 @@ impl Gen {
     pub fn f64(&self) -> f64 {
         match self.mode {
             Mode::Hostile if self.chance(0.6) => {
-                let x = self.pick(&[f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300, 1e30]);
+                let x = self.pick(&[
+                    f64::NAN,
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    1e300,
+                    -1e300,
+                    1e30,
+                ]);
                 if !x.is_finite() {
                     self.taint();
                 }
