@@ -118,7 +118,11 @@ fn prop_kit_pose_ik() {
         finite_out(g, "solve_limb", &[solved.upper, solved.lower, solved.end])?;
         let mut memory = PoleMemory::default();
         for _ in 0..3 {
-            let pole = memory.effective_pole(g.vec3(), g.vec3(), Some(g.vec3()), g.dt());
+            let (shoulder, target, pole, dt) = (g.vec3(), g.vec3(), g.vec3(), g.dt());
+            if std::env::var("ENTWINE_PROP_DEBUG").is_ok() {
+                eprintln!("memory {memory:?} effective_pole({shoulder:?}, {target:?}, Some({pole:?}), {dt:?})");
+            }
+            let pole = memory.effective_pole(shoulder, target, Some(pole), dt);
             finite_out(g, "effective_pole", &pole)?;
             memory.remember(&solved);
         }

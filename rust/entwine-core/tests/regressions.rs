@@ -382,3 +382,28 @@ fn regression_formation_recording_byte_budget_and_streaming() {
     squad.recorder().unwrap().export_csv(&mut out).unwrap();
     assert!(out.0 > 50 * 10 * 10);
 }
+
+#[test]
+fn regression_pole_memory_tiny_vectors_do_not_assert() {
+    // Found by `cargo xtask fuzz` (degenerate mode, seed 0xebb170bd01359863): the remembered bend
+    // and the pole's side are opposite, their cross product is ~1e-21 (squared: sub-normal), so
+    // `try_normalize` returns a vector glam does not count as unit and `Quat::from_axis_angle`
+    // asserted.
+    use entwine_core::kit::{LimbPose, PoleMemory};
+    let mut memory = PoleMemory::default();
+    memory.remember(&LimbPose {
+        upper: Pose::IDENTITY,
+        lower: Pose::new(
+            Vec3::new(-6.373024e-22, 0.42292738, -0.90616363),
+            Quat::IDENTITY,
+        ),
+        end: Pose::new(Vec3::new(0.0, 0.90616363, 0.42292738), Quat::IDENTITY),
+    });
+    let pole = memory.effective_pole(
+        Vec3::new(-1e-30, 0.0, -1.446887),
+        Vec3::ZERO,
+        Some(Vec3::new(-0.0, -1.0, 1e-30)),
+        1e-7,
+    );
+    assert!(pole.is_some_and(|p| p.is_finite()), "{pole:?}");
+}
