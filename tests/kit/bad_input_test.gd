@@ -29,8 +29,16 @@ func _numeric_properties(object: Object) -> Array:
 	return out
 
 
-## Returns the hostile values for a property of `type`.
-func _bad_values(type: int) -> Array:
+## Returns the hostile values for property `p`. Enum and bit-mask properties get only values their
+## Rust type can hold (godot-rust rejects others before the node sees them, with an ERROR).
+func _bad_values(p: Dictionary) -> Array:
+	var type: int = p.type
+	if type == TYPE_INT and p.hint == PROPERTY_HINT_ENUM:
+		var count: int = String(p.hint_string).split(",").size()
+		return [0, count - 1]
+	if type == TYPE_INT and p.hint in [PROPERTY_HINT_FLAGS, PROPERTY_HINT_LAYERS_3D_PHYSICS,
+			PROPERTY_HINT_LAYERS_3D_RENDER, PROPERTY_HINT_LAYERS_2D_PHYSICS]:
+		return [0, 1, 2147483647]
 	var out := []
 	match type:
 		TYPE_FLOAT:
@@ -90,7 +98,7 @@ func _fuzz(targets: Array, root: Node, frames_each := 2, seconds := 2.0) -> void
 		check(not props.is_empty(), "%s has numeric properties to fuzz" % target.get_class())
 		for p in props:
 			var original: Variant = target.get(p.name)
-			for value in _bad_values(p.type):
+			for value in _bad_values(p):
 				target.set(p.name, value)
 				_set_count[target.get_class()] = _set_count.get(target.get_class(), 0) + 1
 				await physics_frames(frames_each)
@@ -103,7 +111,7 @@ func _fuzz(targets: Array, root: Node, frames_each := 2, seconds := 2.0) -> void
 	rng.seed = 19
 	for target in targets:
 		for p in _numeric_properties(target):
-			var values := _bad_values(p.type)
+			var values := _bad_values(p)
 			target.set(p.name, values[rng.randi() % values.size()])
 	var ticks := int(seconds * Engine.physics_ticks_per_second)
 	for i in ticks:
