@@ -1663,7 +1663,8 @@ impl HoldHandComponent {
                 }
             }
         }
-        let hold = self.arm_layer_hold_value;
+        // A blend amount: outside 0..=1 (or NaN) would drive the arm layer to non-finite poses.
+        let hold = entwine_core::kit::clamp_finite(self.arm_layer_hold_value, 0.0, 1.0, 0.0);
         for (name, saved) in &self.runtime.arm_saved {
             if let Ok(v) = saved.try_to::<f32>() {
                 tree.set(name, &(v + (hold - v) * position).to_variant());
