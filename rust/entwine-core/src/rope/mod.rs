@@ -239,7 +239,7 @@ impl RopeParams {
             d.fade_time,
             ParamIssue::FadeTime,
         );
-        if !(p.ground_height.abs() <= MAX_COORDINATE) {
+        if p.ground_height.is_nan() || p.ground_height.abs() > MAX_COORDINATE {
             p.ground_height = if p.ground_height.is_nan() {
                 d.ground_height
             } else {

@@ -104,7 +104,7 @@ impl Gen {
     /// Counts `x` as hostile beyond the finite-input contract when it is not finite or larger
     /// than [`HUGE`] (then only the no-panic rule applies to the case).
     fn note(&self, x: f32) -> f32 {
-        if !(x.abs() <= HUGE) {
+        if x.is_nan() || x.abs() > HUGE {
             self.taint();
         }
         x
@@ -379,7 +379,8 @@ pub fn run(name: &str, case: impl Fn(&Gen) -> Outcome) {
 #[macro_export]
 macro_rules! ensure {
     ($cond:expr, $($arg:tt)*) => {
-        if !$cond {
+        let held: bool = $cond;
+        if !held {
             return Err(format!($($arg)*));
         }
     };
