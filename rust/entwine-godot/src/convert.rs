@@ -34,10 +34,20 @@ pub fn quaternion(q: Quat) -> Quaternion {
 /// Returns the pose (position + rotation, scale dropped) of a Godot transform.
 #[inline]
 pub fn pose(t: Transform3D) -> Pose {
-    Pose::new(
-        vec3(t.origin),
-        quat(t.basis.orthonormalized().get_quaternion()),
-    )
+    Pose::new(vec3(t.origin), rotation(t.basis))
+}
+
+/// Returns the rotation of a basis (scale and shear dropped), or the identity for a basis with no
+/// rotation to take (non-finite or degenerate: Godot's `get_quaternion` would panic on it).
+#[inline]
+pub fn rotation(b: Basis) -> Quat {
+    let o = b.orthonormalized();
+    let unit = |c: Vector3| c.is_finite() && (c.length() - 1.0).abs() < 1e-3;
+    if unit(o.col_a()) && unit(o.col_b()) && unit(o.col_c()) {
+        quat(o.get_quaternion())
+    } else {
+        Quat::IDENTITY
+    }
 }
 
 /// Returns a Godot transform with the pose's position and rotation and the given per-axis scale.

@@ -372,8 +372,7 @@ impl INode3D for FormationController {
         self.ready = true;
         self.rebuild_agents(true);
         if self.recording {
-            self.squad
-                .set_recording(self.record_frames.clamp(1, 100_000) as usize);
+            self.start_recording();
         }
     }
 
@@ -498,8 +497,7 @@ impl FormationController {
         self.recording = on;
         if self.ready {
             if on {
-                self.squad
-                    .set_recording(self.record_frames.clamp(1, 100_000) as usize);
+                self.start_recording();
             } else {
                 self.squad.set_recording(0);
                 self.replay_frame = None;
@@ -856,20 +854,25 @@ impl FormationController {
             self.warn_plain("export_recording: nothing is recorded (set recording = true first)");
             return false;
         };
-        let mut text = String::with_capacity(rec.len() * rec.agents() * 40 + 64);
-        if rec.export_csv(&mut text).is_err() {
+        let Some(file) = FileAccess::open(&path, godot::classes::file_access::ModeFlags::WRITE)
+        else {
+            self.warn_plain(&format!(
+                "export_recording: cannot open '{path}' for writing ({:?})",
+                FileAccess::get_open_error()
+            ));
+            return false;
+        };
+        // Streamed through a 64 KiB buffer: the CSV is never built in memory.
+        let mut out = std::io::BufWriter::with_capacity(64 << 10, FileSink(file));
+        let written = rec.export_csv(&mut out).and_then(|()| {
+            use std::io::Write as _;
+            out.flush()
+        });
+        if let Err(e) = written {
+            self.warn_plain(&format!("export_recording: writing '{path}' failed ({e})"));
             return false;
         }
-        match FileAccess::open(&path, godot::classes::file_access::ModeFlags::WRITE) {
-            Some(mut f) => f.store_string(&text),
-            None => {
-                self.warn_plain(&format!(
-                    "export_recording: cannot open '{path}' for writing ({:?})",
-                    FileAccess::get_open_error()
-                ));
-                false
-            }
-        }
+        true
     }
 
     // ----- network ----------------------------------------------------------------------------
@@ -934,6 +937,20 @@ impl FormationController {
 impl FormationController {
     fn name(&self) -> String {
         self.base().get_name().to_string()
+    }
+
+    /// Starts the squad's recording ring, warning when the byte budget cuts the frames asked for.
+    fn start_recording(&mut self) {
+        let asked = self.record_frames.clamp(1, 100_000) as usize;
+        let kept = self.squad.set_recording(asked);
+        if kept < asked {
+            self.warn_plain(&format!(
+                "record_frames: {asked} frames of {} agents exceed the recording budget of {} MiB; \
+                 keeping the last {kept}",
+                self.squad.len(),
+                entwine_core::formation::MAX_RECORD_BYTES >> 20
+            ));
+        }
     }
 
     fn warn_plain(&self, msg: &str) {
@@ -2214,5 +2231,23 @@ impl FormationController {
         };
         let text = shape.bind().to_ron();
         self.add_formation(name, text)
+    }
+}
+
+/// A `std::io::Write` over a Godot file (each write is one `store_buffer`).
+struct FileSink(Gd<FileAccess>);
+
+impl std::io::Write for FileSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.store_buffer(&PackedByteArray::from(buf)) {
+            Ok(buf.len())
+        } else {
+            Err(std::io::Error::other(format!("{:?}", self.0.get_error())))
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush();
+        Ok(())
     }
 }

@@ -4,7 +4,7 @@ use entwine_core::kit::{solve_limb, LimbGoal, LimbPose, PoleMemory};
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
-use crate::convert::{pose, quaternion, transform_scaled, vec3};
+use crate::convert::{pose, quaternion, rotation, transform_scaled, vec3};
 
 /// Two-bone limb IK (an arm or a leg) applied as a skeleton modifier.
 ///
@@ -115,6 +115,10 @@ impl ISkeletonModifier3D for LimbIK {
             delta as f32,
         );
         let solved = solve_limb(&limb, &goal);
+        if !solved.is_finite() {
+            // Nothing finite to write (the skeleton's own pose is not): leave it alone.
+            return;
+        }
         self.pole_memory.remember(&solved);
         let uniform = current.iter().all(|t| is_uniform(t.basis.get_scale()));
         match self.upper_parent {
@@ -122,11 +126,7 @@ impl ISkeletonModifier3D for LimbIK {
             // chain's global poses once instead of after every write.
             Some(parent) if uniform => {
                 let parent_rotation = if parent >= 0 {
-                    skeleton
-                        .get_bone_global_pose(parent)
-                        .basis
-                        .orthonormalized()
-                        .get_quaternion()
+                    quaternion(rotation(skeleton.get_bone_global_pose(parent).basis))
                 } else {
                     Quaternion::IDENTITY
                 };

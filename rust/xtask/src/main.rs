@@ -8,6 +8,7 @@
 //!                  [--godot-only]   (skip fmt, clippy and cargo test: for iterating on engine suites)
 //! cargo xtask demo [NAME]          run the demo (a window, or screenshots to target/demo/ when headless)
 //! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
+//! cargo xtask fuzz [SECONDS]       the core's property suite for SECONDS (default 60), new seeds
 //! cargo xtask export linux         export the demo, run the exported build, check the extension loaded
 //! ```
 
@@ -27,7 +28,7 @@ use godot::Godot;
 use proc::{Ending, Guarded};
 use util::{cargo, repo_root, run_checked, Result};
 
-const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | export linux>";
+const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | fuzz [SECONDS] | export linux>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
         }
         Some("demo") => cmd_demo(&repo, args.get(1).map(String::as_str)),
         Some("bench") => cmd_bench(&repo, args.get(1).map(String::as_str)),
+        Some("fuzz") => cmd_fuzz(&repo, args.get(1).map(String::as_str)),
         Some("export") => cmd_export(&repo, args.get(1).map(String::as_str)),
         _ => Err(USAGE.to_string()),
     };
@@ -217,6 +219,112 @@ fn cargo_tests(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
         println!("FAIL cargo test exited with {}", out.status);
     }
     Ok(tally)
+}
+
+/// Runs the core's property suite (`rust/entwine-core/tests/prop.rs`) for about `seconds` in
+/// total: an optimised build with debug assertions and overflow checks on (its own target
+/// directory), new seeds each run, every category given an equal share of the time.
+fn cmd_fuzz(repo: &Path, seconds: Option<&str>) -> Result<()> {
+    let seconds: f64 = match seconds {
+        None => 60.0,
+        Some(s) => s
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s > 0.0)
+            .ok_or_else(|| format!("fuzz: SECONDS must be a positive number, not '{s}'"))?,
+    };
+    let suite = repo.join("rust/entwine-core/tests/prop.rs");
+    let text =
+        fs::read_to_string(&suite).map_err(|e| format!("cannot read {}: {e}", suite.display()))?;
+    let categories = text.matches("\nfn prop_").count().max(1);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_category = (seconds * threads as f64 / categories as f64).max(0.5);
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let configure = |cmd: &mut std::process::Command| {
+        cmd.current_dir(repo)
+            .env("CARGO_TARGET_DIR", target_dir(repo).join("fuzz"))
+            .env("CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS", "true")
+            .env("CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS", "true")
+            .env("ENTWINE_PROP_SECONDS", format!("{per_category}"))
+            .env("ENTWINE_PROP_CASES", u64::MAX.to_string())
+            .env("ENTWINE_PROP_BASE", format!("{base:#x}"));
+    };
+    println!("== build the property suite (release, debug assertions and overflow checks on)");
+    let mut build = cargo();
+    build.args([
+        "test",
+        "-p",
+        "entwine-core",
+        "--release",
+        "--test",
+        "prop",
+        "--no-run",
+    ]);
+    configure(&mut build);
+    run_checked(&mut build)?;
+    println!(
+        "== fuzz: {categories} categories × {per_category:.1} s on {threads} threads (base seed {base:#x})"
+    );
+    let mut run = cargo();
+    run.args([
+        "test",
+        "-p",
+        "entwine-core",
+        "--release",
+        "--test",
+        "prop",
+        "--color",
+        "never",
+        "--",
+    ])
+    .args([
+        "--nocapture",
+        "--test-threads",
+        &threads.to_string(),
+        "prop_",
+    ]);
+    configure(&mut run);
+    let start = std::time::Instant::now();
+    let out = run
+        .output()
+        .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut total: u64 = 0;
+    for line in stdout.lines() {
+        if line.starts_with("prop ") || line.contains("FAILED") || line.starts_with("test result") {
+            println!("{line}");
+        }
+        if let Some(n) = line
+            .strip_prefix("prop ")
+            .and_then(|l| l.split(": ").nth(1))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            total += n;
+        }
+    }
+    for line in stderr.lines() {
+        if line.contains("failed (") || line.contains("reproduce:") {
+            eprintln!("{line}");
+        }
+    }
+    println!(
+        "fuzz: {total} cases in {:.1} s, {}",
+        start.elapsed().as_secs_f64(),
+        if out.status.success() {
+            "clean"
+        } else {
+            "FAILED"
+        }
+    );
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err("the property suite found a failure (its seed is printed above)".into())
+    }
 }
 
 fn cmd_demo(repo: &Path, only: Option<&str>) -> Result<()> {

@@ -10,10 +10,11 @@
 //! convex hull, below a world boundary) is its own closest point. A trimesh is a surface: the closest
 //! point always lies on one of its triangles.
 //!
-//! Non-finite input, a degenerate transform or an empty shape gives `None`; nothing here panics or
+//! Non-finite input, a shape with a NaN or infinite size, a degenerate transform or an empty shape
+//! gives `None`; nothing here panics or
 //! allocates per query.
 
-use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+use glam::{Affine3A, DVec3, Mat3A, Vec3, Vec3A};
 
 /// One collision shape in its own local space (metres).
 #[derive(Clone, Debug, PartialEq)]
@@ -146,12 +147,12 @@ impl Shape {
         }
         let q = match self {
             Self::Box { half_extents } => {
-                let h = half_extents.abs();
+                let h = size3(*half_extents)?;
                 p.max(-h).min(h)
             }
             Self::Sphere { radius } => {
-                let r = radius.abs();
-                let len = p.length();
+                let r = size(*radius)?;
+                let len = robust_length(p);
                 if len <= r {
                     p
                 } else {
@@ -159,11 +160,11 @@ impl Shape {
                 }
             }
             Self::Capsule { radius, height } => {
-                let r = radius.abs();
-                let half = (0.5 * height.abs() - r).max(0.0);
+                let r = size(*radius)?;
+                let half = (0.5 * size(*height)? - r).max(0.0);
                 let axis = Vec3::new(0.0, p.y.clamp(-half, half), 0.0);
                 let off = p - axis;
-                let len = off.length();
+                let len = robust_length(off);
                 if len <= r {
                     p
                 } else {
@@ -171,10 +172,10 @@ impl Shape {
                 }
             }
             Self::Cylinder { radius, height } => {
-                let r = radius.abs();
-                let half = 0.5 * height.abs();
+                let r = size(*radius)?;
+                let half = 0.5 * size(*height)?;
                 let radial = Vec3::new(p.x, 0.0, p.z);
-                let len = radial.length();
+                let len = robust_length(radial);
                 let radial = if len <= r { radial } else { radial * (r / len) };
                 Vec3::new(radial.x, p.y.clamp(-half, half), radial.z)
             }
@@ -182,6 +183,7 @@ impl Shape {
             Self::Trimesh(mesh) => mesh.closest_point(p)?,
             Self::WorldBoundary { normal, d } => {
                 let n = normal.try_normalize()?;
+                let d = size(*d).map(|_| *d)?;
                 let above = n.dot(p) - d;
                 if above <= 0.0 {
                     p
@@ -191,6 +193,27 @@ impl Shape {
             }
         };
         q.is_finite().then_some(q)
+    }
+}
+
+/// Returns `|x|` for a finite size, else `None` (a shape with a NaN or infinite size has no usable
+/// surface).
+fn size(x: f32) -> Option<f32> {
+    x.is_finite().then(|| x.abs())
+}
+
+/// [`size`] for each component.
+fn size3(v: Vec3) -> Option<Vec3> {
+    v.is_finite().then(|| v.abs())
+}
+
+/// Returns `|v|` without overflowing for huge finite components (scaled by the largest one).
+fn robust_length(v: Vec3) -> f32 {
+    let m = v.abs().max_element();
+    if m > 1e18 {
+        m * (v / m).length()
+    } else {
+        v.length()
     }
 }
 
@@ -218,8 +241,27 @@ pub fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
 }
 
 /// Like [`closest_on_triangle`], also returning which vertices (bit 0 = a, 1 = b, 2 = c) span the
-/// feature the point lies on.
+/// feature the point lies on. Finite input whose arithmetic under- or overflows (tiny or huge
+/// triangles) falls back to the closest edge, so it never gives NaN.
 fn closest_on_triangle_features(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8) {
+    let (q, mask) = closest_on_triangle_regions(p, a, b, c);
+    if q.is_finite() || ![p, a, b, c].iter().all(|v| v.is_finite()) {
+        return (q, mask);
+    }
+    let edges = [
+        (closest_on_segment(p, a, b), 0b011),
+        (closest_on_segment(p, a, c), 0b101),
+        (closest_on_segment(p, b, c), 0b110),
+    ];
+    edges
+        .into_iter()
+        .filter(|e| e.0.is_finite())
+        .min_by(|x, y| p.distance_squared(x.0).total_cmp(&p.distance_squared(y.0)))
+        .unwrap_or((a, 0b001))
+}
+
+/// Ericson's Voronoi-region walk behind [`closest_on_triangle_features`].
+fn closest_on_triangle_regions(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8) {
     let ab = b - a;
     let ac = c - a;
     let ap = p - a;
@@ -280,27 +322,41 @@ pub fn closest_on_segment(p: Vec3, a: Vec3, b: Vec3) -> Vec3 {
     if len2 <= f32::MIN_POSITIVE {
         return a;
     }
-    a + ab * ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+    let t = (p - a).dot(ab) / len2;
+    if t.is_nan() {
+        // Under- or overflow in the projection: the nearer end.
+        return if p.distance_squared(a) <= p.distance_squared(b) {
+            a
+        } else {
+            b
+        };
+    }
+    a + ab * t.clamp(0.0, 1.0)
 }
 
-/// Most GJK iterations; a hull query converges in a handful.
-const GJK_MAX_ITERATIONS: usize = 64;
+/// Most GJK iterations; a hull query converges in a handful (long thin hulls take a few dozen).
+const GJK_MAX_ITERATIONS: usize = 128;
 
 /// Returns the closest point of the convex hull of `points` to `p` (local space): `p` itself when it
-/// is inside, else a point on the hull's surface. `None` for no points.
+/// is inside, else a point on the hull's surface. `None` for no finite points.
 ///
-/// GJK distance between the hull and a point: the simplex is reduced with the closest-feature
+/// GJK distance between the hull and a point, in `f64` and relative to `p` (so long thin hulls —
+/// aspect ratios up to 10⁶ — keep their accuracy): the simplex is reduced with the closest-feature
 /// searches of Ericson §5.1.5–5.1.6, and the loop stops when the support point no longer improves
-/// the distance (relative 10⁻⁶).
+/// the distance (relative 10⁻¹²). Non-finite points are ignored.
 #[must_use]
 pub fn closest_on_hull(points: &[Vec3], p: Vec3) -> Option<Vec3> {
+    if !p.is_finite() {
+        return None;
+    }
     let first = *points.iter().find(|v| v.is_finite())?;
+    let origin = p.as_dvec3();
     // Work relative to p: find the hull point of minimum norm.
-    let support = |dir: Vec3| -> Vec3 {
-        let mut best = first - p;
+    let support = |dir: DVec3| -> DVec3 {
+        let mut best = first.as_dvec3() - origin;
         let mut best_dot = best.dot(dir);
-        for &v in points {
-            let w = v - p;
+        for v in points.iter().filter(|v| v.is_finite()) {
+            let w = v.as_dvec3() - origin;
             let d = w.dot(dir);
             if d > best_dot {
                 best = w;
@@ -309,18 +365,18 @@ pub fn closest_on_hull(points: &[Vec3], p: Vec3) -> Option<Vec3> {
         }
         best
     };
-    let mut simplex = [Vec3::ZERO; 4];
-    simplex[0] = first - p;
+    let mut simplex = [DVec3::ZERO; 4];
+    simplex[0] = first.as_dvec3() - origin;
     let mut count = 1;
     let mut v = simplex[0];
     for _ in 0..GJK_MAX_ITERATIONS {
         let vv = v.length_squared();
-        if vv <= 1e-14 {
+        if vv <= 1e-30 {
             return Some(p);
         }
         let w = support(-v);
         // No support point is closer to the origin along v: v is the minimum.
-        if vv - v.dot(w) <= 1e-6 * vv + 1e-12 {
+        if vv - v.dot(w) <= 1e-12 * vv {
             break;
         }
         if simplex[..count].contains(&w) {
@@ -333,7 +389,7 @@ pub fn closest_on_hull(points: &[Vec3], p: Vec3) -> Option<Vec3> {
             // The origin is inside the tetrahedron: p is inside the hull.
             return Some(p);
         }
-        let mut reduced = [Vec3::ZERO; 4];
+        let mut reduced = [DVec3::ZERO; 4];
         let mut n = 0;
         for (i, s) in simplex[..count].iter().enumerate() {
             if kept & (1 << i) != 0 {
@@ -349,19 +405,19 @@ pub fn closest_on_hull(points: &[Vec3], p: Vec3) -> Option<Vec3> {
         }
         v = closest;
     }
-    let q = p + v;
+    let q = (origin + v).as_vec3();
     q.is_finite().then_some(q)
 }
 
 /// Returns the point of the simplex (1–4 vertices) closest to the origin and the mask of vertices
 /// spanning its feature; mask 0 means the origin is inside the tetrahedron.
-fn closest_on_simplex(s: &[Vec3]) -> (Vec3, u8) {
+fn closest_on_simplex(s: &[DVec3]) -> (DVec3, u8) {
     match s.len() {
         1 => (s[0], 0b1),
         2 => {
             let ab = s[1] - s[0];
             let len2 = ab.length_squared();
-            let t = if len2 > f32::MIN_POSITIVE {
+            let t = if len2 > f64::MIN_POSITIVE {
                 (-s[0].dot(ab) / len2).clamp(0.0, 1.0)
             } else {
                 0.0
@@ -375,32 +431,97 @@ fn closest_on_simplex(s: &[Vec3]) -> (Vec3, u8) {
             };
             (s[0] + ab * t, mask)
         }
-        3 => closest_on_triangle_features(Vec3::ZERO, s[0], s[1], s[2]),
+        3 => closest_on_triangle_origin(s[0], s[1], s[2]),
         _ => closest_on_tetrahedron(s[0], s[1], s[2], s[3]),
     }
 }
 
+/// [`closest_on_triangle_features`] for the origin, in `f64`.
+fn closest_on_triangle_origin(a: DVec3, b: DVec3, c: DVec3) -> (DVec3, u8) {
+    let ab = b - a;
+    let ac = c - a;
+    let ap = -a;
+    let d1 = ab.dot(ap);
+    let d2 = ac.dot(ap);
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, 0b001);
+    }
+    let bp = -b;
+    let d3 = ab.dot(bp);
+    let d4 = ac.dot(bp);
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, 0b010);
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return (a + ab * v, 0b011);
+    }
+    let cp = -c;
+    let d5 = ab.dot(cp);
+    let d6 = ac.dot(cp);
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, 0b100);
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return (a + ac * w, 0b101);
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * w, 0b110);
+    }
+    let sum = va + vb + vc;
+    // The face's normal projection, computed directly (better conditioned than the barycentric
+    // sum on a long thin triangle).
+    let n = ab.cross(ac);
+    let nn = n.length_squared();
+    if sum.abs() > 0.0 && nn > 0.0 {
+        let q = n * (a.dot(n) / nn);
+        if q.is_finite() {
+            return (q, 0b111);
+        }
+    }
+    // Degenerate (collinear) triangle: the closest of its three edges.
+    let seg = |x: DVec3, y: DVec3| {
+        let xy = y - x;
+        let len2 = xy.length_squared();
+        if len2 <= f64::MIN_POSITIVE {
+            x
+        } else {
+            x + xy * (-x.dot(xy) / len2).clamp(0.0, 1.0)
+        }
+    };
+    let edges = [(seg(a, b), 0b011), (seg(a, c), 0b101), (seg(b, c), 0b110)];
+    edges
+        .into_iter()
+        .min_by(|x, y| x.0.length_squared().total_cmp(&y.0.length_squared()))
+        .unwrap_or((a, 0b001))
+}
+
 /// Returns the point of tetrahedron `abcd` closest to the origin with its feature mask, or mask 0
 /// when the origin is inside (Ericson §5.1.6).
-fn closest_on_tetrahedron(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> (Vec3, u8) {
-    let faces: [([Vec3; 3], Vec3, [u8; 3]); 4] = [
+fn closest_on_tetrahedron(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> (DVec3, u8) {
+    let faces: [([DVec3; 3], DVec3, [u8; 3]); 4] = [
         ([a, b, c], d, [0, 1, 2]),
         ([a, c, d], b, [0, 2, 3]),
         ([a, d, b], c, [0, 3, 1]),
         ([b, d, c], a, [1, 3, 2]),
     ];
-    let mut best: Option<(f32, Vec3, u8)> = None;
+    let mut best: Option<(f64, DVec3, u8)> = None;
     for (tri, opposite, index) in faces {
         let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
         let sign_origin = n.dot(-tri[0]);
         let sign_opposite = n.dot(opposite - tri[0]);
         // The origin is outside this face when it lies on the other side from the fourth vertex;
         // a flat tetrahedron has no inside, so every face is tested.
-        let flat = sign_opposite.abs() <= 1e-12 * (1.0 + n.length_squared());
+        let flat = sign_opposite.abs() <= 1e-24 * (1.0 + n.length_squared());
         if !(flat || sign_origin * sign_opposite < 0.0) {
             continue;
         }
-        let (q, local) = closest_on_triangle_features(Vec3::ZERO, tri[0], tri[1], tri[2]);
+        let (q, local) = closest_on_triangle_origin(tri[0], tri[1], tri[2]);
         let d2 = q.length_squared();
         if best.is_none_or(|(bd, _, _)| d2 < bd) {
             let mut mask = 0;
@@ -412,7 +533,7 @@ fn closest_on_tetrahedron(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> (Vec3, u8) {
             best = Some((d2, q, mask));
         }
     }
-    best.map_or((Vec3::ZERO, 0), |(_, q, mask)| (q, mask))
+    best.map_or((DVec3::ZERO, 0), |(_, q, mask)| (q, mask))
 }
 
 /// Returns an affine transform from a basis given as three columns and an origin.

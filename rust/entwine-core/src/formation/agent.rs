@@ -183,11 +183,25 @@ pub fn position_command(
     if integrating {
         let saturated = unsaturated.length() > v_max;
         if !saturated || error.dot(*integral) < 0.0 {
-            *integral = (*integral + error * dt).clamp_length_max(g.integral_limit);
+            *integral = (*integral + error * dt).clamp_length_max(non_negative(g.integral_limit));
         }
     }
     let out = v_ff + error * kp + *integral * g.k3;
-    out.clamp_length_max(v_max)
+    let out = out.clamp_length_max(non_negative(v_max));
+    if out.is_finite() {
+        out
+    } else {
+        Vec2::ZERO
+    }
+}
+
+/// Returns `x` when it is ≥ 0 (infinity included), else 0 (negative or NaN limits stop motion).
+fn non_negative(x: f32) -> f32 {
+    if x >= 0.0 {
+        x
+    } else {
+        0.0
+    }
 }
 
 /// Returns the commanded turn rate (rad/s): feed-forward plus k₂·(normalised heading error),
@@ -197,6 +211,7 @@ pub fn turn_command(heading_err: f32, omega_ff: f32, g: &Gains, turn_max: f32) -
     let e = crate::kit::wrap_angle(heading_err);
     let w = omega_ff + g.k2 * e;
     if w.is_finite() {
+        let turn_max = non_negative(turn_max);
         w.clamp(-turn_max, turn_max)
     } else {
         0.0

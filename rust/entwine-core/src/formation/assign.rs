@@ -58,9 +58,11 @@ impl Assigner {
         }
     }
 
+    /// Writes the exact assignment into `slot_of`; leaves `slot_of` untouched (the caller's
+    /// permutation) if the method cannot finish, which finite costs never cause.
     fn hungarian(&mut self, agents: &[Vec2], slots: &[Vec2], slot_of: &mut [u32]) {
         let n = agents.len();
-        let cost = |i: usize, j: usize| f64::from(agents[i - 1].distance(slots[j - 1]));
+        let cost = |i: usize, j: usize| dist(agents[i - 1], slots[j - 1]);
         reset(&mut self.u, n + 1, 0.0);
         reset(&mut self.v, n + 1, 0.0);
         reset(&mut self.p, n + 1, 0);
@@ -88,8 +90,9 @@ impl Assigner {
                         }
                     }
                 }
-                if j1 == 0 {
-                    // Only reachable with non-finite costs, which `assign` rules out.
+                if j1 == 0 || !delta.is_finite() {
+                    // Only reachable with non-finite costs, which `assign` and `dist` rule out:
+                    // keep the caller's permutation.
                     return;
                 }
                 for j in 0..=n {
@@ -164,8 +167,8 @@ impl Assigner {
                 for l in k + 1..(k + 1 + SWAP_WINDOW).min(n) {
                     let (a, b) = (self.order_a[k] as usize, self.order_a[l] as usize);
                     let (sa, sb) = (slot_of[a] as usize, slot_of[b] as usize);
-                    let now = agents[a].distance(slots[sa]) + agents[b].distance(slots[sb]);
-                    let swapped = agents[a].distance(slots[sb]) + agents[b].distance(slots[sa]);
+                    let now = dist(agents[a], slots[sa]) + dist(agents[b], slots[sb]);
+                    let swapped = dist(agents[a], slots[sb]) + dist(agents[b], slots[sa]);
                     if swapped < now - 1e-5 {
                         slot_of.swap(a, b);
                         improved = true;
@@ -193,8 +196,9 @@ impl Assigner {
         sub_s.clear();
         sub_a.extend(self.order_a[lo..hi].iter().map(|a| agents[*a as usize]));
         sub_s.extend(self.order_s[lo..hi].iter().map(|s| slots[*s as usize]));
+        // Start from the identity so the block stays a permutation whatever the solver does.
         sub_out.clear();
-        sub_out.resize(hi - lo, 0);
+        sub_out.extend(0..(hi - lo) as u32);
         self.hungarian(&sub_a, &sub_s, &mut sub_out);
         for (k, s) in sub_out.iter().enumerate() {
             slot_of[self.order_a[lo + k] as usize] = self.order_s[lo + *s as usize];
@@ -205,19 +209,26 @@ impl Assigner {
     }
 }
 
+/// Returns the distance between two points in `f64`: finite for any finite `f32` input (an `f32`
+/// distance overflows to infinity beyond about 1.8e19 m).
+fn dist(a: Vec2, b: Vec2) -> f64 {
+    (a.as_dvec2() - b.as_dvec2()).length()
+}
+
 fn reset<T: Copy>(v: &mut Vec<T>, n: usize, value: T) {
     v.clear();
     v.resize(n, value);
 }
 
-/// Returns the total travel Σ‖agents[i] − slots[slot_of[i]]‖ in metres.
+/// Returns the total travel Σ‖agents[i] − slots[slot_of[i]]‖ in metres (summed in `f64`; a slot
+/// index out of range counts as no travel).
 #[must_use]
 pub fn total_travel(agents: &[Vec2], slots: &[Vec2], slot_of: &[u32]) -> f32 {
     agents
         .iter()
         .zip(slot_of)
-        .map(|(a, s)| a.distance(slots[*s as usize]))
-        .sum()
+        .filter_map(|(a, s)| slots.get(*s as usize).map(|s| dist(*a, *s)))
+        .sum::<f64>() as f32
 }
 
 /// Returns true when the open segments a0→a1 and b0→b1 properly cross.

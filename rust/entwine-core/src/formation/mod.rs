@@ -36,6 +36,6 @@ pub use agent::{AgentState, Gains, Thresholds};
 pub use assign::Assigner;
 pub use baseline::{Baseline, BaselineFit};
 pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gesture};
-pub use record::{Recorder, Sample};
+pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
 pub use squad::{Anchor, Metrics, Squad, SquadConfig, TICK, TICK_HZ};

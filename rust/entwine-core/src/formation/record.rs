@@ -6,6 +6,23 @@ use super::agent::AgentState;
 
 /// Frames kept by default (≈ 16.7 s at 60 Hz).
 pub const DEFAULT_FRAMES: usize = 1000;
+/// Most frames a recording keeps, whatever the budget.
+pub const MAX_FRAMES: usize = 100_000;
+/// Most bytes a recording's ring may take (64 MiB): the frame count is cut to fit.
+pub const MAX_RECORD_BYTES: usize = 64 << 20;
+
+/// Returns the frames a recording of `agents` agents keeps when `frames` are asked for: clamped to
+/// 1..=[`MAX_FRAMES`], then cut so the ring fits in [`MAX_RECORD_BYTES`]; 0 when not even one frame
+/// fits (then nothing is recorded).
+#[must_use]
+pub fn frames_within_budget(agents: usize, frames: usize) -> usize {
+    let per_frame = agents
+        .saturating_mul(core::mem::size_of::<Sample>())
+        .saturating_add(core::mem::size_of::<u64>());
+    frames
+        .clamp(1, MAX_FRAMES)
+        .min(MAX_RECORD_BYTES / per_frame)
+}
 
 /// One agent in one recorded frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -32,14 +49,12 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Returns a recorder for `agents` agents keeping `frames` frames (clamped to 1..=100 000 and
-    /// to at most 64 M samples in total).
+    /// Returns a recorder for `agents` agents keeping `frames` frames, as many as
+    /// [`frames_within_budget`] allows (see [`Recorder::capacity`]; 0 records nothing).
     #[must_use]
     pub fn new(agents: usize, frames: usize) -> Self {
-        let frames = frames
-            .clamp(1, 100_000)
-            .min((64 << 20) / agents.max(1))
-            .max(1);
+        let frames = frames_within_budget(agents, frames);
+        let agents = if frames == 0 { 0 } else { agents };
         Self {
             agents,
             capacity: frames,
@@ -102,11 +117,12 @@ impl Recorder {
         Some((self.ticks[slot], &self.samples[base..base + self.agents]))
     }
 
-    /// Writes every stored frame as CSV (`tick,agent,x,z,heading,speed,state`) into `out`.
+    /// Streams every stored frame as CSV (`tick,agent,x,z,heading,speed,state`) into `out`, one
+    /// line at a time (nothing is built in memory; give it a buffered writer).
     ///
     /// # Errors
     /// Returns the writer's error.
-    pub fn export_csv(&self, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+    pub fn export_csv(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         writeln!(out, "tick,agent,x,z,heading,speed,state")?;
         for k in 0..self.len {
             if let Some((tick, samples)) = self.frame(k) {
@@ -144,8 +160,9 @@ mod tests {
         assert_eq!(r.frame(0).unwrap().0, 2);
         assert_eq!(r.frame(2).unwrap().1[1].pos, Vec2::new(4.0, 1.0));
         assert!(r.frame(3).is_none());
-        let mut csv = String::new();
+        let mut csv = Vec::new();
         r.export_csv(&mut csv).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
         assert_eq!(csv.lines().count(), 1 + 3 * 2);
         assert!(csv.contains("4,1,4.0000,1.0000,0.0000,0.0000,idle"));
     }
@@ -153,8 +170,11 @@ mod tests {
     #[test]
     fn huge_requests_are_clamped() {
         let r = Recorder::new(1_000_000, 1_000_000);
-        assert!(r.capacity() * r.agents() <= 64 << 20);
+        assert!(r.capacity() * r.agents() * core::mem::size_of::<Sample>() <= MAX_RECORD_BYTES);
         let r = Recorder::new(0, 0);
         assert_eq!(r.capacity(), 1);
+        let r = Recorder::new(usize::MAX, usize::MAX);
+        assert_eq!(r.capacity(), 0);
+        assert!(r.frame(0).is_none());
     }
 }

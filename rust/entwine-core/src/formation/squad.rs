@@ -61,6 +61,9 @@ pub const TICK: f32 = 1.0 / TICK_HZ;
 pub const MAX_CATCH_UP: u32 = 8;
 /// Longest simulated actuation latency, in ticks.
 pub const MAX_LATENCY_TICKS: usize = 60;
+/// Largest coordinate (m) accepted for a position: farther counts as bad input and is ignored, so
+/// squared distances and the metrics stay finite.
+pub const MAX_COORDINATE: f32 = 1.0e7;
 const NONE: u32 = u32::MAX;
 const NO_GUIDE: u32 = u32::MAX - 1;
 const VISITING: u32 = u32::MAX - 2;
@@ -609,7 +612,7 @@ impl Squad {
 
     /// Marches the squad to `target` (x, z) at `speed` m/s, braking to a halt there.
     pub fn march_to(&mut self, target: Vec2, speed: f32) {
-        if !target.is_finite() {
+        if !usable(target) {
             return;
         }
         self.eyes_right = false;
@@ -827,9 +830,9 @@ impl Squad {
     // ----- agent I/O ------------------------------------------------------------------------
 
     /// Places agent `i` (teleport: position (x, z) m and yaw rad); its interpolation restarts there.
-    /// Non-finite values are ignored.
+    /// Non-finite values and positions beyond [`MAX_COORDINATE`] are ignored.
     pub fn place(&mut self, i: usize, pos: Vec2, yaw: f32) {
-        if i < self.n && pos.is_finite() && yaw.is_finite() {
+        if i < self.n && usable(pos) && yaw.is_finite() {
             self.pos[i] = pos;
             self.prev_pos[i] = pos;
             self.heading[i] = wrap_angle(yaw);
@@ -847,9 +850,9 @@ impl Squad {
     }
 
     /// Feeds agent `i`'s measured position (external agents, before each tick). Non-finite
-    /// positions are ignored (the last good one is kept).
+    /// positions and those beyond [`MAX_COORDINATE`] are ignored (the last good one is kept).
     pub fn sense(&mut self, i: usize, pos: Vec2) {
-        if i < self.n && pos.is_finite() {
+        if i < self.n && usable(pos) {
             self.prev_pos[i] = self.pos[i];
             self.pos[i] = pos;
         }
@@ -934,9 +937,10 @@ impl Squad {
     }
 
     /// Moves the anchor (e.g. to follow a leader node) to `pos` with the given layout and facing
-    /// yaw, without starting a transition; slots move with it. Non-finite values are ignored.
+    /// yaw, without starting a transition; slots move with it. Non-finite values and positions
+    /// beyond [`MAX_COORDINATE`] are ignored.
     pub fn set_anchor(&mut self, pos: Vec2, layout_yaw: f32, facing_yaw: f32) {
-        if pos.is_finite() && layout_yaw.is_finite() && facing_yaw.is_finite() {
+        if usable(pos) && layout_yaw.is_finite() && facing_yaw.is_finite() {
             self.anchor.pos = pos;
             self.anchor.layout_yaw = wrap_angle(layout_yaw);
             self.anchor.facing_yaw = wrap_angle(facing_yaw);
@@ -988,9 +992,12 @@ impl Squad {
 
     // ----- recording ------------------------------------------------------------------------
 
-    /// Starts recording into a ring of `frames` frames (allocated here), or stops with 0.
-    pub fn set_recording(&mut self, frames: usize) {
+    /// Starts recording into a ring of `frames` frames (allocated here), or stops with 0. Returns
+    /// the frames kept: fewer than asked when the ring would exceed the byte budget
+    /// ([`super::record::frames_within_budget`]), 0 when stopped.
+    pub fn set_recording(&mut self, frames: usize) -> usize {
         self.recorder = (frames > 0).then(|| Recorder::new(self.n, frames));
+        self.recorder.as_ref().map_or(0, Recorder::capacity)
     }
 
     /// Returns the recorder, if recording.
@@ -1183,8 +1190,15 @@ impl Squad {
                 if cfg.step_noise > 0.0 {
                     step += Vec2::new(self.rng.gauss(), self.rng.gauss()) * cfg.step_noise;
                 }
-                self.pos[i] += step;
-                self.heading[i] = wrap_angle(self.heading[i] + w * dt);
+                let (pos, heading) = (self.pos[i] + step, self.heading[i] + w * dt);
+                if usable(pos) && heading.is_finite() {
+                    self.pos[i] = pos;
+                    self.heading[i] = wrap_angle(heading);
+                } else {
+                    // A command that overflowed (hostile input upstream): stay put, stop.
+                    self.vel[i] = Vec2::ZERO;
+                    self.omega[i] = 0.0;
+                }
             } else {
                 if self.delay_ticks > 0 {
                     let base = i * cols;
@@ -1310,6 +1324,11 @@ impl Squad {
         }
         self.metrics = m;
     }
+}
+
+/// Returns `true` when `p` is finite and within [`MAX_COORDINATE`].
+fn usable(p: Vec2) -> bool {
+    p.is_finite() && p.abs().max_element() <= MAX_COORDINATE
 }
 
 /// Returns the cubic smoothstep of `u` clamped to 0..=1.

@@ -8,7 +8,8 @@
 
 use glam::{Quat, Vec3};
 
-use crate::kit::{move_towards, slerp_shortest, smooth_damp_vec3_ramped, Pose};
+use crate::kit::pose::unit_quat;
+use crate::kit::{clamp_finite, move_towards, slerp_shortest, smooth_damp_vec3_ramped, Pose};
 
 /// A sphere an arm can reach: every point within `radius` of `center`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -200,7 +201,8 @@ pub struct HandInput {
     pub reach: f32,
     /// Contact offset in the shared contact frame (m).
     pub offset: Vec3,
-    /// Contact rotation in the shared contact frame.
+    /// Contact rotation in the shared contact frame (normalised by the solver; a zero or
+    /// non-finite one counts as the identity).
     pub rotation: Quat,
 }
 
@@ -294,15 +296,17 @@ impl ContactSolver {
         let hand = |h: &HandInput| {
             Pose::new(
                 contact + crate::kit::pose::rotate(rot, h.offset),
-                rot * h.rotation,
+                unit_quat(rot * unit_quat(h.rotation)),
             )
         };
+        // Weights are IK blend factors: the maximums are clamped to [0, 1] (NaN: 1).
+        let max_weight = |w: f32| clamp_finite(w, 0.0, 1.0, 1.0);
         ContactOutput {
             initiator_target: hand(initiator),
             recipient_target: hand(recipient),
             contact,
-            position_weight: self.weight * tuning.max_position_weight,
-            rotation_weight: self.weight * tuning.max_rotation_weight,
+            position_weight: self.weight * max_weight(tuning.max_position_weight),
+            rotation_weight: self.weight * max_weight(tuning.max_rotation_weight),
             connected,
             has_shared_reach,
             preferred: preferred.position,

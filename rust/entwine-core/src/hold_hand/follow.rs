@@ -42,13 +42,22 @@ impl Default for FollowTuning {
 
 impl FollowTuning {
     /// Returns the follow speed (m/s) at distance `d` (m): 0 inside the stop radius, else
-    /// `clamp(k·d, min, max)`.
+    /// `clamp(k·d, min, max)`. Never panics and never returns NaN or a negative speed: with
+    /// `min > max` the maximum wins, NaN or infinite tuning values are ignored (an unusable
+    /// result is 0, no motion).
     #[must_use]
     pub fn speed(&self, d: f32) -> f32 {
         if d.is_nan() || d <= self.stop_radius {
             return 0.0;
         }
-        (self.spring_coefficient * d).clamp(self.min_follow_speed, self.max_follow_speed)
+        let v = (self.spring_coefficient * d)
+            .max(self.min_follow_speed)
+            .min(self.max_follow_speed);
+        if v.is_finite() && v > 0.0 {
+            v
+        } else {
+            0.0
+        }
     }
 }
 
@@ -76,7 +85,8 @@ impl FollowDriver {
         let next = if d <= tuning.stop_radius || !d.is_finite() {
             target
         } else {
-            move_towards_vec3(driven, target, tuning.speed(d) * dt.max(0.0))
+            let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
+            move_towards_vec3(driven, target, tuning.speed(d) * dt)
         };
         self.driven = Some(next);
         Pose::new(next, initiator.rotation)

@@ -309,6 +309,9 @@ impl RootFollower {
     /// Returns the smoothed pose after `dt` seconds toward `target`, moving at most `max_speed`
     /// (m/s) while catching up — except that a target farther than [`TELEPORT_DISTANCE`] (a
     /// respawn, a teleport) is taken at once.
+    ///
+    /// A `dt` that is negative or not finite counts as 0 and one above a second as a second; a
+    /// non-finite `target` holds the current pose (the identity before any finite one).
     pub fn step_limited(
         &mut self,
         target: Pose,
@@ -317,6 +320,14 @@ impl RootFollower {
         snap_distance: f32,
         max_speed: f32,
     ) -> Pose {
+        let dt = if dt.is_finite() {
+            dt.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        if !target.is_finite() {
+            return self.current.filter(|c| c.is_finite()).unwrap_or_default();
+        }
         let tau = (interval * 0.5).max(0.01);
         let current = self
             .current

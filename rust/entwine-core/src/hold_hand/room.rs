@@ -45,6 +45,8 @@ pub enum RoomError {
     NothingPending,
     /// The caller may only act for its own player (a multiplayer peer for its peer id).
     NotYours(PlayerId),
+    /// The time given was not finite (a request made then could never expire).
+    BadTime,
 }
 
 impl core::fmt::Display for RoomError {
@@ -55,6 +57,7 @@ impl core::fmt::Display for RoomError {
             RoomError::Busy(id) => write!(f, "player {id} already has a request or a partner"),
             RoomError::NothingPending => write!(f, "there is nothing to answer or cancel"),
             RoomError::NotYours(id) => write!(f, "this peer cannot act for player {id}"),
+            RoomError::BadTime => write!(f, "the time is not a finite number"),
         }
     }
 }
@@ -181,6 +184,9 @@ impl Room {
         if from == to {
             return Err(RoomError::SelfTarget);
         }
+        if !now.is_finite() {
+            return Err(RoomError::BadTime);
+        }
         for id in [from, to] {
             if self.is_busy(id) {
                 return Err(RoomError::Busy(id));
@@ -275,7 +281,8 @@ impl Room {
     pub fn expire(&mut self, now: f64, events: &mut impl Extend<RoomEvent>) {
         for p in &mut self.players {
             if let Some((to, at)) = p.request {
-                if now >= at {
+                // A replayed request with a non-finite expiry ends at the first finite time.
+                if now >= at || (now.is_finite() && !at.is_finite()) {
                     p.request = None;
                     events.extend([RoomEvent::Expired { from: p.id, to }]);
                 }

@@ -454,7 +454,13 @@ impl PairReceiver {
         let latest = self.latest_pose?;
         let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
         self.pose_silence += dt;
+        // A pose interval that is not a positive finite number counts as the default's.
         let interval = tuning.rates.pose_interval;
+        let interval = if interval.is_finite() && interval > 0.0 {
+            interval
+        } else {
+            StreamRates::default().pose_interval
+        };
         self.pose_interval = interval;
         let snap = tuning.snap_distance;
         // Between poses (and over a lost one) both roots carry on at their last velocity, so the

@@ -238,7 +238,16 @@ impl PoleMemory {
                     last
                 } else {
                     let axis = last.cross(across).try_normalize().unwrap_or(dir);
-                    rotate(Quat::from_axis_angle(axis, step), last)
+                    // Built by hand and normalised: glam's `from_axis_angle` asserts a unit axis,
+                    // which `try_normalize` of a tiny (sub-normal) cross product need not give.
+                    let (sin, cos) = (0.5 * step).sin_cos();
+                    let q = unit_quat(Quat::from_xyzw(
+                        axis.x * sin,
+                        axis.y * sin,
+                        axis.z * sin,
+                        cos,
+                    ));
+                    rotate(q, last)
                 }
             }
         };

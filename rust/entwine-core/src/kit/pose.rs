@@ -5,7 +5,7 @@
 //! non-finite components propagate to the result rather than panicking, so
 //! check [`Pose::is_finite`] on data from untrusted sources.
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{DVec3, Quat, Vec3, Vec4};
 use serde::{Deserialize, Serialize};
 
 use super::smoothing::{saturate, slerp_shortest};
@@ -35,7 +35,7 @@ impl Pose {
     pub fn compose(self, child_local: Self) -> Self {
         Self::new(
             self.transform_point(child_local.position),
-            self.rotation * child_local.rotation,
+            mul_quat(self.rotation, child_local.rotation),
         )
     }
 
@@ -54,7 +54,7 @@ impl Pose {
         let inverse_rotation = self.rotation.conjugate();
         Self::new(
             rotate(inverse_rotation, world.position - self.position),
-            inverse_rotation * world.rotation,
+            mul_quat(inverse_rotation, world.rotation),
         )
     }
 
@@ -117,7 +117,33 @@ impl Default for Pose {
 pub(crate) fn rotate(q: Quat, v: Vec3) -> Vec3 {
     let axis = Vec3::new(q.x, q.y, q.z);
     let t = 2.0 * axis.cross(v);
-    v + q.w * t + axis.cross(t)
+    let r = v + q.w * t + axis.cross(t);
+    if r.is_finite() || !(q.is_finite() && v.is_finite()) {
+        return r;
+    }
+    rotate_wide(q, v)
+}
+
+/// [`rotate`] for finite input that overflowed `f32` (a huge vector, or a rotation far from unit
+/// length): `q` normalised, computed in `f64`; the result may be infinite but is never NaN.
+#[cold]
+fn rotate_wide(q: Quat, v: Vec3) -> Vec3 {
+    let q = unit_quat(q);
+    let axis = DVec3::new(f64::from(q.x), f64::from(q.y), f64::from(q.z));
+    let v = v.as_dvec3();
+    let t = 2.0 * axis.cross(v);
+    (v + f64::from(q.w) * t + axis.cross(t)).as_vec3()
+}
+
+/// Returns `a · b`; when finite input overflows (rotations far from unit length) the product of
+/// the normalised rotations instead, so the result is never NaN for finite input.
+pub(crate) fn mul_quat(a: Quat, b: Quat) -> Quat {
+    let r = a * b;
+    if r.is_finite() || !(a.is_finite() && b.is_finite()) {
+        r
+    } else {
+        unit_quat(a) * unit_quat(b)
+    }
 }
 
 /// Returns `q` scaled to unit length, or the identity if `q` is zero, too

@@ -24,10 +24,17 @@ pub fn saturate(x: f32) -> f32 {
 }
 
 /// Returns `v` clamped to [`lo`, `hi`] when it is finite, else `default` (settings sanitising).
+///
+/// Never panics: a NaN bound is ignored, and with `lo > hi` the result is `hi`. A result that is
+/// still not finite (an infinite bound) gives `default`.
 #[must_use]
 pub fn clamp_finite(v: f32, lo: f32, hi: f32, default: f32) -> f32 {
-    if v.is_finite() {
-        v.clamp(lo, hi)
+    if !v.is_finite() {
+        return default;
+    }
+    let c = v.max(lo).min(hi);
+    if c.is_finite() {
+        c
     } else {
         default
     }
@@ -194,18 +201,21 @@ pub fn smooth_damp_vec3_ramped(
 ///
 /// Use it as `x += (target − x) · exp_alpha(dt, tau)`; the result after one
 /// second does not depend on the frame rate. `tau ≤ 0` (or NaN) returns 1
-/// (snap); otherwise `dt ≤ 0` (or NaN) returns 0.
+/// (snap); otherwise `dt ≤ 0` (or NaN) returns 0, and an infinite `tau`
+/// (never moves) returns 0 even for an infinite `dt`.
 #[must_use]
 pub fn exp_alpha(dt: f32, tau: f32) -> f32 {
     if tau.is_nan() || tau <= 0.0 {
         return 1.0;
     }
-    if dt.is_nan() || dt <= 0.0 {
+    if dt.is_nan() || dt <= 0.0 || tau == f32::INFINITY {
         return 0.0;
     }
     let alpha = -(-dt / tau).exp_m1();
-    debug_assert!((0.0..=1.0).contains(&alpha));
-    alpha
+    if alpha.is_nan() {
+        return 0.0;
+    }
+    alpha.clamp(0.0, 1.0)
 }
 
 /// Returns `current` moved toward `target` by at most `max_delta` units,

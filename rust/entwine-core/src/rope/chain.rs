@@ -106,7 +106,8 @@ pub struct BoneChain {
 
 impl BoneChain {
     /// Returns a chain for bones whose rest poses (root first, each the parent of the next, all in
-    /// one space, e.g. the skeleton's) are `rest`. Rotations are normalised; a zero-length rest bone
+    /// one space, e.g. the skeleton's) are `rest`. Rotations are normalised; positions that are not
+    /// finite or beyond [`super::MAX_COORDINATE`] count as the origin; a zero-length rest bone
     /// borrows its neighbour's direction (or +Y, Godot's bone convention). Allocates.
     #[must_use]
     pub fn new(rest: &[Pose]) -> Self {
@@ -115,7 +116,8 @@ impl BoneChain {
         let positions: Vec<Vec3> = rest
             .iter()
             .map(|p| {
-                if p.position.is_finite() {
+                // Beyond `MAX_COORDINATE` (e.g. 1e30) lengths would overflow: treated as unset.
+                if super::usable(p.position) {
                     p.position
                 } else {
                     Vec3::ZERO

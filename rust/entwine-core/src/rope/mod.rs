@@ -45,7 +45,7 @@ use glam::Vec3;
 
 pub use chain::{BoneChain, ChainError, ChainFit};
 pub use presets::{PresetTable, RopePreset};
-pub use record::{AnchorSample, Recorder, Recording, Replayer};
+pub use record::{AnchorSample, Recorder, Recording, Replayer, MAX_RECORD_STEPS};
 pub use tube::Tube;
 pub use world::{Collider, Motion, Shape, World};
 
@@ -137,7 +137,7 @@ pub enum ParamIssue {
     Gravity,
     /// `radius` was negative or not finite.
     Radius,
-    /// `ground_height` was not finite.
+    /// `ground_height` was not finite or beyond ±[`MAX_COORDINATE`] (clamped; NaN: the default).
     GroundHeight,
     /// `friction` was not in [0, 1].
     Friction,
@@ -164,7 +164,7 @@ impl ParamIssue {
             Self::Substeps => ("substeps", "1..=16"),
             Self::Gravity => ("gravity", "a finite vector"),
             Self::Radius => ("radius", "0..=1 m"),
-            Self::GroundHeight => ("ground_height", "a finite height"),
+            Self::GroundHeight => ("ground_height", "a height within ±1e6 m"),
             Self::Friction => ("friction", "0..=1"),
             Self::TearRatio => ("tear_ratio", "0 (off) or 1.01..=100"),
             Self::StretchLimit => ("stretch_limit", "0 (off) ..= 1"),
@@ -239,8 +239,12 @@ impl RopeParams {
             d.fade_time,
             ParamIssue::FadeTime,
         );
-        if !p.ground_height.is_finite() {
-            p.ground_height = d.ground_height;
+        if p.ground_height.is_nan() || p.ground_height.abs() > MAX_COORDINATE {
+            p.ground_height = if p.ground_height.is_nan() {
+                d.ground_height
+            } else {
+                p.ground_height.clamp(-MAX_COORDINATE, MAX_COORDINATE)
+            };
             issue(ParamIssue::GroundHeight);
         }
         if p.tear_ratio != 0.0 {
@@ -551,7 +555,7 @@ impl Rope {
     /// Returns the rest length of segment `j` in metres (0 past the end).
     #[must_use]
     pub fn rest_length(&self, j: usize) -> f32 {
-        if j + 1 >= self.active {
+        if j >= self.active.saturating_sub(1) {
             0.0
         } else if j == 0 {
             self.head_rest
@@ -626,7 +630,8 @@ impl Rope {
     }
 
     fn split(&mut self, index: usize, reason: CutReason) -> Option<Cut> {
-        if index + 1 >= self.active {
+        // Written so that `usize::MAX` cannot overflow: the cut needs a point after `index`.
+        if index >= self.active.saturating_sub(1) {
             return None;
         }
         let position = (self.pos[index] + self.pos[index + 1]) * 0.5;

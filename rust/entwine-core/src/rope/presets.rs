@@ -92,17 +92,26 @@ impl PresetTable {
     }
 
     /// Returns the preset whose speed range holds `speed` (m/s): below the first range the first, above
-    /// the last range (or NaN) the last.
+    /// the last range (or NaN) the last. An empty table (only possible when built by hand, since
+    /// [`PresetTable::from_ron`] rejects one) answers from the built-in table.
     #[must_use]
     pub fn for_speed(&self, speed: f32) -> &RopePreset {
-        let last = self.presets.len() - 1;
+        let Some(last) = self.presets.last() else {
+            return Self::builtin_static().for_speed(speed);
+        };
         if speed.is_nan() {
-            return &self.presets[last];
+            return last;
         }
         self.presets
             .iter()
             .find(|p| speed < p.max_speed)
-            .unwrap_or(&self.presets[last])
+            .unwrap_or(last)
+    }
+
+    /// The built-in table, parsed once.
+    fn builtin_static() -> &'static Self {
+        static BUILTIN: std::sync::OnceLock<PresetTable> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(Self::builtin)
     }
 }
 

@@ -38,14 +38,21 @@ pub struct Recorder {
     full: bool,
 }
 
+/// Most steps one recording holds: one hour at 240 steps per second (about 30 MB of samples). A
+/// longer request is cut to this, so a hostile count can never size the allocation.
+pub const MAX_RECORD_STEPS: usize = 240 * 3600;
+
 impl Recorder {
-    /// Starts recording `rope` from its current state, with room for `max_steps` steps (allocated now).
-    pub fn start(&mut self, rope: &Rope, max_steps: usize) {
+    /// Starts recording `rope` from its current state, with room for `max_steps` steps (allocated now,
+    /// at most [`MAX_RECORD_STEPS`]); returns the number of steps there is room for.
+    pub fn start(&mut self, rope: &Rope, max_steps: usize) -> usize {
+        let steps = max_steps.min(MAX_RECORD_STEPS);
         self.recording = Some(Recording {
             initial: rope.clone(),
-            samples: Vec::with_capacity(max_steps),
+            samples: Vec::with_capacity(steps),
         });
         self.full = false;
+        steps
     }
 
     /// Returns `true` while recording (started and not full).

@@ -7,6 +7,8 @@
 
 use glam::Vec3;
 
+use super::MAX_CAPACITY;
+
 /// A tube builder with its buffers allocated once.
 #[derive(Clone, Debug)]
 pub struct Tube {
@@ -21,14 +23,15 @@ pub struct Tube {
 }
 
 impl Tube {
-    /// Returns a builder for ropes of up to `max_points` points (≥ 2), with `sides` vertices around
+    /// Returns a builder for ropes of up to `max_points` points (clamped to 2..=[`MAX_CAPACITY`], the
+    /// most a rope holds), with `sides` vertices around
     /// (clamped to 3..=64) and `subdivisions` rings per segment (clamped to 1..=8; above 1 the centre
     /// line is a Catmull-Rom spline through the points).
     #[must_use]
     pub fn new(max_points: usize, sides: usize, subdivisions: usize) -> Self {
         let sides = sides.clamp(3, 64);
         let subdivisions = subdivisions.clamp(1, 8);
-        let max_rings = (max_points.max(2) - 1) * subdivisions + 1;
+        let max_rings = (max_points.clamp(2, MAX_CAPACITY) - 1) * subdivisions + 1;
         let verts = max_rings * (sides + 1);
         Self {
             sides,

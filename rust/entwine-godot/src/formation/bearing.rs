@@ -9,7 +9,7 @@ use glam::{Quat, Vec2, Vec3};
 use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
-use crate::convert::{quat, quaternion, vec3, vector3};
+use crate::convert::{quaternion, vec3, vector3};
 use crate::limb_ik::LimbIK;
 
 /// A soldier's bearing on top of its animation: the head (and a little of the neck and chest)
@@ -604,7 +604,7 @@ fn is_uniform(scale: Vector3) -> bool {
 
 /// Returns the rotation of a basis (scale removed) as a core quaternion.
 fn rotation_of(basis: Basis) -> Quat {
-    let q = quat(basis.orthonormalized().get_quaternion());
+    let q = crate::convert::rotation(basis);
     glam::Vec4::from(q)
         .try_normalize()
         .map_or(Quat::IDENTITY, Quat::from_vec4)

@@ -19,7 +19,7 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
-use crate::convert::{pose, quat, transform_scaled, vec3, vector3};
+use crate::convert::{pose, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::scene::first_descendant;
 pub use room::HoldHandRoom;
@@ -303,6 +303,11 @@ const WARN_TUNING: u32 = 8;
 const WARN_ID: u32 = 16;
 const WARN_FORGED: u32 = 32;
 const WARN_MALFORMED: u32 = 64;
+const WARN_CONTACT: u32 = 128;
+/// Largest follow or preparation offset accepted (m); farther counts as invalid tuning.
+const MAX_FOLLOW_OFFSET: f32 = 100.0;
+/// Largest contact offset accepted (m); farther (or NaN) counts as none.
+const MAX_CONTACT_OFFSET: f32 = 2.0;
 
 /// Metadata set on a character while the pair writes its root (see [method is_pair_driven]).
 const DRIVEN_META: &str = "entwine_pair_driven";
@@ -833,6 +838,8 @@ impl HoldHandComponent {
         };
         let ok = t.follow_offset.is_finite()
             && t.preparation_offset.is_finite()
+            && t.follow_offset.abs().max_element() <= MAX_FOLLOW_OFFSET
+            && t.preparation_offset.abs().max_element() <= MAX_FOLLOW_OFFSET
             && t.spring_coefficient >= 0.0
             && t.min_follow_speed >= 0.0
             && t.max_follow_speed >= t.min_follow_speed
@@ -844,7 +851,7 @@ impl HoldHandComponent {
         }
         self.warn_once(
             WARN_TUNING,
-            "follow tuning is invalid (offsets must be finite, speeds ≥ 0 with \
+            "follow tuning is invalid (offsets must be finite and within 100 m, speeds ≥ 0 with \
              min_follow_speed ≤ max_follow_speed, stop_radius ≥ 0); using the defaults"
                 .into(),
         );
@@ -1161,6 +1168,28 @@ impl HoldHandComponent {
         offset: Vector3,
         rotation_deg: Vector3,
     ) -> Option<HandInput> {
+        let usable =
+            offset.is_finite() && offset.length() <= MAX_CONTACT_OFFSET && rotation_deg.is_finite();
+        let (offset, rotation_deg) = if usable {
+            // Wrapped so a huge angle cannot lose the basis' orthonormality.
+            let wrap = |d: f32| d % 360.0;
+            (
+                offset,
+                Vector3::new(
+                    wrap(rotation_deg.x),
+                    wrap(rotation_deg.y),
+                    wrap(rotation_deg.z),
+                ),
+            )
+        } else {
+            self.warn_once(
+                WARN_CONTACT,
+                "contact offset or rotation is invalid (offsets must be finite and within 2 m, \
+                 rotations finite); using none"
+                    .into(),
+            );
+            (Vector3::ZERO, Vector3::ZERO)
+        };
         let ik = self.hand_ik(role)?;
         let skeleton = self.skeleton_node()?;
         let to_world = skeleton.get_global_transform();
@@ -1180,7 +1209,7 @@ impl HoldHandComponent {
             upper_arm: vec3(upper),
             reach,
             offset: vec3(offset),
-            rotation: quat(rot.get_quaternion()),
+            rotation: crate::convert::rotation(rot),
         })
     }
 
@@ -1634,7 +1663,8 @@ impl HoldHandComponent {
                 }
             }
         }
-        let hold = self.arm_layer_hold_value;
+        // A blend amount: outside 0..=1 (or NaN) would drive the arm layer to non-finite poses.
+        let hold = entwine_core::kit::clamp_finite(self.arm_layer_hold_value, 0.0, 1.0, 0.0);
         for (name, saved) in &self.runtime.arm_saved {
             if let Ok(v) = saved.try_to::<f32>() {
                 tree.set(name, &(v + (hold - v) * position).to_variant());

@@ -354,7 +354,7 @@ impl RopeBoneChain {
                 continue;
             }
             skeleton.set_bone_pose_position(bone, local.origin);
-            let rotation = local.basis.orthonormalized().get_quaternion().normalized();
+            let rotation = crate::convert::quaternion(crate::convert::rotation(local.basis));
             skeleton.set_bone_pose_rotation(bone, rotation);
             parent = global;
         }

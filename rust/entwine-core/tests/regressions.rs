@@ -1,0 +1,409 @@
+//! One regression test per finding of the hostile-input fuzz run (issue 19). Each one reproduces
+//! the input that panicked, overflowed, allocated without bound or returned NaN before the fix.
+
+use glam::{Quat, Vec2, Vec3};
+
+use entwine_core::env_touch::shapes::closest_on_hull;
+use entwine_core::env_touch::{Candidate, EnvTouch, Shape, TouchConfig, TouchInput};
+use entwine_core::formation::assign::total_travel;
+use entwine_core::formation::{
+    frames_within_budget, Assigner, FormationDef, Recorder as FormationRecorder, Squad,
+    SquadConfig, MAX_RECORD_BYTES,
+};
+use entwine_core::hold_hand::contact::{ContactSolver, ContactTuning, HandInput};
+use entwine_core::hold_hand::net::IkTargets;
+use entwine_core::hold_hand::net::{PairPose, RootFollower};
+use entwine_core::hold_hand::stream::{
+    PairReceiver, PairSender, StreamRates, ViewTuning, Viewpoint, MAX_FRAME_BYTES,
+};
+use entwine_core::hold_hand::{FollowDriver, FollowTuning, Room, RoomError};
+use entwine_core::kit::{exp_alpha, Pose, Seq16};
+use entwine_core::rope::{
+    BoneChain, ChainFit, EndAttachment, PresetTable, Recorder, Rope, RopeParams, Tube, World,
+    MAX_CAPACITY, MAX_RECORD_STEPS,
+};
+
+#[test]
+fn regression_cylinder_nan_height_does_not_panic() {
+    for height in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let shape = Shape::Cylinder {
+            radius: 1.0,
+            height,
+        };
+        assert_eq!(shape.closest_point_local(Vec3::new(3.0, 0.5, 0.0)), None);
+    }
+    let capsule = Shape::Capsule {
+        radius: f32::NAN,
+        height: 2.0,
+    };
+    assert_eq!(capsule.closest_point_local(Vec3::X), None);
+}
+
+#[test]
+fn regression_follow_driver_min_above_max_speed() {
+    let tuning = FollowTuning {
+        min_follow_speed: 30.0,
+        max_follow_speed: 5.0,
+        ..FollowTuning::default()
+    };
+    assert_eq!(tuning.speed(1.0), 5.0, "the maximum wins");
+    let mut driver = FollowDriver::default();
+    driver.prepare(Pose::IDENTITY, &tuning);
+    let p = driver.step(Pose::IDENTITY, 1.0 / 60.0, &tuning);
+    assert!(p.is_finite());
+}
+
+#[test]
+fn regression_exp_alpha_infinite_dt_and_tau() {
+    assert_eq!(exp_alpha(f32::INFINITY, f32::INFINITY), 0.0);
+    assert_eq!(exp_alpha(f32::INFINITY, 0.1), 1.0);
+    assert_eq!(exp_alpha(1.0, f32::INFINITY), 0.0);
+}
+
+#[test]
+fn regression_root_follower_unchecked_dt() {
+    let target = Pose::new(Vec3::new(1.0, 0.0, 0.0), Quat::IDENTITY);
+    for dt in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -1.0, 1e30] {
+        let mut f = RootFollower::default();
+        f.step(Pose::IDENTITY, 0.1, 0.1, 0.01);
+        let p = f.step_limited(target, dt, 0.1, 0.01, 2.0);
+        assert!(p.is_finite(), "dt {dt}: {p:?}");
+    }
+    let mut f = RootFollower::default();
+    let p = f.step_limited(Pose::new(Vec3::NAN, Quat::IDENTITY), 0.016, 0.1, 0.01, 2.0);
+    assert!(p.is_finite(), "a NaN target holds the pose");
+}
+
+#[test]
+fn regression_rope_cut_at_usize_max() {
+    let mut rope = Rope::new(16, 8, RopeParams::default(), Vec3::ZERO, Vec3::NEG_Y);
+    assert!(rope.cut_at(usize::MAX).is_none());
+    assert!(rope.cut_at(usize::MAX - 1).is_none());
+    assert_eq!(rope.rest_length(usize::MAX), 0.0);
+}
+
+#[test]
+fn regression_empty_preset_table_for_speed() {
+    let table = PresetTable { presets: vec![] };
+    let builtin = PresetTable::builtin();
+    for speed in [0.0, 5.0, f32::NAN, f32::INFINITY] {
+        assert_eq!(table.for_speed(speed), builtin.for_speed(speed));
+    }
+}
+
+#[test]
+fn regression_rope_recorder_usize_max_steps() {
+    let rope = Rope::new(8, 4, RopeParams::default(), Vec3::ZERO, Vec3::NEG_Y);
+    let mut rec = Recorder::default();
+    assert_eq!(rec.start(&rope, usize::MAX), MAX_RECORD_STEPS);
+    assert!(rec.is_recording());
+}
+
+#[test]
+fn regression_tube_usize_max_points() {
+    let tube = Tube::new(usize::MAX, usize::MAX, usize::MAX);
+    assert_eq!(
+        tube.max_rings(),
+        (MAX_CAPACITY - 1) * tube.subdivisions() + 1
+    );
+}
+
+/// Asserts `slot_of` is a permutation of `0..n`.
+fn assert_permutation(slot_of: &[u32], n: usize) {
+    assert_eq!(slot_of.len(), n);
+    let mut seen = vec![false; n];
+    for &s in slot_of {
+        assert!(!seen[s as usize], "slot {s} taken twice");
+        seen[s as usize] = true;
+    }
+}
+
+#[test]
+fn regression_assigner_permutation_at_huge_coordinates() {
+    // Above the exact size (banded blocks) and below it, at ±5e19 m: f32 distances overflow.
+    for n in [40, 161, 400] {
+        let mut x = 0x1234_5678u64;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        let agents: Vec<Vec2> = (0..n).map(|_| Vec2::new(next(), next()) * 5e19).collect();
+        let slots: Vec<Vec2> = (0..n).map(|_| Vec2::new(next(), next()) * 5e19).collect();
+        let mut slot_of = Vec::new();
+        Assigner::default().assign(&agents, &slots, &mut slot_of);
+        assert_permutation(&slot_of, n);
+        assert!(total_travel(&agents, &slots, &slot_of).is_finite());
+    }
+}
+
+#[test]
+fn regression_convex_hull_long_thin_is_exact() {
+    // A unit tetrahedron with one vertex pulled out to 1e4 and 1e6: the closest point of a query
+    // beside the spike must be on the spike's side, as near as the exact distance (1e-4 relative).
+    for far in [1e4f32, 1e6] {
+        let pts = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(far, 0.3, 0.3),
+        ];
+        for k in 1..=9 {
+            let x = far * k as f32 / 10.0;
+            let p = Vec3::new(x, 0.2, -2.0);
+            let q = closest_on_hull(&pts, p).expect("a point");
+            // Exact: the hull's z ≥ 0 face (z = 0 plane edge region): the nearest hull point lies
+            // on the triangle (0,0,0), (1,0,0), (far, .3, .3) or its neighbours; compare with a
+            // fine sampling of the hull's edges from the spike.
+            let mut best = f64::INFINITY;
+            for a in &pts[..3] {
+                for i in 0..=200_000 {
+                    let t = f64::from(i) / 200_000.0;
+                    let e = a.as_dvec3().lerp(pts[3].as_dvec3(), t);
+                    best = best.min(e.distance(p.as_dvec3()));
+                }
+            }
+            let got = f64::from(q.distance(p));
+            assert!(
+                got <= best * (1.0 + 1e-4) + 1e-3,
+                "far {far}, x {x}: {got} vs sampled edge distance {best}"
+            );
+        }
+    }
+}
+
+#[test]
+fn regression_pose_interval_negative_infinity() {
+    let mut sender = PairSender::default();
+    sender.restart(Seq16(1));
+    let mut rx = PairReceiver::default();
+    let tuning = ViewTuning {
+        rates: StreamRates {
+            pose_interval: f32::NEG_INFINITY,
+            ..StreamRates::default()
+        },
+        ..ViewTuning::default()
+    };
+    let ik = IkTargets {
+        seq: Seq16(0),
+        initiator_hand: Pose::IDENTITY,
+        recipient_hand: Pose::IDENTITY,
+        weight: 1.0,
+        connected: true,
+        arm_override: false,
+        has_shared_reach: true,
+    };
+    let mut buf = [0u8; MAX_FRAME_BYTES];
+    for k in 0..5 {
+        let due = sender.tick(0.2, &StreamRates::default());
+        let pose = PairPose {
+            seq: Seq16(0),
+            initiator: Pose::new(Vec3::new(k as f32, 0.0, 0.0), Quat::IDENTITY),
+            recipient_local: Pose::new(Vec3::X, Quat::IDENTITY),
+        };
+        let n = sender.write(due, pose, ik, &[], &mut buf).unwrap();
+        rx.receive(&buf[..n]).unwrap();
+        let roots = rx.roots(Viewpoint::Onlooker, 0.016, &tuning).unwrap();
+        assert!(roots.initiator.is_finite() && roots.recipient.is_finite());
+    }
+}
+
+#[test]
+fn regression_room_request_at_nan_time() {
+    let mut room = Room::default();
+    room.join(1);
+    room.join(2);
+    assert_eq!(room.request(1, 2, f64::NAN, 10.0), Err(RoomError::BadTime));
+    assert!(
+        room.pending_request_from(1).is_none(),
+        "the target is not busy"
+    );
+    // A replayed request with a NaN expiry still ends.
+    room.apply(entwine_core::hold_hand::RoomEvent::Requested {
+        from: 1,
+        to: 2,
+        expires_at: f64::NAN,
+    });
+    let mut events = Vec::new();
+    room.expire(0.0, &mut events);
+    assert!(room.pending_request_from(1).is_none());
+}
+
+#[test]
+fn regression_squad_sensed_at_1e20() {
+    let mut squad = Squad::new(8, false, SquadConfig::default());
+    squad
+        .form(&FormationDef::from_ron("(shape: Line, spacing: 1.2)").unwrap())
+        .unwrap();
+    for i in 0..8 {
+        squad.sense(i, Vec2::new(1e20, -1e20));
+    }
+    squad.advance(0.1);
+    let m = squad.metrics();
+    for v in [
+        m.mean_slot_error,
+        m.max_slot_error,
+        m.heading_std,
+        m.spacing_error,
+    ] {
+        assert!(v.is_finite(), "{m:?}");
+    }
+}
+
+#[test]
+fn regression_rope_ground_height_1e30() {
+    let params = RopeParams {
+        ground_enabled: true,
+        ground_height: 1e30,
+        ..RopeParams::default()
+    };
+    let mut issues = Vec::new();
+    let fixed = params.sanitized(|i| issues.push(i));
+    assert_eq!(issues.len(), 1, "one issue: ground_height");
+    let mut rope = Rope::new(16, 8, fixed, Vec3::ZERO, Vec3::NEG_Y);
+    let world = World::with_capacity(0);
+    for _ in 0..30 {
+        rope.step(1.0 / 60.0, Vec3::ZERO, EndAttachment::Free, &world);
+    }
+    assert!(rope.points().iter().all(|p| p.is_finite()));
+}
+
+#[test]
+fn regression_bone_chain_1e30() {
+    let rest: Vec<Pose> = (0..4)
+        .map(|i| Pose::new(Vec3::new(0.0, i as f32 * 1e30, 0.0), Quat::IDENTITY))
+        .collect();
+    let mut chain = BoneChain::new(&rest);
+    let points: Vec<Vec3> = (0..6).map(|i| Vec3::new(0.0, -(i as f32), 0.0)).collect();
+    for fit in [ChainFit::Stretch, ChainFit::RestLength] {
+        let poses = chain
+            .solve(&points, Pose::IDENTITY, true, fit)
+            .expect("solves");
+        assert!(poses.iter().all(|p| p.is_finite()), "{poses:?}");
+    }
+    let far: Vec<Vec3> = (0..6)
+        .map(|i| Vec3::new(0.0, i as f32 * 1e30, 0.0))
+        .collect();
+    assert!(chain
+        .solve(&far, Pose::IDENTITY, true, ChainFit::Stretch)
+        .is_err());
+}
+
+#[test]
+fn regression_env_touch_1e30() {
+    let rest = [Pose::IDENTITY, Pose::IDENTITY];
+    let mut m = EnvTouch::new(TouchConfig::default(), rest);
+    let candidates = [Candidate {
+        id: 1,
+        closest_point: Vec3::new(1e30, 1.4, 0.0),
+    }];
+    for k in 0..120 {
+        let root = Pose::new(Vec3::new(1e30 * (k % 2) as f32, 0.0, 0.0), Quat::IDENTITY);
+        let hands = m.step(&TouchInput {
+            dt: 1.0 / 60.0,
+            root,
+            shoulders: [Vec3::new(-0.2, 1.4, 0.0), Vec3::new(0.2, 1.4, 0.0)],
+            velocity: Vec3::new(0.0, 0.0, -1e30),
+            move_input: Some(Vec3::NEG_Z),
+            grounded: true,
+            candidates: &candidates,
+            surface_normal: Some(Vec3::new(1e30, 0.0, 0.0)),
+        });
+        for h in hands {
+            assert!(
+                !h.pose.position.is_nan() && !h.pose.rotation.is_nan(),
+                "{h:?}"
+            );
+            assert!(h.position_weight.is_finite() && h.rotation_weight.is_finite());
+        }
+    }
+    let shape = Shape::Sphere { radius: 1.0 };
+    let q = shape
+        .closest_point_local(Vec3::new(1e30, 1e30, 0.0))
+        .unwrap();
+    assert!(q.is_finite() && (q.length() - 1.0).abs() < 1e-3, "{q}");
+}
+
+#[test]
+fn regression_contact_solver_normalises_rotations_and_clamps_weights() {
+    let hand = |x: f32| HandInput {
+        contact: Pose::new(Vec3::new(x, 1.0, 0.0), Quat::IDENTITY),
+        upper_arm: Vec3::new(x, 1.4, 0.0),
+        reach: 0.6,
+        offset: Vec3::ZERO,
+        rotation: Quat::from_xyzw(0.0, 3.0, 0.0, 4.0),
+    };
+    let tuning = ContactTuning {
+        max_position_weight: 7.0,
+        max_rotation_weight: -2.0,
+        ..ContactTuning::default()
+    };
+    let mut solver = ContactSolver::default();
+    let mut out = None;
+    for _ in 0..60 {
+        out = Some(solver.step(&hand(0.0), &hand(0.4), 0.5, true, &tuning, 1.0 / 60.0));
+    }
+    let out = out.unwrap();
+    for t in [out.initiator_target, out.recipient_target] {
+        assert!((t.rotation.length() - 1.0).abs() < 1e-5, "{:?}", t.rotation);
+    }
+    assert!((0.0..=1.0).contains(&out.position_weight));
+    assert_eq!(out.rotation_weight, 0.0);
+}
+
+#[test]
+fn regression_formation_recording_byte_budget_and_streaming() {
+    // The maximum settings: 100 000 frames of 10 000 agents would be 20 GB.
+    let frames = frames_within_budget(10_000, 100_000);
+    assert!(frames >= 1);
+    let rec = FormationRecorder::new(10_000, 100_000);
+    assert_eq!(rec.capacity(), frames);
+    assert!(rec.capacity() * rec.agents() * 20 <= MAX_RECORD_BYTES);
+    assert_eq!(frames_within_budget(usize::MAX, usize::MAX), 0);
+    // Export streams into any writer (here one that counts bytes).
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut squad = Squad::new(50, true, SquadConfig::default());
+    squad
+        .form(&FormationDef::from_ron("(shape: Line, spacing: 1.2)").unwrap())
+        .unwrap();
+    assert_eq!(squad.set_recording(100), 100);
+    for _ in 0..10 {
+        squad.advance(1.0 / 60.0);
+    }
+    let mut out = Count(0);
+    squad.recorder().unwrap().export_csv(&mut out).unwrap();
+    assert!(out.0 > 50 * 10 * 10);
+}
+
+#[test]
+fn regression_pole_memory_tiny_vectors_do_not_assert() {
+    // Found by `cargo xtask fuzz` (degenerate mode, seed 0xebb170bd01359863): the remembered bend
+    // and the pole's side are opposite, their cross product is ~1e-21 (squared: sub-normal), so
+    // `try_normalize` returns a vector glam does not count as unit and `Quat::from_axis_angle`
+    // asserted.
+    use entwine_core::kit::{LimbPose, PoleMemory};
+    let mut memory = PoleMemory::default();
+    memory.remember(&LimbPose {
+        upper: Pose::IDENTITY,
+        lower: Pose::new(
+            Vec3::new(-6.373024e-22, 0.42292738, -0.90616363),
+            Quat::IDENTITY,
+        ),
+        end: Pose::new(Vec3::new(0.0, 0.90616363, 0.42292738), Quat::IDENTITY),
+    });
+    let pole = memory.effective_pole(
+        Vec3::new(-1e-30, 0.0, -1.446887),
+        Vec3::ZERO,
+        Some(Vec3::new(-0.0, -1.0, 1e-30)),
+        1e-7,
+    );
+    assert!(pole.is_some_and(|p| p.is_finite()), "{pole:?}");
+}
