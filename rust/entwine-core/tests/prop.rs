@@ -733,6 +733,11 @@ fn rope_world(g: &Gen) -> World {
             shape,
             solid: g.chance(0.5),
             cutter: g.chance(0.2),
+            motion: rope::Motion {
+                velocity: g.vec3(),
+                angular_velocity: g.vec3(),
+                pivot: g.vec3(),
+            },
         });
     }
     w

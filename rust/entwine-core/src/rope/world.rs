@@ -388,7 +388,8 @@ fn segment_overlap_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<
         Shape::Sphere { radius: r } => {
             let n = q
                 .try_normalize()
-                .or_else(|| d.any_orthonormal_vector().try_normalize())?;
+                .or_else(|| d.try_normalize().map(Vec3::any_orthonormal_vector))
+                .unwrap_or(Vec3::Y);
             (n, r + radius - q.length())
         }
         Shape::Capsule {
