@@ -14,6 +14,7 @@ const DEMOS := [
 	["formation", "res://demo/formation_demo.gd"],
 	["env_touch", "res://demo/env_touch_demo.gd"],
 	["rope", "res://demo/rope_demo.gd"],
+	["rope_bridge", "res://demo/rope_bridge_demo.gd"],
 ]
 const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "SoldierBearing", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset", "RopeBoneChain"]
 ## Frames a demo runs before its screenshot.

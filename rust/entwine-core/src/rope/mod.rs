@@ -18,19 +18,25 @@
 //!    across substeps (the anchor is sampled once at the start of each physics step, the seed's
 //!    one-frame lag).
 //! 3. Verlet: `v = (pos − prev) · damping; prev = pos; pos += v + g·h²`.
-//! 4. `iterations` times: every distance constraint, in sweeps that alternate direction and end with
-//!    one from the anchor, then every free point is pushed out of the ground plane and the solid
-//!    colliders (out of a box through the face on the side it came from).
+//! 4. `iterations` times: one relaxed Newton step on every distance constraint together, solved
+//!    exactly along the chain (a tridiagonal system solved by the Thomas algorithm); then every free point is
+//!    pushed out of the ground plane and the solid colliders (out of a box through the face on the
+//!    side it came from), and every segment, as a capsule of the rope's radius, out of the solid
+//!    colliders (so a rope over a thin wall's edge never cuts through it between two points).
 //! 5. Tearing: a segment longer than `tear_ratio` × rest splits the rope there.
-//! 6. Strain limit: walking from the anchor, no segment stays longer than `1 + stretch_limit` times its
-//!    rest length; then one more push-out.
+//! 6. Strain limit (free end only, a safety net): walking from the anchor, no segment stays longer
+//!    than `1 + stretch_limit` times its rest length; then one more push-out.
 //! 7. Continuous collision: each free point's path from where it started the substep to where it ends
 //!    is sphere-traced against the solid colliders; a crossing stops the point at the first contact
 //!    and keeps the motion along the surface (collide and slide). This is what keeps the rope from
 //!    tunnelling through thin walls at 12 m/s.
-//! 8. Cutters: the first segment (from the anchor) touching a cutter, or whose far point's path
-//!    crossed one, splits the rope. The loose part of a split keeps simulating, fades over
-//!    `fade_time` and disappears.
+//! 8. Cutters: each cutter is swept back along its [`Motion`] over the substep and met by the rope
+//!    interpolated across it; the earliest touch splits the rope at that segment. The loose part of a
+//!    split keeps simulating, fades over `fade_time` and disappears.
+//!
+//! The number of substeps is at least `substeps`, and more while the rope is so taut for its segment
+//! length that its sideways waves would cross more than a segment per substep (see
+//! [`Rope::substeps_in_use`]).
 //!
 //! Everything is `f32` and follows one fixed order of operations, so the same inputs give the same
 //! bits (see [`record`]).
@@ -768,7 +774,7 @@ impl Rope {
             events.anchor_ignored = true;
             self.anchor
         };
-        let end = match end {
+        let mut end = match end {
             EndAttachment::Pinned(p) if !usable(p) => {
                 events.end_ignored = true;
                 EndAttachment::Free
@@ -925,6 +931,10 @@ impl Rope {
                 // This substep spans from `back + h` to `back` seconds before the step's end.
                 let back = dt - (k + 1) as f32 * h;
                 events.cut = self.check_cuts(world, back, h);
+            }
+            if events.cut.is_some() {
+                // The end attachment went with the loose piece: the rest of the step hangs free.
+                end = EndAttachment::Free;
             }
             let loose_n = self.loose.active;
             if loose_n > 0 {
