@@ -1025,7 +1025,7 @@ impl Rope {
     /// tension along the whole rope at once, so those waves are integrated explicitly and need
     /// `c·h/s` below 1 (measured: a two-frame jitter from 1.2). Since `λ` scales with `h²`, the
     /// substeps that keep the ratio under [`STABLE_WAVE_RATIO`] are `⌈√(λ·k²/s / ratio)⌉`. More
-    /// substeps are taken at once; fewer only after [`CALM_STEPS`] steps in a row in which they
+    /// substeps are taken at once; one fewer only after [`CALM_STEPS`] steps in a row in which it
     /// would have kept the ratio under half the limit (so the count does not flicker).
     fn adapt_substeps(&mut self, max_lambda: f32, used: u32) {
         let s = self.params.segment_length;
@@ -1035,17 +1035,18 @@ impl Rope {
             self.calm_steps = 0;
             return;
         }
-        let wanted = |ratio: f32| ((at_one / ratio).sqrt().ceil() as u32).clamp(1, MAX_SUBSTEPS);
+        let ratio_at = |k: u32| at_one / (k * k) as f32;
         let k = self.stable_substeps;
-        if at_one / (k * k) as f32 > STABLE_WAVE_RATIO {
-            self.stable_substeps = wanted(STABLE_WAVE_RATIO);
+        if ratio_at(k) > STABLE_WAVE_RATIO {
+            self.stable_substeps =
+                ((at_one / STABLE_WAVE_RATIO).sqrt().ceil() as u32).clamp(1, MAX_SUBSTEPS);
             self.calm_steps = 0;
-        } else if wanted(0.5 * STABLE_WAVE_RATIO) < k {
-            // Fewer would still leave a margin of 2: drop to that once it has held a while (a jerk,
-            // such as a teleported anchor, raises the count for half a second, not longer).
+        } else if k > 1 && ratio_at(k - 1) < 0.5 * STABLE_WAVE_RATIO {
+            // One fewer would still leave a margin of 2: drop it once that has held a while. One at
+            // a time: dropping several at once let a taut rope fall into a jitter and climb back.
             self.calm_steps += 1;
             if self.calm_steps >= CALM_STEPS {
-                self.stable_substeps = wanted(0.5 * STABLE_WAVE_RATIO);
+                self.stable_substeps = k - 1;
                 self.calm_steps = 0;
             }
         } else {
