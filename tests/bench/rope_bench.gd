@@ -15,7 +15,7 @@ const ROUNDS := 5
 const RUST_FRAMES := 20
 const GD_FRAMES := 3
 const SPRING_FRAMES := 30
-const WARM_UP_FRAMES := 60
+const WARM_UP_FRAMES := 120
 const GD_ROPE := preload("res://tests/bench/gd_rope.gd")
 
 var _time := 0.0
@@ -37,7 +37,7 @@ func _run() -> void:
 		r.collision_mask = 0
 		r.tube_sides = 6
 		r.smoothing = 1
-		r.position = _home(i)
+		r.position = _home(i) + Vector3(1, 0, 0) # where its anchor starts circling
 		root.add_child(r)
 		r.set_physics_process(false)
 		r.set_process(false)
@@ -45,7 +45,7 @@ func _run() -> void:
 		var g: Node3D = GD_ROPE.new()
 		g.point_count = POINTS
 		g.iterations = ITERATIONS
-		g.position = _home(i)
+		g.position = _home(i) + Vector3(1, 0, 0)
 		root.add_child(g)
 		gd.append(g)
 	# Interleaved rounds (the machine may be shared): the medians are compared. Each set of ropes
