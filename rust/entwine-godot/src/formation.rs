@@ -1153,9 +1153,9 @@ impl FormationController {
         }
         // Peers that disconnected owe nothing: forget them, so a disconnect with a command in
         // flight never turns into a drop.
-        if self.tracker.pending() > 0 || self.tracker.dropped_count() > 0 {
+        if (self.tracker.pending() > 0 || self.tracker.dropped_count() > 0) && self.is_online() {
             if let Some(mp) = self.base().get_multiplayer() {
-                if mp.is_server() && mp.get_multiplayer_peer().is_some() {
+                if mp.is_server() {
                     let peers = mp.get_peers();
                     let peers = peers.as_slice();
                     self.tracker.retain_connected(|p| peers.contains(&p));

@@ -626,9 +626,10 @@ impl Squad {
             }
             let d = self.slot_pos(s as usize).distance(self.pos[i]);
             let turn = angle_difference(self.heading[i], self.slot_yaw(s as usize)).abs();
-            // A smoothstep peaks at 1.5× its mean speed; keep 25 % in hand for the feedback.
+            // A smoothstep peaks at 1.5× its mean speed; keep 15 % in hand for the feedback (the
+            // reference leads by the latency, so the feedback only trims noise and shoves).
             t = t
-                .max(1.5 * d / (0.75 * self.cfg.max_speed))
+                .max(1.5 * d / (0.85 * self.cfg.max_speed))
                 .max(1.5 * turn / (0.9 * self.cfg.max_turn_rate));
         }
         self.transition = if t.is_finite() { t.min(600.0) } else { 600.0 };
