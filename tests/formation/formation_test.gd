@@ -374,3 +374,31 @@ class FormationDefProbe:
 		var ok := probe.add_formation("probe", text)
 		probe.free()
 		return ok
+
+
+func test_dropping_a_peer_re_forms_once() -> void:
+	var squad := _squad(300)
+	squad.form("column")
+	squad.snap_to_slots()
+	for i in range(0, 300, 3):
+		squad.set_agent_peer(i, 7)
+	var before: int = squad.get_relayout_count()
+	check(squad.drop_peer(7) == 100, "drop_peer takes the peer's 100 agents out")
+	check(squad.get_relayout_count() == before + 1, "one re-form for the whole peer", before + 1, squad.get_relayout_count())
+	squad.advance(1.0 / 60.0)
+	check(squad.get_metrics()["active"] == 200, "200 agents stay", 200, squad.get_metrics()["active"])
+	check(squad.get_agent_slot(0) == -1 and squad.get_agent_slot(1) >= 0, "dropped agents hold no slot")
+	var back := PackedInt32Array()
+	for i in range(0, 300, 3):
+		back.append(i)
+	check(squad.set_agents_active(back, true) == 100, "set_agents_active brings 100 back")
+	check(squad.get_relayout_count() == before + 2, "again in one re-form", before + 2, squad.get_relayout_count())
+	# Getters for testers: slot targets and headings, heading errors, neighbouring pairs.
+	check(squad.get_slot_count() == 300, "300 slots", 300, squad.get_slot_count())
+	var s := squad.get_agent_slot(5)
+	check_near(squad.get_slot_target(s), squad.get_slot_position(5), 1e-4, "slot target = the agent's slot position")
+	var err: float = squad.get_agent_heading_error(5)
+	check(absf(angle_difference(squad.get_slot_heading(s) + err, squad.get_agent_heading(5))) < 1e-3, "heading error = heading − slot heading")
+	var pairs := squad.get_neighbour_pairs()
+	check(pairs.size() >= 2 * 299 and pairs.size() % 2 == 0, "neighbouring pairs cover the column", ">= 598", pairs.size())
+	check(squad.get_pair_spacing_error() >= 0.0, "pair spacing error reported")

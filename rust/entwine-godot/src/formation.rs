@@ -407,8 +407,9 @@ impl FormationController {
     const AGENTS_INTERNAL: i64 = 1;
 
     /// Emitted once per command when the squad meets the contract, with the metrics: `settle_time`
-    /// (s), `contract_met`, `spacing_error` (m), `heading_std` (degrees), `max_slot_error` (m),
-    /// `mean_slot_error` (m), `active`, `command`.
+    /// (s), `contract_met`, `spacing_error` (m, over every neighbouring pair: see [method
+    /// get_neighbour_pairs]), `nearest_spacing_error` (m, each slot's nearest neighbour only),
+    /// `heading_std` (degrees), `max_slot_error` (m), `mean_slot_error` (m), `active`, `command`.
     #[signal]
     fn settled(metrics: VarDictionary);
     /// Emitted when a formation is taken into use.
@@ -694,6 +695,40 @@ impl FormationController {
         }
     }
 
+    /// Takes every agent listed in [param indices] out of the contract ([param active] false) or
+    /// back in, re-laying and re-assigning the formation once for the whole batch (calling
+    /// [method set_agent_active] per agent re-lays once per call). Out-of-range indices are
+    /// ignored. Returns how many agents changed.
+    #[func]
+    pub fn set_agents_active(&mut self, indices: PackedInt32Array, active: bool) -> i32 {
+        let n = self.squad.len();
+        let mut pick = vec![false; n];
+        for &i in indices.as_slice() {
+            if i >= 0 && (i as usize) < n {
+                pick[i as usize] = true;
+            }
+        }
+        self.squad.set_active_where(|i| pick[i], active) as i32
+    }
+
+    /// Takes every agent tied to [param peer_id] (see [method set_agent_peer]) out of the contract
+    /// in one re-form and forgets the acknowledgements the peer owed — what the server does by
+    /// itself when a peer is dropped; call it when a peer disconnects if its agents should leave
+    /// the contract too. Returns how many agents left.
+    #[func]
+    pub fn drop_peer(&mut self, peer_id: i32) -> i32 {
+        self.tracker.forget(peer_id);
+        self.deactivate_peer(peer_id) as i32
+    }
+
+    /// Returns how many times the formation has been laid out and slots assigned since the squad
+    /// was built: one per `form`, `dress`, [method set_agent_active] that changed something,
+    /// [method set_agents_active] batch or dropped peer.
+    #[func]
+    pub fn get_relayout_count(&self) -> i64 {
+        self.squad.relayout_count() as i64
+    }
+
     /// Ties agent `index` to multiplayer peer `peer_id`: when that peer is dropped, so is the agent.
     #[func]
     pub fn set_agent_peer(&mut self, index: i32, peer_id: i32) {
@@ -753,6 +788,67 @@ impl FormationController {
             }
             None => self.get_agent_position(index),
         }
+    }
+
+    /// Returns the number of slots the current formation lays out (one per agent taking part).
+    #[func]
+    pub fn get_slot_count(&self) -> i32 {
+        self.squad.slot_count() as i32
+    }
+
+    /// Returns slot [param slot]'s target: its global position now (it moves with the anchor),
+    /// or `Vector3.ZERO` out of range.
+    #[func]
+    pub fn get_slot_target(&self, slot: i32) -> Vector3 {
+        if slot < 0 || slot as usize >= self.squad.slot_count() {
+            return Vector3::ZERO;
+        }
+        let p = self.squad.slot_pos(slot as usize);
+        self.base().to_global(Vector3::new(p.x, 0.0, p.y))
+    }
+
+    /// Returns slot [param slot]'s target heading: the global yaw (radians) its holder must face.
+    #[func]
+    pub fn get_slot_heading(&self, slot: i32) -> f32 {
+        if slot < 0 || slot as usize >= self.squad.slot_count() {
+            return 0.0;
+        }
+        self.squad.slot_yaw(slot as usize) + self.base().get_global_rotation().y
+    }
+
+    /// Returns the slot agent [param index] holds, or −1 for a dropped agent.
+    #[func]
+    pub fn get_agent_slot(&self, index: i32) -> i32 {
+        self.squad
+            .slot_of(index.max(0) as usize)
+            .map_or(-1, |s| s as i32)
+    }
+
+    /// Returns agent [param index]'s heading error: its yaw minus its slot's target heading,
+    /// wrapped to [−π, π] (radians); 0 for a dropped agent.
+    #[func]
+    pub fn get_agent_heading_error(&self, index: i32) -> f32 {
+        self.squad.heading_error(index.max(0) as usize)
+    }
+
+    /// Returns every neighbouring pair of slots, flattened (`[s0, t0, s1, t1, …]`): slots at most
+    /// 1.5 × the formation's spacing apart, plus each slot with its nearest slot. The contract's
+    /// `spacing_error` is the largest |actual − nominal| distance over the agents holding them.
+    #[func]
+    pub fn get_neighbour_pairs(&self) -> PackedInt32Array {
+        let mut out = PackedInt32Array::new();
+        for &(s, t) in self.squad.neighbour_pairs() {
+            out.push(s as i32);
+            out.push(t as i32);
+        }
+        out
+    }
+
+    /// Returns the spacing error now over every neighbouring pair (see [method
+    /// get_neighbour_pairs]), in metres: the contract's spacing clause.
+    #[func]
+    pub fn get_pair_spacing_error(&self) -> f32 {
+        self.squad.metrics().spacing_error
     }
 
     /// Returns the live metrics (see [signal settled]) plus `since_command` (s) and the agent
@@ -1055,6 +1151,17 @@ impl FormationController {
         if !self.networked {
             return;
         }
+        // Peers that disconnected owe nothing: forget them, so a disconnect with a command in
+        // flight never turns into a drop.
+        if (self.tracker.pending() > 0 || self.tracker.dropped_count() > 0) && self.is_online() {
+            if let Some(mp) = self.base().get_multiplayer() {
+                if mp.is_server() {
+                    let peers = mp.get_peers();
+                    let peers = peers.as_slice();
+                    self.tracker.retain_connected(|p| peers.contains(&p));
+                }
+            }
+        }
         let now = Time::singleton().get_ticks_usec() as f64 * 1e-6;
         while let Some(action) = self.tracker.poll(now) {
             match action {
@@ -1067,15 +1174,18 @@ impl FormationController {
                     self.warn_plain(&format!(
                         "peer {peer} never acknowledged a command (3 resends); dropped from the contract"
                     ));
-                    for i in 0..self.peer_of_agent.len().min(self.squad.len()) {
-                        if self.peer_of_agent[i] == peer {
-                            self.squad.set_active(i, false);
-                        }
-                    }
+                    self.deactivate_peer(peer);
                     self.signals().peer_dropped().emit(i64::from(peer));
                 }
             }
         }
+    }
+
+    /// Takes every agent tied to `peer` out of the contract in one re-form. Returns how many.
+    fn deactivate_peer(&mut self, peer: i32) -> usize {
+        let owner = &self.peer_of_agent;
+        self.squad
+            .set_active_where(|i| owner.get(i) == Some(&peer), false)
     }
 
     fn sent_command(&self, id: u32) -> Option<SentCommand> {
@@ -2062,6 +2172,7 @@ fn metrics_dict(m: &Metrics, formation: &str) -> VarDictionary {
     d.set("settle_time", m.settle_time);
     d.set("contract_met", m.contract_met);
     d.set("spacing_error", m.spacing_error);
+    d.set("nearest_spacing_error", m.nearest_spacing_error);
     d.set("heading_std", m.heading_std.to_degrees());
     d.set("max_slot_error", m.max_slot_error);
     d.set("mean_slot_error", m.mean_slot_error);

@@ -6,7 +6,7 @@
 //! * **Contract** — [`shape`] turns a [`FormationDef`] (RON) into slots around a moving anchor;
 //!   [`assign`] gives each agent the slot that minimises total travel (so paths do not cross);
 //!   [`baseline`] fits the squad's axis by weighted PCA with a weighted-median point; the metrics
-//!   (neighbour-spacing error ≤ 5 cm, heading standard deviation ≤ 3°, settle ≤ 1.2 s) say whether
+//!   (spacing error ≤ 5 cm over every neighbouring slot pair — see [`Squad::neighbour_pairs`], heading standard deviation ≤ 3°, settle ≤ 1.2 s) say whether
 //!   the contract holds.
 //! * **Feedback** — [`agent`] holds the per-agent PID (k₁ 1.8, k₂ 1.5, k₃ 0.05, normalised angle
 //!   error, anti-windup) and the debounced idle/moving/aligning/stabilizing machine (0.05/0.03 m,

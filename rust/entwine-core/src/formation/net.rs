@@ -7,6 +7,10 @@
 pub const RESEND_AFTER: f64 = 0.1;
 /// Resends before a silent peer is dropped.
 pub const MAX_RESENDS: u8 = 3;
+/// Most acknowledgements awaited at once; further sends are not tracked.
+pub const MAX_PENDING: usize = 4096;
+/// Most dropped peers remembered (the oldest is forgotten first).
+pub const MAX_DROPPED: usize = 256;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Pending {
@@ -50,7 +54,7 @@ impl AckTracker {
 
     /// Records that command `id` was sent to `peer` at `now` (s). Dropped peers are ignored.
     pub fn sent(&mut self, id: u32, peer: i32, now: f64) {
-        if self.dropped.contains(&peer) || self.pending.len() >= 4096 {
+        if self.dropped.contains(&peer) || self.pending.len() >= MAX_PENDING {
             return;
         }
         self.pending.push(Pending {
@@ -77,7 +81,10 @@ impl AckTracker {
             .position(|p| now - p.sent_at >= RESEND_AFTER)?;
         let p = self.pending[k];
         if p.resends >= MAX_RESENDS {
-            self.forget(p.peer);
+            self.pending.retain(|q| q.peer != p.peer);
+            if self.dropped.len() >= MAX_DROPPED {
+                self.dropped.remove(0);
+            }
             self.dropped.push(p.peer);
             return Some(AckAction::Drop { peer: p.peer });
         }
@@ -89,9 +96,25 @@ impl AckTracker {
         })
     }
 
-    /// Forgets everything owed by `peer` (it left).
-    pub fn forget(&mut self, peer: i32) {
+    /// Forgets `peer` entirely (it disconnected): what it owed, and that it was dropped (a new
+    /// peer may reuse the id). Returns whether anything was known about it.
+    pub fn forget(&mut self, peer: i32) -> bool {
+        let before = self.pending.len() + self.dropped.len();
         self.pending.retain(|p| p.peer != peer);
+        self.dropped.retain(|p| *p != peer);
+        before != self.pending.len() + self.dropped.len()
+    }
+
+    /// Forgets every peer for which `connected` is false (see [`AckTracker::forget`]).
+    pub fn retain_connected(&mut self, mut connected: impl FnMut(i32) -> bool) {
+        self.pending.retain(|p| connected(p.peer));
+        self.dropped.retain(|p| connected(*p));
+    }
+
+    /// Returns how many dropped peers are remembered (at most [`MAX_DROPPED`]).
+    #[must_use]
+    pub fn dropped_count(&self) -> usize {
+        self.dropped.len()
     }
 
     /// Returns whether `peer` was dropped for never acknowledging.
@@ -165,6 +188,51 @@ mod tests {
         let id = t.next_id();
         t.sent(id, 3, now);
         assert_eq!(t.pending(), 0, "dropped peers are not waited for");
+    }
+
+    #[test]
+    fn disconnected_peers_are_forgotten_and_the_lists_are_bounded() {
+        let mut t = AckTracker::default();
+        let id = t.next_id();
+        t.sent(id, 7, 0.0);
+        t.sent(id, 8, 0.0);
+        // Peer 7 disconnects with a command in flight: forgotten, never dropped.
+        t.retain_connected(|p| p != 7);
+        assert_eq!(t.pending(), 1);
+        assert!(t.ack(id, 8));
+        assert_eq!(t.poll(10.0), None, "nothing left to resend or drop");
+        assert!(!t.is_dropped(7));
+        // A dropped peer that later disconnects is forgotten too.
+        let id = t.next_id();
+        t.sent(id, 9, 0.0);
+        let mut now = 0.0;
+        while t.poll(now) != Some(AckAction::Drop { peer: 9 }) {
+            now += 0.11;
+        }
+        assert!(t.is_dropped(9));
+        assert!(t.forget(9) && !t.is_dropped(9));
+        // Bounds: pending stops at MAX_PENDING, the dropped list at MAX_DROPPED.
+        for k in 0..(MAX_PENDING as i32 + 100) {
+            t.sent(1, 1000 + k, 0.0);
+        }
+        assert_eq!(t.pending(), MAX_PENDING);
+        let mut t = AckTracker::default();
+        for peer in 0..(MAX_DROPPED as i32 + 50) {
+            t.sent(1, peer, 0.0);
+        }
+        let mut now = 0.0;
+        let mut drops = 0;
+        for _ in 0..100_000 {
+            now += 0.11;
+            match t.poll(now) {
+                Some(AckAction::Drop { .. }) => drops += 1,
+                Some(AckAction::Resend { .. }) => {}
+                None => break,
+            }
+        }
+        assert_eq!(drops, MAX_DROPPED + 50);
+        assert_eq!(t.dropped_count(), MAX_DROPPED);
+        assert!(t.is_dropped(MAX_DROPPED as i32 + 49) && !t.is_dropped(0));
     }
 
     #[test]

@@ -489,3 +489,225 @@ fn saluting_changes_no_position_or_heading_rule() {
     saluting.set_active(2, false);
     assert_eq!(saluting.bearing(2), Bearing::default());
 }
+
+#[test]
+fn a_batch_of_deactivations_re_forms_once() {
+    let mut squad = Squad::new(300, true, SquadConfig::default());
+    squad.form(&def("(shape: Column(files: 10))")).unwrap();
+    squad.snap_to_slots();
+    let before = squad.relayout_count();
+    // A peer owning every third agent is dropped.
+    let changed = squad.set_active_where(|i| i % 3 == 0, false);
+    assert_eq!(changed, 100);
+    assert_eq!(
+        squad.relayout_count(),
+        before + 1,
+        "one re-lay for the batch"
+    );
+    assert_eq!(
+        squad.metrics().active,
+        0,
+        "metrics refresh on the next tick"
+    );
+    squad.step();
+    assert_eq!(squad.metrics().active, 200);
+    assert_eq!(squad.slot_count(), 200);
+    for i in 0..300 {
+        assert_eq!(squad.slot_of(i).is_some(), i % 3 != 0, "agent {i}");
+    }
+    // Nothing to change: no re-lay at all.
+    assert_eq!(squad.set_active_where(|i| i % 3 == 0, false), 0);
+    assert_eq!(squad.relayout_count(), before + 1);
+    // One by one re-lays per agent (what the batch replaces).
+    for i in [1, 2, 4] {
+        squad.set_active(i, false);
+    }
+    assert_eq!(squad.relayout_count(), before + 4);
+    // Back in, again in one.
+    assert_eq!(squad.set_active_where(|_| true, true), 103);
+    assert_eq!(squad.relayout_count(), before + 5);
+}
+
+#[test]
+fn every_neighbouring_pair_is_counted() {
+    for (_, text) in SHIPPED {
+        let mut squad = Squad::new(37, true, SquadConfig::default());
+        squad.form(&def(text)).unwrap();
+        let d = squad.formation().spacing;
+        let m = squad.slot_count();
+        let pairs = squad.neighbour_pairs().to_vec();
+        // Every pair within 1.5 spacings is there, and each slot has at least one pair.
+        for s in 0..m {
+            assert!(
+                pairs
+                    .iter()
+                    .any(|&(a, b)| a as usize == s || b as usize == s),
+                "{text}: slot {s} unpaired"
+            );
+            for t in (s + 1)..m {
+                let close = squad.slot_pos(s).distance(squad.slot_pos(t)) <= 1.5 * d.max(0.1 / 1.5);
+                if close {
+                    assert!(pairs.contains(&(s as u32, t as u32)), "{text}: {s}-{t}");
+                }
+            }
+        }
+    }
+}
+
+/// Bodies the game moves by velocity: each command acts `latency` later, every step adds
+/// `noise` m of jitter, and a fraction `loss` of position updates never reach the squad.
+struct Bodies {
+    pos: Vec<Vec2>,
+    queue: Vec<std::collections::VecDeque<Vec2>>,
+    lag: Vec<usize>,
+}
+
+impl Bodies {
+    fn new(squad: &Squad, lag_ticks: impl Fn(usize) -> usize) -> Self {
+        let n = squad.len();
+        let lag: Vec<usize> = (0..n).map(lag_ticks).collect();
+        Self {
+            pos: (0..n).map(|i| squad.position(i)).collect(),
+            queue: (0..n)
+                .map(|i| std::iter::repeat_n(Vec2::ZERO, lag[i]).collect())
+                .collect(),
+            lag,
+        }
+    }
+
+    fn tick(&mut self, squad: &mut Squad, rng: &mut Rng, noise: f32, loss: f32) {
+        for i in 0..self.pos.len() {
+            if (rng.signed() + 1.0) * 0.5 >= loss {
+                squad.sense(i, self.pos[i]);
+            }
+        }
+        squad.step();
+        for i in 0..self.pos.len() {
+            self.queue[i].push_back(squad.velocity(i));
+            let v = if self.queue[i].len() > self.lag[i] {
+                self.queue[i].pop_front().unwrap_or(Vec2::ZERO)
+            } else {
+                Vec2::ZERO
+            };
+            self.pos[i] += v * TICK + Vec2::new(rng.gauss(), rng.gauss()) * noise;
+        }
+    }
+}
+
+/// Worst (settle s, spacing m, heading std rad) over `trials` random starts of `n` external agents
+/// in `text` with `latency` s; panics when a trial misses the contract or does not hold it for the
+/// following second.
+/// The formations shipped in the addon.
+const SHIPPED: [(&str, &str); 8] = [
+    (
+        "arc",
+        include_str!("../../../../addons/entwine/formations/arc.ron"),
+    ),
+    (
+        "box",
+        include_str!("../../../../addons/entwine/formations/box.ron"),
+    ),
+    (
+        "circle",
+        include_str!("../../../../addons/entwine/formations/circle.ron"),
+    ),
+    (
+        "column",
+        include_str!("../../../../addons/entwine/formations/column.ron"),
+    ),
+    (
+        "hollow_box",
+        include_str!("../../../../addons/entwine/formations/hollow_box.ron"),
+    ),
+    (
+        "line",
+        include_str!("../../../../addons/entwine/formations/line.ron"),
+    ),
+    (
+        "spiral",
+        include_str!("../../../../addons/entwine/formations/spiral.ron"),
+    ),
+    (
+        "wedge",
+        include_str!("../../../../addons/entwine/formations/wedge.ron"),
+    ),
+];
+
+fn external_trial(text: &str, n: usize, latency: f32, seed: u64) -> (f32, f32, f32) {
+    let mut rng = Rng::new(seed);
+    let cfg = SquadConfig {
+        latency,
+        ..SquadConfig::default()
+    };
+    let mut squad = Squad::new(n, false, cfg);
+    squad.form(&def(text)).unwrap();
+    squad.snap_to_slots();
+    scatter(&mut squad, &mut rng, 1.0);
+    let lag = (latency * TICK_HZ).round() as usize;
+    let mut bodies = Bodies::new(&squad, |_| lag);
+    squad.form(&def(text)).unwrap();
+    let mut settled = None;
+    let (mut spacing, mut heading) = (0.0f32, 0.0f32);
+    let mut held = 0;
+    for _ in 0..(4 * 60) {
+        bodies.tick(&mut squad, &mut rng, 0.001, 0.03);
+        if let Some(m) = squad.take_settled() {
+            settled = Some(m);
+        }
+        if settled.is_some() {
+            let now = *squad.metrics();
+            spacing = spacing.max(now.spacing_error);
+            heading = heading.max(now.heading_std);
+            held += 1;
+            if held >= 60 {
+                break;
+            }
+        }
+    }
+    let m = settled.unwrap_or_else(|| {
+        panic!(
+            "{text} n={n} latency={latency}: never settled: {:?}",
+            squad.metrics()
+        )
+    });
+    assert!(held >= 60, "{text}: ran out of time holding");
+    (
+        m.settle_time,
+        spacing.max(m.spacing_error),
+        heading.max(m.heading_std),
+    )
+}
+
+#[test]
+fn external_agents_meet_the_contract_under_latency_noise_and_loss() {
+    let mut seed = 77;
+    for latency in [0.0, 0.12, 0.25] {
+        for n in [1usize, 7, 37, 120] {
+            for (name, text) in SHIPPED {
+                let (mut settle, mut spacing, mut heading) = (0.0f32, 0.0f32, 0.0f32);
+                for _ in 0..2 {
+                    seed += 1;
+                    let (s, sp, h) = external_trial(text, n, latency, seed);
+                    settle = settle.max(s);
+                    spacing = spacing.max(sp);
+                    heading = heading.max(h);
+                }
+                if n >= 37 {
+                    eprintln!(
+                        "external {n} agents, {:.0} ms, {name}: worst settle {settle:.3} s, spacing {:.1} mm, heading std {:.2}°",
+                        latency * 1000.0,
+                        spacing * 1000.0,
+                        heading.to_degrees()
+                    );
+                }
+                assert!(settle <= 1.2, "{name} n={n} {latency}: settle {settle}");
+                assert!(spacing <= 0.05, "{name} n={n} {latency}: spacing {spacing}");
+                assert!(
+                    heading <= 3f32.to_radians(),
+                    "{name} n={n} {latency}: heading {}",
+                    heading.to_degrees()
+                );
+            }
+        }
+    }
+}

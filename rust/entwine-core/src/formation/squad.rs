@@ -64,6 +64,11 @@ pub const MAX_LATENCY_TICKS: usize = 60;
 /// Largest coordinate (m) accepted for a position: farther counts as bad input and is ignored, so
 /// squared distances and the metrics stay finite.
 pub const MAX_COORDINATE: f32 = 1.0e7;
+/// An aligning agent turns in place without position feedback only while its error is within this
+/// fraction of the stable threshold (7.5 mm by default): a wider band let agents that reached
+/// their slot early drift ~3 cm while they finished turning, which the all-pairs spacing clause
+/// then saw after the settle.
+const HOLD_FRACTION: f32 = 0.25;
 const NONE: u32 = u32::MAX;
 const NO_GUIDE: u32 = u32::MAX - 1;
 const VISITING: u32 = u32::MAX - 2;
@@ -159,8 +164,14 @@ impl SquadConfig {
 /// The live contract metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Metrics {
-    /// Largest |actual − nominal| distance between an agent and its slot neighbour, m.
+    /// Largest |actual − nominal| distance over every *neighbouring pair* of agents, m: two slots
+    /// are neighbours when their nominal distance is at most 1.5 × the formation's spacing, and
+    /// every slot is also paired with its nearest slot (so sparse layouts are covered too). See
+    /// [`Squad::neighbour_pairs`].
     pub spacing_error: f32,
+    /// Largest |actual − nominal| distance between an agent and its one nearest slot neighbour, m
+    /// (the narrower measure reported before every pair was counted).
+    pub nearest_spacing_error: f32,
     /// Mean distance from agents to their slots, m.
     pub mean_slot_error: f32,
     /// Largest distance from an agent to its slot, m.
@@ -242,6 +253,12 @@ pub struct Squad {
     slots: Vec<Vec2>,
     slot_heading: Vec<f32>,
     neighbour: Vec<u32>,
+    /// Every neighbouring slot pair (s < t), laid out with the slots.
+    pairs: Vec<(u32, u32)>,
+    /// Per agent: its position once its commands in flight have acted (soft walls use it).
+    pred: Vec<Vec2>,
+    /// How many times the formation was laid out and assigned (see [`Squad::relayout_count`]).
+    relayouts: u64,
     scratch_pos: Vec<Vec2>,
     scratch_w: Vec<f32>,
     def: FormationDef,
@@ -304,6 +321,9 @@ impl Squad {
             slots: Vec::new(),
             slot_heading: Vec::new(),
             neighbour: Vec::new(),
+            pairs: Vec::new(),
+            pred: Vec::new(),
+            relayouts: 0,
             scratch_pos: Vec::new(),
             scratch_w: Vec::new(),
             def: FormationDef::default(),
@@ -352,6 +372,7 @@ impl Squad {
         self.ref_prev.resize(n, a);
         self.ref_heading_prev.resize(n, 0.0);
         self.scratch_pos.reserve(n);
+        self.pred.reserve(n.saturating_sub(self.pred.len()));
         self.scratch_w.reserve(n);
         self.set_latency_buffers();
         self.recorder = self
@@ -457,6 +478,7 @@ impl Squad {
     }
 
     fn apply_formation(&mut self, def: &FormationDef, assign: bool) -> Result<(), FormationError> {
+        self.relayouts += 1;
         let active = self.active.iter().filter(|a| **a).count();
         let mut slots = core::mem::take(&mut self.slots);
         let mut heads = core::mem::take(&mut self.slot_heading);
@@ -553,6 +575,42 @@ impl Squad {
             }
             self.neighbour[s] = best;
         }
+        // Every neighbouring pair: within 1.5 spacings, plus each slot's nearest.
+        let limit2 = radius * radius;
+        self.pairs.clear();
+        for s in 0..m {
+            let p = self.slots[s];
+            let pairs = &mut self.pairs;
+            let slots = &self.slots;
+            self.hash.for_each_near(p, |j| {
+                if j > s && slots[j].distance_squared(p) <= limit2 {
+                    pairs.push((s as u32, j as u32));
+                }
+            });
+        }
+        for s in 0..m {
+            let t = self.neighbour[s];
+            if t != NONE {
+                let (a, b) = if (s as u32) < t {
+                    (s as u32, t)
+                } else {
+                    (t, s as u32)
+                };
+                if self.slots[a as usize].distance_squared(self.slots[b as usize]) > limit2 {
+                    self.pairs.push((a, b));
+                }
+            }
+        }
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
+    }
+
+    /// Returns every neighbouring slot pair (s, t), s < t: slots at most 1.5 × the formation's
+    /// spacing apart, plus each slot with its nearest slot. The contract's spacing clause
+    /// ([`Metrics::spacing_error`]) is measured over the agents holding these pairs.
+    #[must_use]
+    pub fn neighbour_pairs(&self) -> &[(u32, u32)] {
+        &self.pairs
     }
 
     fn begin_transition(&mut self) {
@@ -568,13 +626,36 @@ impl Squad {
             }
             let d = self.slot_pos(s as usize).distance(self.pos[i]);
             let turn = angle_difference(self.heading[i], self.slot_yaw(s as usize)).abs();
-            // A smoothstep peaks at 1.5× its mean speed; keep 25 % in hand for the feedback.
+            // A smoothstep peaks at 1.5× its mean speed; keep 15 % in hand for the feedback (the
+            // reference leads by the latency, so the feedback only trims noise and shoves).
             t = t
-                .max(1.5 * d / (0.75 * self.cfg.max_speed))
+                .max(1.5 * d / (0.85 * self.cfg.max_speed))
                 .max(1.5 * turn / (0.9 * self.cfg.max_turn_rate));
         }
         self.transition = if t.is_finite() { t.min(600.0) } else { 600.0 };
+        // The reference leads by the latency (see `step`): start the previous reference where the
+        // led one was a tick ago, so the first feed-forward is the profile's own speed.
+        let (lead_pos, lead_yaw) = self.leads();
+        let b = smoothstep((lead_pos - TICK) / self.transition);
+        let by = smoothstep((lead_yaw - TICK) / self.transition);
+        for i in 0..self.n {
+            let s = self.slot_of[i];
+            if s == NONE || !self.active[i] {
+                continue;
+            }
+            let (slot, yaw) = (self.slot_pos(s as usize), self.slot_yaw(s as usize));
+            self.ref_prev[i] = self.pos[i].lerp(slot, b);
+            self.ref_heading_prev[i] =
+                wrap_angle(self.heading[i] + angle_difference(self.heading[i], yaw) * by);
+        }
         self.restart_clock();
+    }
+
+    /// Returns how far (s) the position and heading references lead the clock: the actuation
+    /// latency (the delay line's length), heading only for internal agents.
+    fn leads(&self) -> (f32, f32) {
+        let l = self.delay_ticks as f32 * TICK;
+        (l, if self.simulate { l } else { 0.0 })
     }
 
     fn restart_clock(&mut self) {
@@ -690,6 +771,31 @@ impl Squad {
             let def = self.def.clone();
             let _ = self.apply_formation(&def, true);
         }
+    }
+
+    /// Takes every agent for which `pick(i)` is true out of the contract (`active` false) or back
+    /// in, then re-lays and re-assigns the formation **once** (not once per agent): what a dropped
+    /// or disconnected peer's agents need. Returns how many agents changed.
+    pub fn set_active_where(&mut self, mut pick: impl FnMut(usize) -> bool, active: bool) -> usize {
+        let mut changed = 0;
+        for i in 0..self.n {
+            if self.active[i] != active && pick(i) {
+                self.active[i] = active;
+                changed += 1;
+            }
+        }
+        if changed > 0 {
+            let def = self.def.clone();
+            let _ = self.apply_formation(&def, true);
+        }
+        changed
+    }
+
+    /// Returns how many times the formation has been laid out and assigned since the squad was
+    /// made (each `form`, `dress`, `set_active` or batch of [`Squad::set_active_where`] counts one).
+    #[must_use]
+    pub fn relayout_count(&self) -> u64 {
+        self.relayouts
     }
 
     /// Returns whether agent `i` takes part in the contract.
@@ -895,6 +1001,16 @@ impl Squad {
         self.omega.get(i).copied().unwrap_or(0.0)
     }
 
+    /// Returns agent `i`'s heading error: its yaw minus its slot's heading, wrapped to [−π, π];
+    /// 0 for a dropped agent.
+    #[must_use]
+    pub fn heading_error(&self, i: usize) -> f32 {
+        match self.slot_of(i) {
+            Some(s) if self.is_active(i) => angle_difference(self.slot_yaw(s), self.heading(i)),
+            _ => 0.0,
+        }
+    }
+
     /// Returns agent `i`'s state.
     #[must_use]
     pub fn state(&self, i: usize) -> AgentState {
@@ -1047,14 +1163,39 @@ impl Squad {
         self.step_anchor(dt);
         let cfg = self.cfg;
         let r = cfg.repulsion_radius;
+        // Soft walls act between *predicted* positions (where each agent will be once its
+        // commands in flight have acted), so that under latency two agents do not keep pushing
+        // on where they were and oscillate.
+        let cols = self.delay_ticks + 1;
         if r > 0.0 && cfg.repulsion_strength > 0.0 {
+            self.pred.clear();
+            self.pred.extend_from_slice(&self.pos);
+            if self.delay_ticks > 0 {
+                let write_at = self.delay_head;
+                for (i, q) in self.pred.iter_mut().enumerate() {
+                    let base = i * cols;
+                    for k in 0..cols {
+                        if k != write_at {
+                            *q += self.delay_vel[base + k] * dt;
+                        }
+                    }
+                }
+            }
             let active = &self.active;
-            self.hash.rebuild(&self.pos, r, |i| active[i]);
+            self.hash.rebuild(&self.pred, r, |i| active[i]);
         }
-        let blend = if self.transition > 0.0 {
-            smoothstep(self.since_command / self.transition)
+        // The reference leads by the actuation latency: a command sent now acts `latency` from
+        // now, so it aims at where the reference will be then, and the agent arrives when the
+        // transition ends rather than `latency` later. External agents turn at once (their
+        // heading is the squad's own), so only their position leads.
+        let (lead_pos, lead_yaw) = self.leads();
+        let (blend, blend_yaw) = if self.transition > 0.0 {
+            (
+                smoothstep((self.since_command + lead_pos) / self.transition),
+                smoothstep((self.since_command + lead_yaw) / self.transition),
+            )
         } else {
-            1.0
+            (1.0, 1.0)
         };
         let slot_moving = self.anchor.vel.length_squared() > 1e-6
             || self.anchor.desired_vel.length_squared() > 1e-6
@@ -1073,7 +1214,6 @@ impl Squad {
             gains.k1 = gains.k1.max(guide);
             gains.k2 = gains.k2.max(guide);
         }
-        let cols = self.delay_ticks + 1;
         let write_at = self.delay_head;
         let read_at = (self.delay_head + 1) % cols;
         for i in 0..self.n {
@@ -1092,7 +1232,8 @@ impl Squad {
             let slot_yaw = self.slot_yaw(s);
             let target = self.anchor.pos + self.start_rel[i].lerp(slot - self.anchor.pos, blend);
             let target_yaw = wrap_angle(
-                self.start_heading[i] + angle_difference(self.start_heading[i], slot_yaw) * blend,
+                self.start_heading[i]
+                    + angle_difference(self.start_heading[i], slot_yaw) * blend_yaw,
             );
             let v_ff = (target - self.ref_prev[i]) / dt;
             let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / dt;
@@ -1133,11 +1274,12 @@ impl Squad {
                 &gains,
                 dt,
                 cfg.max_speed,
-                cfg.thresholds.stable,
+                HOLD_FRACTION * cfg.thresholds.stable,
             );
             if r > 0.0 && cfg.repulsion_strength > 0.0 {
                 let mut push = Vec2::ZERO;
-                let pos = &self.pos;
+                let pos = &self.pred;
+                let p = pos[i];
                 self.hash.for_each_near(p, |j| {
                     if j != i {
                         let d = pos[j].distance(p);
@@ -1200,10 +1342,12 @@ impl Squad {
                     self.omega[i] = 0.0;
                 }
             } else {
+                // External agents: their motion lags, their heading (set by the squad) does not,
+                // so only velocities count as in flight for the predictor.
                 if self.delay_ticks > 0 {
                     let base = i * cols;
                     self.delay_vel[base + write_at] = self.vel[i];
-                    self.delay_omega[base + write_at] = self.omega[i];
+                    self.delay_omega[base + write_at] = 0.0;
                 }
                 self.prev_heading[i] = self.heading[i];
                 self.heading[i] = wrap_angle(self.heading[i] + self.omega[i] * dt);
@@ -1293,8 +1437,19 @@ impl Squad {
                 if j != NONE && self.active[j as usize] {
                     let nominal = self.slots[s].distance(self.slots[nb as usize]);
                     let actual = self.pos[i].distance(self.pos[j as usize]);
-                    m.spacing_error = m.spacing_error.max((actual - nominal).abs());
+                    m.nearest_spacing_error = m.nearest_spacing_error.max((actual - nominal).abs());
                 }
+            }
+        }
+        for &(s, t) in &self.pairs {
+            let (a, b) = (
+                self.agent_of_slot[s as usize],
+                self.agent_of_slot[t as usize],
+            );
+            if a != NONE && b != NONE && self.active[a as usize] && self.active[b as usize] {
+                let nominal = self.slots[s as usize].distance(self.slots[t as usize]);
+                let actual = self.pos[a as usize].distance(self.pos[b as usize]);
+                m.spacing_error = m.spacing_error.max((actual - nominal).abs());
             }
         }
         if m.active > 0 {
@@ -1305,6 +1460,9 @@ impl Squad {
         }
         if !m.spacing_error.is_finite() {
             m.spacing_error = f32::MAX;
+        }
+        if !m.nearest_spacing_error.is_finite() {
+            m.nearest_spacing_error = f32::MAX;
         }
         let within = m.spacing_error <= self.cfg.contract_spacing
             && m.heading_std <= self.cfg.contract_heading
