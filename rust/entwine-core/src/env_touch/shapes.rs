@@ -244,7 +244,10 @@ pub fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
 /// feature the point lies on. Finite input whose arithmetic under- or overflows (tiny or huge
 /// triangles) falls back to the closest edge, so it never gives NaN.
 fn closest_on_triangle_features(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8) {
-    let (q, mask) = closest_on_triangle_regions(p, a, b, c);
+    // In f64 around `p`: the same region walk as the hull's, and well conditioned for thin triangles.
+    let at = |v: Vec3| (v - p).as_dvec3();
+    let (q, mask) = closest_on_triangle_origin(at(a), at(b), at(c));
+    let q = p + q.as_vec3();
     if q.is_finite() || ![p, a, b, c].iter().all(|v| v.is_finite()) {
         return (q, mask);
     }
@@ -256,60 +259,6 @@ fn closest_on_triangle_features(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8
     edges
         .into_iter()
         .filter(|e| e.0.is_finite())
-        .min_by(|x, y| p.distance_squared(x.0).total_cmp(&p.distance_squared(y.0)))
-        .unwrap_or((a, 0b001))
-}
-
-/// Ericson's Voronoi-region walk behind [`closest_on_triangle_features`].
-fn closest_on_triangle_regions(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, u8) {
-    let ab = b - a;
-    let ac = c - a;
-    let ap = p - a;
-    let d1 = ab.dot(ap);
-    let d2 = ac.dot(ap);
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return (a, 0b001);
-    }
-    let bp = p - b;
-    let d3 = ab.dot(bp);
-    let d4 = ac.dot(bp);
-    if d3 >= 0.0 && d4 <= d3 {
-        return (b, 0b010);
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        return (a + ab * v, 0b011);
-    }
-    let cp = p - c;
-    let d5 = ab.dot(cp);
-    let d6 = ac.dot(cp);
-    if d6 >= 0.0 && d5 <= d6 {
-        return (c, 0b100);
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
-        return (a + ac * w, 0b101);
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return (b + (c - b) * w, 0b110);
-    }
-    let sum = va + vb + vc;
-    let q = a + ab * (vb / sum) + ac * (vc / sum);
-    if sum.abs() > 1e-20 && q.is_finite() {
-        return (q, 0b111);
-    }
-    // Degenerate (collinear) triangle: the closest of its three edges.
-    let edges = [
-        (closest_on_segment(p, a, b), 0b011),
-        (closest_on_segment(p, a, c), 0b101),
-        (closest_on_segment(p, b, c), 0b110),
-    ];
-    edges
-        .into_iter()
         .min_by(|x, y| p.distance_squared(x.0).total_cmp(&p.distance_squared(y.0)))
         .unwrap_or((a, 0b001))
 }
@@ -436,7 +385,8 @@ fn closest_on_simplex(s: &[DVec3]) -> (DVec3, u8) {
     }
 }
 
-/// [`closest_on_triangle_features`] for the origin, in `f64`.
+/// Returns the point of triangle `abc` closest to the origin, in `f64`, with the mask of the vertices
+/// spanning its feature (Ericson's Voronoi-region walk, §5.1.5).
 fn closest_on_triangle_origin(a: DVec3, b: DVec3, c: DVec3) -> (DVec3, u8) {
     let ab = b - a;
     let ac = c - a;
