@@ -407,3 +407,27 @@ fn regression_pole_memory_tiny_vectors_do_not_assert() {
     );
     assert!(pole.is_some_and(|p| p.is_finite()), "{pole:?}");
 }
+
+/// `cargo xtask fuzz 600` found: beside the middle of a 9e5 m sliver (four vertices within 2 m,
+/// one far away) the hull point came back as the query itself, 3.4 m off the hull. One face's
+/// normal carried a rounding error larger than the tetrahedron's volume and flipped the inside
+/// test; the volume is now taken from the best-conditioned face.
+#[test]
+fn regression_convex_hull_sliver_inside_test() {
+    let pts = [
+        Vec3::new(0.171_808_24, -0.860_136_4, 0.023_118_496),
+        Vec3::new(-0.937_344_55, 0.120_357_99, 0.036_987_662),
+        Vec3::new(-0.517_129_9, 0.675_767_2, -0.255_376_94),
+        Vec3::new(0.048_918_962, -0.802_099_8, -0.778_083_44),
+        Vec3::new(400_222.78, -822_652.06, 403_813.4),
+    ];
+    let p = Vec3::new(195_495.34, -401_830.16, 197_245.8);
+    let q = closest_on_hull(&pts, p).expect("a point");
+    // The property suite's f64 brute force puts p 3.463 m from the hull (f32 coordinates near 4e5
+    // are 3 cm apart, hence the tolerance).
+    let gap = p.distance(q);
+    assert!(
+        (gap - 3.463).abs() < 0.05,
+        "hull point {q} is {gap} m from {p}"
+    );
+}

@@ -460,15 +460,26 @@ fn closest_on_tetrahedron(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> (DVec3, u8)
         ([a, d, b], c, [0, 3, 1]),
         ([b, d, c], a, [1, 3, 2]),
     ];
+    // Six times the signed volume, the same for every face of this consistently wound table.
+    // Taken from the face whose product of edge and height lengths is smallest: on a sliver (three
+    // vertices close together, one far away) the other faces' normals carry a rounding error
+    // larger than the volume itself and can give it the wrong sign.
+    let (volume, scale) = faces
+        .iter()
+        .map(|(tri, opposite, _)| {
+            let (e1, e2, h) = (tri[1] - tri[0], tri[2] - tri[0], *opposite - tri[0]);
+            (e1.cross(e2).dot(h), e1.length() * e2.length() * h.length())
+        })
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .unwrap_or((0.0, 0.0));
+    // A flat tetrahedron has no inside, so every face is tested.
+    let flat = volume.abs() <= 1e-12 * scale;
     let mut best: Option<(f64, DVec3, u8)> = None;
-    for (tri, opposite, index) in faces {
+    for (tri, _, index) in faces {
         let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
         let sign_origin = n.dot(-tri[0]);
-        let sign_opposite = n.dot(opposite - tri[0]);
-        // The origin is outside this face when it lies on the other side from the fourth vertex;
-        // a flat tetrahedron has no inside, so every face is tested.
-        let flat = sign_opposite.abs() <= 1e-24 * (1.0 + n.length_squared());
-        if !(flat || sign_origin * sign_opposite < 0.0) {
+        // The origin is outside this face when it lies on the other side from the fourth vertex.
+        if !(flat || sign_origin * volume < 0.0) {
             continue;
         }
         let (q, local) = closest_on_triangle_origin(tri[0], tri[1], tri[2]);
