@@ -164,13 +164,8 @@ func _crossing(wall: Array, a: Vector3, b: Vector3) -> float:
 
 
 func _wall_run(wall: Array, path: Callable, frames: int, start: Vector3) -> Array:
-	var a := Node3D.new()
-	a.position = start
-	add(a)
-	var rope := RopeSimulation.new()
-	add(rope)
-	rope.anchor_node = rope.get_path_to(a)
-	rope.reset_rope()
+	var rope := _rope(start, Vector3.INF, 3.3, 12)
+	var a := rope.get_node(rope.anchor_node) as Node3D
 	var bad := 0
 	var deepest := 0.0
 	var stretch := 0.0
@@ -216,14 +211,8 @@ func test_no_segment_passes_through_a_thin_wall() -> void:
 ## the pose a frame reached [param lag] frames later: 1 for a body the physics server moves (the rope
 ## steps before the server), 0 for one a script moves before the rope's step.
 func _blade_run(blade: Node3D, rate: float, spin: Callable, lag: int) -> Array:
-	var a := Node3D.new()
-	a.position = Vector3(0.4, 5.0, 0.0)
-	add(a)
-	var rope := RopeSimulation.new()
-	add(rope)
-	rope.anchor_node = rope.get_path_to(a)
+	var rope := _rope(Vector3(0.4, 5.0, 0.0), Vector3.INF, 3.3, 12)
 	rope.cutter_mask = 2
-	rope.reset_rope()
 	var cuts := [0]
 	var cut_frame := [-1]
 	var frame := [0]
@@ -305,14 +294,8 @@ func test_a_spinning_blade_cuts_on_its_first_pass() -> void:
 func test_a_bullet_crossing_between_two_frames_cuts() -> void:
 	add_floor()
 	var speed := 50.0
-	var a := Node3D.new()
-	a.position = Vector3(0, 5.0, 0)
-	add(a)
-	var rope := RopeSimulation.new()
-	add(rope)
-	rope.anchor_node = rope.get_path_to(a)
+	var rope := _rope(Vector3(0, 5.0, 0), Vector3.INF, 3.3, 12)
 	rope.cutter_mask = 2
-	rope.reset_rope()
 	await physics_frames(30)
 	var bullet := Area3D.new()
 	bullet.collision_layer = 2
