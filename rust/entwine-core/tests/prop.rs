@@ -31,12 +31,11 @@ use entwine_core::hold_hand::contact::{
     constrain_shared_contact, shared_contact, ContactSolver, ContactTuning, HandInput, Hysteresis,
     ReachSphere,
 };
-use entwine_core::hold_hand::net::{IkTargets, PairPose, RemoteIk, RootFollower};
 use entwine_core::hold_hand::stream::{
-    AnimSnapshot, Frame, PairReceiver, PairSender, StreamRates, ViewTuning, Viewpoint,
-    MAX_FRAME_BYTES,
+    Frame, HandOffsets, HandSample, PairSample, PairSender, StreamRates, MAX_FRAME_BYTES,
 };
 use entwine_core::hold_hand::{FollowDriver, FollowTuning, Room, RoomEvent};
+use entwine_core::hold_hand::{PairReplay, ReplayTuning};
 use entwine_core::kit::{
     self, ByteReader, LimbGoal, LimbPose, PoleMemory, Pose, Seq16, SequenceGate,
 };
@@ -263,28 +262,39 @@ fn prop_hold_hand_decoders() {
     run("prop_hold_hand_decoders", |g| {
         // Random bytes, and valid encodings with some bytes flipped or cut.
         let mut bytes = g.bytes(MAX_FRAME_BYTES + 8);
+        let mut sender = PairSender::default();
+        sender.restart();
+        let rates = StreamRates {
+            pose_interval: g.positive(0.2),
+            ik_interval: g.positive(0.1),
+            animation_interval: g.positive(0.2),
+        };
+        let pair = || PairSample {
+            initiator: g.pose(),
+            recipient_local: g.pose(),
+            contact_rotation: g.pose().rotation,
+        };
+        let offsets = HandOffsets {
+            initiator: g.pose(),
+            recipient: g.pose(),
+        };
+        let now = g.f64();
         if g.chance(0.5) {
-            let mut sender = PairSender::default();
-            sender.restart(Seq16(g.u64() as u16));
-            let rates = StreamRates::default();
-            let due = sender.tick(1.0, &rates);
-            let pose = PairPose {
-                seq: Seq16(0),
-                initiator: g.pose(),
-                recipient_local: g.pose(),
-            };
-            let ik = IkTargets {
-                seq: Seq16(0),
-                initiator_hand: g.pose(),
-                recipient_hand: g.pose(),
-                weight: g.f32(),
-                connected: g.chance(0.5),
-                arm_override: g.chance(0.5),
-                has_shared_reach: g.chance(0.5),
-            };
+            let due = sender.tick(g.dt(), &rates);
+            if due.hands || g.chance(0.5) {
+                sender.push_hands(HandSample {
+                    time: now - f64::from(g.positive(0.3)),
+                    contact: g.pose().position,
+                    weight: g.f32(),
+                    connected: g.chance(0.5),
+                    arm_override: g.chance(0.5),
+                    has_shared_reach: g.chance(0.5),
+                });
+            }
             let anim: Vec<f32> = (0..g.below(20)).map(|_| g.f32()).collect();
             let mut out = [0u8; MAX_FRAME_BYTES];
-            if let Ok(n) = sender.write(due, pose, ik, &anim, &mut out) {
+            let anim = g.chance(0.5).then_some(anim.as_slice());
+            if let Ok(n) = sender.write(now, g.chance(0.5), pair(), offsets, anim, &mut out) {
                 bytes = out[..n].to_vec();
                 for _ in 0..g.below(3) {
                     if !bytes.is_empty() {
@@ -297,98 +307,45 @@ fn prop_hold_hand_decoders() {
                 }
             }
         }
-        if let Ok(frame) = Frame::decode(&bytes) {
-            if let Some(p) = frame.pose {
-                always_finite("decoded pair pose", &[p.initiator, p.recipient_local])?;
+        let reference = g.chance(0.5).then(|| g.pose().position);
+        if let Ok(frame) = Frame::decode(&bytes, reference) {
+            always_finite(
+                "decoded pair",
+                &[frame.pair.initiator, frame.pair.recipient_local],
+            )?;
+            for h in frame.hands() {
+                always_finite(
+                    "decoded hand",
+                    &[h.contact.x, h.contact.y, h.contact.z, h.weight],
+                )?;
             }
-            if let Some(ik) = frame.ik {
-                always_finite("decoded ik", &[ik.initiator_hand, ik.recipient_hand])?;
-                always_finite("decoded weight", &ik.weight)?;
-            }
-            if let Some(a) = frame.anim {
-                always_finite("decoded animation", a.values())?;
+            if let Some(a) = frame.anim() {
+                always_finite("decoded animation", a)?;
             }
         }
-        if let Ok(p) = PairPose::decode(&bytes) {
-            always_finite("PairPose::decode", &[p.initiator, p.recipient_local])?;
-        }
-        if let Ok(ik) = IkTargets::decode(&bytes) {
-            always_finite("IkTargets::decode", &[ik.initiator_hand, ik.recipient_hand])?;
-        }
-        if let Ok((a, used)) = AnimSnapshot::decode_prefix(&bytes) {
-            ensure!(
-                used <= bytes.len(),
-                "decode_prefix used {used} of {}",
-                bytes.len()
-            );
-            always_finite("AnimSnapshot::decode_prefix", a.values())?;
-        }
-        let snapshot = AnimSnapshot::new(
-            Seq16(1),
-            &(0..g.count().min(64)).map(|_| g.f32()).collect::<Vec<_>>(),
-        );
-        let mut buf = [0u8; 128];
-        let _ = snapshot.encode(&mut buf[..g.below(129)]);
-        // The receiver fed the same bytes, then asked for roots and hands.
-        let mut rx = PairReceiver::default();
-        let _ = rx.receive(&bytes);
-        let tuning = ViewTuning {
-            rates: StreamRates {
-                pose_interval: g.positive(0.2),
-                ik_interval: g.positive(0.1),
-                animation_interval: g.positive(0.2),
-            },
-            snap_distance: g.positive(0.01),
+        // The replay fed the same bytes, then asked for views.
+        let mut rx = PairReplay::default();
+        let tuning = ReplayTuning {
+            rates,
+            max_root_speed: g.positive(20.0),
+            blend_speed: g.positive(10.0),
             ik_timeout: g.positive(1.0),
             ik_fade_time: g.positive(0.3),
         };
-        let view = if g.chance(0.5) {
-            Viewpoint::Onlooker
-        } else {
-            Viewpoint::Recipient
-        };
+        let _ = rx.receive(&bytes, g.f64(), g.chance(0.5), &tuning);
         for _ in 0..3 {
-            let roots = rx.roots(view, g.dt(), &tuning);
-            if let Some(r) = roots {
-                finite_out(g, "roots", &[r.initiator, r.recipient])?;
+            let seen = [
+                g.chance(0.5).then(|| g.pose()),
+                g.chance(0.5).then(|| g.pose()),
+            ];
+            if let Some(v) = rx.render(g.f64(), g.dt(), seen, &tuning) {
+                finite_out(g, "replay roots", &[v.initiator, v.recipient])?;
+                if let Some(h) = v.hands {
+                    finite_out(g, "replay hands", &[h.initiator_hand, h.recipient_hand])?;
+                    finite_out(g, "replay weight", &h.weight)?;
+                }
             }
-            let hands = rx.hands(g.pose(), g.dt(), &tuning);
-            if let Some(h) = hands {
-                finite_out(g, "hands", &[h.initiator_hand, h.recipient_hand])?;
-            }
-        }
-        Ok(())
-    });
-}
-
-#[test]
-fn prop_hold_hand_remote() {
-    run("prop_hold_hand_remote", |g| {
-        let mut ik = RemoteIk::default();
-        let mut root = RootFollower::default();
-        for k in 0..5u16 {
-            ik.receive(IkTargets {
-                seq: Seq16(k),
-                initiator_hand: g.pose(),
-                recipient_hand: g.pose(),
-                weight: g.f32(),
-                connected: true,
-                arm_override: false,
-                has_shared_reach: true,
-            });
-            let hands = ik.update(
-                g.pose(),
-                g.dt(),
-                g.positive(0.1),
-                g.positive(1.0),
-                g.positive(0.3),
-            );
-            if let Some(h) = hands {
-                finite_out(g, "RemoteIk::update", &[h.initiator_hand, h.recipient_hand])?;
-                finite_out(g, "RemoteIk weight", &h.weight)?;
-            }
-            let p = root.step_limited(g.pose(), g.dt(), g.positive(0.2), g.positive(0.01), g.f32());
-            finite_out(g, "RootFollower::step_limited", &p)?;
+            let _ = rx.take_animation();
         }
         Ok(())
     });

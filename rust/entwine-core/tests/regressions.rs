@@ -11,13 +11,12 @@ use entwine_core::formation::{
     SquadConfig, MAX_RECORD_BYTES,
 };
 use entwine_core::hold_hand::contact::{ContactSolver, ContactTuning, HandInput};
-use entwine_core::hold_hand::net::IkTargets;
-use entwine_core::hold_hand::net::{PairPose, RootFollower};
-use entwine_core::hold_hand::stream::{
-    PairReceiver, PairSender, StreamRates, ViewTuning, Viewpoint, MAX_FRAME_BYTES,
-};
+use entwine_core::hold_hand::stream::MAX_FRAME_BYTES;
 use entwine_core::hold_hand::{FollowDriver, FollowTuning, Room, RoomError};
-use entwine_core::kit::{exp_alpha, Pose, Seq16};
+use entwine_core::hold_hand::{
+    HandOffsets, PairReplay, PairSample, PairSender, ReplayTuning, StreamRates,
+};
+use entwine_core::kit::{exp_alpha, Pose};
 use entwine_core::rope::{
     BoneChain, ChainFit, EndAttachment, PresetTable, Recorder, Rope, RopeParams, Tube, World,
     MAX_CAPACITY, MAX_RECORD_STEPS,
@@ -61,17 +60,37 @@ fn regression_exp_alpha_infinite_dt_and_tau() {
 }
 
 #[test]
-fn regression_root_follower_unchecked_dt() {
-    let target = Pose::new(Vec3::new(1.0, 0.0, 0.0), Quat::IDENTITY);
+fn regression_replay_unchecked_dt_and_clock() {
+    // The replay (which replaced the old root follower) with impossible frame times and clocks.
+    let mut sender = PairSender::default();
+    sender.restart();
+    let mut buf = [0u8; MAX_FRAME_BYTES];
+    let pair = PairSample {
+        initiator: Pose::new(Vec3::new(1.0, 0.0, 0.0), Quat::IDENTITY),
+        recipient_local: Pose::IDENTITY,
+        contact_rotation: Quat::IDENTITY,
+    };
+    let n = sender
+        .write(1.0, true, pair, HandOffsets::default(), None, &mut buf)
+        .unwrap();
+    let tuning = ReplayTuning::default();
     for dt in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -1.0, 1e30] {
-        let mut f = RootFollower::default();
-        f.step(Pose::IDENTITY, 0.1, 0.1, 0.01);
-        let p = f.step_limited(target, dt, 0.1, 0.01, 2.0);
-        assert!(p.is_finite(), "dt {dt}: {p:?}");
+        for now in [f64::NAN, f64::INFINITY, -1e300, 1.0] {
+            let mut rx = PairReplay::default();
+            let _ = rx.receive(&buf[..n], now, true, &tuning);
+            if let Some(v) = rx.render(
+                now,
+                dt,
+                [Some(Pose::new(Vec3::NAN, Quat::IDENTITY)), None],
+                &tuning,
+            ) {
+                assert!(
+                    v.initiator.is_finite() && v.recipient.is_finite(),
+                    "dt {dt} now {now}: {v:?}"
+                );
+            }
+        }
     }
-    let mut f = RootFollower::default();
-    let p = f.step_limited(Pose::new(Vec3::NAN, Quat::IDENTITY), 0.016, 0.1, 0.01, 2.0);
-    assert!(p.is_finite(), "a NaN target holds the pose");
 }
 
 #[test]
@@ -174,36 +193,31 @@ fn regression_convex_hull_long_thin_is_exact() {
 #[test]
 fn regression_pose_interval_negative_infinity() {
     let mut sender = PairSender::default();
-    sender.restart(Seq16(1));
-    let mut rx = PairReceiver::default();
-    let tuning = ViewTuning {
+    sender.restart();
+    let mut rx = PairReplay::default();
+    let tuning = ReplayTuning {
         rates: StreamRates {
             pose_interval: f32::NEG_INFINITY,
             ..StreamRates::default()
         },
-        ..ViewTuning::default()
-    };
-    let ik = IkTargets {
-        seq: Seq16(0),
-        initiator_hand: Pose::IDENTITY,
-        recipient_hand: Pose::IDENTITY,
-        weight: 1.0,
-        connected: true,
-        arm_override: false,
-        has_shared_reach: true,
+        ..ReplayTuning::default()
     };
     let mut buf = [0u8; MAX_FRAME_BYTES];
     for k in 0..5 {
-        let due = sender.tick(0.2, &StreamRates::default());
-        let pose = PairPose {
-            seq: Seq16(0),
+        let due = sender.tick(0.2, &tuning.rates);
+        assert!(due.frame, "the default interval stands in");
+        let pair = PairSample {
             initiator: Pose::new(Vec3::new(k as f32, 0.0, 0.0), Quat::IDENTITY),
             recipient_local: Pose::new(Vec3::X, Quat::IDENTITY),
+            contact_rotation: Quat::IDENTITY,
         };
-        let n = sender.write(due, pose, ik, &[], &mut buf).unwrap();
-        rx.receive(&buf[..n]).unwrap();
-        let roots = rx.roots(Viewpoint::Onlooker, 0.016, &tuning).unwrap();
-        assert!(roots.initiator.is_finite() && roots.recipient.is_finite());
+        let now = f64::from(k) * 0.2;
+        let n = sender
+            .write(now, true, pair, HandOffsets::default(), None, &mut buf)
+            .unwrap();
+        rx.receive(&buf[..n], now, true, &tuning).unwrap();
+        let v = rx.render(now, 0.016, [None, None], &tuning).unwrap();
+        assert!(v.initiator.is_finite() && v.recipient.is_finite());
     }
 }
 

@@ -15,6 +15,8 @@ use godot::prelude::*;
 ///
 /// Only the server answers pings, and answers are only accepted from the server; impossible answers
 /// (non-finite, from the future, older than 10 s) are dropped and counted in [member rejected_answers].
+/// Every NetClock joins the group `entwine_net_clocks`, where [HoldHandComponent] finds it to stamp
+/// its stream.
 #[derive(GodotClass)]
 #[class(init, base = Node)]
 pub struct NetClock {
@@ -29,8 +31,15 @@ pub struct NetClock {
     since_ping: f64,
 }
 
+/// Group every `NetClock` joins, so other nodes find it without a path.
+pub const GROUP: &str = "entwine_net_clocks";
+
 #[godot_api]
 impl INode for NetClock {
+    fn enter_tree(&mut self) {
+        self.base_mut().add_to_group(GROUP);
+    }
+
     fn process(&mut self, delta: f64) {
         if self.ping_interval <= 0.0 || !self.is_client() {
             return;
@@ -53,6 +62,13 @@ impl NetClock {
     #[func]
     pub fn server_time(&self) -> f64 {
         self.sync.server_time(now())
+    }
+
+    /// Returns whether [method server_time] is the server's clock: always on the server (and
+    /// without a network, where it is the local clock), on a client once the first answer arrived.
+    #[func]
+    pub fn is_synced(&self) -> bool {
+        !self.is_client() || self.get_rtt_ms() >= 0.0
     }
 
     /// Returns the best recent round-trip time to the server in milliseconds, or -1 before the first answer.

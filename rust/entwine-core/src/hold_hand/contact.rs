@@ -215,6 +215,8 @@ pub struct ContactOutput {
     pub recipient_target: Pose,
     /// The (smoothed) shared contact point.
     pub contact: Vec3,
+    /// The shared contact's rotation (a hand's target is the contact pose composed with its offset).
+    pub rotation: Quat,
     /// IK position weight (0..max).
     pub position_weight: f32,
     /// IK rotation weight (0..max).
@@ -305,6 +307,7 @@ impl ContactSolver {
             initiator_target: hand(initiator),
             recipient_target: hand(recipient),
             contact,
+            rotation: rot,
             position_weight: self.weight * max_weight(tuning.max_position_weight),
             rotation_weight: self.weight * max_weight(tuning.max_rotation_weight),
             connected,

@@ -6,10 +6,10 @@
 //! * [`follow`]: the initiator-side follow spring that carries the recipient's root.
 //! * [`contact`]: the shared contact point from two reach spheres, its smoothing, the connection
 //!   hysteresis and the IK weight fades.
-//! * [`net`]: the initiator's pair-pose and IK packets (byte layouts, validation) and how remote
-//!   peers consume them (stale-packet gate, interpolation in the initiator's frame, silence fade).
-//! * [`stream`]: the frames the initiator sends (pose, IK and animation sections on their own
-//!   schedules) and the receiver a remote peer keeps: the recipient's and onlookers' viewpoints.
+//! * [`stream`]: what the initiator samples and sends (roots, hands, animation) and the frame's
+//!   byte layout.
+//! * [`replay`]: how a remote peer shows the pair: snapshot interpolation at an adaptive delay,
+//!   start blends, corrections that never step, the speed limit on what it accepts.
 //!
 //! The initiator is the single authority: it runs [`follow::FollowDriver`] and
 //! [`contact::ContactSolver`] for the pair; the recipient and onlookers only consume the results.
@@ -17,7 +17,7 @@
 pub mod contact;
 pub mod follow;
 pub mod lifecycle;
-pub mod net;
+pub mod replay;
 pub mod room;
 pub mod stream;
 
@@ -27,8 +27,8 @@ pub use contact::{
 };
 pub use follow::{FollowDriver, FollowTuning};
 pub use lifecycle::{Lifecycle, Phase, PhaseChange};
+pub use replay::{PairReplay, PairView, Received, Refused, RemoteHands, ReplayTuning};
 pub use room::{Interaction, PlayerId, Role, Room, RoomError, RoomEvent, HOLD_HAND};
 pub use stream::{
-    AnimSnapshot, Due, Frame, PairReceiver, PairRoots, PairSender, Received, StreamRates,
-    ViewTuning, Viewpoint,
+    Due, Frame, HandOffsets, HandSample, Malformed, PairSample, PairSender, StreamRates,
 };

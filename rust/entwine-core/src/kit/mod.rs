@@ -20,8 +20,9 @@ pub(crate) mod test_util;
 pub use ik::{solve_limb, LimbGoal, LimbPose, PoleMemory};
 pub use pose::Pose;
 pub use quant::{
-    decode_position, decode_rotation, decode_unit, encode_position, encode_rotation, encode_unit,
-    ByteReader, ByteWriter, ShortBuffer, POSITION_BYTES, ROTATION_BYTES,
+    decode_half, decode_position, decode_rotation, decode_unit, decode_wrapped, decode_yaw,
+    encode_half, encode_position, encode_rotation, encode_unit, encode_wrapped, encode_yaw,
+    is_upright, ByteReader, ByteWriter, ShortBuffer, POSITION_BYTES, ROTATION_BYTES,
 };
 pub use seq::{Seq16, SequenceGate};
 pub use smoothing::{

@@ -148,7 +148,7 @@ pub(crate) fn mul_quat(a: Quat, b: Quat) -> Quat {
 
 /// Returns `q` scaled to unit length, or the identity if `q` is zero, too
 /// large to normalise, or non-finite.
-pub(crate) fn unit_quat(q: Quat) -> Quat {
+pub fn unit_quat(q: Quat) -> Quat {
     Vec4::from(q)
         .try_normalize()
         .map_or(Quat::IDENTITY, Quat::from_vec4)

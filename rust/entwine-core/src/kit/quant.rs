@@ -6,6 +6,9 @@
 //! | position   | 6     | 3 × i16 over ±`range_m`               | `range_m` / 65534 per axis    |
 //! | rotation   | 4     | smallest three, 2 + 3 × 10 bits       | 0.275°                        |
 //! | unit value | 1     | u8 over [0, 1]                        | 1/510 ≈ 0.00196               |
+//! | yaw        | 2     | u16 over one turn                     | 0.0028°                       |
+//! | half float | 2     | IEEE 754 binary16, clamped to ±65504  | 2⁻¹¹ relative                 |
+//! | wrapped position | 6 | 3 × u16 millimetres, modulo 65.536 m | 0.5 mm, resolved near a reference |
 //!
 //! Every encoder accepts any input (clamping, NaN → a documented fallback)
 //! and every decoder accepts any bytes, so nothing here can panic. Multi-byte
@@ -141,6 +144,106 @@ pub fn decode_unit(byte: u8) -> f32 {
     f32::from(byte) / UNIT_STEPS
 }
 
+/// Returns the rotation of `q` about +Y (radians, right-handed) packed into a u16 over one turn.
+/// A non-finite `q` encodes 0.
+#[must_use]
+pub fn encode_yaw(q: Quat) -> u16 {
+    let q = unit_quat(q);
+    // The heading of −Z (Godot's forward) after the rotation, measured about +Y.
+    let f = q * Vec3::NEG_Z;
+    let yaw = (-f.x).atan2(-f.z);
+    let turns = (yaw / core::f32::consts::TAU).rem_euclid(1.0);
+    ((turns * 65536.0).round() as u32 % 65536) as u16
+}
+
+/// Returns the rotation about +Y packed by [`encode_yaw`].
+#[must_use]
+pub fn decode_yaw(code: u16) -> Quat {
+    Quat::from_rotation_y(f32::from(code) / 65536.0 * core::f32::consts::TAU)
+}
+
+/// Returns whether `q` is a rotation about +Y alone (within `tolerance` radians of tilt), so that
+/// [`encode_yaw`] keeps it.
+#[must_use]
+pub fn is_upright(q: Quat, tolerance: f32) -> bool {
+    let up = unit_quat(q) * Vec3::Y;
+    up.is_finite() && up.y >= tolerance.cos()
+}
+
+/// Returns `x` as IEEE 754 binary16 bits, rounded to nearest; beyond ±65504 it clamps, and NaN or
+/// ±∞ encode 0 (a parameter value must stay finite).
+#[must_use]
+pub fn encode_half(x: f32) -> u16 {
+    if !x.is_finite() {
+        return 0;
+    }
+    let x = x.clamp(-65504.0, 65504.0);
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let a = x.abs();
+    if a < 6.103_515_6e-5 {
+        // Subnormal half: steps of 2⁻²⁴.
+        return sign | (a * 16_777_216.0).round() as u16;
+    }
+    let exp = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+    let mant = bits & 0x007f_ffff;
+    // Round the 23-bit mantissa to 10 bits, to nearest even; a carry bumps the exponent.
+    let mut h = ((exp as u32) << 10) | (mant >> 13);
+    let rest = mant & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && h & 1 == 1) {
+        h += 1;
+    }
+    sign | (h.min(0x7bff) as u16)
+}
+
+/// Returns the value of binary16 bits written by [`encode_half`]; infinities and NaNs (which it
+/// never writes) decode to 0.
+#[must_use]
+pub fn decode_half(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let mant = f32::from(h & 0x3ff);
+    match exp {
+        0 => sign * mant / 16_777_216.0,
+        31 => 0.0,
+        e => sign * (1.0 + mant / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+/// Millimetres per step of a wrapped position.
+const WRAP_STEP: f64 = 1.0e-3;
+
+/// Returns `world` (metres) as three u16 millimetre counts modulo 65.536 m: the low bits only, so
+/// that a receiver who knows a reference within ±32 m rebuilds the position with
+/// [`decode_wrapped`]. Non-finite components encode 0.
+#[must_use]
+pub fn encode_wrapped(world: Vec3) -> [u16; 3] {
+    world.to_array().map(|c| {
+        let steps = if c.is_finite() {
+            (f64::from(c) / WRAP_STEP).round()
+        } else {
+            0.0
+        };
+        (steps.rem_euclid(65536.0) as u32 % 65536) as u16
+    })
+}
+
+/// Returns the position nearest `reference` whose low bits are `codes` (see [`encode_wrapped`]):
+/// exact to 0.5 mm when the true position is within ±32.7 m of `reference` on every axis.
+#[must_use]
+pub fn decode_wrapped(codes: [u16; 3], reference: Vec3) -> Vec3 {
+    let mut out = [0.0f32; 3];
+    for ((o, code), r) in out.iter_mut().zip(codes).zip(reference.to_array()) {
+        let r = if r.is_finite() { f64::from(r) } else { 0.0 };
+        let r_steps = (r / WRAP_STEP).round();
+        let r_code = r_steps.rem_euclid(65536.0) as i64;
+        let diff = (i64::from(code) - r_code).rem_euclid(65536);
+        let diff = if diff >= 32768 { diff - 65536 } else { diff };
+        *o = ((r_steps + diff as f64) * WRAP_STEP) as f32;
+    }
+    Vec3::from_array(out)
+}
+
 /// The error returned when a buffer has too few bytes left for a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShortBuffer;
@@ -222,6 +325,22 @@ impl<'a> ByteWriter<'a> {
     pub fn put_unit(&mut self, x: f32) -> Result<(), ShortBuffer> {
         self.put([encode_unit(x)])
     }
+
+    /// Returns `Ok` after writing `x` with [`encode_half`] (2 bytes).
+    pub fn put_half(&mut self, x: f32) -> Result<(), ShortBuffer> {
+        self.put_u16(encode_half(x))
+    }
+
+    /// Returns `Ok` after writing the yaw of `q` with [`encode_yaw`] (2 bytes).
+    pub fn put_yaw(&mut self, q: Quat) -> Result<(), ShortBuffer> {
+        self.put_u16(encode_yaw(q))
+    }
+
+    /// Returns `Ok` after writing `world` with [`encode_wrapped`] (6 bytes).
+    pub fn put_wrapped(&mut self, world: Vec3) -> Result<(), ShortBuffer> {
+        let [x, y, z] = encode_wrapped(world).map(u16::to_le_bytes);
+        self.put([x[0], x[1], y[0], y[1], z[0], z[1]])
+    }
 }
 
 /// Reads values front to back from a byte slice.
@@ -285,6 +404,27 @@ impl<'a> ByteReader<'a> {
     /// Returns the next byte decoded with [`decode_unit`].
     pub fn get_unit(&mut self) -> Result<f32, ShortBuffer> {
         self.take().map(|[b]| decode_unit(b))
+    }
+
+    /// Returns the next 2 bytes decoded with [`decode_half`].
+    pub fn get_half(&mut self) -> Result<f32, ShortBuffer> {
+        self.get_u16().map(decode_half)
+    }
+
+    /// Returns the next 2 bytes decoded with [`decode_yaw`].
+    pub fn get_yaw(&mut self) -> Result<Quat, ShortBuffer> {
+        self.get_u16().map(decode_yaw)
+    }
+
+    /// Returns the next 6 bytes decoded with [`decode_wrapped`] near `reference`.
+    pub fn get_wrapped(&mut self, reference: Vec3) -> Result<Vec3, ShortBuffer> {
+        let b: [u8; 6] = self.take()?;
+        let codes = [
+            u16::from_le_bytes([b[0], b[1]]),
+            u16::from_le_bytes([b[2], b[3]]),
+            u16::from_le_bytes([b[4], b[5]]),
+        ];
+        Ok(decode_wrapped(codes, reference))
     }
 }
 
@@ -502,5 +642,60 @@ mod tests {
         assert_eq!(r.get_u8(), Ok(9));
         assert_eq!(r.get_unit(), Err(ShortBuffer));
         assert_eq!(ShortBuffer.to_string(), "buffer too short");
+    }
+
+    #[test]
+    fn half_floats_round_trip_within_their_precision() {
+        for &x in &[
+            0.0f32, 1.0, -1.0, 0.5, 0.333, 1e-3, 2.5e-6, -7.25, 1000.3, 65504.0, 1e9,
+        ] {
+            let back = decode_half(encode_half(x));
+            let expected = x.clamp(-65504.0, 65504.0);
+            let tol = expected.abs() / 2048.0 + 6e-8;
+            assert!((back - expected).abs() <= tol, "{x} -> {back}");
+        }
+        assert_eq!(decode_half(encode_half(f32::NAN)), 0.0);
+        assert_eq!(decode_half(encode_half(f32::INFINITY)), 0.0);
+        let mut rng = Lcg(9);
+        for _ in 0..10_000 {
+            let x = rng.signed() * 100.0;
+            let back = decode_half(encode_half(x));
+            assert!((back - x).abs() <= x.abs() / 2048.0 + 6e-8, "{x} -> {back}");
+        }
+        for h in 0..=u16::MAX {
+            assert!(decode_half(h).is_finite());
+        }
+    }
+
+    #[test]
+    fn yaw_round_trips_upright_rotations() {
+        let mut rng = Lcg(3);
+        for _ in 0..10_000 {
+            let a = rng.signed() * 10.0;
+            let q = Quat::from_rotation_y(a);
+            let back = decode_yaw(encode_yaw(q));
+            assert!(quat_angle(q, back) < 0.003_f64.to_radians() + 1e-5, "{a}");
+            assert!(is_upright(q, 0.01));
+        }
+        assert!(!is_upright(Quat::from_rotation_x(0.2), 0.01));
+        assert!(decode_yaw(encode_yaw(Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0))).is_finite());
+    }
+
+    #[test]
+    fn wrapped_positions_resolve_near_their_reference() {
+        let mut rng = Lcg(5);
+        for _ in 0..10_000 {
+            let p = Vec3::new(
+                rng.signed() * 1.0e5,
+                rng.signed() * 50.0,
+                rng.signed() * 1.0e5,
+            );
+            let near = p + Vec3::new(rng.signed(), rng.signed(), rng.signed()) * 30.0;
+            let back = decode_wrapped(encode_wrapped(p), near);
+            // f32 world coordinates of 1e5 m have 8 mm steps of their own.
+            let tol = 5.1e-4 + p.abs().max_element() * f32::EPSILON;
+            assert!((back - p).abs().max_element() <= tol, "{p} {near} {back}");
+        }
+        assert!(decode_wrapped([1, 2, 3], Vec3::splat(f32::NAN)).is_finite());
     }
 }

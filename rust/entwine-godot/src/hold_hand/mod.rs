@@ -2,14 +2,13 @@
 
 mod room;
 
-use entwine_core::hold_hand::net::{IkTargets, PairPose};
-use entwine_core::hold_hand::stream::MAX_FRAME_BYTES;
+use entwine_core::hold_hand::stream::{MAX_ANIM_VALUES, MAX_FRAME_BYTES};
 use entwine_core::hold_hand::{
     ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning, HandInput,
-    Interaction, Lifecycle, PairReceiver, PairSender, Phase, PlayerId, Role, StreamRates,
-    ViewTuning, Viewpoint,
+    HandOffsets, HandSample, Interaction, Lifecycle, PairReplay, PairSample, PairSender, Phase,
+    PlayerId, Refused, ReplayTuning, Role, StreamRates,
 };
-use entwine_core::kit::{Pose, Seq16};
+use entwine_core::kit::Pose;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
@@ -21,6 +20,7 @@ use godot::prelude::*;
 
 use crate::convert::{pose, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
+use crate::net_clock::NetClock;
 use crate::scene::first_descendant;
 pub use room::HoldHandRoom;
 use room::RoomOp;
@@ -201,10 +201,23 @@ pub struct HoldHandComponent {
     #[export(range = (0.0, 1.0, 0.01, suffix = "s"))]
     #[init(val = 0.1)]
     animation_interval: f32,
-    /// A remote root closer than this to its target snaps onto it.
-    #[export(range = (0.0, 0.1, 0.001, suffix = "m"))]
-    #[init(val = 0.005)]
-    snap_distance: f32,
+    /// Fastest the initiator's root may move between two of its samples (m/s): frames that would
+    /// move it faster are refused and counted (`too_fast` in [method get_network_stats]), unless
+    /// the initiator marked a teleport ([method teleport]; at most one a second). Guards every peer
+    /// against a lying or broken initiator.
+    #[export(range = (0.5, 100.0, 0.5, suffix = "m/s"))]
+    #[init(val = 12.0)]
+    max_root_speed: f32,
+    /// How fast a remote peer glides each character from where it last showed it into the pair when
+    /// the pair starts (instead of snapping to the initiator's one-off preparation placement).
+    #[export(range = (0.1, 50.0, 0.1, suffix = "m/s"))]
+    #[init(val = 4.0)]
+    blend_speed: f32,
+    /// The [NetClock] whose shared time stamps the stream. Empty: the first node in the group
+    /// `entwine_net_clocks` (every NetClock joins it). Without one, remote views still interpolate,
+    /// but [method get_view_delay] leaves out the network's fastest transit time.
+    #[export]
+    net_clock: NodePath,
     /// Seconds without IK packets after which the remote hands fade out (they fade back in when
     /// packets resume).
     #[export(range = (0.05, 10.0, 0.05, suffix = "s"))]
@@ -220,11 +233,6 @@ pub struct HoldHandComponent {
     #[export(range = (0.2, 60.0, 0.1, suffix = "s"))]
     #[init(val = 3.0)]
     initiator_timeout: f32,
-    /// First sequence number of each pair's streams; -1 picks a random one per pair (tests set it
-    /// near 65535 to cross the wrap-around).
-    #[export(range = (-1.0, 65535.0, 1.0))]
-    #[init(val = -1)]
-    first_sequence: i32,
 
     /// Draw the reach spheres, the shared contact and the connection state.
     #[export_group(name = "Debug")]
@@ -235,7 +243,7 @@ pub struct HoldHandComponent {
     driver: FollowDriver,
     solver: ContactSolver,
     sender: PairSender,
-    receiver: PairReceiver,
+    receiver: PairReplay,
     runtime: Runtime,
     net: NetRuntime,
 }
@@ -243,8 +251,20 @@ pub struct HoldHandComponent {
 /// The pair's network state on this peer.
 #[derive(Default)]
 struct NetRuntime {
-    /// The last IK the initiator solved, in its own frame (what it broadcasts).
-    last_ik: Option<IkTargets>,
+    /// The last hands the initiator solved, in its own frame (what it broadcasts).
+    last_ik: Option<LastHands>,
+    /// The clock that stamps the stream (resolved on each pair start).
+    clock: Option<Gd<NetClock>>,
+    /// The initiator's root last physics frame (to notice a teleport).
+    last_root: Option<Pose>,
+    /// Where this peer showed each character (initiator, recipient) when the pair started.
+    seen: [Option<Pose>; 2],
+    /// The view time and delay of this peer's last replay frame, or of the initiator's own sample.
+    view_time: f64,
+    view_delay: f32,
+    view_blend: f32,
+    /// Per-kind warnings: when each was last printed and how many were held back since.
+    throttle: [(f64, i64); 3],
     /// AnimationTree parameters carried by the animation snapshots (same order on every peer).
     anim_params: Vec<(StringName, VariantType)>,
     anim_values: Vec<f32>,
@@ -262,6 +282,25 @@ struct NetRuntime {
     /// Whether the pair writes this character's root here (the game's own sync must not).
     root_driven: bool,
 }
+
+/// The hands as the initiator solved them, in its own frame.
+#[derive(Clone, Copy)]
+struct LastHands {
+    contact: glam::Vec3,
+    rotation: glam::Quat,
+    offsets: HandOffsets,
+    weight: f32,
+    connected: bool,
+    arm_override: bool,
+    has_shared_reach: bool,
+}
+
+/// Throttled warning kinds (at most one per [`WARN_EVERY`] seconds each, with a count).
+const THROTTLE_FORGED: usize = 0;
+const THROTTLE_MALFORMED: usize = 1;
+const THROTTLE_TOO_FAST: usize = 2;
+/// Seconds between two warnings of one throttled kind.
+const WARN_EVERY: f64 = 10.0;
 
 /// Per-interaction state the component restores or rebuilds.
 #[derive(Default)]
@@ -301,8 +340,6 @@ const WARN_NO_CHARACTER: u32 = 2;
 const WARN_BONES: u32 = 4;
 const WARN_TUNING: u32 = 8;
 const WARN_ID: u32 = 16;
-const WARN_FORGED: u32 = 32;
-const WARN_MALFORMED: u32 = 64;
 const WARN_CONTACT: u32 = 128;
 /// Largest follow or preparation offset accepted (m); farther counts as invalid tuning.
 const MAX_FOLLOW_OFFSET: f32 = 100.0;
@@ -462,10 +499,10 @@ impl HoldHandComponent {
     }
 
     /// Returns this component's network counters: `sent_frames` and `sent_bytes` (as the
-    /// initiator), `frames` (accepted here), `stale` (sections dropped as old or out of order),
-    /// `malformed`, `rejected` (frames from a peer that is not this player's), `unexpected` (frames
-    /// from this player while it leads no pair here, e.g. before the room's state arrived) and
-    /// `last_ik_sequence` (-1 before the first).
+    /// initiator), `frames` (accepted here), `stale` (duplicates, or too old to show), `malformed`,
+    /// `too_fast` (frames that would move the initiator faster than [member max_root_speed]),
+    /// `rejected` (frames from a peer that is not this player's), `unexpected` (frames from this
+    /// player while it leads no pair here, e.g. before the room's state arrived).
     #[func]
     pub fn get_network_stats(&self) -> VarDictionary {
         let mut d = VarDictionary::new();
@@ -474,20 +511,51 @@ impl HoldHandComponent {
         d.set("frames", i64::from(self.receiver.frames()));
         d.set("stale", i64::from(self.receiver.stale()));
         d.set("malformed", i64::from(self.receiver.malformed()));
+        d.set("too_fast", i64::from(self.receiver.too_fast()));
         d.set("rejected", self.net.rejected);
         d.set("unexpected", self.net.unexpected);
-        d.set(
-            "last_ik_sequence",
-            self.receiver
-                .last_ik_sequence()
-                .map_or(-1, |s| i64::from(s.0)),
-        );
         d
     }
 
-    /// The initiator's stream (sent by its peer, checked here): one frame of pose, IK and
-    /// animation sections. Frames from any other peer, or for a pair this player does not lead,
-    /// are dropped and counted; malformed ones too.
+    /// Returns how far in the past (seconds) this peer shows the pair this component leads: the
+    /// replay's view delay on a remote peer (the true age on the shared clock when the scene has a
+    /// [NetClock]), 0 on the initiator's own peer and when not paired. Read it on the initiator's
+    /// component.
+    #[func]
+    pub fn get_view_delay(&self) -> f32 {
+        self.net.view_delay
+    }
+
+    /// Returns the stream-clock time (the [NetClock]'s server time when there is one) of what this
+    /// peer shows of the pair this component leads this physics frame: on the initiator's own peer,
+    /// the time its current sample is stamped with; on any other peer, the replay's view time.
+    /// 0 when not paired. Comparing two peers' views at equal view times compares like with like.
+    #[func]
+    pub fn get_view_time(&self) -> f64 {
+        self.net.view_time
+    }
+
+    /// Returns how far (m) this peer still shows either character from the pair's stream while they
+    /// glide in at the pair's start ([member blend_speed]); 0 once they follow the stream, on the
+    /// initiator's own peer and when not paired. Read it on the initiator's component.
+    #[func]
+    pub fn get_view_blend(&self) -> f32 {
+        self.net.view_blend
+    }
+
+    /// Tells every peer that this initiator's next jump is a teleport (a respawn, a cutscene cut):
+    /// remote views jump with it instead of gliding, and the jump is not refused by
+    /// [member max_root_speed]. An initiator that moves more than 3 m in one physics frame is
+    /// marked automatically.
+    #[func]
+    pub fn teleport(&mut self) {
+        self.sender.teleport();
+    }
+
+    /// The initiator's stream (sent by its peer, checked here): one frame of both roots, the hand
+    /// samples since the last frame and maybe an animation snapshot. Frames from any other peer,
+    /// for a pair this player does not lead, malformed, stale or too fast ones are dropped and
+    /// counted, with at most one warning per kind every 10 s.
     #[rpc(any_peer, call_remote, unreliable, channel = 1)]
     fn pair_frame(&mut self, bytes: PackedByteArray) {
         let sender = self
@@ -497,8 +565,8 @@ impl HoldHandComponent {
         let me = self.get_player_id();
         if sender != me {
             self.net.rejected += 1;
-            self.warn_once(
-                WARN_FORGED,
+            self.warn_throttled(
+                THROTTLE_FORGED,
                 format!(
                     "peer {sender} sent pair frames for player {me}; only that player's peer may \
                      (dropped and counted in get_network_stats().rejected)"
@@ -518,22 +586,35 @@ impl HoldHandComponent {
             self.net.unexpected += 1;
             return;
         }
-        match self.receiver.receive(bytes.as_slice()) {
-            Ok(got) => {
-                if got.pose {
-                    if let Some(mut partner) = self.get_partner() {
-                        partner.bind_mut().heard_initiator();
-                    }
+        let (now, shared) = self.clock_now();
+        let tuning = self.replay_tuning();
+        match self
+            .receiver
+            .receive(bytes.as_slice(), now, shared, &tuning)
+        {
+            Ok(_) => {
+                if let Some(mut partner) = self.get_partner() {
+                    partner.bind_mut().heard_initiator();
                 }
             }
-            Err(e) => self.warn_once(
-                WARN_MALFORMED,
+            Err(Refused::Malformed(e)) => self.warn_throttled(
+                THROTTLE_MALFORMED,
                 format!(
                     "dropped a malformed pair frame from peer {sender} ({e:?}, {} bytes); \
-                     further ones are counted in get_network_stats().malformed",
+                     they are counted in get_network_stats().malformed",
                     bytes.len()
                 ),
             ),
+            Err(Refused::TooFast) => self.warn_throttled(
+                THROTTLE_TOO_FAST,
+                format!(
+                    "refused a pair frame from peer {sender} that moves its character faster than \
+                     max_root_speed ({} m/s) without a teleport; counted in \
+                     get_network_stats().too_fast",
+                    self.max_root_speed
+                ),
+            ),
+            Err(Refused::Stale | Refused::NoKey) => {}
         }
     }
 
@@ -715,6 +796,80 @@ impl HoldHandComponent {
             self.runtime.warned |= bit;
             godot_warn!("{}: {message}", self.label());
         }
+    }
+
+    /// Prints `message` unless this kind was printed in the last [`WARN_EVERY`] seconds (then
+    /// counts it, and says how many were held back next time).
+    fn warn_throttled(&mut self, kind: usize, message: String) {
+        let now = local_seconds();
+        let (last, held) = self.net.throttle[kind];
+        if last > 0.0 && now - last < WARN_EVERY {
+            self.net.throttle[kind].1 += 1;
+            return;
+        }
+        self.net.throttle[kind] = (now, 0);
+        let more = if held > 0 {
+            format!(" ({held} more like it in the last {WARN_EVERY:.0} s)")
+        } else {
+            String::new()
+        };
+        godot_warn!("{}: {message}{more}", self.label());
+    }
+
+    /// Returns the stream clock's time now and whether it is shared by every peer (a synchronised
+    /// [NetClock]); else this process's clock.
+    fn clock_now(&mut self) -> (f64, bool) {
+        let valid = self
+            .net
+            .clock
+            .as_ref()
+            .is_some_and(|c| c.is_instance_valid() && c.is_inside_tree());
+        if !valid {
+            self.net.clock = self.find_clock();
+        }
+        match self.net.clock.as_ref() {
+            Some(c) => {
+                let c = c.bind();
+                (c.server_time(), c.is_synced())
+            }
+            None => (local_seconds(), false),
+        }
+    }
+
+    fn find_clock(&self) -> Option<Gd<NetClock>> {
+        if !self.net_clock.is_empty() {
+            return self.base().try_get_node_as::<NetClock>(&self.net_clock);
+        }
+        self.base()
+            .get_tree()
+            .get_nodes_in_group(crate::net_clock::GROUP)
+            .iter_shared()
+            .find_map(|n| n.try_cast::<NetClock>().ok())
+    }
+
+    fn replay_tuning(&self) -> ReplayTuning {
+        let d = ReplayTuning::default();
+        let positive = |v: f32, default: f32| if v.is_finite() && v > 0.0 { v } else { default };
+        ReplayTuning {
+            rates: self.stream_rates(),
+            max_root_speed: positive(self.max_root_speed, d.max_root_speed),
+            blend_speed: positive(self.blend_speed, d.blend_speed),
+            ik_timeout: positive(self.ik_timeout, d.ik_timeout),
+            ik_fade_time: if self.ik_fade_time.is_finite() {
+                self.ik_fade_time.max(0.0)
+            } else {
+                d.ik_fade_time
+            },
+        }
+    }
+
+    fn stream_rates(&self) -> StreamRates {
+        StreamRates {
+            pose_interval: self.pose_interval,
+            ik_interval: self.ik_interval,
+            animation_interval: self.animation_interval,
+        }
+        .sanitized()
     }
 
     fn join_room(&mut self) {
@@ -917,11 +1072,8 @@ impl HoldHandComponent {
                 let start = self.driver.prepare(me, &tuning);
                 partner.bind_mut().place_root(start);
                 self.runtime.mirrored.clear();
-                let first = match self.first_sequence {
-                    n @ 0..=65535 => n as u16,
-                    _ => godot::global::randi() as u16,
-                };
-                self.sender.restart(Seq16(first));
+                self.sender.restart();
+                self.net.last_root = None;
             }
             None => {}
         }
@@ -943,6 +1095,10 @@ impl HoldHandComponent {
         self.sender.stop();
         self.receiver.reset();
         self.net.last_ik = None;
+        self.net.seen = [None; 2];
+        self.net.view_time = 0.0;
+        self.net.view_delay = 0.0;
+        self.net.view_blend = 0.0;
         self.net.anim_ready = false;
         self.net.silence = 0.0;
         self.net.released = false;
@@ -1248,10 +1404,13 @@ impl HoldHandComponent {
         }
         self.runtime.shared_reach = out.has_shared_reach;
         self.set_connected(out.connected);
-        self.net.last_ik = Some(IkTargets {
-            seq: Seq16(0),
-            initiator_hand: me.to_local(out.initiator_target),
-            recipient_hand: me.to_local(out.recipient_target),
+        self.net.last_ik = Some(LastHands {
+            contact: me.inverse_transform_point(out.contact),
+            rotation: entwine_core::kit::pose::unit_quat(me.rotation.inverse() * out.rotation),
+            offsets: HandOffsets {
+                initiator: Pose::new(mine.offset, mine.rotation),
+                recipient: Pose::new(theirs.offset, theirs.rotation),
+            },
             weight: out.position_weight,
             connected: out.connected,
             arm_override: out.position_weight > 0.0,
@@ -1358,71 +1517,64 @@ impl HoldHandComponent {
         peer.is_none_or(|p| Some(p) == self.runtime.joined_as)
     }
 
-    fn view_tuning(&self) -> ViewTuning {
-        let positive = |v: f32, default: f32| if v.is_finite() && v > 0.0 { v } else { default };
-        let d = ViewTuning::default();
-        ViewTuning {
-            rates: StreamRates {
-                pose_interval: positive(self.pose_interval, d.rates.pose_interval),
-                ik_interval: positive(self.ik_interval, d.rates.ik_interval),
-                animation_interval: if self.animation_interval.is_finite() {
-                    self.animation_interval
-                } else {
-                    0.0
-                },
-            },
-            snap_distance: positive(self.snap_distance, 0.0),
-            ik_timeout: positive(self.ik_timeout, d.ik_timeout),
-            ik_fade_time: if self.ik_fade_time.is_finite() {
-                self.ik_fade_time.max(0.0)
-            } else {
-                d.ik_fade_time
-            },
-        }
-    }
-
-    /// The owned initiator, networked: sends the sections that are due as one frame to every peer.
+    /// The owned initiator, networked: takes the hand samples that are due and sends a frame when
+    /// one is due, to every peer.
     fn broadcast(&mut self, dt: f32) {
-        let Some(mut room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
+        let Some(room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
             return;
         };
-        if room.bind_mut().local_peer().is_none() {
+        if room.bind().local_peer().is_none() {
             return;
         }
-        let rates = self.view_tuning().rates;
+        let (now, shared) = self.clock_now();
+        self.net.view_time = now;
+        self.net.view_delay = 0.0;
+        let me = self.root_pose();
+        // An initiator that jumped more than 3 m since the last physics frame teleported.
+        if let (Some(me), Some(last)) = (me, self.net.last_root) {
+            if me.position.distance(last.position)
+                > entwine_core::hold_hand::replay::TELEPORT_DISTANCE
+            {
+                self.sender.teleport();
+            }
+        }
+        self.net.last_root = me;
+        let rates = self.stream_rates();
         let due = self.sender.tick(dt, &rates);
+        if due.hands {
+            if let Some(h) = self.net.last_ik {
+                self.sender.push_hands(HandSample {
+                    time: now,
+                    contact: h.contact,
+                    weight: h.weight,
+                    connected: h.connected,
+                    arm_override: h.arm_override,
+                    has_shared_reach: h.has_shared_reach,
+                });
+            }
+        }
         let partner_root = self.get_partner().and_then(|p| p.bind().root_pose());
-        let (true, Some(me), Some(partner_root)) = (due.any(), self.root_pose(), partner_root)
-        else {
+        let (true, Some(me), Some(partner_root)) = (due.frame, me, partner_root) else {
             return;
         };
-        let pose = PairPose {
-            seq: Seq16(0),
+        let hands = self.net.last_ik;
+        let pair = PairSample {
             initiator: me,
             recipient_local: me.to_local(partner_root),
+            contact_rotation: hands.map_or(glam::Quat::IDENTITY, |h| h.rotation),
         };
-        let ik = self.net.last_ik.unwrap_or(IkTargets {
-            seq: Seq16(0),
-            initiator_hand: Pose::IDENTITY,
-            recipient_hand: Pose::IDENTITY,
-            weight: 0.0,
-            connected: false,
-            arm_override: false,
-            has_shared_reach: false,
-        });
+        let offsets = hands.map(|h| h.offsets).unwrap_or_default();
         if due.anim {
             self.read_animation();
         }
         let mut buf = [0u8; MAX_FRAME_BYTES];
+        let anim = due.anim.then_some(self.net.anim_values.as_slice());
         let Ok(n) = self
             .sender
-            .write(due, pose, ik, &self.net.anim_values, &mut buf)
+            .write(now, shared, pair, offsets, anim, &mut buf)
         else {
             return;
         };
-        if n == 0 {
-            return; // only an unchanged animation snapshot was due
-        }
         let bytes = PackedByteArray::from(&buf[..n]);
         if self.rpcs().pair_frame(&bytes).call().is_ok() {
             self.net.sent_frames += 1;
@@ -1460,7 +1612,7 @@ impl HoldHandComponent {
             };
             if name.starts_with("parameters/")
                 && !arms.as_slice().iter().any(|a| a.to_string() == name)
-                && self.net.anim_params.len() < entwine_core::hold_hand::stream::MAX_ANIM_VALUES
+                && self.net.anim_params.len() < MAX_ANIM_VALUES
             {
                 self.net
                     .anim_params
@@ -1515,26 +1667,24 @@ impl HoldHandComponent {
         if partner.bind().net.released {
             return; // given up after the initiator's silence: the hands fade out
         }
-        let local = self
-            .runtime
-            .room
-            .as_ref()
-            .and_then(|r| r.bind().local_peer());
-        let view = if local == Some(partner_id) {
-            Viewpoint::Recipient
-        } else {
-            Viewpoint::Onlooker
+        if !self.receiver.has_pose() {
+            // Until the stream starts, remember where this peer shows both characters: the pair
+            // glides from there.
+            self.net.seen = [self.root_pose(), partner.bind().root_pose()];
+        }
+        let (now, _) = self.clock_now();
+        let tuning = self.replay_tuning();
+        let Some(view) = self.receiver.render(now, dt, self.net.seen, &tuning) else {
+            return; // nothing before the first frame
         };
-        let tuning = self.view_tuning();
-        let Some(roots) = self.receiver.roots(view, dt, &tuning) else {
-            return; // nothing before the first pose
-        };
-        self.place_root(roots.initiator);
-        partner.bind_mut().place_root(roots.recipient);
+        self.net.view_time = view.time;
+        self.net.view_delay = self.receiver.view_delay();
+        self.net.view_blend = self.receiver.blend_remaining();
+        self.place_root(view.initiator);
+        partner.bind_mut().place_root(view.recipient);
         self.animation_params();
         if let Some(values) = self.receiver.take_animation() {
-            let values: &[f32] = values;
-            let mut buf = [0.0f32; entwine_core::hold_hand::stream::MAX_ANIM_VALUES];
+            let mut buf = [0.0f32; MAX_ANIM_VALUES];
             let n = values.len().min(buf.len());
             buf[..n].copy_from_slice(&values[..n]);
             for tree in [self.tree_node(), partner.bind().tree_node()]
@@ -1545,8 +1695,8 @@ impl HoldHandComponent {
                 self.write_animation(&mut tree, &buf[..n]);
             }
         }
-        let Some(hands) = self.receiver.hands(roots.initiator, dt, &tuning) else {
-            return; // no IK until the first packet
+        let Some(hands) = view.hands else {
+            return; // no IK until the first key frame and hand sample
         };
         if self.hand_ik(Role::Initiator).is_some() {
             self.drive_hand(hands.initiator_hand, hands.weight, hands.weight, frame);
@@ -1711,4 +1861,9 @@ fn chain_from_hand(skeleton: &Gd<Skeleton3D>, hand: &GString) -> Option<[GString
         return None;
     }
     Some([skeleton.get_bone_name(upper), skeleton.get_bone_name(lower)])
+}
+
+/// Returns this process's monotonic clock in seconds.
+fn local_seconds() -> f64 {
+    godot::classes::Time::singleton().get_ticks_usec() as f64 * 1e-6
 }
