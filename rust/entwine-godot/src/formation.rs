@@ -265,6 +265,8 @@ pub struct FormationController {
     last_command: Option<(i64, String, Vector3, f32)>,
     replay_frame: Option<usize>,
     tracker: AckTracker,
+    /// Whether the MultiplayerAPI's `peer_disconnected` is connected to this controller.
+    watching_peers: bool,
     sent: std::collections::VecDeque<SentCommand>,
     seen: SeenIds,
     ready: bool,
@@ -353,6 +355,7 @@ impl INode3D for FormationController {
             last_command: None,
             replay_frame: None,
             tracker: AckTracker::default(),
+            watching_peers: false,
             sent: std::collections::VecDeque::new(),
             seen: SeenIds::default(),
             ready: false,
@@ -425,7 +428,8 @@ impl FormationController {
     /// Emitted when a command is refused (duplicate, from a non-server peer, bad arguments).
     #[signal]
     fn command_rejected(command: GString, reason: GString);
-    /// Emitted on the server when a peer never acknowledged a command and was dropped.
+    /// Emitted on the server when a peer was dropped: it never acknowledged a command, or it
+    /// disconnected while owning agents that took part.
     #[signal]
     fn peer_dropped(peer_id: i64);
     /// Emitted on a client when a command from the server was applied.
@@ -1028,6 +1032,28 @@ impl FormationController {
     pub fn get_pending_acks(&self) -> i32 {
         self.tracker.pending() as i32
     }
+
+    /// A peer disconnected (connected for you to the MultiplayerAPI's `peer_disconnected` when
+    /// [member networked] is on; you never need to call it). On the server, the peer is forgotten
+    /// by the acknowledgement tracker and its agents ([method set_agent_peer]) leave the contract
+    /// at once in one re-form, without waiting for acknowledgement timeouts; [signal peer_dropped]
+    /// is emitted when it owned an agent still taking part.
+    #[func]
+    pub fn on_peer_disconnected(&mut self, peer_id: i64) {
+        let Some(mp) = self.base().get_multiplayer() else {
+            return;
+        };
+        if !self.networked || !mp.is_server() {
+            return;
+        }
+        let Ok(peer) = i32::try_from(peer_id) else {
+            return;
+        };
+        self.tracker.forget(peer);
+        if self.deactivate_peer(peer) > 0 {
+            self.signals().peer_dropped().emit(peer_id);
+        }
+    }
 }
 
 impl FormationController {
@@ -1150,6 +1176,13 @@ impl FormationController {
     fn network_tick(&mut self) {
         if !self.networked {
             return;
+        }
+        if !self.watching_peers {
+            if let Some(mut mp) = self.base().get_multiplayer() {
+                let this = self.to_gd();
+                mp.connect("peer_disconnected", &this.callable("on_peer_disconnected"));
+                self.watching_peers = true;
+            }
         }
         // Peers that disconnected owe nothing: forget them, so a disconnect with a command in
         // flight never turns into a drop.
