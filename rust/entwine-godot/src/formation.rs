@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 
+use entwine_core::formation::keyframe::{
+    decode_chunk, encode_chunk, KeyAgent, KeyframeHeader, MAX_CHUNK_AGENTS,
+};
 use entwine_core::formation::net::{AckAction, AckTracker, SeenIds};
 use entwine_core::formation::{
     AgentState, Eyes, FormationDef, Gains, Gesture, Metrics, Squad, SquadConfig, Thresholds,
@@ -224,6 +227,11 @@ pub struct FormationController {
     /// Clients acknowledge commands (turn off only to test how the server handles a silent peer).
     #[export]
     acknowledge_commands: bool,
+    /// State keyframes the server sends per second (0 = none): the squad's anchor, transition and
+    /// every agent's slot, position and heading, quantised and delta-coded in unreliable chunks of
+    /// up to 96 agents, so late joiners and lossy clients converge on the server's squad (0..=60).
+    #[export(range = (0.0, 60.0, 0.1, suffix = "Hz"))]
+    keyframe_rate: f32,
 
     /// Draw slots, the baseline, repulsion radii, state colours and (eyes right) each soldier's line
     /// of sight to its guide.
@@ -265,6 +273,16 @@ pub struct FormationController {
     last_command: Option<(i64, String, Vector3, f32)>,
     replay_frame: Option<usize>,
     tracker: AckTracker,
+    /// Whether the MultiplayerAPI's `peer_disconnected` is connected to this controller.
+    watching_peers: bool,
+    kf_since: f32,
+    kf_seq: u16,
+    kf_last_seq: Option<u16>,
+    kf_buf: Vec<u8>,
+    kf_agents: Vec<KeyAgent>,
+    kf_header: KeyframeHeader,
+    /// Keyframe bytes sent (server, summed over peers), chunks applied, malformed, stale.
+    kf_stats: [i64; 4],
     sent: std::collections::VecDeque<SentCommand>,
     seen: SeenIds,
     ready: bool,
@@ -330,6 +348,14 @@ impl INode3D for FormationController {
             networked: false,
             net_clock: NodePath::default(),
             acknowledge_commands: true,
+            keyframe_rate: 2.0,
+            kf_since: 0.0,
+            kf_seq: 0,
+            kf_last_seq: None,
+            kf_buf: Vec::new(),
+            kf_agents: Vec::new(),
+            kf_header: KeyframeHeader::default(),
+            kf_stats: [0; 4],
             debug_draw: false,
             recording: false,
             record_frames: 1000,
@@ -353,6 +379,7 @@ impl INode3D for FormationController {
             last_command: None,
             replay_frame: None,
             tracker: AckTracker::default(),
+            watching_peers: false,
             sent: std::collections::VecDeque::new(),
             seen: SeenIds::default(),
             ready: false,
@@ -382,6 +409,7 @@ impl INode3D for FormationController {
         }
         self.hot_reload_tick(delta);
         self.network_tick();
+        self.keyframe_tick(delta as f32);
         if self.replay_frame.is_some() {
             return;
         }
@@ -425,7 +453,8 @@ impl FormationController {
     /// Emitted when a command is refused (duplicate, from a non-server peer, bad arguments).
     #[signal]
     fn command_rejected(command: GString, reason: GString);
-    /// Emitted on the server when a peer never acknowledged a command and was dropped.
+    /// Emitted on the server when a peer was dropped: it never acknowledged a command, or it
+    /// disconnected while owning agents that took part.
     #[signal]
     fn peer_dropped(peer_id: i64);
     /// Emitted on a client when a command from the server was applied.
@@ -1028,6 +1057,102 @@ impl FormationController {
     pub fn get_pending_acks(&self) -> i32 {
         self.tracker.pending() as i32
     }
+
+    /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
+    /// malformed, stale or foreign chunks are dropped and counted, with one warning.
+    #[rpc(any_peer, call_remote, unreliable, channel = 1)]
+    fn net_keyframe(&mut self, chunk: PackedByteArray) {
+        let Some(mp) = self.base().get_multiplayer() else {
+            return;
+        };
+        let sender = mp.get_remote_sender_id();
+        if sender != 1 || mp.is_server() {
+            self.kf_stats[2] += 1;
+            self.warn_once(
+                1 << 46,
+                &format!("state keyframe from peer {sender}, who is not the server; dropped (further ones are counted, not reported)"),
+            );
+            return;
+        }
+        let mut header = core::mem::take(&mut self.kf_header);
+        let mut agents = core::mem::take(&mut self.kf_agents);
+        match decode_chunk(chunk.as_slice(), &mut header, &mut agents) {
+            Err(e) => {
+                self.kf_stats[2] += 1;
+                self.warn_once(
+                    1 << 47,
+                    &format!("malformed state keyframe from the server ({e}); dropped (further ones are counted, not reported)"),
+                );
+            }
+            Ok(()) => {
+                let stale = self
+                    .kf_last_seq
+                    .is_some_and(|last| (header.seq.wrapping_sub(last) as i16) < 0);
+                if stale {
+                    self.kf_stats[3] += 1;
+                } else {
+                    self.kf_last_seq = Some(header.seq);
+                    if header.formation != self.formation.to_string()
+                        && !header.formation.is_empty()
+                    {
+                        let name = header.formation.clone();
+                        if self.apply_form(&name) {
+                            self.formation = name.as_str().into();
+                        }
+                    }
+                    let age = match self.server_time() {
+                        Some(now) => (now - header.server_time).clamp(0.0, 1.0) as f32,
+                        None => 0.0,
+                    };
+                    if self.squad.apply_keyframe(&header, &agents, age) {
+                        self.kf_stats[1] += 1;
+                    } else {
+                        self.kf_stats[2] += 1;
+                        self.warn_once(
+                            1 << 48,
+                            &format!("state keyframe for {} agents does not fit this squad of {}; dropped", header.total, self.squad.len()),
+                        );
+                    }
+                }
+            }
+        }
+        self.kf_header = header;
+        self.kf_agents = agents;
+    }
+
+    /// Returns the state keyframe counters: `bytes_sent` (server, payload summed over clients),
+    /// `applied`, `malformed` and `stale` (client, chunks).
+    #[func]
+    pub fn get_keyframe_stats(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        d.set("bytes_sent", self.kf_stats[0]);
+        d.set("applied", self.kf_stats[1]);
+        d.set("malformed", self.kf_stats[2]);
+        d.set("stale", self.kf_stats[3]);
+        d
+    }
+
+    /// A peer disconnected (connected for you to the MultiplayerAPI's `peer_disconnected` when
+    /// [member networked] is on; you never need to call it). On the server, the peer is forgotten
+    /// by the acknowledgement tracker and its agents ([method set_agent_peer]) leave the contract
+    /// at once in one re-form, without waiting for acknowledgement timeouts; [signal peer_dropped]
+    /// is emitted when it owned an agent still taking part.
+    #[func]
+    pub fn on_peer_disconnected(&mut self, peer_id: i64) {
+        let Some(mp) = self.base().get_multiplayer() else {
+            return;
+        };
+        if !self.networked || !mp.is_server() {
+            return;
+        }
+        let Ok(peer) = i32::try_from(peer_id) else {
+            return;
+        };
+        self.tracker.forget(peer);
+        if self.deactivate_peer(peer) > 0 {
+            self.signals().peer_dropped().emit(peer_id);
+        }
+    }
 }
 
 impl FormationController {
@@ -1151,6 +1276,13 @@ impl FormationController {
         if !self.networked {
             return;
         }
+        if !self.watching_peers {
+            if let Some(mut mp) = self.base().get_multiplayer() {
+                let this = self.to_gd();
+                mp.connect("peer_disconnected", &this.callable("on_peer_disconnected"));
+                self.watching_peers = true;
+            }
+        }
         // Peers that disconnected owe nothing: forget them, so a disconnect with a command in
         // flight never turns into a drop.
         if (self.tracker.pending() > 0 || self.tracker.dropped_count() > 0) && self.is_online() {
@@ -1179,6 +1311,64 @@ impl FormationController {
                 }
             }
         }
+    }
+
+    /// On the server, every 1 / [member keyframe_rate] s: sends the squad's state to every client.
+    fn keyframe_tick(&mut self, delta: f32) {
+        // NaN, negative or zero: off; above 60 Hz: 60 Hz.
+        let rate = if self.keyframe_rate.is_finite() {
+            self.keyframe_rate.min(60.0)
+        } else {
+            0.0
+        };
+        if !self.networked || rate <= 0.0 || !self.is_online() {
+            return;
+        }
+        let Some(mp) = self.base().get_multiplayer() else {
+            return;
+        };
+        if !mp.is_server() {
+            return;
+        }
+        self.kf_since += delta.clamp(0.0, 1.0);
+        if self.kf_since < 1.0 / rate {
+            return;
+        }
+        self.kf_since = 0.0;
+        let clients = mp.get_peers().len() as i64;
+        if clients == 0 {
+            return;
+        }
+        self.kf_seq = self.kf_seq.wrapping_add(1);
+        let mut header = core::mem::take(&mut self.kf_header);
+        let mut agents = core::mem::take(&mut self.kf_agents);
+        self.squad.keyframe_header(&mut header);
+        header.seq = self.kf_seq;
+        header.server_time = self
+            .server_time()
+            .unwrap_or(Time::singleton().get_ticks_usec() as f64 * 1e-6);
+        header.formation.clear();
+        header.formation.push_str(&self.formation.to_string());
+        for first in (0..self.squad.len()).step_by(MAX_CHUNK_AGENTS) {
+            self.squad
+                .keyframe_agents(first, MAX_CHUNK_AGENTS, &mut agents);
+            header.first = first as u32;
+            header.count = agents.len() as u32;
+            self.kf_buf.clear();
+            if let Err(e) = encode_chunk(&header, &agents, &mut self.kf_buf) {
+                self.warn_once(
+                    1 << 49,
+                    &format!("cannot encode a state keyframe ({e}); not sent"),
+                );
+                break;
+            }
+            let bytes = PackedByteArray::from(self.kf_buf.as_slice());
+            if self.rpcs().net_keyframe(&bytes).call().is_ok() {
+                self.kf_stats[0] += self.kf_buf.len() as i64 * clients;
+            }
+        }
+        self.kf_header = header;
+        self.kf_agents = agents;
     }
 
     /// Takes every agent tied to `peer` out of the contract in one re-form. Returns how many.

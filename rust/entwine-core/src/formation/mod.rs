@@ -23,6 +23,7 @@ pub mod assign;
 pub mod baseline;
 pub mod bearing;
 pub mod hash;
+pub mod keyframe;
 pub mod net;
 pub mod record;
 pub mod rng;

@@ -26,6 +26,7 @@ use super::assign::Assigner;
 use super::baseline::{axis_angle, slot_weight, Baseline, BaselineFit};
 use super::bearing::{right_neighbour_score, Bearing, Eyes, Gesture};
 use super::hash::SpatialHash;
+use super::keyframe::{KeyAgent, KeyframeHeader};
 use super::record::{Recorder, Sample, DEFAULT_FRAMES};
 use super::rng::Rng;
 use super::shape::{forward_of, rotate, yaw_of, FormationDef, FormationError, MAX_AGENTS};
@@ -802,6 +803,125 @@ impl Squad {
     #[must_use]
     pub fn is_active(&self, i: usize) -> bool {
         self.active.get(i).copied().unwrap_or(false)
+    }
+
+    // ----- keyframes (see `keyframe`) ------------------------------------------------------
+
+    /// Fills `out` with agents `first .. first + count` (clamped to the squad) as a keyframe
+    /// carries them: slot, position and heading, or no slot for an agent not taking part.
+    pub fn keyframe_agents(&self, first: usize, count: usize, out: &mut Vec<KeyAgent>) {
+        out.clear();
+        let end = first.saturating_add(count).min(self.n);
+        out.extend((first.min(end)..end).map(|i| match self.slot_of(i) {
+            Some(s) if self.active[i] => KeyAgent {
+                slot: Some(s as u32),
+                pos: self.pos[i],
+                heading: self.heading[i],
+            },
+            _ => KeyAgent::default(),
+        }));
+    }
+
+    /// Fills a keyframe header's squad part (size, anchor) from this squad; the caller sets the
+    /// sequence, time, chunk range and formation name.
+    pub fn keyframe_header(&self, header: &mut KeyframeHeader) {
+        header.total = self.n as u32;
+        header.anchor_pos = self.anchor.pos;
+        header.layout_yaw = self.anchor.layout_yaw;
+        header.facing_yaw = self.anchor.facing_yaw;
+        header.anchor_vel = self.anchor.vel;
+        header.desired_vel = self.anchor.desired_vel;
+        header.goal = self.anchor.goal;
+        header.goal_speed = self.anchor.goal_speed;
+        header.transition = self.transition;
+        header.since_command = self.since_command;
+    }
+
+    /// Converges this copy of the squad on the authority's: applies one keyframe chunk taken
+    /// `age` seconds ago (its time in flight, clamped to 0..=1 s). In order:
+    /// - the chunk's agents take part or not as the authority's do (one re-form if that changes);
+    /// - the anchor takes the authority's state, carried forward by its velocity over `age`, and
+    ///   the transition its length and progress;
+    /// - each agent takes the authority's slot (swapping with the agent holding it, so slots stay
+    ///   a permutation even when other chunks are lost);
+    /// - internal agents (the squad simulates them) move to the authority's position and heading,
+    ///   carried forward by their own velocity and turn rate over `age`; their transition
+    ///   reference moves with them. External agents' positions belong to the game's bodies.
+    ///
+    /// Returns false, changing nothing, for a chunk that does not fit this squad (another size).
+    pub fn apply_keyframe(&mut self, h: &KeyframeHeader, agents: &[KeyAgent], age: f32) -> bool {
+        let first = h.first as usize;
+        if h.total as usize != self.n
+            || agents.len() != h.count as usize
+            || first + agents.len() > self.n
+        {
+            return false;
+        }
+        let age = if age.is_finite() {
+            age.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let range = first..first + agents.len();
+        if range
+            .clone()
+            .zip(agents)
+            .any(|(i, a)| self.active[i] != a.slot.is_some())
+        {
+            for (i, a) in range.clone().zip(agents) {
+                self.active[i] = a.slot.is_some();
+            }
+            let def = self.def.clone();
+            let _ = self.apply_formation(&def, true);
+        }
+        let anchor = h.anchor_pos + h.anchor_vel * age;
+        if usable(anchor) && h.layout_yaw.is_finite() && h.facing_yaw.is_finite() {
+            self.anchor.pos = anchor;
+            self.anchor.layout_yaw = wrap_angle(h.layout_yaw);
+            self.anchor.facing_yaw = wrap_angle(h.facing_yaw);
+            self.anchor.vel = h.anchor_vel;
+            self.anchor.desired_vel = h.desired_vel;
+            self.anchor.goal = h.goal;
+            self.anchor.goal_speed = h.goal_speed;
+        }
+        // The same point of the same transition, so the references agree.
+        if h.transition.is_finite() && h.transition > 0.0 && h.since_command.is_finite() {
+            self.transition = h.transition.min(600.0);
+            self.since_command = (h.since_command + age).clamp(0.0, 1.0e6);
+        }
+        for (i, a) in range.zip(agents) {
+            let Some(s) = a.slot else { continue };
+            let mine = self.slot_of[i];
+            if s != mine && (s as usize) < self.slots.len() && mine != NONE {
+                let other = self.agent_of_slot[s as usize];
+                self.slot_of[i] = s;
+                self.agent_of_slot[s as usize] = i as u32;
+                self.agent_of_slot[mine as usize] = other;
+                if other != NONE {
+                    self.slot_of[other as usize] = mine;
+                }
+            }
+            if !self.simulate {
+                continue;
+            }
+            let target = a.pos + self.vel[i] * age;
+            if usable(target) {
+                let d = target - self.pos[i];
+                self.pos[i] += d;
+                self.prev_pos[i] += d;
+                self.start_rel[i] += d;
+                self.ref_prev[i] += d;
+            }
+            let yaw = a.heading + self.omega[i] * age;
+            if yaw.is_finite() {
+                let dh = angle_difference(self.heading[i], yaw);
+                self.heading[i] = wrap_angle(self.heading[i] + dh);
+                self.prev_heading[i] = wrap_angle(self.prev_heading[i] + dh);
+                self.start_heading[i] = wrap_angle(self.start_heading[i] + dh);
+                self.ref_heading_prev[i] = wrap_angle(self.ref_heading_prev[i] + dh);
+            }
+        }
+        true
     }
 
     // ----- bearing (eyes right, salute) ----------------------------------------------------
