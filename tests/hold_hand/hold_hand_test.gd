@@ -259,6 +259,42 @@ func test_recipient_never_ends_inside_a_wall() -> void:
 	check(a.global_position.z < -5.0, "the initiator walked past the wall", "< -5", a.global_position.z)
 
 
+func test_recipient_freed_from_a_wall_catches_up_at_max_follow_speed() -> void:
+	var s: Array = await _scene()
+	var chars: Array = s[0]
+	var comps: Array = s[1]
+	var a: TestCharacter = chars[0]
+	var b: TestCharacter = chars[1]
+	var lead: HoldHandComponent = comps[0]
+	lead.min_follow_speed = 1.0
+	lead.max_follow_speed = 3.0
+	# A wall across the recipient's lane only (x ∈ [-1.5, -0.5]), 1 m ahead of the pair.
+	var wall := add_box(Vector3(-1.0, 1.0, -1.0), Vector3(1.0, 2.0, 0.2), 1, a.get_parent())
+	await _pair(comps)
+	a.move_input = Vector3(0, 0, -1)
+	await create_timer(1.5).timeout
+	a.move_input = Vector3.ZERO
+	await physics_frames(5)
+	var gap := b.global_position.distance_to(lead.get_follow_position())
+	var follow_point := a.global_transform * Vector3(-0.82, 0, 0.17)
+	var held_back := b.global_position.distance_to(follow_point)
+	check(held_back > 1.0, "the wall held the recipient back", "> 1 m behind its follow point", held_back)
+	check(gap < 0.01, "the driven position stayed with the blocked body", "< 0.01 m", gap)
+	wall.queue_free()
+	var dt := 1.0 / Engine.physics_ticks_per_second
+	var limit: float = lead.max_follow_speed * dt + 0.001
+	var last := b.global_position
+	var largest := 0.0
+	for f in 90:
+		await physics_frame
+		largest = maxf(largest, b.global_position.distance_to(last))
+		last = b.global_position
+	print("HOLD_HAND wall: held back %.3f m; largest step after the wall went %.4f m per frame (limit %.4f m = max_follow_speed·dt + 1 mm)" % [
+		held_back, largest, limit])
+	check(largest <= limit, "freed, the recipient never moves faster than max_follow_speed", "<= %.4f m per frame" % limit, largest)
+	check(b.global_position.distance_to(follow_point) < 0.05, "and it caught up", "< 0.05 m", b.global_position.distance_to(follow_point))
+
+
 func test_missing_partner_pauses_and_resumes() -> void:
 	var s: Array = await _scene()
 	var chars: Array = s[0]

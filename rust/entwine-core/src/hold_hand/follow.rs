@@ -2,8 +2,11 @@
 //!
 //! The initiator keeps a *driven position* of its own. Each frame it moves toward the follow target
 //! `P_i + R_i·O_follow` at a speed proportional to the distance, clamped to `[min, max]`, and snaps
-//! inside the stop radius. The driven position is never read back from the recipient's (smoothed,
-//! possibly late) position: doing so would feed network jitter back into the authority.
+//! inside the stop radius. The driven position is never read back from a remote replay of the
+//! recipient (smoothed, possibly late): doing so would feed network jitter back into the authority.
+//! It *is* re-seeded from the recipient's body on the initiator's own machine when the sweep left
+//! that body somewhere else ([`FollowDriver::settle`]): a recipient held back by a wall then
+//! catches up from where it really is, at no more than the maximum follow speed.
 
 use glam::Vec3;
 
@@ -61,6 +64,10 @@ impl FollowTuning {
     }
 }
 
+/// How far (m) the recipient's body may end up from the driven position before
+/// [`FollowDriver::settle`] re-seeds it (a collision sweep's own margin stays below this).
+pub const SETTLE_TOLERANCE: f32 = 0.001;
+
 /// The initiator-side driver of the recipient's root.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FollowDriver {
@@ -96,6 +103,22 @@ impl FollowDriver {
     pub fn set_driven(&mut self, position: Vec3) {
         if position.is_finite() {
             self.driven = Some(position);
+        }
+    }
+
+    /// Re-seeds the driven position from where the recipient's body really ended up this frame
+    /// (after its collision sweep, on the initiator's machine): when that is farther than
+    /// [`SETTLE_TOLERANCE`] from the driven position (a wall held it back, or slid it along), the
+    /// body's position becomes the driven one, so the next [`step`](Self::step)s move it on from
+    /// there at no more than `max_follow_speed`. Returns whether it re-seeded. Ignores a non-finite
+    /// position and does nothing when not driving.
+    pub fn settle(&mut self, actual: Vec3) -> bool {
+        match self.driven {
+            Some(driven) if actual.is_finite() && driven.distance(actual) > SETTLE_TOLERANCE => {
+                self.driven = Some(actual);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -168,6 +191,80 @@ mod tests {
             f.step(Pose::IDENTITY, 0.01, &t).position,
             Vec3::new(-0.82, 0.0, 0.17)
         );
+    }
+
+    /// A body that stops where a wall is (z ≥ wall) whatever it is asked to do, as a sweep would.
+    fn blocked(p: Vec3, wall: Option<f32>) -> Vec3 {
+        match wall {
+            Some(z) if p.z < z => Vec3::new(p.x, p.y, z),
+            _ => p,
+        }
+    }
+
+    #[test]
+    fn a_blocked_then_freed_recipient_catches_up_at_the_maximum_speed() {
+        let t = FollowTuning {
+            min_follow_speed: 1.0,
+            max_follow_speed: 3.0,
+            ..FollowTuning::default()
+        };
+        let dt = 1.0 / 60.0;
+        for settle in [true, false] {
+            let mut f = FollowDriver::default();
+            let mut initiator = Pose::IDENTITY;
+            let mut body = f.prepare(initiator, &t).position;
+            let mut largest = 0.0f32;
+            let mut freed_step = 0.0f32;
+            // The initiator walks 1.5 m/s toward −Z for 2 s; a wall at z = −0.5 holds the recipient
+            // back for the first 1.5 s, then it is gone.
+            for frame in 0..240 {
+                if frame < 120 {
+                    initiator.position.z -= 1.5 * dt;
+                }
+                let wall = (frame < 90).then_some(-0.5);
+                let target = f.step(initiator, dt, &t).position;
+                let next = blocked(target, wall);
+                let step = next.distance(body);
+                if frame >= 90 {
+                    largest = largest.max(step);
+                }
+                if frame == 90 {
+                    freed_step = step;
+                }
+                body = next;
+                if settle {
+                    f.settle(body);
+                }
+            }
+            let goal = initiator.transform_point(t.follow_offset);
+            if settle {
+                assert!(
+                    largest <= t.max_follow_speed * dt + 1e-5,
+                    "never faster than max_follow_speed: {largest} m in one frame"
+                );
+                assert!(body.distance(goal) < 1e-4, "caught up: {body} vs {goal}");
+            } else {
+                // Without re-seeding the driven point runs on through the wall and the body jumps
+                // onto it when freed: the failure this guards against.
+                assert!(freed_step > 1.0, "the old behaviour jumps {freed_step} m");
+            }
+        }
+    }
+
+    #[test]
+    fn settle_ignores_small_margins_nan_and_idle_drivers() {
+        let mut f = FollowDriver::default();
+        assert!(!f.settle(Vec3::ONE), "not driving");
+        assert_eq!(f.driven(), None);
+        f.set_driven(Vec3::ZERO);
+        assert!(
+            !f.settle(Vec3::new(0.0005, 0.0, 0.0)),
+            "inside the sweep's margin"
+        );
+        assert_eq!(f.driven(), Some(Vec3::ZERO));
+        assert!(!f.settle(Vec3::NAN));
+        assert!(f.settle(Vec3::new(0.0, 0.0, 0.3)));
+        assert_eq!(f.driven(), Some(Vec3::new(0.0, 0.0, 0.3)));
     }
 
     #[test]

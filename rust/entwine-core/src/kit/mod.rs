@@ -5,10 +5,12 @@
 //! * [`seq`]: wrap-around 16-bit sequence numbers and a stale-packet gate.
 //! * [`quant`]: quantised network encodings and a byte writer/reader.
 //! * [`ik`]: the analytic two-bone limb solver.
+//! * [`limit`]: flood protection: per-key token buckets and throttled warnings in fixed tables.
 //!
 //! Every item is re-exported here, so `entwine_core::kit::Pose` works.
 
 pub mod ik;
+pub mod limit;
 pub mod pose;
 pub mod quant;
 pub mod seq;
@@ -18,6 +20,7 @@ pub mod smoothing;
 pub(crate) mod test_util;
 
 pub use ik::{solve_limb, LimbGoal, LimbPose, PoleMemory};
+pub use limit::{KeyedTable, RateLimit, RateLimiter, TokenBucket, WarnThrottle};
 pub use pose::Pose;
 pub use quant::{
     decode_half, decode_position, decode_rotation, decode_unit, decode_wrapped, decode_yaw,

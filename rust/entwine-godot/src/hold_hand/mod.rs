@@ -36,7 +36,9 @@ use room::RoomOp;
 ///
 /// The **initiator** is the single authority for the pair. Each physics frame it moves the
 /// recipient toward [member follow_offset] in the initiator's frame with a distance-proportional,
-/// clamped speed (a sweep that slides along walls instead of passing through them), mirrors its
+/// clamped speed (a sweep that slides along walls instead of passing through them; a recipient a
+/// wall held back goes on from where its body really is, never faster than
+/// [member max_follow_speed]), mirrors its
 /// animation onto the recipient (all AnimationTree parameters except [member arm_layer_parameters];
 /// without an AnimationTree, the AnimationPlayer's animation and position),
 /// solves the shared contact point from the two arms' reach spheres, and drives both hands with
@@ -103,7 +105,7 @@ pub struct HoldHandComponent {
     #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
     #[init(val = 12.0)]
     min_follow_speed: f32,
-    /// Highest follow speed.
+    /// Highest follow speed, also while a recipient catches up after a wall held it back.
     #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
     #[init(val = 24.0)]
     max_follow_speed: f32,
@@ -1199,6 +1201,11 @@ impl HoldHandComponent {
         }
         let target = self.driver.step(me, dt, &tuning);
         partner.bind_mut().move_root(target, dt);
+        // Held back by a wall? Go on from where the body is (this machine's own body, never a
+        // remote replay), so catching up keeps to max_follow_speed.
+        if let Some(actual) = partner.bind().root_pose() {
+            self.driver.settle(actual.position);
+        }
         self.mirror_animation_onto(&mut partner);
         self.solve_hands(&mut partner, me, dt, frame);
     }

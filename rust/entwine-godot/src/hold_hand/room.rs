@@ -2,6 +2,7 @@
 //! multiplayer server.
 
 use entwine_core::hold_hand::{Interaction, PlayerId, Room, RoomError, RoomEvent};
+use entwine_core::kit::{KeyedTable, RateLimit, TokenBucket, WarnThrottle};
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::{INode, Node, OfflineMultiplayerPeer, Time};
 use godot::prelude::*;
@@ -24,6 +25,14 @@ use super::HoldHandComponent;
 /// replays the resulting events on every peer (late joiners get a snapshot); a refusal comes back to
 /// the sender as a warning. A peer that disconnects leaves: its pair ends everywhere. Forged calls are
 /// dropped and counted in [method get_rejected_calls].
+///
+/// **Flooding** does not get through: the server takes at most [member max_calls_per_second] calls
+/// from each peer (a burst of one second's worth, then that rate); the excess is dropped and counted
+/// ([method get_rate_limited_calls], [method get_stats], [method get_peer_stats]). Refusals are
+/// answered at most 2 per second per peer (a burst of 5), and every kind of warning about a peer
+/// (too many calls, acting for another player, an unknown call) is printed at most once per peer
+/// per 10 seconds, saying how many like it were held back. Per-peer bookkeeping lives in fixed
+/// tables (the 64 most recently heard peers), so memory stays bounded whatever the traffic.
 #[derive(GodotClass)]
 #[class(init, base = Node)]
 pub struct HoldHandRoom {
@@ -39,12 +48,65 @@ pub struct HoldHandRoom {
     #[init(val = true)]
     networked: bool,
 
+    /// Calls the server takes from one peer per second (and at once, as a burst); the excess is
+    /// dropped and counted. Values below 1 (or not a number) count as 1.
+    #[export(range = (1.0, 1000.0, 1.0, or_greater, suffix = "calls/s"))]
+    #[init(val = 20.0)]
+    max_calls_per_second: f32,
+
     room: Room,
     members: Vec<(PlayerId, Gd<HoldHandComponent>)>,
     events: Vec<RoomEvent>,
     /// Calls from peers that tried to act for another player (server side).
     rejected: i64,
     watching: bool,
+    /// Server side: per-peer rate limits and counters.
+    peers: KeyedTable<PlayerId, PeerCalls, PEER_SLOTS>,
+    /// Server side: one warning per (peer, kind) per [`WARN_INTERVAL`].
+    #[init(val = WarnThrottle::new(WARN_INTERVAL))]
+    warns: WarnThrottle<(PlayerId, WarnKind), PEER_SLOTS>,
+    stats: RoomStats,
+}
+
+/// Peers whose rate limits and counters the server keeps (the most recently heard ones).
+const PEER_SLOTS: usize = 64;
+/// Seconds between two warnings of one kind about one peer.
+const WARN_INTERVAL: f64 = 10.0;
+/// Refusals the server sends one peer: a burst of 5, then 2 per second.
+const REFUSALS: RateLimit = RateLimit {
+    capacity: 5.0,
+    per_second: 2.0,
+};
+
+/// What the server warns about a peer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum WarnKind {
+    Flood,
+    Forged,
+    Unknown,
+    Unreachable,
+}
+
+/// One peer's rate limits and counters (server side).
+#[derive(Clone, Copy, Default)]
+struct PeerCalls {
+    calls: TokenBucket,
+    replies: TokenBucket,
+    handled: u32,
+    rate_limited: u32,
+    rejected: u32,
+    refusals_sent: u32,
+    refusals_dropped: u32,
+}
+
+/// Totals over every peer.
+#[derive(Clone, Copy, Default)]
+struct RoomStats {
+    calls: i64,
+    rate_limited: i64,
+    refusals_sent: i64,
+    refusals_dropped: i64,
+    refusals_received: i64,
 }
 
 /// How this room runs right now.
@@ -128,8 +190,48 @@ impl HoldHandRoom {
         self.rejected
     }
 
+    /// Returns how many calls from peers were dropped because their peer exceeded
+    /// [member max_calls_per_second] (server side).
+    #[func]
+    pub fn get_rate_limited_calls(&self) -> i64 {
+        self.stats.rate_limited
+    }
+
+    /// Returns this room's counters: `calls` (calls from peers that passed the rate limit),
+    /// `rate_limited`, `rejected` (acting for another player, or unknown), `refusals_sent`,
+    /// `refusals_dropped` (refusals not sent because the peer was answered too often), and
+    /// `warnings_suppressed` (server side); `refusals_received` (client side).
+    #[func]
+    pub fn get_stats(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        d.set("calls", self.stats.calls);
+        d.set("rate_limited", self.stats.rate_limited);
+        d.set("rejected", self.rejected);
+        d.set("refusals_sent", self.stats.refusals_sent);
+        d.set("refusals_dropped", self.stats.refusals_dropped);
+        d.set("refusals_received", self.stats.refusals_received);
+        d.set("warnings_suppressed", self.warns.suppressed() as i64);
+        d
+    }
+
+    /// Returns the server's counters for one peer: `calls` (passed the rate limit), `rate_limited`,
+    /// `rejected`, `refusals_sent` and `refusals_dropped`; all 0 for a peer it has not heard from
+    /// (or forgot: it keeps the 64 most recently heard peers).
+    #[func]
+    pub fn get_peer_stats(&self, peer: i64) -> VarDictionary {
+        let p = self.peers.get(peer).copied().unwrap_or_default();
+        let mut d = VarDictionary::new();
+        d.set("calls", i64::from(p.handled));
+        d.set("rate_limited", i64::from(p.rate_limited));
+        d.set("rejected", i64::from(p.rejected));
+        d.set("refusals_sent", i64::from(p.refusals_sent));
+        d.set("refusals_dropped", i64::from(p.refusals_dropped));
+        d
+    }
+
     /// A client's call, handled on the server: `op` 0 request, 1 accept, 2 decline, 3 cancel, made by
-    /// `actor` (who must be the sending peer) toward `target` (for a request).
+    /// `actor` (who must be the sending peer) toward `target` (for a request). At most
+    /// [member max_calls_per_second] per peer; the excess is dropped and counted.
     #[rpc(any_peer, call_remote, reliable)]
     fn submit(&mut self, op: i32, actor: i64, target: i64) {
         if self.mode() != Mode::Server {
@@ -139,6 +241,31 @@ impl HoldHandRoom {
             .base()
             .get_multiplayer()
             .map_or(0, |mp| i64::from(mp.get_remote_sender_id()));
+        let t = now();
+        let limit = self.call_limit();
+        let passed = self.peers.entry(sender).is_none_or(|p| {
+            let ok = p.calls.try_take(t, limit);
+            if ok {
+                p.handled = p.handled.saturating_add(1);
+            } else {
+                p.rate_limited = p.rate_limited.saturating_add(1);
+            }
+            ok
+        });
+        if !passed {
+            self.stats.rate_limited += 1;
+            if let Some(held) = self.warns.check((sender, WarnKind::Flood), t) {
+                godot_warn!(
+                    "HoldHandRoom: peer {sender} sends more than {} calls per second; the excess is \
+                     dropped ({} dropped so far{})",
+                    limit.per_second,
+                    self.stats.rate_limited,
+                    held_back(held)
+                );
+            }
+            return;
+        }
+        self.stats.calls += 1;
         let call = match op {
             0 => RoomOp::Request {
                 from: actor,
@@ -148,30 +275,62 @@ impl HoldHandRoom {
             2 => RoomOp::Decline { by: actor },
             3 => RoomOp::Cancel { by: actor },
             _ => {
-                self.rejected += 1;
-                godot_warn!("HoldHandRoom: peer {sender} sent an unknown call {op}; dropped");
+                self.reject(sender);
+                if let Some(held) = self.warns.check((sender, WarnKind::Unknown), t) {
+                    godot_warn!(
+                        "HoldHandRoom: peer {sender} sent an unknown call {op}; dropped{}",
+                        held_back(held)
+                    );
+                }
                 return;
             }
         };
         if actor != sender {
-            self.rejected += 1;
-            godot_warn!(
-                "HoldHandRoom: peer {sender} tried to act for player {actor}; dropped ({} so far)",
-                self.rejected
-            );
+            self.reject(sender);
+            if let Some(held) = self.warns.check((sender, WarnKind::Forged), t) {
+                godot_warn!(
+                    "HoldHandRoom: peer {sender} tried to act for player {actor}; dropped ({} so \
+                     far{})",
+                    self.rejected,
+                    held_back(held)
+                );
+            }
             return;
         }
         if let Err(e) = self.apply_op(call) {
+            let answer = self
+                .peers
+                .entry(sender)
+                .is_none_or(|p| p.replies.try_take(t, REFUSALS));
+            if let Some(p) = self.peers.entry(sender) {
+                if answer {
+                    p.refusals_sent = p.refusals_sent.saturating_add(1);
+                } else {
+                    p.refusals_dropped = p.refusals_dropped.saturating_add(1);
+                }
+            }
+            if !answer {
+                self.stats.refusals_dropped += 1;
+                return;
+            }
+            self.stats.refusals_sent += 1;
             let why = GString::from(&e.to_string());
             if let Err(e) = self.rpcs().refused(&why).call_id(sender) {
-                godot_warn!("HoldHandRoom: cannot answer peer {sender}: {e:?}");
+                if let Some(held) = self.warns.check((sender, WarnKind::Unreachable), t) {
+                    godot_warn!(
+                        "HoldHandRoom: cannot answer peer {sender}: {e:?}{}",
+                        held_back(held)
+                    );
+                }
             }
         }
     }
 
-    /// The server's refusal of this peer's call, shown as a warning.
+    /// The server's refusal of this peer's call, shown as a warning (counted in
+    /// [method get_stats] as `refusals_received`).
     #[rpc(authority, call_remote, reliable)]
     fn refused(&mut self, why: GString) {
+        self.stats.refusals_received += 1;
         godot_warn!("HoldHandRoom: the server refused: {why}");
     }
 
@@ -237,6 +396,25 @@ impl HoldHandRoom {
 }
 
 impl HoldHandRoom {
+    /// Counts a call from `peer` that tried to act for another player or was unknown.
+    fn reject(&mut self, peer: PlayerId) {
+        self.rejected += 1;
+        if let Some(p) = self.peers.entry(peer) {
+            p.rejected = p.rejected.saturating_add(1);
+        }
+    }
+
+    /// Returns the per-peer call limit from [member max_calls_per_second].
+    fn call_limit(&self) -> RateLimit {
+        let rate = self.max_calls_per_second;
+        let rate = if rate.is_nan() {
+            1.0
+        } else {
+            rate.clamp(1.0, 1e6)
+        };
+        RateLimit::per_second(rate)
+    }
+
     /// Adds a component under `id`; returns false (and changes nothing) when the id is taken.
     pub(crate) fn join(&mut self, id: PlayerId, component: Gd<HoldHandComponent>) -> bool {
         if let Some(existing) = self.get_component(id) {
@@ -485,6 +663,15 @@ fn encode(event: RoomEvent) -> (i32, i64, i64, i64, f64) {
             recipient,
             by,
         } => (5, initiator, recipient, by, 0.0),
+    }
+}
+
+/// Returns the tail of a warning that says how many like it were held back.
+fn held_back(held: u32) -> String {
+    if held == 0 {
+        String::new()
+    } else {
+        format!("; {held} more like it held back in the last {WARN_INTERVAL} s")
     }
 }
 
