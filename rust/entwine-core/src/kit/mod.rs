@@ -18,7 +18,7 @@ pub mod smoothing;
 pub(crate) mod test_util;
 
 pub use ik::{solve_limb, LimbGoal, LimbPose, PoleMemory};
-pub use pose::Pose;
+pub use pose::{rotation_of_axes, Pose};
 pub use quant::{
     decode_position, decode_rotation, decode_unit, encode_position, encode_rotation, encode_unit,
     ByteReader, ByteWriter, ShortBuffer, POSITION_BYTES, ROTATION_BYTES,
