@@ -22,6 +22,7 @@ use godot::prelude::*;
 
 use crate::convert::{affine, pose, quaternion, vec3, vector3};
 use crate::limb_ik::LimbIK;
+use entwine_core::rig::{Role as RigRole, Side as RigSide};
 
 /// Bone names per side: upper arm (shoulder joint), forearm, hand.
 type ArmBones = [GString; 3];
@@ -79,15 +80,15 @@ pub struct EnvironmentInteractionStateMachine {
     #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
     #[var(set = set_character_height)]
     character_height: f32,
-    /// Left arm bones: upper arm (its origin is the shoulder joint), forearm, hand.
+    /// Left arm bones: upper arm (its origin is the shoulder joint), forearm, hand. Empty (default):
+    /// the left arm of the humanoid found in the skeleton (any common naming convention, twist bones
+    /// skipped); an empty entry of three takes that one bone from it.
     #[export]
     #[var(set = set_left_arm_bones)]
-    #[init(val = PackedStringArray::from(&[GString::from("LeftUpperArm"), GString::from("LeftLowerArm"), GString::from("LeftHand")]))]
     left_arm_bones: PackedStringArray,
-    /// Right arm bones: upper arm, forearm, hand.
+    /// Right arm bones: upper arm, forearm, hand. Empty (default): the humanoid's right arm.
     #[export]
     #[var(set = set_right_arm_bones)]
-    #[init(val = PackedStringArray::from(&[GString::from("RightUpperArm"), GString::from("RightLowerArm"), GString::from("RightHand")]))]
     right_arm_bones: PackedStringArray,
     /// The hand bone's palm normal (out of the palm) in the bone's own space. Godot's humanoid
     /// convention (+Y along the bone, +X the hinge axis) puts the palm on +Z.
@@ -911,18 +912,14 @@ impl EnvironmentInteractionStateMachine {
             arm_bones(&self.left_arm_bones, "left_arm_bones")?,
             arm_bones(&self.right_arm_bones, "right_arm_bones")?,
         ];
+        let humanoid = crate::rig::humanoid(&skeleton);
         let mut bones = [[0i32; 3]; 2];
         for (side, names) in arms.iter().enumerate() {
+            let property = ["left_arm_bones", "right_arm_bones"][side];
+            let roles = RigRole::arm([RigSide::Left, RigSide::Right][side]);
             for (k, name) in names.iter().enumerate() {
-                let index = skeleton.find_bone(name);
-                if index < 0 {
-                    let property = ["left_arm_bones", "right_arm_bones"][side];
-                    return Err(format!(
-                        "{property}: bone '{name}' not found in skeleton '{}'",
-                        skeleton.get_name()
-                    ));
-                }
-                bones[side][k] = index;
+                bones[side][k] = crate::rig::pick(&skeleton, "bone", name, roles[k], &humanoid)
+                    .map_err(|why| format!("{property}: {why}"))?;
             }
         }
         if self.interactable_mask == 0 {
@@ -961,12 +958,13 @@ impl EnvironmentInteractionStateMachine {
             let mut ik = LimbIK::new_alloc();
             let side = ["Left", "Right"][s];
             ik.set_name(&format!("EnvTouch{side}ArmIK"));
-            ik.set("upper_bone", &arms[s][0].to_variant());
-            ik.set("lower_bone", &arms[s][1].to_variant());
-            ik.set("end_bone", &arms[s][2].to_variant());
-            // Elbow out, down and a little back, in the skeleton's space.
+            for (k, property) in ["upper_bone", "lower_bone", "end_bone"].iter().enumerate() {
+                ik.set(*property, &skeleton.get_bone_name(bones[s][k]).to_variant());
+            }
+            // Elbow out, down and a little back, in the character's axes of the rig found.
             let out = if s == 0 { -1.0 } else { 1.0 };
-            ik.set("pole_direction", &Vector3::new(out, -1.0, 0.5).to_variant());
+            let pole = humanoid.to_skeleton(glam::Vec3::new(out, -1.0, 0.5));
+            ik.set("pole_direction", &vector3(pole).to_variant());
             set_ik(&mut ik.bind_mut(), Transform3D::IDENTITY, 0.0, 0.0);
             ik.set_active(false);
             ik
@@ -1156,9 +1154,12 @@ fn side_of(side: i64) -> Side {
 
 /// Returns an arm's three bone names, or why the property is unusable.
 fn arm_bones(names: &PackedStringArray, property: &str) -> Result<ArmBones, String> {
+    if names.is_empty() {
+        return Ok([GString::new(), GString::new(), GString::new()]);
+    }
     if names.len() != 3 {
         return Err(format!(
-            "{property} must list 3 bones (upper arm, forearm, hand), got {}",
+            "{property} must list 3 bones (upper arm, forearm, hand) or none, got {}",
             names.len()
         ));
     }

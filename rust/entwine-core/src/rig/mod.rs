@@ -140,6 +140,41 @@ impl Role {
     }
 }
 
+impl Role {
+    /// What [`role_from_name`] accepts for this role, for a warning: the words a name may be made
+    /// of once its side word is taken out, e.g. for the left upper arm `LeftUpperArm, left/l +
+    /// upper arm | arm | up arm (upper_arm.l, UpperArm_L, mixamorig:LeftArm, J_Bip_L_UpperArm…)`.
+    #[must_use]
+    pub fn tried(self) -> &'static str {
+        use Role::*;
+        match self {
+            Hips => "Hips, hips | hip | pelvis",
+            Spine => "Spine, spine",
+            Chest | UpperChest => "Chest, chest | upper chest, else the neck's parent",
+            Neck => "Neck, neck, else the head's parent",
+            Head => "Head, head",
+            LeftShoulder | RightShoulder => "<side>Shoulder, side + shoulder | clavicle | collar",
+            LeftUpperArm | RightUpperArm => {
+                "<side>UpperArm, side + upper arm | arm | up arm (upper_arm.l, UpperArm_L, \
+                 L_UpperArm, mixamorig:LeftArm, leftUpperArm, J_Bip_L_UpperArm, Bip01 L UpperArm), \
+                 else the forearm's parent"
+            }
+            LeftLowerArm | RightLowerArm => {
+                "<side>LowerArm, side + lower arm | forearm | elbow, else the hand's parent (twist \
+                 bones skipped)"
+            }
+            LeftHand | RightHand => "<side>Hand, side + hand | wrist",
+            LeftUpperLeg | RightUpperLeg => "<side>UpperLeg, side + upper leg | thigh | up leg",
+            LeftLowerLeg | RightLowerLeg => {
+                "<side>LowerLeg, side + lower leg | leg | shin | calf | knee, else the foot's parent"
+            }
+            LeftFoot | RightFoot => "<side>Foot, side + foot | ankle",
+            LeftToes | RightToes => "<side>Toes, side + toes | toe | toe base | ball",
+            _ => "side + index | middle | ring | little | pinky (first joint nearest the hand)",
+        }
+    }
+}
+
 /// Words that mark a bone no node should drive (controls, helpers, twist and end bones).
 const SKIP_WORDS: &[&str] = &[
     "twist",

@@ -10,6 +10,8 @@ use entwine_core::hold_hand::{
     ViewTuning, Viewpoint,
 };
 use entwine_core::kit::{Pose, Seq16};
+use entwine_core::rig::{Humanoid, Role as RigRole, Side};
+use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
@@ -21,6 +23,7 @@ use godot::prelude::*;
 
 use crate::convert::{pose, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
+use crate::rig;
 use crate::scene::first_descendant;
 pub use room::HoldHandRoom;
 use room::RoomOp;
@@ -117,14 +120,14 @@ pub struct HoldHandComponent {
     #[init(val = true)]
     sweep_collisions: bool,
 
-    /// The initiator's contact hand bone; the arm chain is the bone's parent and grandparent.
+    /// The initiator's contact hand bone; the arm chain is the bone's parent and grandparent. Empty
+    /// (default): the left hand of the humanoid found in the character's skeleton (any common
+    /// naming convention; its forearm and upper arm from the same rig, twist bones skipped).
     #[export_group(name = "Hands")]
     #[export]
-    #[init(val = GString::from("LeftHand"))]
     initiator_hand_bone: GString,
-    /// The recipient's contact hand bone.
+    /// The recipient's contact hand bone. Empty (default): the right hand of the humanoid found.
     #[export]
-    #[init(val = GString::from("RightHand"))]
     recipient_hand_bone: GString,
     /// Offset of the initiator's hand from the shared contact point, in the contact's frame.
     #[export]
@@ -1119,14 +1122,36 @@ impl HoldHandComponent {
             return None;
         }
         let skeleton = self.skeleton_node();
-        let chain = skeleton.as_ref().and_then(|s| chain_from_hand(s, &bone));
-        let (Some(mut skeleton), Some([upper, lower])) = (skeleton, chain) else {
+        let side = match role {
+            Role::Initiator => Side::Left,
+            Role::Recipient => Side::Right,
+        };
+        let humanoid = skeleton.as_ref().map(rig::humanoid);
+        let chain = skeleton
+            .as_ref()
+            .zip(humanoid.as_ref())
+            .and_then(|(s, h)| chain_for_hand(s, &bone, side, h));
+        let (Some(mut skeleton), Some(humanoid), Some([upper, lower, hand])) =
+            (skeleton, humanoid, chain)
+        else {
             self.runtime.ik_failed = true;
+            let skeleton = self
+                .skeleton_node()
+                .map_or_else(|| "none".to_string(), |s| rig::label(&s));
+            let tried = if bone.is_empty() {
+                format!(
+                    "no {} found (tried: {})",
+                    RigRole::arm(side)[2].godot_name(),
+                    RigRole::arm(side)[2].tried()
+                )
+            } else {
+                format!("hand bone '{bone}' (with a forearm and upper arm above it) not found")
+            };
             self.warn_once(
                 WARN_BONES,
                 format!(
-                    "hand bone '{bone}' (with a forearm and upper arm above it) not found in the \
-                     character's skeleton; the hands are not held, following and animation go on"
+                    "{tried} in skeleton '{skeleton}'; the hands are not held, following and \
+                     animation go on"
                 ),
             );
             return None;
@@ -1144,15 +1169,25 @@ impl HoldHandComponent {
             let mut b = ik.bind_mut();
             b.set_upper_bone(upper);
             b.set_lower_bone(lower);
-            b.set_end_bone(bone.clone());
+            b.set_end_bone(hand.clone());
         }
-        // Elbows out and down, away from the body, so they never flip inward (seed §6.8).
-        let hand_x = skeleton
-            .get_bone_global_rest(skeleton.find_bone(&bone))
-            .origin
-            .x;
-        let out = if hand_x < 0.0 { -0.5 } else { 0.5 };
-        ik.set("pole_direction", &Vector3::new(out, -1.0, 0.3).to_variant());
+        // Elbows out and down, away from the body, so they never flip inward (seed §6.8): in the
+        // character's axes (x right, y up, z back) of the rig found in the skeleton.
+        let hand_at = vec3(
+            skeleton
+                .get_bone_global_rest(skeleton.find_bone(&hand))
+                .origin,
+        );
+        let centre = humanoid.bone(RigRole::Hips).map_or(Vec3::ZERO, |h| {
+            vec3(skeleton.get_bone_global_rest(h as i32).origin)
+        });
+        let out = if humanoid.right.dot(hand_at - centre) < 0.0 {
+            -0.5
+        } else {
+            0.5
+        };
+        let pole = humanoid.to_skeleton(Vec3::new(out, -1.0, 0.3));
+        ik.set("pole_direction", &vector3(pole).to_variant());
         ik.set("position_weight", &0.0f32.to_variant());
         ik.set("rotation_weight", &0.0f32.to_variant());
         self.runtime.ik = Some(ik.clone());
@@ -1696,8 +1731,19 @@ fn phase_code(p: Phase) -> i32 {
     }
 }
 
-/// Returns `[upper, lower]` bone names above `hand` (its grandparent and parent), if they exist.
-fn chain_from_hand(skeleton: &Gd<Skeleton3D>, hand: &GString) -> Option<[GString; 2]> {
+/// Returns the `[upper, lower, hand]` bone names of a hand's arm: for a named hand its grandparent
+/// and parent, for an empty name the `side` arm of the humanoid.
+fn chain_for_hand(
+    skeleton: &Gd<Skeleton3D>,
+    hand: &GString,
+    side: Side,
+    humanoid: &Humanoid,
+) -> Option<[GString; 3]> {
+    if hand.is_empty() {
+        let [u, l, h] = RigRole::arm(side).map(|r| humanoid.bone(r));
+        let name = |b: Option<usize>| b.map(|b| skeleton.get_bone_name(b as i32));
+        return Some([name(u)?, name(l)?, name(h)?]);
+    }
     let h = skeleton.find_bone(hand);
     if h < 0 {
         return None;
@@ -1710,5 +1756,9 @@ fn chain_from_hand(skeleton: &Gd<Skeleton3D>, hand: &GString) -> Option<[GString
     if upper < 0 {
         return None;
     }
-    Some([skeleton.get_bone_name(upper), skeleton.get_bone_name(lower)])
+    Some([
+        skeleton.get_bone_name(upper),
+        skeleton.get_bone_name(lower),
+        hand.clone(),
+    ])
 }

@@ -1,0 +1,162 @@
+# timeout: 400
+extends EntwineTest
+## Every node on humanoids it was never tuned for (rig_generator.gd: each naming convention, random
+## per-bone rest rotations, scales 0.01 / 1 / 100 on the node above the skeleton, facing −Z or +Z,
+## twist bones between upper arm and forearm), with no bone name or axis set by hand. Figures are
+## printed as `rig <convention> scale <s> facing <±Z> twist <b>: …` (see the suite's log).
+
+const GEN := preload("res://tests/rig/rig_generator.gd")
+const SCALES := [0.01, 1.0, 100.0]
+
+var _rng := RandomNumberGenerator.new()
+
+
+## World transforms of [param bones] read during the next skeleton update (after the modifiers).
+func _world_poses(sk: Skeleton3D, bones: Array) -> Array[Transform3D]:
+	var captured: Array[Transform3D] = []
+	var read := func() -> Array[Transform3D]:
+		var out: Array[Transform3D] = []
+		for b in bones:
+			out.append(sk.global_transform * sk.get_bone_global_pose(b))
+		return out
+	var capture := func() -> void:
+		if captured.is_empty():
+			captured.assign(read.call())
+	sk.skeleton_updated.connect(capture)
+	for i in 5:
+		await process_frame
+		if not captured.is_empty():
+			break
+	sk.skeleton_updated.disconnect(capture)
+	return captured if not captured.is_empty() else read.call()
+
+
+func _cases() -> Array:
+	var out := []
+	var k := 0
+	for convention in GEN.CONVENTIONS:
+		for s in SCALES:
+			for facing in [-1.0, 1.0]:
+				out.append([convention, s, facing, k % 2 == 1])
+				k += 1
+	return out
+
+
+func _label(c: Array) -> String:
+	return "rig %s scale %s facing %sZ twist %s" % [c[0], c[1], "+" if c[2] > 0 else "-", c[3]]
+
+
+func test_limb_ik_finds_both_arms_and_reaches_random_targets() -> void:
+	_rng.seed = 15
+	for c in _cases():
+		var s: float = c[1]
+		var holder := add(GEN.build(c[0], Vector3.ONE * s, c[2], c[3], _rng)) as Node3D
+		var sk := holder.get_node("Skeleton3D") as Skeleton3D
+		var index: Dictionary = holder.get_meta("godot_index")
+		var worst := 0.0
+		for side in ["Left", "Right"]:
+			var ik := LimbIK.new()
+			ik.limb = LimbIK.LIMB_LEFT_ARM if side == "Left" else LimbIK.LIMB_RIGHT_ARM
+			sk.add_child(ik)
+			var expected := PackedStringArray()
+			for b in ["UpperArm", "LowerArm", "Hand"]:
+				expected.append(GEN.rename(side + b, c[0]))
+			check(ik.get_resolved_bones() == expected, "%s: %s arm found" % [_label(c), side], expected, ik.get_resolved_bones())
+			var bones := [index[side + "UpperArm"], index[side + "LowerArm"], index[side + "Hand"]]
+			var rest := await _world_poses(sk, bones)
+			var reach := rest[0].origin.distance_to(rest[1].origin) + rest[1].origin.distance_to(rest[2].origin)
+			check_near(reach, 0.54 * s, 0.001 * s, "%s: arm length in the world" % _label(c))
+			for t in 4:
+				var dir := Vector3(_rng.randf_range(-1, 1), _rng.randf_range(-1, 1), _rng.randf_range(-1, 1)).normalized()
+				var goal := rest[0].origin + dir * reach * _rng.randf_range(0.3, 0.9)
+				ik.target_transform = Transform3D(Basis.IDENTITY, goal)
+				var got := await _world_poses(sk, bones)
+				var err := got[2].origin.distance_to(goal)
+				worst = maxf(worst, err / s)
+				check(err <= 0.001 * s, "%s: %s hand within 1 mm × scale of a random target" % [_label(c), side], 0.001 * s, err)
+			ik.queue_free()
+		print("%s: limb_ik worst reach error %.4f mm (per unit scale)" % [_label(c), worst * 1000.0])
+		holder.queue_free()
+		await frames(1)
+
+
+func test_soldier_bearing_turns_eyes_right_and_salutes_with_no_settings() -> void:
+	_rng.seed = 16
+	for c in _cases():
+		var s: float = c[1]
+		var holder := add(GEN.build(c[0], Vector3.ONE * s, c[2], c[3], _rng)) as Node3D
+		var sk := holder.get_node("Skeleton3D") as Skeleton3D
+		var index: Dictionary = holder.get_meta("godot_index")
+		var facing: Vector3 = holder.get_meta("facing")
+		var bearing := SoldierBearing.new()
+		sk.add_child(bearing)
+		var ik := bearing.create_salute_ik()
+		var head: int = index["Head"]
+		var hand: int = index["RightHand"]
+		# The head's forward in its own frame, from the generator's facing (outside the rig code).
+		var head_forward_local := sk.get_bone_global_rest(head).basis.inverse() * facing
+		var right := facing.cross(Vector3.UP)
+		var head_at := holder.global_transform * sk.get_bone_global_rest(head).origin
+		var look := head_at + (holder.global_transform.basis * (right * 2.0 + facing * 1.0))
+		bearing.look_target = look
+		bearing.looking = true
+		bearing.saluting = true
+		for i in 40:
+			await physics_frames(1)
+		var poses := await _world_poses(sk, [head, hand])
+		var fwd := (poses[0].basis * head_forward_local).normalized()
+		var to := (look - poses[0].origin).normalized()
+		var look_err := rad_to_deg(fwd.angle_to(to))
+		check(look_err <= 5.0, "%s: eyes right on the target within 5°" % _label(c), 5.0, look_err)
+		var target := bearing.get_salute_target()
+		var hand_err := poses[1].origin.distance_to(target.origin)
+		check(bearing.get_salute_weight() > 0.99, "%s: salute raised" % _label(c), 1.0, bearing.get_salute_weight())
+		check(hand_err <= 0.01 * s, "%s: the saluting hand on its target within 1 cm × scale" % _label(c), 0.01 * s, hand_err)
+		var hand_to_head := poses[1].origin.distance_to(poses[0].origin) / s
+		check(hand_to_head < 0.3, "%s: the salute hand is near the head" % _label(c), "< 0.3", hand_to_head)
+		check(ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("RightHand", c[0]),
+			"%s: the salute LimbIK is on the right arm" % _label(c), GEN.rename("RightHand", c[0]), ik.get_resolved_bones())
+		print("%s: bearing look error %.2f°, salute hand error %.4f mm (per unit scale)" % [_label(c), look_err, hand_err / s * 1000.0])
+		holder.queue_free()
+		await frames(1)
+
+
+## Setting the hand bone after the bearing exists re-points its salute LimbIK: the new hand moves.
+func test_changing_the_salute_hand_rebuilds_its_limb_ik() -> void:
+	_rng.seed = 17
+	var holder := add(GEN.build("blender", Vector3.ONE, -1.0, false, _rng)) as Node3D
+	var sk := holder.get_node("Skeleton3D") as Skeleton3D
+	var index: Dictionary = holder.get_meta("godot_index")
+	var bearing := SoldierBearing.new()
+	sk.add_child(bearing)
+	var ik := bearing.create_salute_ik()
+	bearing.saluting = true
+	await physics_frames(5)
+	bearing.hand_bone = GEN.rename("LeftHand", "blender")
+	for i in 40:
+		await physics_frames(1)
+	check(ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[0] == GEN.rename("LeftUpperArm", "blender"),
+		"the salute LimbIK follows hand_bone", GEN.rename("LeftUpperArm", "blender"), ik.get_resolved_bones())
+	var poses := await _world_poses(sk, [index["LeftHand"]])
+	var err := poses[0].origin.distance_to(bearing.get_salute_target().origin)
+	check(err <= 0.01, "the new hand reaches the salute target", 0.01, err)
+
+
+## One warning per node, naming its path, the skeleton and what was tried.
+func test_a_rig_without_arms_warns_once_per_node_with_path_and_names_tried() -> void:
+	var holder := add(Node3D.new()) as Node3D
+	var sk := Skeleton3D.new()
+	sk.name = "Armless"
+	holder.add_child(sk)
+	sk.add_bone("torso")
+	sk.add_bone("skull")
+	sk.set_bone_parent(1, 0)
+	var ik := LimbIK.new()
+	ik.name = "ArmIK"
+	sk.add_child(ik)
+	for i in 5:
+		await frames(1)
+		ik.is_chain_valid()
+	var text := "LimbIK '%s': upper_bone is empty and no LeftUpperArm bone was found in skeleton '%s' (tried: <side>UpperArm" \
+		% [str(ik.get_path()), str(sk.get_path())]
+	check(logged_count(text) == 1, "one warning naming the LimbIK's path, the skeleton and the names tried", 1, logged_count(text))
