@@ -160,3 +160,93 @@ func test_a_rig_without_arms_warns_once_per_node_with_path_and_names_tried() -> 
 	var text := "LimbIK '%s': upper_bone is empty and no LeftUpperArm bone was found in skeleton '%s' (tried: <side>UpperArm" \
 		% [str(ik.get_path()), str(sk.get_path())]
 	check(logged_count(text) == 1, "one warning naming the LimbIK's path, the skeleton and the names tried", 1, logged_count(text))
+
+
+## HoldHandComponent finds the arm layer in the character's AnimationTree (the Blend2 whose filter
+## passes the arm bones), and none when no filtered node passes them.
+func test_arm_layer_parameters_are_detected_from_the_animation_tree() -> void:
+	var world := add(Node3D.new()) as Node3D
+	add_floor(world)
+	var comps := []
+	for i in 2:
+		var c := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
+		c.position = Vector3(i * 2.0, 0, 0)
+		if i == 1:
+			# This character's tree is its own copy, with the arm filter off.
+			var root := (c.animation_tree.tree_root as AnimationNodeBlendTree).duplicate(true) as AnimationNodeBlendTree
+			(root.get_node(&"arms") as AnimationNodeBlend2).filter_enabled = false
+			c.animation_tree.tree_root = root
+		world.add_child(c)
+		var comp := HoldHandComponent.new()
+		c.add_child(comp)
+		comps.append(comp)
+	await physics_frames(2)
+	check(comps[0].get_arm_layers() == PackedStringArray(["parameters/arms/blend_amount"]),
+		"the filtered arm blend is found", ["parameters/arms/blend_amount"], comps[0].get_arm_layers())
+	check(comps[1].get_arm_layers().is_empty(), "no filtered node, no arm layer", [], comps[1].get_arm_layers())
+	comps[1].arm_layer_parameters = PackedStringArray(["parameters/move/blend_amount"])
+	check(comps[1].get_arm_layers() == PackedStringArray(["parameters/move/blend_amount"]), "a set list wins",
+		["parameters/move/blend_amount"], comps[1].get_arm_layers())
+
+
+## A TestCharacter body (capsule, movement) whose skeleton is replaced by a generated rig (its
+## animation removed: the generated bones have other names). A rig facing +Z is turned to face the
+## body's −Z, as a glTF humanoid is placed.
+func _generated_character(c: Array, world: Node3D, at: Vector3) -> Array:
+	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
+	body.drive_animation = false
+	for n in ["Skeleton3D", "AnimationTree", "AnimationPlayer"]:
+		var old := body.get_node(n)
+		body.remove_child(old)
+		old.free()
+	var holder := GEN.build(c[0], Vector3.ONE * c[1], c[2], c[3], _rng)
+	if c[2] > 0.0:
+		holder.rotation.y = PI
+	body.add_child(holder)
+	body.position = at
+	world.add_child(body)
+	return [body, holder]
+
+
+## A pair of generated characters holds hands with no setting made by hand: each finds its hand
+## and arm, the pair walks, and the two hands stay on the shared contact.
+func test_hold_hand_pair_on_generated_rigs_walks_with_hands_together() -> void:
+	_rng.seed = 18
+	for c in _cases():
+		if c[1] != 1.0:
+			continue
+		var world := add(Node3D.new()) as Node3D
+		add_floor(world)
+		var room := HoldHandRoom.new()
+		world.add_child(room)
+		var made := []
+		var comps := []
+		for i in 2:
+			made.append(_generated_character(c, world, Vector3(i * 0.8, 0, 0)))
+			var comp := HoldHandComponent.new()
+			made[i][0].add_child(comp)
+			comps.append(comp)
+		await physics_frames(2)
+		var hands := [null, null]
+		for i in 2:
+			var holder: Node3D = made[i][1]
+			var sk := holder.get_node("Skeleton3D") as Skeleton3D
+			var bone: int = holder.get_meta("godot_index")["LeftHand" if i == 0 else "RightHand"]
+			sk.skeleton_updated.connect(func() -> void: hands[i] = sk.global_transform * sk.get_bone_global_pose(bone).origin)
+		check(comps[0].request(comps[1]) and comps[1].accept(), "%s: paired" % _label(c))
+		made[0][0].move_input = Vector3(0, 0, -1)
+		var worst := 0.0
+		var samples := 0
+		for f in 150:
+			await physics_frame
+			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and hands[0] != null and hands[1] != null:
+				samples += 1
+				worst = maxf(worst, (hands[0] as Vector3).distance_to(hands[1]))
+		var ik: LimbIK = comps[0].get_hand_ik()
+		check(ik != null and ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("LeftHand", c[0]),
+			"%s: the initiator's left hand is found" % _label(c), GEN.rename("LeftHand", c[0]), ik.get_resolved_bones() if ik else null)
+		check(samples > 30, "%s: hands held while walking" % _label(c), "> 30", samples)
+		check(worst <= 0.01, "%s: the two hands within 1 cm of each other" % _label(c), 0.01, worst)
+		print("%s: hold_hand worst hand gap %.3f mm over %d frames" % [_label(c), worst * 1000.0, samples])
+		world.queue_free()
+		await frames(2)

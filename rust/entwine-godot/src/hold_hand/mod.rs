@@ -16,8 +16,9 @@ use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
 use godot::classes::{
-    AnimationPlayer, AnimationTree, CharacterBody3D, Engine, INode, ImmediateMesh, MeshInstance3D,
-    Node, Node3D, Skeleton3D, StandardMaterial3D,
+    AnimationNodeAdd2, AnimationNodeAdd3, AnimationNodeBlend2, AnimationNodeBlend3,
+    AnimationNodeBlendTree, AnimationPlayer, AnimationTree, CharacterBody3D, Engine, INode,
+    ImmediateMesh, MeshInstance3D, Node, Node3D, Skeleton3D, StandardMaterial3D,
 };
 use godot::prelude::*;
 
@@ -182,9 +183,14 @@ pub struct HoldHandComponent {
     #[init(val = true)]
     mirror_animation: bool,
     /// AnimationTree parameters of the arm layers: never mirrored; blended toward
-    /// [member arm_layer_hold_value] on both characters while the hands are held.
+    /// [member arm_layer_hold_value] on both characters while the hands are held. Empty (default):
+    /// detected in the character's tree — the `blend_amount` (Blend2, Blend3) or `add_amount`
+    /// (Add2, Add3) of every node of the root [AnimationNodeBlendTree] whose filter is on and
+    /// passes an arm bone (shoulder, upper arm, forearm or hand of the humanoid found in the
+    /// skeleton); see [method get_arm_layers]. A tree whose arm layer is built otherwise
+    /// (nested trees, state machines) needs the paths set here, e.g.
+    /// `["parameters/arms/blend_amount"]`.
     #[export]
-    #[init(val = PackedStringArray::from(&[GString::from("parameters/arms/blend_amount")]))]
     arm_layer_parameters: PackedStringArray,
     /// Value the arm layer parameters take while the hands are held (0: arms out of the locomotion).
     #[export(range = (0.0, 1.0))]
@@ -290,6 +296,8 @@ struct Runtime {
     /// Parameters mirrored from the initiator (cached on start) and saved arm values to restore.
     mirrored: Vec<StringName>,
     arm_saved: Vec<(StringName, Variant)>,
+    /// The arm layers detected in the tree (when `arm_layer_parameters` is empty).
+    arm_layers: Option<PackedStringArray>,
     contact: Vector3,
     connected: bool,
     /// Debug drawing (made when `debug_draw` is first used).
@@ -667,6 +675,13 @@ impl HoldHandComponent {
         self.runtime.hand_weights.0
     }
 
+    /// Returns the arm-layer parameters in use: [member arm_layer_parameters] when set, else the
+    /// ones detected in the character's [AnimationTree] (empty when none is found).
+    #[func]
+    pub fn get_arm_layers(&mut self) -> PackedStringArray {
+        self.arm_layers()
+    }
+
     /// Returns this character's hand IK modifier (null until the first pair).
     #[func]
     pub fn get_hand_ik(&self) -> Option<Gd<LimbIK>> {
@@ -813,6 +828,23 @@ impl HoldHandComponent {
             .character
             .clone()
             .filter(|n| n.is_instance_valid())
+    }
+
+    /// The arm-layer parameters: [member arm_layer_parameters] when set, else the ones detected in
+    /// the character's tree (once per tree; copying a packed array does not allocate).
+    fn arm_layers(&mut self) -> PackedStringArray {
+        if !self.arm_layer_parameters.is_empty() {
+            return self.arm_layer_parameters.clone();
+        }
+        if let Some(found) = &self.runtime.arm_layers {
+            return found.clone();
+        }
+        let found = match (self.tree_node(), self.skeleton_node()) {
+            (Some(tree), Some(skeleton)) => detect_arm_layers(&tree, &skeleton),
+            _ => PackedStringArray::new(),
+        };
+        self.runtime.arm_layers = Some(found.clone());
+        found
     }
 
     fn skeleton_node(&self) -> Option<Gd<Skeleton3D>> {
@@ -1086,7 +1118,7 @@ impl HoldHandComponent {
         if self.runtime.mirrored.is_empty() {
             // Once per pair: every parameter of the initiator's tree, minus the arm layers.
             let arms: Vec<String> = self
-                .arm_layer_parameters
+                .arm_layers()
                 .as_slice()
                 .iter()
                 .map(|s| s.to_string())
@@ -1477,7 +1509,7 @@ impl HoldHandComponent {
         let Some(tree) = self.tree_node() else {
             return;
         };
-        let arms = self.arm_layer_parameters.clone();
+        let arms = self.arm_layers();
         for prop in tree.get_property_list().iter_shared() {
             let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
             let ty = prop
@@ -1690,7 +1722,7 @@ impl HoldHandComponent {
             return;
         };
         if self.runtime.arm_saved.is_empty() && position > 0.0 {
-            for name in self.arm_layer_parameters.as_slice() {
+            for name in self.arm_layers().as_slice() {
                 let name = StringName::from(name);
                 let value = tree.get(&name);
                 if !value.is_nil() {
@@ -1729,6 +1761,60 @@ fn phase_code(p: Phase) -> i32 {
         Phase::Preparing => HoldHandComponent::PHASE_PREPARING,
         Phase::Active => HoldHandComponent::PHASE_ACTIVE,
     }
+}
+
+/// Returns the arm-layer parameters of `tree`: the amount of each filtered blend or add node of its
+/// root blend tree whose filter passes a bone of either arm of the humanoid in `skeleton`.
+fn detect_arm_layers(tree: &Gd<AnimationTree>, skeleton: &Gd<Skeleton3D>) -> PackedStringArray {
+    let mut out = PackedStringArray::new();
+    let Some(root) = tree
+        .get_tree_root()
+        .and_then(|r| r.try_cast::<AnimationNodeBlendTree>().ok())
+    else {
+        return out;
+    };
+    let Some(mixer_root) = tree.try_get_node_as::<Node>(&tree.get_root_node()) else {
+        return out;
+    };
+    let skeleton_path = mixer_root.get_path_to(skeleton);
+    let humanoid = rig::humanoid(skeleton);
+    let arm_bones: Vec<NodePath> = [Side::Left, Side::Right]
+        .into_iter()
+        .flat_map(|side| {
+            let shoulder = match side {
+                Side::Left => RigRole::LeftShoulder,
+                Side::Right => RigRole::RightShoulder,
+            };
+            let [u, l, h] = RigRole::arm(side);
+            [shoulder, u, l, h]
+        })
+        .filter_map(|role| humanoid.bone(role))
+        .map(|b| {
+            let path = format!("{skeleton_path}:{}", skeleton.get_bone_name(b as i32));
+            NodePath::from(path.as_str())
+        })
+        .collect();
+    for name in root.get_node_list().iter_shared() {
+        let Some(node) = root.get_node(&name) else {
+            continue;
+        };
+        if !node.is_filter_enabled() || !arm_bones.iter().any(|p| node.is_path_filtered(p)) {
+            continue;
+        }
+        let amount = if node.clone().try_cast::<AnimationNodeBlend2>().is_ok()
+            || node.clone().try_cast::<AnimationNodeBlend3>().is_ok()
+        {
+            "blend_amount"
+        } else if node.clone().try_cast::<AnimationNodeAdd2>().is_ok()
+            || node.clone().try_cast::<AnimationNodeAdd3>().is_ok()
+        {
+            "add_amount"
+        } else {
+            continue;
+        };
+        out.push(&GString::from(&format!("parameters/{name}/{amount}")));
+    }
+    out
 }
 
 /// Returns the `[upper, lower, hand]` bone names of a hand's arm: for a named hand its grandparent
