@@ -250,3 +250,64 @@ func test_hold_hand_pair_on_generated_rigs_walks_with_hands_together() -> void:
 		print("%s: hold_hand worst hand gap %.3f mm over %d frames" % [_label(c), worst * 1000.0, samples])
 		world.queue_free()
 		await frames(2)
+
+
+## The palm of a generated hand, in the hand bone's own space, from the generator's bones (wrist →
+## knuckles for the fingers; perpendicular to them and to the index → little line, out of the palm).
+func _palm_local(holder: Node3D, side: String) -> Vector3:
+	var sk := holder.get_node("Skeleton3D") as Skeleton3D
+	var index: Dictionary = holder.get_meta("godot_index")
+	var at := func(n: String) -> Vector3: return sk.get_bone_global_rest(index[side + n]).origin
+	var wrist: Vector3 = at.call("Hand")
+	var knuckles: Vector3 = (at.call("IndexProximal") + at.call("MiddleProximal") + at.call("RingProximal") + at.call("LittleProximal")) / 4.0
+	var fingers := knuckles - wrist
+	var across: Vector3 = at.call("IndexProximal") - at.call("LittleProximal")
+	var palm := fingers.cross(across) if side == "Left" else across.cross(fingers)
+	return (sk.get_bone_global_rest(index[side + "Hand"]).basis.inverse() * palm).normalized()
+
+
+## A generated character walking along a wall touches it with the near hand, palm against it,
+## with no palm, finger or bone setting made by hand.
+func test_env_touch_on_generated_rigs_puts_the_palm_on_the_wall() -> void:
+	_rng.seed = 19
+	for c in _cases():
+		if c[1] != 1.0:
+			continue
+		for face_x in [-0.45, 0.45]:
+			var world := add(Node3D.new()) as Node3D
+			add_floor(world, 40.0)
+			var sign_x := signf(face_x)
+			var wall := add_box(Vector3(face_x + 0.1 * sign_x, 1.5, -2.0), Vector3(0.2, 3.0, 14.0), 2, world)
+			wall.collision_mask = 0
+			var made := _generated_character(c, world, Vector3(0, 0, 4))
+			var body: TestCharacter = made[0]
+			var holder: Node3D = made[1]
+			var node := EnvironmentInteractionStateMachine.new()
+			node.interactable_mask = 2
+			body.add_child(node)
+			body.move_input = Vector3(0, 0, -1)
+			node.move_input = Vector3(0, 0, -1)
+			var side := "Left" if face_x < 0.0 else "Right"
+			var what := "%s wall %s" % [_label(c), side]
+			var touched := await wait_until(func() -> bool: return node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH, 8.0)
+			check(touched, "%s: the hand reaches Touch" % what)
+			var sk := holder.get_node("Skeleton3D") as Skeleton3D
+			var hand_bone: int = holder.get_meta("godot_index")[side + "Hand"]
+			var palm_local := _palm_local(holder, side)
+			var worst_angle := 0.0
+			var worst_wrist := 0.0
+			var samples := 0
+			while touched and node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH and samples < 20:
+				var hand: Transform3D = (await _world_poses(sk, [hand_bone]))[0]
+				if node.get_state() != EnvironmentInteractionStateMachine.STATE_TOUCH:
+					break
+				samples += 1
+				var palm := (hand.basis.orthonormalized() * palm_local).normalized()
+				worst_angle = maxf(worst_angle, rad_to_deg(palm.angle_to(Vector3(sign_x, 0, 0))))
+				worst_wrist = maxf(worst_wrist, absf((face_x - hand.origin.x) * sign_x - 0.05))
+			check(samples >= 5, "%s: sampled the touch" % what, ">= 5", samples)
+			check(worst_angle <= 10.0, "%s: the palm faces the wall within 10°" % what, "<= 10°", worst_angle)
+			check(worst_wrist <= 0.05, "%s: the wrist within 5 cm of its place off the wall" % what, "<= 0.05", worst_wrist)
+			print("%s: env_touch palm angle error %.2f°, wrist off its place %.4f m over %d frames" % [what, worst_angle, worst_wrist, samples])
+			world.queue_free()
+			await frames(2)
