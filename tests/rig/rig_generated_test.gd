@@ -311,3 +311,28 @@ func test_env_touch_on_generated_rigs_puts_the_palm_on_the_wall() -> void:
 			print("%s: env_touch palm angle error %.2f°, wrist off its place %.4f m over %d frames" % [what, worst_angle, worst_wrist, samples])
 			world.queue_free()
 			await frames(2)
+
+
+## A rig modelled in centimetres (rest pose ×100, node above scaled 0.01): the salute hand lands as
+## far from the head as on a 1.75 m rig in metres (the offset scales with the rig's height).
+func test_salute_offset_scales_with_the_rig() -> void:
+	var distances := []
+	for rest_scale in [1.0, 100.0]:
+		_rng.seed = 20
+		var holder := add(GEN.build("mixamo", Vector3.ONE / rest_scale, -1.0, false, _rng, rest_scale)) as Node3D
+		var sk := holder.get_node("Skeleton3D") as Skeleton3D
+		var index: Dictionary = holder.get_meta("godot_index")
+		var bearing := SoldierBearing.new()
+		sk.add_child(bearing)
+		bearing.create_salute_ik()
+		bearing.saluting = true
+		for i in 40:
+			await physics_frames(1)
+		var poses := await _world_poses(sk, [index["Head"], index["RightHand"]])
+		distances.append(poses[0].origin.distance_to(poses[1].origin))
+		holder.queue_free()
+		await frames(1)
+	# The seed's offset (0.14, 0.06, -0.08) m from the head is 0.172 m long.
+	check_near(distances[0], 0.172, 0.01, "salute hand 0.17 m from the head on a rig in metres")
+	check_near(distances[1], distances[0], 0.001, "the same in the world on a rig in centimetres")
+	print("rig mixamo in cm: salute hand %.4f m from the head (in metres: %.4f m)" % [distances[1], distances[0]])

@@ -86,7 +86,8 @@ static func rename(godot: String, convention: String) -> String:
 
 ## A Node3D scaled by [param scale] holding a Skeleton3D built in [param convention]. Its meta
 ## "godot_index" maps Godot names to bone indices, "facing" is the model-space forward.
-static func build(convention: String, scale: Vector3, facing_z: float, twist: bool, rng: RandomNumberGenerator) -> Node3D:
+## [param rest_scale] scales the rest pose inside the skeleton (a rig modelled in centimetres is 100).
+static func build(convention: String, scale: Vector3, facing_z: float, twist: bool, rng: RandomNumberGenerator, rest_scale := 1.0) -> Node3D:
 	var holder := Node3D.new()
 	holder.scale = scale
 	var sk := Skeleton3D.new()
@@ -98,7 +99,7 @@ static func build(convention: String, scale: Vector3, facing_z: float, twist: bo
 	for entry in reference_body():
 		var name: String = entry[0]
 		var parent: String = entry[1]
-		var pos: Vector3 = turn * (entry[2] as Vector3)
+		var pos: Vector3 = turn * (entry[2] as Vector3) * rest_scale
 		var parent_index: int = -1 if parent == "" else index[parent]
 		if twist and name.ends_with("LowerArm"):
 			var t := sk.add_bone(rename(parent, convention) + "_twist")

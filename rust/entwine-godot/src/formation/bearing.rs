@@ -124,7 +124,8 @@ pub struct SoldierBearing {
     #[var(get = get_salute_ik, set = set_salute_ik)]
     salute_ik: NodePath,
     /// Where the hand bone (the wrist) goes in a salute: metres from the head bone in the head's
-    /// frame, character axes (x right, y up, z back). The fingers then reach the right brow.
+    /// frame, character axes (x right, y up, z back), for a 1.75 m human — scaled by the rig's
+    /// height (from its rest pose) over 1.75 m. The fingers then reach the right brow.
     #[export]
     #[var(set = set_salute_hand_offset)]
     #[init(val = Vector3::new(0.14, 0.06, -0.08))]
@@ -498,7 +499,8 @@ impl SoldierBearing {
             let salute_palm = frame.to_skeleton(Vec3::new(0.0, -0.7, -0.7));
             let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
             let hand_rot = turn * rotation_of(hand_rest.basis);
-            let offset = frame.to_skeleton(vec3(self.salute_hand_offset));
+            // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
+            let offset = frame.to_skeleton(vec3(self.salute_hand_offset) * humanoid.scale());
             (
                 head_rest_rot.conjugate() * hand_rot,
                 rotate_vec(head_rest_rot.conjugate(), offset),

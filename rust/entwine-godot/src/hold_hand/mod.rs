@@ -143,7 +143,8 @@ pub struct HoldHandComponent {
     #[export]
     recipient_contact_rotation: Vector3,
     /// Reach spheres are this much shorter than the arms, so that the contact stays reachable while
-    /// the shoulders move between the solve and the skeleton update.
+    /// the shoulders move between the solve and the skeleton update: metres for the 0.54 m arm of a
+    /// 1.75 m human, scaled with the arm's length in the world.
     #[export(range = (0.0, 0.2, 0.005, suffix = "m"))]
     #[init(val = 0.02)]
     reach_margin: f32,
@@ -1261,7 +1262,11 @@ impl HoldHandComponent {
         let skeleton = self.skeleton_node()?;
         let to_world = skeleton.get_global_transform();
         let mut ik_b = ik.clone();
-        let reach = ik_b.bind_mut().get_chain_length() - self.reach_margin.max(0.0);
+        // The chain's length is in the skeleton's units: in the world it is scaled by the nodes
+        // above the skeleton (the mean of the axes for a non-uniform scale).
+        let scale = to_world.basis.get_scale().abs();
+        let arm = ik_b.bind_mut().get_chain_length() * (scale.x + scale.y + scale.z) / 3.0;
+        let reach = arm - self.reach_margin.max(0.0) * arm / REFERENCE_ARM;
         let ik_ref = ik.bind();
         let hand = to_world * ik_ref.get_animated_end_transform();
         let upper = to_world * ik_ref.get_animated_upper_position();
@@ -1754,6 +1759,9 @@ fn is_settable_parameter(prop: &VarDictionary) -> bool {
         .unwrap_or(0);
     usage & STORAGE_OR_EDITOR != 0 && usage & READ_ONLY == 0
 }
+
+/// The reference human's arm (upper arm plus forearm, metres) that `reach_margin` is given for.
+const REFERENCE_ARM: f32 = 0.54;
 
 fn phase_code(p: Phase) -> i32 {
     match p {
