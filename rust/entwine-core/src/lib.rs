@@ -19,6 +19,7 @@
 //! * [`clock`]: estimating a server's clock from ping round trips.
 //! * [`hold_hand`]: two players holding hands: room state, phases, follow spring, shared contact.
 //! * [`env_touch`]: a walking character's hand reaches for and rests on nearby walls.
+//! * [`rig`]: a humanoid described from any skeleton's bone names and rest pose.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -27,4 +28,5 @@ pub mod env_touch;
 pub mod formation;
 pub mod hold_hand;
 pub mod kit;
+pub mod rig;
 pub mod rope;

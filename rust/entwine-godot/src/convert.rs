@@ -3,7 +3,7 @@
 //! Godot's builtins and glam share a memory layout only by accident of the current versions, so the
 //! conversions go through fields; they are cheap and inlined.
 
-use entwine_core::kit::Pose;
+use entwine_core::kit::{rotation_of_axes, Pose};
 use glam::{Quat, Vec3};
 use godot::builtin::{Basis, Quaternion, Transform3D, Vector3};
 
@@ -19,12 +19,6 @@ pub fn vector3(v: Vec3) -> Vector3 {
     Vector3::new(v.x, v.y, v.z)
 }
 
-/// Returns the core quaternion for a Godot quaternion.
-#[inline]
-pub fn quat(q: Quaternion) -> Quat {
-    Quat::from_xyzw(q.x, q.y, q.z, q.w)
-}
-
 /// Returns the Godot quaternion for a core quaternion.
 #[inline]
 pub fn quaternion(q: Quat) -> Quaternion {
@@ -37,17 +31,13 @@ pub fn pose(t: Transform3D) -> Pose {
     Pose::new(vec3(t.origin), rotation(t.basis))
 }
 
-/// Returns the rotation of a basis (scale and shear dropped), or the identity for a basis with no
-/// rotation to take (non-finite or degenerate: Godot's `get_quaternion` would panic on it).
+/// Returns the rotation of a basis (scale and shear dropped) at any scale, or the identity for a
+/// basis with no rotation to take (see [`rotation_of_axes`]). Godot's `orthonormalized()` and
+/// `get_quaternion()` assert on a determinant below 10⁻⁵ (a uniform scale ≤ 0.02, common for FBX
+/// armatures imported at 0.01), so they are never used on poses.
 #[inline]
 pub fn rotation(b: Basis) -> Quat {
-    let o = b.orthonormalized();
-    let unit = |c: Vector3| c.is_finite() && (c.length() - 1.0).abs() < 1e-3;
-    if unit(o.col_a()) && unit(o.col_b()) && unit(o.col_c()) {
-        quat(o.get_quaternion())
-    } else {
-        Quat::IDENTITY
-    }
+    rotation_of_axes(vec3(b.col_a()), vec3(b.col_b()), vec3(b.col_c()))
 }
 
 /// Returns a Godot transform with the pose's position and rotation and the given per-axis scale.

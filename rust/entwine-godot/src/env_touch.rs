@@ -22,6 +22,7 @@ use godot::prelude::*;
 
 use crate::convert::{affine, pose, quaternion, vec3, vector3};
 use crate::limb_ik::LimbIK;
+use entwine_core::rig::{Role as RigRole, Side as RigSide};
 
 /// Bone names per side: upper arm (shoulder joint), forearm, hand.
 type ArmBones = [GString; 3];
@@ -79,24 +80,25 @@ pub struct EnvironmentInteractionStateMachine {
     #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
     #[var(set = set_character_height)]
     character_height: f32,
-    /// Left arm bones: upper arm (its origin is the shoulder joint), forearm, hand.
+    /// Left arm bones: upper arm (its origin is the shoulder joint), forearm, hand. Empty (default):
+    /// the left arm of the humanoid found in the skeleton (any common naming convention, twist bones
+    /// skipped); an empty entry of three takes that one bone from it.
     #[export]
     #[var(set = set_left_arm_bones)]
-    #[init(val = PackedStringArray::from(&[GString::from("LeftUpperArm"), GString::from("LeftLowerArm"), GString::from("LeftHand")]))]
     left_arm_bones: PackedStringArray,
-    /// Right arm bones: upper arm, forearm, hand.
+    /// Right arm bones: upper arm, forearm, hand. Empty (default): the humanoid's right arm.
     #[export]
     #[var(set = set_right_arm_bones)]
-    #[init(val = PackedStringArray::from(&[GString::from("RightUpperArm"), GString::from("RightLowerArm"), GString::from("RightHand")]))]
     right_arm_bones: PackedStringArray,
-    /// The hand bone's palm normal (out of the palm) in the bone's own space. Godot's humanoid
-    /// convention (+Y along the bone, +X the hinge axis) puts the palm on +Z.
+    /// The hand bones' palm normal (out of the palm) in each bone's own space, for both hands. Zero
+    /// (default): found per hand from the rest pose (see [method get_hand_axes]): perpendicular to
+    /// the fingers and the knuckle line (index → little finger bones), or, without finger bones,
+    /// +Z on a rig that follows Godot's humanoid convention (+Y along the bone, +X the hinge axis).
     #[export]
-    #[init(val = Vector3::new(0.0, 0.0, 1.0))]
     palm_axis: Vector3,
-    /// The hand bone's finger direction in the bone's own space.
+    /// The hand bones' finger direction in each bone's own space, for both hands. Zero (default):
+    /// found per hand (wrist → knuckles; the bone's +Y on a Godot-convention rig without fingers).
     #[export]
-    #[init(val = Vector3::new(0.0, 1.0, 0.0))]
     finger_axis: Vector3,
 
     /// Physics layers whose bodies the hands touch. Put walls, pillars and railings on their own
@@ -243,6 +245,8 @@ pub struct EnvironmentInteractionStateMachine {
     in_editor: bool,
     /// The shoulders in the character's frame when last read from the skeleton.
     shoulders_local: [Vector3; 2],
+    /// Each hand's (palm, finger) axes in its bone's space, found in the rig at setup.
+    hand_axes: Option<[(glam::Vec3, glam::Vec3); 2]>,
 }
 
 /// Everything resolved at setup.
@@ -459,6 +463,18 @@ impl EnvironmentInteractionStateMachine {
     #[func]
     pub fn is_active(&self) -> bool {
         self.rig.is_some()
+    }
+
+    /// Returns the palm and finger axes in use, each in its hand bone's own space:
+    /// `[left palm, left fingers, right palm, right fingers]` (the found ones once set up).
+    #[func]
+    pub fn get_hand_axes(&self) -> PackedVector3Array {
+        let mut out = PackedVector3Array::new();
+        for (palm, finger) in self.effective_hand_axes() {
+            out.push(vector3(palm));
+            out.push(vector3(finger));
+        }
+        out
     }
 
     /// Returns the [LimbIK] driving `side`'s arm, or null before setup.
@@ -820,8 +836,31 @@ impl EnvironmentInteractionStateMachine {
             .get_or_insert_with(|| ["collider", "normal"].map(|k| GString::from(k).to_variant()))
     }
 
+    /// Each hand's `(palm, finger)` axes in its bone's space: the set [member palm_axis] /
+    /// [member finger_axis] for both hands, else (zero) the ones found in the rig.
+    fn effective_hand_axes(&self) -> [(glam::Vec3, glam::Vec3); 2] {
+        let found = self
+            .hand_axes
+            .unwrap_or([(glam::Vec3::Z, glam::Vec3::Y); 2]);
+        found.map(|(palm, finger)| {
+            (
+                if self.palm_axis == Vector3::ZERO {
+                    palm
+                } else {
+                    vec3(self.palm_axis)
+                },
+                if self.finger_axis == Vector3::ZERO {
+                    finger
+                } else {
+                    vec3(self.finger_axis)
+                },
+            )
+        })
+    }
+
     /// Rebuilds the core configuration from the properties when one changed.
     fn sync_config(&mut self) {
+        let axes = self.effective_hand_axes();
         let shoulder_height = self.core.config().shoulder_height;
         let waist_height = self.core.config().waist_height;
         let config = TouchConfig {
@@ -848,8 +887,10 @@ impl EnvironmentInteractionStateMachine {
             touch_duration: self.touch_duration,
             moving_away_offset: self.moving_away_offset,
             jump_speed: self.jump_speed,
-            palm_axis: vec3(self.palm_axis),
-            finger_axis: vec3(self.finger_axis),
+            palm_axis: axes[0].0,
+            finger_axis: axes[0].1,
+            right_palm_axis: axes[1].0,
+            right_finger_axis: axes[1].1,
         };
         if self.last_config == Some(config) {
             return;
@@ -911,18 +952,14 @@ impl EnvironmentInteractionStateMachine {
             arm_bones(&self.left_arm_bones, "left_arm_bones")?,
             arm_bones(&self.right_arm_bones, "right_arm_bones")?,
         ];
+        let humanoid = crate::rig::humanoid(&skeleton);
         let mut bones = [[0i32; 3]; 2];
         for (side, names) in arms.iter().enumerate() {
+            let property = ["left_arm_bones", "right_arm_bones"][side];
+            let roles = RigRole::arm([RigSide::Left, RigSide::Right][side]);
             for (k, name) in names.iter().enumerate() {
-                let index = skeleton.find_bone(name);
-                if index < 0 {
-                    let property = ["left_arm_bones", "right_arm_bones"][side];
-                    return Err(format!(
-                        "{property}: bone '{name}' not found in skeleton '{}'",
-                        skeleton.get_name()
-                    ));
-                }
-                bones[side][k] = index;
+                bones[side][k] = crate::rig::pick(&skeleton, "bone", name, roles[k], &humanoid)
+                    .map_err(|why| format!("{property}: {why}"))?;
             }
         }
         if self.interactable_mask == 0 {
@@ -949,6 +986,12 @@ impl EnvironmentInteractionStateMachine {
             ));
         }
         let rest = [0, 1].map(|s| pose(to_character * skeleton.get_bone_global_rest(bones[s][2])));
+        // Palm and finger axes in each hand bone's own space, from the rig's rest pose.
+        self.hand_axes = Some([0, 1].map(|s| {
+            let q = crate::convert::rotation(skeleton.get_bone_global_rest(bones[s][2]).basis);
+            let local = |v: glam::Vec3| q.conjugate() * v;
+            (local(humanoid.palm[s]), local(humanoid.finger[s]))
+        }));
         self.shoulders_local =
             [0, 1].map(|s| to_character * skeleton.get_bone_global_rest(bones[s][0]).origin);
         let mut config = *self.core.config();
@@ -961,12 +1004,13 @@ impl EnvironmentInteractionStateMachine {
             let mut ik = LimbIK::new_alloc();
             let side = ["Left", "Right"][s];
             ik.set_name(&format!("EnvTouch{side}ArmIK"));
-            ik.set("upper_bone", &arms[s][0].to_variant());
-            ik.set("lower_bone", &arms[s][1].to_variant());
-            ik.set("end_bone", &arms[s][2].to_variant());
-            // Elbow out, down and a little back, in the skeleton's space.
+            for (k, property) in ["upper_bone", "lower_bone", "end_bone"].iter().enumerate() {
+                ik.set(*property, &skeleton.get_bone_name(bones[s][k]).to_variant());
+            }
+            // Elbow out, down and a little back, in the character's axes of the rig found.
             let out = if s == 0 { -1.0 } else { 1.0 };
-            ik.set("pole_direction", &Vector3::new(out, -1.0, 0.5).to_variant());
+            let pole = humanoid.to_skeleton(glam::Vec3::new(out, -1.0, 0.5));
+            ik.set("pole_direction", &vector3(pole).to_variant());
             set_ik(&mut ik.bind_mut(), Transform3D::IDENTITY, 0.0, 0.0);
             ik.set_active(false);
             ik
@@ -1156,9 +1200,12 @@ fn side_of(side: i64) -> Side {
 
 /// Returns an arm's three bone names, or why the property is unusable.
 fn arm_bones(names: &PackedStringArray, property: &str) -> Result<ArmBones, String> {
+    if names.is_empty() {
+        return Ok([GString::new(), GString::new(), GString::new()]);
+    }
     if names.len() != 3 {
         return Err(format!(
-            "{property} must list 3 bones (upper arm, forearm, hand), got {}",
+            "{property} must list 3 bones (upper arm, forearm, hand) or none, got {}",
             names.len()
         ));
     }

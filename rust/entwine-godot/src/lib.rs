@@ -10,6 +10,7 @@ mod formation;
 mod hold_hand;
 mod limb_ik;
 mod net_clock;
+mod rig;
 mod rope;
 mod scene;
 

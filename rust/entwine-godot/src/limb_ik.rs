@@ -1,10 +1,39 @@
 //! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
 
 use entwine_core::kit::{solve_limb, LimbGoal, LimbPose, PoleMemory};
+use entwine_core::rig::{Role, Side};
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
 use crate::convert::{pose, quaternion, rotation, transform_scaled, vec3};
+use crate::rig;
+
+/// Which limb a [LimbIK] bends when its bone names are left empty.
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum Limb {
+    /// The left arm: upper arm, forearm, hand.
+    #[default]
+    LeftArm,
+    /// The right arm.
+    RightArm,
+    /// The left leg: thigh, shin, foot.
+    LeftLeg,
+    /// The right leg.
+    RightLeg,
+}
+
+impl Limb {
+    /// The limb's `[upper, lower, end]` roles in a humanoid.
+    pub fn roles(self) -> [Role; 3] {
+        match self {
+            Limb::LeftArm => Role::arm(Side::Left),
+            Limb::RightArm => Role::arm(Side::Right),
+            Limb::LeftLeg => Role::leg(Side::Left),
+            Limb::RightLeg => Role::leg(Side::Right),
+        }
+    }
+}
 
 /// Two-bone limb IK (an arm or a leg) applied as a skeleton modifier.
 ///
@@ -20,28 +49,40 @@ use crate::convert::{pose, quaternion, rotation, transform_scaled, vec3};
 /// [member rotation_weight] blends the end bone's rotation to the target's. Godot's own
 /// [member SkeletonModifier3D.influence] fades the whole modifier.
 ///
-/// A bone that is missing, or a chain that is not parent → child, gives one warning naming it and
-/// the modifier leaves the pose alone until the chain is fixed.
+/// **Bones.** Leave [member upper_bone], [member lower_bone] and [member end_bone] empty (the default)
+/// and the chain is the [member limb] of the humanoid found in the skeleton — by bone names in
+/// Godot's humanoid profile, Blender (`upper_arm.l`, `UpperArm_L`), Mixamo (`mixamorig:LeftArm`), VRM
+/// and VRoid conventions, twist bones skipped; see [method get_resolved_bones]. A name that is set
+/// always wins.
+///
+/// A bone that is missing, or a chain that is not parent → child, gives one warning naming this
+/// node's path, the skeleton and the names tried, and the modifier leaves the pose alone until the
+/// chain is fixed.
 #[derive(GodotClass)]
 #[class(init, base = SkeletonModifier3D)]
 pub struct LimbIK {
     base: Base<SkeletonModifier3D>,
 
-    /// Name of the upper bone of the chain (shoulder side), e.g. `LeftUpperArm` or `LeftUpperLeg`.
+    /// The humanoid limb whose bones are used where a bone name below is empty:
+    /// [constant LIMB_LEFT_ARM] (default), [constant LIMB_RIGHT_ARM], [constant LIMB_LEFT_LEG],
+    /// [constant LIMB_RIGHT_LEG].
     #[export_group(name = "Chain")]
     #[export]
+    #[var(set = set_limb)]
+    limb: Limb,
+    /// Name of the upper bone of the chain (shoulder side), e.g. `LeftUpperArm` or `LeftUpperLeg`.
+    /// Empty (default): the [member limb]'s upper bone found in the skeleton.
+    #[export]
     #[var(set = set_upper_bone)]
-    #[init(val = GString::from("LeftUpperArm"))]
     upper_bone: GString,
-    /// Name of the middle bone (elbow or knee side), a descendant of the upper bone.
+    /// Name of the middle bone (elbow or knee side), a descendant of the upper bone. Empty: found.
     #[export]
     #[var(set = set_lower_bone)]
-    #[init(val = GString::from("LeftLowerArm"))]
     lower_bone: GString,
-    /// Name of the end bone (hand or foot), a descendant of the lower bone. This is what reaches the target.
+    /// Name of the end bone (hand or foot), a descendant of the lower bone. This is what reaches the
+    /// target. Empty: found.
     #[export]
     #[var(set = set_end_bone)]
-    #[init(val = GString::from("LeftHand"))]
     end_bone: GString,
 
     /// A node whose global transform is the target. When empty, [member target_transform] is used.
@@ -165,6 +206,41 @@ fn is_uniform(scale: Vector3) -> bool {
 
 #[godot_api]
 impl LimbIK {
+    /// [member limb]: the left arm.
+    #[constant]
+    const LIMB_LEFT_ARM: i64 = 0;
+    /// [member limb]: the right arm.
+    #[constant]
+    const LIMB_RIGHT_ARM: i64 = 1;
+    /// [member limb]: the left leg.
+    #[constant]
+    const LIMB_LEFT_LEG: i64 = 2;
+    /// [member limb]: the right leg.
+    #[constant]
+    const LIMB_RIGHT_LEG: i64 = 3;
+
+    /// Sets the limb used for empty bone names (re-resolves the chain).
+    #[func]
+    pub fn set_limb(&mut self, limb: Limb) {
+        self.limb = limb;
+        self.invalidate();
+    }
+
+    /// Returns the names of the `[upper, lower, end]` bones the chain runs through (the set names,
+    /// or the ones found in the skeleton), or an empty array when the chain is invalid.
+    #[func]
+    pub fn get_resolved_bones(&mut self) -> PackedStringArray {
+        let mut out = PackedStringArray::new();
+        if let Some(skeleton) = self.base().get_skeleton() {
+            if let Some(chain) = self.resolve_chain(&skeleton) {
+                for bone in chain {
+                    out.push(&skeleton.get_bone_name(bone));
+                }
+            }
+        }
+        out
+    }
+
     /// Sets the upper bone's name (re-resolves the chain).
     #[func]
     pub fn set_upper_bone(&mut self, name: GString) {
@@ -276,10 +352,8 @@ impl LimbIK {
             return self.chain;
         }
         self.resolved_for = Some(key);
-        self.chain = match find_chain(
-            skeleton,
-            [&self.upper_bone, &self.lower_bone, &self.end_bone],
-        ) {
+        let names = [&self.upper_bone, &self.lower_bone, &self.end_bone];
+        self.chain = match find_chain(skeleton, names, self.limb) {
             Ok(chain) => {
                 self.warned = false;
                 let direct = skeleton.get_bone_parent(chain[1]) == chain[0]
@@ -291,7 +365,7 @@ impl LimbIK {
                 if !self.warned {
                     godot_warn!(
                         "LimbIK '{}': {why}; the modifier leaves the pose alone until the chain is fixed.",
-                        self.base().get_name()
+                        rig::label(&self.to_gd())
                     );
                     self.warned = true;
                 }
@@ -334,25 +408,30 @@ impl LimbIK {
     }
 }
 
-/// Returns the indices of three named bones that form a parent → child chain, or why they do not.
-fn find_chain(skeleton: &Gd<Skeleton3D>, names: [&GString; 3]) -> Result<[i32; 3], String> {
+/// Returns the indices of three bones that form a parent → child chain — the named ones, or the
+/// `limb`'s bones in the skeleton's humanoid where a name is empty — or why they do not.
+fn find_chain(
+    skeleton: &Gd<Skeleton3D>,
+    names: [&GString; 3],
+    limb: Limb,
+) -> Result<[i32; 3], String> {
+    let humanoid = if names.iter().any(|n| n.is_empty()) {
+        rig::humanoid(skeleton)
+    } else {
+        entwine_core::rig::Humanoid::derive::<&str>(&[], &[], &[])
+    };
     let mut chain = [0; 3];
-    for (slot, name) in chain.iter_mut().zip(names) {
-        let index = skeleton.find_bone(name);
-        if index < 0 {
-            return Err(format!(
-                "bone '{name}' not found in skeleton '{}'",
-                skeleton.get_name()
-            ));
-        }
-        *slot = index;
+    let properties = ["upper_bone", "lower_bone", "end_bone"];
+    for (i, role) in limb.roles().into_iter().enumerate() {
+        chain[i] = rig::pick(skeleton, properties[i], names[i], role, &humanoid)?;
     }
     for pair in [(0, 1), (1, 2)] {
         let (parent, child) = (chain[pair.0], chain[pair.1]);
         if !is_ancestor(skeleton, parent, child) {
             return Err(format!(
                 "bone '{}' is not a descendant of '{}' (the chain must run upper → lower → end)",
-                names[pair.1], names[pair.0]
+                skeleton.get_bone_name(child),
+                skeleton.get_bone_name(parent)
             ));
         }
     }

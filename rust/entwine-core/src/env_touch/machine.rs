@@ -228,10 +228,15 @@ pub struct TouchConfig {
     /// Jumping trigger: upward speed (m/s) from which the character counts as jumping (the seed's
     /// `round(velocity.y) >= 1`).
     pub jump_speed: f32,
-    /// The hand bone's palm normal (the direction out of the palm) in the bone's own space.
+    /// The left hand bone's palm normal (the direction out of the palm) in the bone's own space.
     pub palm_axis: Vec3,
-    /// The hand bone's finger direction in the bone's own space.
+    /// The left hand bone's finger direction in the bone's own space.
     pub finger_axis: Vec3,
+    /// The right hand bone's palm normal in the bone's own space (a rig's two hands usually have
+    /// mirrored axes).
+    pub right_palm_axis: Vec3,
+    /// The right hand bone's finger direction in the bone's own space.
+    pub right_finger_axis: Vec3,
 }
 
 impl Default for TouchConfig {
@@ -262,6 +267,8 @@ impl Default for TouchConfig {
             jump_speed: 0.5,
             palm_axis: Vec3::Z,
             finger_axis: Vec3::Y,
+            right_palm_axis: Vec3::Z,
+            right_finger_axis: Vec3::Y,
         }
     }
 }
@@ -336,6 +343,12 @@ impl TouchConfig {
                 accepted: "non-zero and not parallel to finger_axis",
             });
         }
+        if hand_frame(self.right_palm_axis, self.right_finger_axis).is_none() {
+            return Some(ConfigIssue {
+                field: "right_palm_axis",
+                accepted: "non-zero and not parallel to right_finger_axis",
+            });
+        }
         None
     }
 
@@ -347,6 +360,7 @@ impl TouchConfig {
         let unit = |v: f32, dv: f32| if (0.0..=1.0).contains(&v) { v } else { dv };
         let height = |v: f32, dv: f32| if v.is_finite() && v > 0.0 { v } else { dv };
         let axes_ok = hand_frame(self.palm_axis, self.finger_axis).is_some();
+        let right_ok = hand_frame(self.right_palm_axis, self.right_finger_axis).is_some();
         Self {
             shoulder_height: height(self.shoulder_height, d.shoulder_height),
             waist_height: height(self.waist_height, d.waist_height),
@@ -379,6 +393,16 @@ impl TouchConfig {
                 self.finger_axis
             } else {
                 d.finger_axis
+            },
+            right_palm_axis: if right_ok {
+                self.right_palm_axis
+            } else {
+                d.right_palm_axis
+            },
+            right_finger_axis: if right_ok {
+                self.right_finger_axis
+            } else {
+                d.right_finger_axis
             },
         }
     }
@@ -464,8 +488,9 @@ struct Hand {
 #[derive(Clone, Debug)]
 pub struct EnvTouch {
     config: TouchConfig,
-    /// `hand_frame(palm_axis, finger_axis)`, conjugated: takes the hand's frame to the bone's axes.
-    bone_from_frame: Quat,
+    /// `hand_frame(palm_axis, finger_axis)` per hand (left, right), conjugated: takes the hand's
+    /// frame to the bone's axes.
+    bone_from_frame: [Quat; 2],
     rest: [Pose; 2],
     state: TouchState,
     elapsed: f32,
@@ -501,7 +526,7 @@ impl EnvTouch {
     pub fn new(config: TouchConfig, rest: [Pose; 2]) -> Self {
         let mut machine = Self {
             config: TouchConfig::default(),
-            bone_from_frame: Quat::IDENTITY,
+            bone_from_frame: [Quat::IDENTITY; 2],
             rest: [Pose::IDENTITY; 2],
             state: TouchState::Reset,
             elapsed: 0.0,
@@ -542,9 +567,16 @@ impl EnvTouch {
     /// [`TouchConfig::check`] to report them). The current state carries on.
     pub fn set_config(&mut self, config: TouchConfig) {
         self.config = config.sanitized();
-        self.bone_from_frame = hand_frame(self.config.palm_axis, self.config.finger_axis)
-            .unwrap_or(Quat::IDENTITY)
-            .conjugate();
+        let c = &self.config;
+        self.bone_from_frame = [
+            (c.palm_axis, c.finger_axis),
+            (c.right_palm_axis, c.right_finger_axis),
+        ]
+        .map(|(palm, finger)| {
+            hand_frame(palm, finger)
+                .unwrap_or(Quat::IDENTITY)
+                .conjugate()
+        });
     }
 
     /// Replaces the hands' rest targets (left, right; relative to the root). Non-finite poses are
@@ -1042,7 +1074,7 @@ impl EnvTouch {
             .or_else(|| hand_frame(palm, rotate(self.root.rotation, Vec3::NEG_Z)))
             .or_else(|| hand_frame(palm, Vec3::X))
             .unwrap_or(Quat::IDENTITY);
-        unit_quat(frame * self.bone_from_frame)
+        unit_quat(frame * self.bone_from_frame[self.side.index()])
     }
 }
 

@@ -154,6 +154,52 @@ pub fn unit_quat(q: Quat) -> Quat {
         .map_or(Quat::IDENTITY, Quat::from_vec4)
 }
 
+/// Returns the rotation of a linear map given by its three columns (the images of +X, +Y, +Z), with
+/// any scale and shear dropped — Godot's `Basis::get_rotation_quaternion`, but total: it never
+/// asserts and never returns NaN.
+///
+/// Columns are normalised one by one in `f64` before they are orthogonalised (Gram–Schmidt from +X,
+/// then +Y), so a map scaled by 10⁻⁶ or 10⁶ gives the same rotation as an unscaled one (Godot's
+/// `orthonormalized()` asserts when the determinant is below 10⁻⁵, i.e. at a uniform scale ≤ 0.02). A
+/// mirrored map (negative determinant) is negated first, as Godot does. One zero or non-finite
+/// column (a bone scaled to zero along one axis) is rebuilt from the other two; with fewer than two
+/// usable, or parallel, columns there is no rotation to take and the identity is returned.
+#[must_use]
+pub fn rotation_of_axes(x: Vec3, y: Vec3, z: Vec3) -> Quat {
+    let unit = |c: Vec3| {
+        if c.is_finite() {
+            c.as_dvec3().try_normalize()
+        } else {
+            None
+        }
+    };
+    let (x, y, z) = match (unit(x), unit(y), unit(z)) {
+        (Some(x), Some(y), Some(z)) => {
+            if x.dot(y.cross(z)) < -1e-9 {
+                (-x, -y, -z)
+            } else {
+                (x, y, z)
+            }
+        }
+        (None, Some(y), Some(z)) => (y.cross(z), y, z),
+        (Some(x), None, Some(z)) => (x, z.cross(x), z),
+        (Some(x), Some(y), None) => (x, y, x.cross(y)),
+        _ => return Quat::IDENTITY,
+    };
+    let Some(x) = x.try_normalize() else {
+        return Quat::IDENTITY;
+    };
+    // +Y made perpendicular to +X; when they are parallel, rebuilt from +Z.
+    let perpendicular = |v: glam::DVec3| (v.length() > 1e-9).then(|| v.normalize());
+    let y = perpendicular(y - x * x.dot(y)).or_else(|| perpendicular(z.cross(x)));
+    let Some(y) = y else {
+        return Quat::IDENTITY;
+    };
+    let z = x.cross(y);
+    let q = glam::DQuat::from_mat3(&glam::DMat3::from_cols(x, y, z)).as_quat();
+    unit_quat(q)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +341,57 @@ mod tests {
         let back: Pose = ron::from_str(&text).expect("deserialise");
         assert_eq!(back, p);
         assert_eq!(Pose::default(), Pose::IDENTITY);
+    }
+
+    /// A rotation scaled uniformly or per axis by 10⁻⁶…10⁶ gives back the rotation (Godot's own
+    /// `orthonormalized()` asserts below a determinant of 10⁻⁵); a mirrored one gives Godot's
+    /// `get_rotation_quaternion` (negated columns).
+    #[test]
+    fn rotation_of_axes_ignores_any_scale() {
+        let mut rng = Lcg(15);
+        for _ in 0..200 {
+            let q = rng.quat();
+            let m = glam::Mat3::from_quat(q);
+            for s in [1e-6, 1e-4, 0.01, 0.02, 1.0, 100.0, 1e6] {
+                let k = Vec3::new(s, s * (1.0 + rng.signed().abs()), s * 0.5);
+                for scale in [Vec3::splat(s), k] {
+                    let got = rotation_of_axes(
+                        m.x_axis * scale.x,
+                        m.y_axis * scale.y,
+                        m.z_axis * scale.z,
+                    );
+                    assert!(quat_angle(got, q) < 1e-5, "scale {scale}: {got} vs {q}");
+                }
+            }
+            let mirrored = rotation_of_axes(-m.x_axis * 0.01, -m.y_axis * 0.01, -m.z_axis * 0.01);
+            assert!(quat_angle(mirrored, q) < 1e-5);
+        }
+    }
+
+    /// A bone scaled to zero along one axis keeps its rotation; along two or three, or with
+    /// non-finite or parallel columns, the identity: never NaN, never a panic.
+    #[test]
+    fn rotation_of_axes_of_degenerate_maps() {
+        let q = Quat::from_euler(glam::EulerRot::YXZ, 0.3, -1.1, 2.0);
+        let m = glam::Mat3::from_quat(q);
+        for zero in 0..3 {
+            let mut cols = [m.x_axis, m.y_axis, m.z_axis];
+            cols[zero] = Vec3::ZERO;
+            let got = rotation_of_axes(cols[0], cols[1], cols[2]);
+            assert!(quat_angle(got, q) < 1e-5, "column {zero} zeroed");
+        }
+        let nan = Vec3::splat(f32::NAN);
+        for cols in [
+            [Vec3::ZERO; 3],
+            [m.x_axis, Vec3::ZERO, Vec3::ZERO],
+            [nan, nan, m.z_axis],
+            [m.x_axis, m.x_axis * 2.0, m.x_axis],
+            [Vec3::splat(f32::INFINITY), m.y_axis, Vec3::ZERO],
+        ] {
+            assert_eq!(rotation_of_axes(cols[0], cols[1], cols[2]), Quat::IDENTITY);
+        }
+        // +X and +Y parallel, +Z usable: rebuilt from +Z.
+        let got = rotation_of_axes(m.x_axis, m.x_axis, m.z_axis);
+        assert!(quat_angle(got, q) < 1e-5);
     }
 }

@@ -11,6 +11,8 @@ use godot::prelude::*;
 
 use crate::convert::{quaternion, vec3, vector3};
 use crate::limb_ik::LimbIK;
+use crate::rig;
+use entwine_core::rig::{Humanoid, Role as RigRole, Side};
 
 /// A soldier's bearing on top of its animation: the head (and a little of the neck and chest)
 /// turns toward a point — "eyes right" on the guide during a dress — and the right hand rises to
@@ -35,39 +37,40 @@ use crate::limb_ik::LimbIK;
 ///
 /// Directions use the character's axes: x right, y up, z back, with the character's forward given
 /// by [member body_forward] in the skeleton's space (−Z for Godot-facing rigs, +Z for imported
-/// humanoids that face +Z). A missing head bone gives one warning and leaves the pose alone; a
-/// missing neck or chest bone hands its share to the head.
+/// humanoids that face +Z). Empty bone names (the default) and a zero [member body_forward] are
+/// taken from the humanoid found in the skeleton (any common naming convention, the facing from
+/// the rest pose); a set value always wins. A missing head bone gives one warning naming this
+/// node's path, the skeleton and the names tried, and leaves the pose alone; a missing neck or
+/// chest bone hands its share to the head. Changing [member hand_bone] re-points the [LimbIK] that
+/// [method create_salute_ik] made at the new arm.
 #[derive(GodotClass)]
 #[class(init, base = SkeletonModifier3D)]
 pub struct SoldierBearing {
     base: Base<SkeletonModifier3D>,
 
-    /// The head bone: its forward ends on the look target.
+    /// The head bone: its forward ends on the look target. Empty (default): the humanoid's head.
     #[export_group(name = "Bones")]
     #[export]
     #[var(set = set_head_bone)]
-    #[init(val = GString::from("Head"))]
     head_bone: GString,
-    /// The neck bone (optional: empty or missing gives its share to the head).
+    /// The neck bone (optional: missing gives its share to the head). Empty: the humanoid's neck.
     #[export]
     #[var(set = set_neck_bone)]
-    #[init(val = GString::from("Neck"))]
     neck_bone: GString,
-    /// The chest bone (optional: empty or missing gives its share to the head).
+    /// The chest bone (optional: missing gives its share to the head). Empty: the humanoid's chest.
     #[export]
     #[var(set = set_chest_bone)]
-    #[init(val = GString::from("Chest"))]
     chest_bone: GString,
-    /// The saluting arm's hand bone (the end of [member salute_ik]'s chain).
+    /// The saluting arm's hand bone (the end of [member salute_ik]'s chain). Empty: the humanoid's
+    /// right hand.
     #[export]
     #[var(set = set_hand_bone)]
-    #[init(val = GString::from("RightHand"))]
     hand_bone: GString,
     /// The character's forward in the skeleton's space (−Z for rigs that face −Z like Godot's
-    /// bodies, +Z for imported glTF humanoids).
+    /// bodies, +Z for imported glTF humanoids). Zero (default): found from the rest pose (up × right,
+    /// right running from the left to the right upper arm).
     #[export]
     #[var(set = set_body_forward)]
-    #[init(val = Vector3::new(0.0, 0.0, -1.0))]
     body_forward: Vector3,
 
     /// Turn the look toward [member look_target]; false turns it back to the front.
@@ -121,7 +124,8 @@ pub struct SoldierBearing {
     #[var(get = get_salute_ik, set = set_salute_ik)]
     salute_ik: NodePath,
     /// Where the hand bone (the wrist) goes in a salute: metres from the head bone in the head's
-    /// frame, character axes (x right, y up, z back). The fingers then reach the right brow.
+    /// frame, character axes (x right, y up, z back), for a 1.75 m human — scaled by the rig's
+    /// height (from its rest pose) over 1.75 m. The fingers then reach the right brow.
     #[export]
     #[var(set = set_salute_hand_offset)]
     #[init(val = Vector3::new(0.14, 0.06, -0.08))]
@@ -140,6 +144,8 @@ pub struct SoldierBearing {
     warned: u8,
     head_global: Vector3,
     head_known: bool,
+    /// The [LimbIK] [method create_salute_ik] made: its bones follow [member hand_bone].
+    own_ik: Option<InstanceId>,
     salute_target: Transform3D,
 }
 
@@ -308,34 +314,18 @@ impl SoldierBearing {
             return Some(ik);
         }
         let mut skeleton = self.base().get_parent()?.try_cast::<Skeleton3D>().ok()?;
-        let hand = skeleton.find_bone(&self.hand_bone);
-        let lower = if hand >= 0 {
-            skeleton.get_bone_parent(hand)
-        } else {
-            -1
-        };
-        let upper = if lower >= 0 {
-            skeleton.get_bone_parent(lower)
-        } else {
-            -1
-        };
-        let (upper, lower) = if upper >= 0 {
-            (skeleton.get_bone_name(upper), skeleton.get_bone_name(lower))
-        } else {
-            (
-                GString::from("RightUpperArm"),
-                GString::from("RightLowerArm"),
-            )
-        };
+        let [upper, lower, hand] =
+            salute_arm(&skeleton, &self.hand_bone, &rig::humanoid(&skeleton));
         let mut ik = LimbIK::new_alloc();
         ik.set_name("SaluteIK");
         {
             let mut b = ik.bind_mut();
             b.set_upper_bone(upper);
             b.set_lower_bone(lower);
-            b.set_end_bone(self.hand_bone.clone());
+            b.set_end_bone(hand);
             b.set_rotation_weight(1.0);
         }
+        self.own_ik = Some(ik.instance_id());
         ik.set_influence(0.0);
         ik.set_active(false);
         skeleton.add_child(&ik);
@@ -397,7 +387,7 @@ impl SoldierBearing {
     fn warn_once(&mut self, bit: u8, msg: &str) {
         if self.warned & bit == 0 {
             self.warned |= bit;
-            godot_warn!("SoldierBearing '{}': {msg}", self.base().get_name());
+            godot_warn!("SoldierBearing '{}': {msg}", rig::label(&self.to_gd()));
         }
     }
 
@@ -447,24 +437,29 @@ impl SoldierBearing {
         }
         self.resolved_for = Some(key);
         self.rig = None;
-        let find = |name: &GString| {
-            if name.is_empty() {
-                -1
-            } else {
-                skeleton.find_bone(name)
+        let humanoid = rig::humanoid(skeleton);
+        let find = |property: &str, name: &GString, role: RigRole| {
+            rig::pick(skeleton, property, name, role, &humanoid)
+        };
+        let head = match find("head_bone", &self.head_bone, RigRole::Head) {
+            Ok(head) => head,
+            Err(why) => {
+                let msg = format!("{why}; the bearing leaves the pose alone");
+                self.warn_once(WARN_HEAD, &msg);
+                return None;
             }
         };
-        let head = find(&self.head_bone);
-        if head < 0 {
-            let msg = format!(
-                "head_bone '{}' not found in skeleton '{}'; the bearing leaves the pose alone",
-                self.head_bone,
-                skeleton.get_name()
-            );
-            self.warn_once(WARN_HEAD, &msg);
-            return None;
-        }
-        let Some(frame) = BodyFrame::new(vec3(self.body_forward), Vec3::Y) else {
+        let forward = if self.body_forward == Vector3::ZERO {
+            humanoid.forward
+        } else {
+            vec3(self.body_forward)
+        };
+        let up = if self.body_forward == Vector3::ZERO {
+            humanoid.up
+        } else {
+            Vec3::Y
+        };
+        let Some(frame) = BodyFrame::new(forward, up) else {
             let msg = format!(
                 "body_forward must be a horizontal direction (got {}); using (0, 0, -1)",
                 self.body_forward
@@ -477,7 +472,20 @@ impl SoldierBearing {
         let head_rest = skeleton.get_bone_global_rest(head);
         let head_rest_rot = rotation_of(head_rest.basis);
         let head_forward = rotate_vec(head_rest_rot.conjugate(), frame.forward);
-        let hand = find(&self.hand_bone);
+        let hand = find("hand_bone", &self.hand_bone, RigRole::RightHand).unwrap_or(-1);
+        if let Some(mut ik) = self
+            .own_ik
+            .and_then(|id| Gd::<LimbIK>::try_from_instance_id(id).ok())
+        {
+            // The LimbIK made for the salute follows the hand bone the bearing uses.
+            let [upper, lower, hand] = salute_arm(skeleton, &self.hand_bone, &humanoid);
+            let mut b = ik.bind_mut();
+            if b.get_resolved_bones().get(2) != Some(hand.clone()) {
+                b.set_upper_bone(upper);
+                b.set_lower_bone(lower);
+                b.set_end_bone(hand);
+            }
+        }
         let hand_in_head = (hand >= 0).then(|| {
             let hand_rest = skeleton.get_bone_global_rest(hand);
             let parent = skeleton.get_bone_parent(hand);
@@ -491,13 +499,17 @@ impl SoldierBearing {
             let salute_palm = frame.to_skeleton(Vec3::new(0.0, -0.7, -0.7));
             let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
             let hand_rot = turn * rotation_of(hand_rest.basis);
-            let offset = frame.to_skeleton(vec3(self.salute_hand_offset));
+            // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
+            let offset = frame.to_skeleton(vec3(self.salute_hand_offset) * humanoid.scale());
             (
                 head_rest_rot.conjugate() * hand_rot,
                 rotate_vec(head_rest_rot.conjugate(), offset),
             )
         });
-        let (neck, chest) = (find(&self.neck_bone), find(&self.chest_bone));
+        let (neck, chest) = (
+            find("neck_bone", &self.neck_bone, RigRole::Neck).unwrap_or(-1),
+            find("chest_bone", &self.chest_bone, RigRole::Chest).unwrap_or(-1),
+        );
         let present: Vec<i32> = [chest, neck, head]
             .into_iter()
             .filter(|b| *b >= 0)
@@ -600,6 +612,40 @@ fn is_uniform(scale: Vector3) -> bool {
         scale.x.max(scale.y).max(scale.z),
     );
     lo > 0.0 && hi - lo <= 1e-3 * hi
+}
+
+/// Returns the `[upper, lower, hand]` names of the saluting arm: for a named hand its grandparent
+/// and parent, for an empty name the humanoid's right arm (Godot's names when nothing is found, so
+/// the [LimbIK] warns about them).
+fn salute_arm(skeleton: &Gd<Skeleton3D>, hand: &GString, humanoid: &Humanoid) -> [GString; 3] {
+    let fallback = RigRole::arm(Side::Right).map(|r| GString::from(r.godot_name()));
+    if hand.is_empty() {
+        let found = RigRole::arm(Side::Right).map(|r| humanoid.bone(r));
+        return match found {
+            [Some(u), Some(l), Some(h)] => [u, l, h].map(|b| skeleton.get_bone_name(b as i32)),
+            _ => fallback,
+        };
+    }
+    let h = skeleton.find_bone(hand);
+    let lower = if h >= 0 {
+        skeleton.get_bone_parent(h)
+    } else {
+        -1
+    };
+    let upper = if lower >= 0 {
+        skeleton.get_bone_parent(lower)
+    } else {
+        -1
+    };
+    if upper >= 0 {
+        [
+            skeleton.get_bone_name(upper),
+            skeleton.get_bone_name(lower),
+            hand.clone(),
+        ]
+    } else {
+        [fallback[0].clone(), fallback[1].clone(), hand.clone()]
+    }
 }
 
 /// Returns the rotation of a basis (scale removed) as a core quaternion.

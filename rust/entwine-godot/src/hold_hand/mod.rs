@@ -9,18 +9,22 @@ use entwine_core::hold_hand::{
     PlayerId, Refused, ReplayTuning, Role, StreamRates,
 };
 use entwine_core::kit::Pose;
+use entwine_core::rig::{Humanoid, Role as RigRole, Side};
+use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
 use godot::classes::{
-    AnimationPlayer, AnimationTree, CharacterBody3D, Engine, INode, ImmediateMesh, MeshInstance3D,
-    Node, Node3D, Skeleton3D, StandardMaterial3D,
+    AnimationNodeAdd2, AnimationNodeAdd3, AnimationNodeBlend2, AnimationNodeBlend3,
+    AnimationNodeBlendTree, AnimationPlayer, AnimationTree, CharacterBody3D, Engine, INode,
+    ImmediateMesh, MeshInstance3D, Node, Node3D, Skeleton3D, StandardMaterial3D,
 };
 use godot::prelude::*;
 
 use crate::convert::{pose, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
+use crate::rig;
 use crate::scene::first_descendant;
 pub use room::HoldHandRoom;
 use room::RoomOp;
@@ -119,14 +123,14 @@ pub struct HoldHandComponent {
     #[init(val = true)]
     sweep_collisions: bool,
 
-    /// The initiator's contact hand bone; the arm chain is the bone's parent and grandparent.
+    /// The initiator's contact hand bone; the arm chain is the bone's parent and grandparent. Empty
+    /// (default): the left hand of the humanoid found in the character's skeleton (any common
+    /// naming convention; its forearm and upper arm from the same rig, twist bones skipped).
     #[export_group(name = "Hands")]
     #[export]
-    #[init(val = GString::from("LeftHand"))]
     initiator_hand_bone: GString,
-    /// The recipient's contact hand bone.
+    /// The recipient's contact hand bone. Empty (default): the right hand of the humanoid found.
     #[export]
-    #[init(val = GString::from("RightHand"))]
     recipient_hand_bone: GString,
     /// Offset of the initiator's hand from the shared contact point, in the contact's frame.
     #[export]
@@ -141,7 +145,8 @@ pub struct HoldHandComponent {
     #[export]
     recipient_contact_rotation: Vector3,
     /// Reach spheres are this much shorter than the arms, so that the contact stays reachable while
-    /// the shoulders move between the solve and the skeleton update.
+    /// the shoulders move between the solve and the skeleton update: metres for the 0.54 m arm of a
+    /// 1.75 m human, scaled with the arm's length in the world.
     #[export(range = (0.0, 0.2, 0.005, suffix = "m"))]
     #[init(val = 0.02)]
     reach_margin: f32,
@@ -181,9 +186,14 @@ pub struct HoldHandComponent {
     #[init(val = true)]
     mirror_animation: bool,
     /// AnimationTree parameters of the arm layers: never mirrored; blended toward
-    /// [member arm_layer_hold_value] on both characters while the hands are held.
+    /// [member arm_layer_hold_value] on both characters while the hands are held. Empty (default):
+    /// detected in the character's tree — the `blend_amount` (Blend2, Blend3) or `add_amount`
+    /// (Add2, Add3) of every node of the root [AnimationNodeBlendTree] whose filter is on and
+    /// passes an arm bone (shoulder, upper arm, forearm or hand of the humanoid found in the
+    /// skeleton); see [method get_arm_layers]. A tree whose arm layer is built otherwise
+    /// (nested trees, state machines) needs the paths set here, e.g.
+    /// `["parameters/arms/blend_amount"]`.
     #[export]
-    #[init(val = PackedStringArray::from(&[GString::from("parameters/arms/blend_amount")]))]
     arm_layer_parameters: PackedStringArray,
     /// Value the arm layer parameters take while the hands are held (0: arms out of the locomotion).
     #[export(range = (0.0, 1.0))]
@@ -328,6 +338,8 @@ struct Runtime {
     /// Parameters mirrored from the initiator (cached on start) and saved arm values to restore.
     mirrored: Vec<StringName>,
     arm_saved: Vec<(StringName, Variant)>,
+    /// The arm layers detected in the tree (when `arm_layer_parameters` is empty).
+    arm_layers: Option<PackedStringArray>,
     contact: Vector3,
     connected: bool,
     /// Debug drawing (made when `debug_draw` is first used).
@@ -747,6 +759,13 @@ impl HoldHandComponent {
         self.runtime.hand_weights.0
     }
 
+    /// Returns the arm-layer parameters in use: [member arm_layer_parameters] when set, else the
+    /// ones detected in the character's [AnimationTree] (empty when none is found).
+    #[func]
+    pub fn get_arm_layers(&mut self) -> PackedStringArray {
+        self.arm_layers()
+    }
+
     /// Returns this character's hand IK modifier (null until the first pair).
     #[func]
     pub fn get_hand_ik(&self) -> Option<Gd<LimbIK>> {
@@ -967,6 +986,23 @@ impl HoldHandComponent {
             .character
             .clone()
             .filter(|n| n.is_instance_valid())
+    }
+
+    /// The arm-layer parameters: [member arm_layer_parameters] when set, else the ones detected in
+    /// the character's tree (once per tree; copying a packed array does not allocate).
+    fn arm_layers(&mut self) -> PackedStringArray {
+        if !self.arm_layer_parameters.is_empty() {
+            return self.arm_layer_parameters.clone();
+        }
+        if let Some(found) = &self.runtime.arm_layers {
+            return found.clone();
+        }
+        let found = match (self.tree_node(), self.skeleton_node()) {
+            (Some(tree), Some(skeleton)) => detect_arm_layers(&tree, &skeleton),
+            _ => PackedStringArray::new(),
+        };
+        self.runtime.arm_layers = Some(found.clone());
+        found
     }
 
     fn skeleton_node(&self) -> Option<Gd<Skeleton3D>> {
@@ -1246,7 +1282,7 @@ impl HoldHandComponent {
         if self.runtime.mirrored.is_empty() {
             // Once per pair: every parameter of the initiator's tree, minus the arm layers.
             let arms: Vec<String> = self
-                .arm_layer_parameters
+                .arm_layers()
                 .as_slice()
                 .iter()
                 .map(|s| s.to_string())
@@ -1282,14 +1318,36 @@ impl HoldHandComponent {
             return None;
         }
         let skeleton = self.skeleton_node();
-        let chain = skeleton.as_ref().and_then(|s| chain_from_hand(s, &bone));
-        let (Some(mut skeleton), Some([upper, lower])) = (skeleton, chain) else {
+        let side = match role {
+            Role::Initiator => Side::Left,
+            Role::Recipient => Side::Right,
+        };
+        let humanoid = skeleton.as_ref().map(rig::humanoid);
+        let chain = skeleton
+            .as_ref()
+            .zip(humanoid.as_ref())
+            .and_then(|(s, h)| chain_for_hand(s, &bone, side, h));
+        let (Some(mut skeleton), Some(humanoid), Some([upper, lower, hand])) =
+            (skeleton, humanoid, chain)
+        else {
             self.runtime.ik_failed = true;
+            let skeleton = self
+                .skeleton_node()
+                .map_or_else(|| "none".to_string(), |s| rig::label(&s));
+            let tried = if bone.is_empty() {
+                format!(
+                    "no {} found (tried: {})",
+                    RigRole::arm(side)[2].godot_name(),
+                    RigRole::arm(side)[2].tried()
+                )
+            } else {
+                format!("hand bone '{bone}' (with a forearm and upper arm above it) not found")
+            };
             self.warn_once(
                 WARN_BONES,
                 format!(
-                    "hand bone '{bone}' (with a forearm and upper arm above it) not found in the \
-                     character's skeleton; the hands are not held, following and animation go on"
+                    "{tried} in skeleton '{skeleton}'; the hands are not held, following and \
+                     animation go on"
                 ),
             );
             return None;
@@ -1307,15 +1365,25 @@ impl HoldHandComponent {
             let mut b = ik.bind_mut();
             b.set_upper_bone(upper);
             b.set_lower_bone(lower);
-            b.set_end_bone(bone.clone());
+            b.set_end_bone(hand.clone());
         }
-        // Elbows out and down, away from the body, so they never flip inward (seed §6.8).
-        let hand_x = skeleton
-            .get_bone_global_rest(skeleton.find_bone(&bone))
-            .origin
-            .x;
-        let out = if hand_x < 0.0 { -0.5 } else { 0.5 };
-        ik.set("pole_direction", &Vector3::new(out, -1.0, 0.3).to_variant());
+        // Elbows out and down, away from the body, so they never flip inward (seed §6.8): in the
+        // character's axes (x right, y up, z back) of the rig found in the skeleton.
+        let hand_at = vec3(
+            skeleton
+                .get_bone_global_rest(skeleton.find_bone(&hand))
+                .origin,
+        );
+        let centre = humanoid.bone(RigRole::Hips).map_or(Vec3::ZERO, |h| {
+            vec3(skeleton.get_bone_global_rest(h as i32).origin)
+        });
+        let out = if humanoid.right.dot(hand_at - centre) < 0.0 {
+            -0.5
+        } else {
+            0.5
+        };
+        let pole = humanoid.to_skeleton(Vec3::new(out, -1.0, 0.3));
+        ik.set("pole_direction", &vector3(pole).to_variant());
         ik.set("position_weight", &0.0f32.to_variant());
         ik.set("rotation_weight", &0.0f32.to_variant());
         self.runtime.ik = Some(ik.clone());
@@ -1357,7 +1425,11 @@ impl HoldHandComponent {
         let skeleton = self.skeleton_node()?;
         let to_world = skeleton.get_global_transform();
         let mut ik_b = ik.clone();
-        let reach = ik_b.bind_mut().get_chain_length() - self.reach_margin.max(0.0);
+        // The chain's length is in the skeleton's units: in the world it is scaled by the nodes
+        // above the skeleton (the mean of the axes for a non-uniform scale).
+        let scale = to_world.basis.get_scale().abs();
+        let arm = ik_b.bind_mut().get_chain_length() * (scale.x + scale.y + scale.z) / 3.0;
+        let reach = arm - self.reach_margin.max(0.0) * arm / REFERENCE_ARM;
         let ik_ref = ik.bind();
         let hand = to_world * ik_ref.get_animated_end_transform();
         let upper = to_world * ik_ref.get_animated_upper_position();
@@ -1601,7 +1673,7 @@ impl HoldHandComponent {
         let Some(tree) = self.tree_node() else {
             return;
         };
-        let arms = self.arm_layer_parameters.clone();
+        let arms = self.arm_layers();
         for prop in tree.get_property_list().iter_shared() {
             let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
             let ty = prop
@@ -1812,7 +1884,7 @@ impl HoldHandComponent {
             return;
         };
         if self.runtime.arm_saved.is_empty() && position > 0.0 {
-            for name in self.arm_layer_parameters.as_slice() {
+            for name in self.arm_layers().as_slice() {
                 let name = StringName::from(name);
                 let value = tree.get(&name);
                 if !value.is_nil() {
@@ -1845,6 +1917,9 @@ fn is_settable_parameter(prop: &VarDictionary) -> bool {
     usage & STORAGE_OR_EDITOR != 0 && usage & READ_ONLY == 0
 }
 
+/// The reference human's arm (upper arm plus forearm, metres) that `reach_margin` is given for.
+const REFERENCE_ARM: f32 = 0.54;
+
 fn phase_code(p: Phase) -> i32 {
     match p {
         Phase::None => HoldHandComponent::PHASE_NONE,
@@ -1853,8 +1928,73 @@ fn phase_code(p: Phase) -> i32 {
     }
 }
 
-/// Returns `[upper, lower]` bone names above `hand` (its grandparent and parent), if they exist.
-fn chain_from_hand(skeleton: &Gd<Skeleton3D>, hand: &GString) -> Option<[GString; 2]> {
+/// Returns the arm-layer parameters of `tree`: the amount of each filtered blend or add node of its
+/// root blend tree whose filter passes a bone of either arm of the humanoid in `skeleton`.
+fn detect_arm_layers(tree: &Gd<AnimationTree>, skeleton: &Gd<Skeleton3D>) -> PackedStringArray {
+    let mut out = PackedStringArray::new();
+    let Some(root) = tree
+        .get_tree_root()
+        .and_then(|r| r.try_cast::<AnimationNodeBlendTree>().ok())
+    else {
+        return out;
+    };
+    let Some(mixer_root) = tree.try_get_node_as::<Node>(&tree.get_root_node()) else {
+        return out;
+    };
+    let skeleton_path = mixer_root.get_path_to(skeleton);
+    let humanoid = rig::humanoid(skeleton);
+    let arm_bones: Vec<NodePath> = [Side::Left, Side::Right]
+        .into_iter()
+        .flat_map(|side| {
+            let shoulder = match side {
+                Side::Left => RigRole::LeftShoulder,
+                Side::Right => RigRole::RightShoulder,
+            };
+            let [u, l, h] = RigRole::arm(side);
+            [shoulder, u, l, h]
+        })
+        .filter_map(|role| humanoid.bone(role))
+        .map(|b| {
+            let path = format!("{skeleton_path}:{}", skeleton.get_bone_name(b as i32));
+            NodePath::from(path.as_str())
+        })
+        .collect();
+    for name in root.get_node_list().iter_shared() {
+        let Some(node) = root.get_node(&name) else {
+            continue;
+        };
+        if !node.is_filter_enabled() || !arm_bones.iter().any(|p| node.is_path_filtered(p)) {
+            continue;
+        }
+        let amount = if node.clone().try_cast::<AnimationNodeBlend2>().is_ok()
+            || node.clone().try_cast::<AnimationNodeBlend3>().is_ok()
+        {
+            "blend_amount"
+        } else if node.clone().try_cast::<AnimationNodeAdd2>().is_ok()
+            || node.clone().try_cast::<AnimationNodeAdd3>().is_ok()
+        {
+            "add_amount"
+        } else {
+            continue;
+        };
+        out.push(&GString::from(&format!("parameters/{name}/{amount}")));
+    }
+    out
+}
+
+/// Returns the `[upper, lower, hand]` bone names of a hand's arm: for a named hand its grandparent
+/// and parent, for an empty name the `side` arm of the humanoid.
+fn chain_for_hand(
+    skeleton: &Gd<Skeleton3D>,
+    hand: &GString,
+    side: Side,
+    humanoid: &Humanoid,
+) -> Option<[GString; 3]> {
+    if hand.is_empty() {
+        let [u, l, h] = RigRole::arm(side).map(|r| humanoid.bone(r));
+        let name = |b: Option<usize>| b.map(|b| skeleton.get_bone_name(b as i32));
+        return Some([name(u)?, name(l)?, name(h)?]);
+    }
     let h = skeleton.find_bone(hand);
     if h < 0 {
         return None;
@@ -1867,7 +2007,11 @@ fn chain_from_hand(skeleton: &Gd<Skeleton3D>, hand: &GString) -> Option<[GString
     if upper < 0 {
         return None;
     }
-    Some([skeleton.get_bone_name(upper), skeleton.get_bone_name(lower)])
+    Some([
+        skeleton.get_bone_name(upper),
+        skeleton.get_bone_name(lower),
+        hand.clone(),
+    ])
 }
 
 /// Returns this process's monotonic clock in seconds.

@@ -640,6 +640,20 @@ fn config_check_names_the_bad_field() {
     };
     assert_eq!(bad.check().unwrap().field, "palm_axis");
     assert_eq!(bad.sanitized().palm_axis, Vec3::Z);
+    let bad = TouchConfig {
+        right_palm_axis: Vec3::ZERO,
+        ..TouchConfig::default()
+    };
+    assert_eq!(bad.check().unwrap().field, "right_palm_axis");
+    assert_eq!(bad.sanitized().right_palm_axis, Vec3::Z);
+    // Mirrored hands: each keeps its own axes.
+    let mirrored = TouchConfig {
+        right_palm_axis: Vec3::NEG_Z,
+        right_finger_axis: Vec3::NEG_Y,
+        ..TouchConfig::default()
+    };
+    assert_eq!(mirrored.check(), None);
+    assert_eq!(mirrored.sanitized(), mirrored);
     let nan = TouchConfig {
         rise_distance: f32::NAN,
         ..TouchConfig::default()

@@ -1,0 +1,660 @@
+//! A humanoid rig described from a skeleton's bone names and rest pose, so that every node can set
+//! itself up on a skeleton it has never seen.
+//!
+//! [`Humanoid::derive`] takes the bones' names, parents and model-space rest poses (any space the
+//! skeleton's bones share) and finds:
+//!
+//! * **which bone plays which [`Role`]**, from the name: Godot's humanoid profile (`LeftUpperArm`;
+//!   also what a `BoneMap` retarget produces), Blender's `upper_arm.l` / `upper_arm.L` /
+//!   `UpperArm_L` / `L_UpperArm` (with any `_Armature`-style suffix), Mixamo's `mixamorig:LeftArm`,
+//!   VRM / VRoid's `leftUpperArm` / `J_Bip_L_UpperArm`, 3ds Max's `Bip01 L UpperArm`, `thigh`, `calf`,
+//!   `clavicle`, `forearm`… Names are split into words (separators, camel case, digits), the side
+//!   words (`l`, `left`, `r`, `right`) are taken out and the rest is looked up. Control, twist, roll,
+//!   IK and end bones are never chosen; among several candidates the one nearest the root wins. A
+//!   missing forearm or upper arm (leg: shin, thigh) is taken from the hierarchy above the hand
+//!   (foot), skipping twist bones; a missing neck is the head's parent and a missing chest the neck's.
+//! * **the body's axes** in the skeleton's space: up from the hips to the head, right from the left
+//!   to the right upper arm (or leg), forward = up × right. A rig facing +Z gets forward +Z.
+//! * **proportions**: height, arm and leg lengths, shoulder width, head size, hand width.
+//! * **the hands' palm normal and finger direction**, per hand: the fingers point from the wrist to
+//!   the first joints of the index, middle, ring and little fingers; the palm is perpendicular to
+//!   them and to the line across the knuckles (index → little). Without finger bones the rig's own
+//!   convention is used when it is Godot's (the palm on the hand bone's +Z, fingers on +Y), else
+//!   the forearm's direction and a palm facing the body's midline and down.
+//!
+//! Everything is plain arithmetic on the rest pose: no allocation after [`Humanoid::derive`], no
+//! panic, no NaN for any input (degenerate rest poses fall back to Godot's axes and the reference
+//! proportions).
+
+use glam::{Quat, Vec3};
+
+use crate::kit::pose::rotate;
+
+/// The reference human the seed's absolute values are tuned for: 1.75 m tall.
+pub const REFERENCE_HEIGHT: f32 = 1.75;
+
+/// The head bone's origin sits at this fraction of the height above the toes' joints (a human's
+/// head joint is at about nine tenths of the height; the test character's at 1.575 of 1.75 m).
+pub const HEAD_JOINT_FRACTION: f32 = 0.9;
+
+/// Left or right, as seen by the character.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The character's left (−X for a Godot-facing rig).
+    Left = 0,
+    /// The character's right.
+    Right = 1,
+}
+
+macro_rules! roles {
+    ($($role:ident => $name:literal,)*) => {
+        /// A bone's part in a humanoid, named after Godot's `SkeletonProfileHumanoid`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[allow(missing_docs)]
+        pub enum Role { $($role,)* }
+
+        impl Role {
+            /// Every role, in declaration order.
+            pub const ALL: &'static [Role] = &[$(Role::$role,)*];
+
+            /// The bone's name in Godot's humanoid profile.
+            #[must_use]
+            pub fn godot_name(self) -> &'static str {
+                match self { $(Role::$role => $name,)* }
+            }
+        }
+    };
+}
+
+roles! {
+    Hips => "Hips",
+    Spine => "Spine",
+    Chest => "Chest",
+    UpperChest => "UpperChest",
+    Neck => "Neck",
+    Head => "Head",
+    LeftShoulder => "LeftShoulder",
+    LeftUpperArm => "LeftUpperArm",
+    LeftLowerArm => "LeftLowerArm",
+    LeftHand => "LeftHand",
+    RightShoulder => "RightShoulder",
+    RightUpperArm => "RightUpperArm",
+    RightLowerArm => "RightLowerArm",
+    RightHand => "RightHand",
+    LeftUpperLeg => "LeftUpperLeg",
+    LeftLowerLeg => "LeftLowerLeg",
+    LeftFoot => "LeftFoot",
+    LeftToes => "LeftToes",
+    RightUpperLeg => "RightUpperLeg",
+    RightLowerLeg => "RightLowerLeg",
+    RightFoot => "RightFoot",
+    RightToes => "RightToes",
+    LeftIndex => "LeftIndexProximal",
+    LeftMiddle => "LeftMiddleProximal",
+    LeftRing => "LeftRingProximal",
+    LeftLittle => "LeftLittleProximal",
+    RightIndex => "RightIndexProximal",
+    RightMiddle => "RightMiddleProximal",
+    RightRing => "RightRingProximal",
+    RightLittle => "RightLittleProximal",
+}
+
+const ROLE_COUNT: usize = Role::ALL.len();
+
+impl Role {
+    /// The arm's `[upper, lower, hand]` roles.
+    #[must_use]
+    pub const fn arm(side: Side) -> [Role; 3] {
+        match side {
+            Side::Left => [Role::LeftUpperArm, Role::LeftLowerArm, Role::LeftHand],
+            Side::Right => [Role::RightUpperArm, Role::RightLowerArm, Role::RightHand],
+        }
+    }
+
+    /// The leg's `[upper, lower, foot]` roles.
+    #[must_use]
+    pub const fn leg(side: Side) -> [Role; 3] {
+        match side {
+            Side::Left => [Role::LeftUpperLeg, Role::LeftLowerLeg, Role::LeftFoot],
+            Side::Right => [Role::RightUpperLeg, Role::RightLowerLeg, Role::RightFoot],
+        }
+    }
+
+    /// The hand's `[index, middle, ring, little]` first finger joints.
+    #[must_use]
+    pub const fn fingers(side: Side) -> [Role; 4] {
+        match side {
+            Side::Left => [
+                Role::LeftIndex,
+                Role::LeftMiddle,
+                Role::LeftRing,
+                Role::LeftLittle,
+            ],
+            Side::Right => [
+                Role::RightIndex,
+                Role::RightMiddle,
+                Role::RightRing,
+                Role::RightLittle,
+            ],
+        }
+    }
+}
+
+impl Role {
+    /// What [`role_from_name`] accepts for this role, for a warning: the words a name may be made
+    /// of once its side word is taken out, e.g. for the left upper arm `LeftUpperArm, left/l +
+    /// upper arm | arm | up arm (upper_arm.l, UpperArm_L, mixamorig:LeftArm, J_Bip_L_UpperArm…)`.
+    #[must_use]
+    pub fn tried(self) -> &'static str {
+        use Role::*;
+        match self {
+            Hips => "Hips, hips | hip | pelvis",
+            Spine => "Spine, spine",
+            Chest | UpperChest => "Chest, chest | upper chest, else the neck's parent",
+            Neck => "Neck, neck, else the head's parent",
+            Head => "Head, head",
+            LeftShoulder | RightShoulder => "<side>Shoulder, side + shoulder | clavicle | collar",
+            LeftUpperArm | RightUpperArm => {
+                "<side>UpperArm, side + upper arm | arm | up arm (upper_arm.l, UpperArm_L, \
+                 L_UpperArm, mixamorig:LeftArm, leftUpperArm, J_Bip_L_UpperArm, Bip01 L UpperArm), \
+                 else the forearm's parent"
+            }
+            LeftLowerArm | RightLowerArm => {
+                "<side>LowerArm, side + lower arm | forearm | elbow, else the hand's parent (twist \
+                 bones skipped)"
+            }
+            LeftHand | RightHand => "<side>Hand, side + hand | wrist",
+            LeftUpperLeg | RightUpperLeg => "<side>UpperLeg, side + upper leg | thigh | up leg",
+            LeftLowerLeg | RightLowerLeg => {
+                "<side>LowerLeg, side + lower leg | leg | shin | calf | knee, else the foot's parent"
+            }
+            LeftFoot | RightFoot => "<side>Foot, side + foot | ankle",
+            LeftToes | RightToes => "<side>Toes, side + toes | toe | toe base | ball",
+            _ => "side + index | middle | ring | little | pinky (first joint nearest the hand)",
+        }
+    }
+}
+
+/// Words that mark a bone no node should drive (controls, helpers, twist and end bones).
+const SKIP_WORDS: &[&str] = &[
+    "twist",
+    "roll",
+    "ik",
+    "fk",
+    "pole",
+    "target",
+    "tgt",
+    "ctrl",
+    "control",
+    "mch",
+    "org",
+    "end",
+    "tip",
+    "nub",
+    "helper",
+    "socket",
+    "corrective",
+    "bend",
+    "meta",
+    "metacarpal",
+    "palm",
+    "sec",
+];
+/// Words that carry no meaning for the role (rig prefixes and suffixes).
+const NOISE_WORDS: &[&str] = &[
+    "mixamorig",
+    "armature",
+    "j",
+    "bip",
+    "biped",
+    "c",
+    "def",
+    "bone",
+    "jnt",
+    "joint",
+    "f",
+];
+
+/// Returns the role a bone's name gives it (ignoring the hierarchy), or `None`.
+#[must_use]
+pub fn role_from_name(name: &str) -> Option<Role> {
+    let mut words: [&str; 12] = [""; 12];
+    let mut count = 0;
+    let mut side = None;
+    let mut key = [0u8; 48];
+    let mut key_len = 0;
+    for word in Words::new(name) {
+        if count == words.len() {
+            break;
+        }
+        words[count] = word;
+        count += 1;
+    }
+    for &word in &words[..count] {
+        let lower = Lower(word);
+        if lower.eq_any(SKIP_WORDS) {
+            return None;
+        }
+        if lower.eq_any(&["l", "left"]) {
+            side = Some(Side::Left);
+            continue;
+        }
+        if lower.eq_any(&["r", "right"]) {
+            side = Some(Side::Right);
+            continue;
+        }
+        if lower.eq_any(NOISE_WORDS) || word.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        for b in word.bytes() {
+            if key_len == key.len() {
+                return None;
+            }
+            key[key_len] = b.to_ascii_lowercase();
+            key_len += 1;
+        }
+    }
+    let key = core::str::from_utf8(&key[..key_len]).ok()?;
+    let finger = |k: &str| -> Option<usize> {
+        [
+            &["index"][..],
+            &["middle"][..],
+            &["ring"][..],
+            &["little", "pinky", "pinkie"][..],
+        ]
+        .iter()
+        .position(|names| names.iter().any(|n| k.contains(n)))
+    };
+    if let Some(side) = side {
+        if let Some(f) = finger(key) {
+            return Some(Role::fingers(side)[f]);
+        }
+        if key.contains("thumb") {
+            return None;
+        }
+        let [upper_arm, lower_arm, hand] = Role::arm(side);
+        let [upper_leg, lower_leg, foot] = Role::leg(side);
+        let (shoulder, toes) = match side {
+            Side::Left => (Role::LeftShoulder, Role::LeftToes),
+            Side::Right => (Role::RightShoulder, Role::RightToes),
+        };
+        return Some(match key {
+            "shoulder" | "clavicle" | "collar" | "collarbone" => shoulder,
+            "upperarm" | "arm" | "uparm" => upper_arm,
+            "lowerarm" | "forearm" | "lowarm" | "elbow" => lower_arm,
+            "hand" | "wrist" => hand,
+            "upperleg" | "thigh" | "upleg" | "femur" => upper_leg,
+            "lowerleg" | "leg" | "shin" | "calf" | "knee" | "lowleg" => lower_leg,
+            "foot" | "ankle" => foot,
+            "toes" | "toe" | "toebase" | "ball" => toes,
+            _ => return None,
+        });
+    }
+    Some(match key {
+        "hips" | "hip" | "pelvis" => Role::Hips,
+        "spine" => Role::Spine,
+        "chest" => Role::Chest,
+        "upperchest" => Role::UpperChest,
+        "neck" => Role::Neck,
+        "head" => Role::Head,
+        _ => return None,
+    })
+}
+
+/// An ASCII-case-insensitive view of a word.
+struct Lower<'a>(&'a str);
+
+impl Lower<'_> {
+    fn eq_any(&self, list: &[&str]) -> bool {
+        list.iter().any(|w| w.eq_ignore_ascii_case(self.0))
+    }
+}
+
+/// Splits a bone name into words: at separators, at lower → upper case changes (`UpperArm`), and
+/// between letters and digits (`Spine1`).
+struct Words<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+impl<'a> Words<'a> {
+    fn new(s: &'a str) -> Self {
+        Self { s, at: 0 }
+    }
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.s.as_bytes();
+        while self.at < bytes.len() && !bytes[self.at].is_ascii_alphanumeric() {
+            self.at += 1;
+        }
+        if self.at >= bytes.len() {
+            return None;
+        }
+        let start = self.at;
+        self.at += 1;
+        while self.at < bytes.len() {
+            let (prev, b) = (bytes[self.at - 1], bytes[self.at]);
+            let boundary = !b.is_ascii_alphanumeric()
+                || (prev.is_ascii_lowercase() && b.is_ascii_uppercase())
+                || (prev.is_ascii_digit() != b.is_ascii_digit());
+            if boundary {
+                break;
+            }
+            self.at += 1;
+        }
+        Some(&self.s[start..self.at])
+    }
+}
+
+/// A humanoid found in a skeleton: which bone plays each role, the body's axes and proportions, and
+/// the hands' palm and finger directions. See the [module](self) documentation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Humanoid {
+    bones: [Option<usize>; ROLE_COUNT],
+    /// Up, in the skeleton's space (unit).
+    pub up: Vec3,
+    /// The character's right, in the skeleton's space (unit, perpendicular to `up`).
+    pub right: Vec3,
+    /// The character's forward, in the skeleton's space (unit): `up × right`.
+    pub forward: Vec3,
+    /// Standing height in the skeleton's units: the head joint's height above the toes' joints
+    /// divided by [`HEAD_JOINT_FRACTION`].
+    pub height: f32,
+    /// Upper arm plus forearm, `[left, right]` (0 when the arm was not found).
+    pub arm_length: [f32; 2],
+    /// Thigh plus shin, `[left, right]` (0 when the leg was not found).
+    pub leg_length: [f32; 2],
+    /// Distance between the two shoulder joints (the upper arms' origins).
+    pub shoulder_width: f32,
+    /// From the head joint to the top of the head: `height × (1 − HEAD_JOINT_FRACTION)`.
+    pub head_size: f32,
+    /// Width of each hand across the knuckles (index to little finger), or `height / 20` without
+    /// finger bones.
+    pub hand_width: [f32; 2],
+    /// Out of each palm, in the skeleton's space, rest pose (unit).
+    pub palm: [Vec3; 2],
+    /// From each wrist toward its fingers, in the skeleton's space, rest pose (unit).
+    pub finger: [Vec3; 2],
+}
+
+impl Humanoid {
+    /// Describes the humanoid in a skeleton of `names.len()` bones: `parents[i]` is bone `i`'s parent
+    /// (negative: none), `rest[i]` its rest pose in the skeleton's space (position and rotation). The
+    /// three slices should have one entry per bone; extra entries are ignored.
+    #[must_use]
+    pub fn derive<S: AsRef<str>>(names: &[S], parents: &[i32], rest: &[(Vec3, Quat)]) -> Self {
+        let n = names.len().min(parents.len()).min(rest.len());
+        let depth = |mut bone: usize| {
+            let mut d = 0;
+            while d <= n {
+                match usize::try_from(parents[bone]) {
+                    Ok(p) if p < n => bone = p,
+                    _ => break,
+                }
+                d += 1;
+            }
+            d
+        };
+        let mut bones = [None; ROLE_COUNT];
+        let mut best_depth = [usize::MAX; ROLE_COUNT];
+        for (i, name) in names.iter().enumerate().take(n) {
+            if let Some(role) = role_from_name(name.as_ref()) {
+                let d = depth(i);
+                if d < best_depth[role as usize] {
+                    best_depth[role as usize] = d;
+                    bones[role as usize] = Some(i);
+                }
+            }
+        }
+        // Chains whose middle bones have unknown names: take them from the hierarchy.
+        let usable_parent = |bone: usize| -> Option<usize> {
+            let mut b = bone;
+            for _ in 0..=n {
+                let p = usize::try_from(parents[b]).ok().filter(|&p| p < n)?;
+                let twist = Words::new(names[p].as_ref())
+                    .any(|w| Lower(w).eq_any(&["twist", "roll", "bend"]));
+                if !twist {
+                    return Some(p);
+                }
+                b = p;
+            }
+            None
+        };
+        for side in [Side::Left, Side::Right] {
+            for [upper, lower, end] in [Role::arm(side), Role::leg(side)] {
+                if bones[lower as usize].is_none() {
+                    bones[lower as usize] = bones[end as usize].and_then(usable_parent);
+                }
+                if bones[upper as usize].is_none() {
+                    bones[upper as usize] = bones[lower as usize].and_then(usable_parent);
+                }
+            }
+        }
+        if bones[Role::Neck as usize].is_none() {
+            bones[Role::Neck as usize] = bones[Role::Head as usize].and_then(usable_parent);
+        }
+        if bones[Role::Chest as usize].is_none() {
+            bones[Role::Chest as usize] = bones[Role::UpperChest as usize]
+                .or_else(|| bones[Role::Neck as usize].and_then(usable_parent));
+        }
+        Self::from_bones(bones, &rest[..n])
+    }
+
+    /// Measures the body from bones already assigned to roles.
+    fn from_bones(bones: [Option<usize>; ROLE_COUNT], rest: &[(Vec3, Quat)]) -> Self {
+        let at = |role: Role| {
+            bones[role as usize]
+                .and_then(|i| rest.get(i))
+                .map(|r| r.0)
+                .filter(|p| p.is_finite())
+        };
+        let pair = |a: Role, b: Role| Some((at(a)?, at(b)?));
+        let unit = |v: Vec3| v.try_normalize();
+
+        let up = pair(Role::Hips, Role::Head)
+            .or_else(|| pair(Role::Spine, Role::Neck))
+            .or_else(|| pair(Role::Hips, Role::Neck))
+            .and_then(|(a, b)| unit(b - a))
+            .unwrap_or(Vec3::Y);
+        let across = [
+            (Role::LeftUpperArm, Role::RightUpperArm),
+            (Role::LeftUpperLeg, Role::RightUpperLeg),
+            (Role::LeftShoulder, Role::RightShoulder),
+            (Role::LeftHand, Role::RightHand),
+        ]
+        .into_iter()
+        .find_map(|(l, r)| {
+            let (l, r) = pair(l, r)?;
+            let d = r - l;
+            unit(d - up * up.dot(d))
+        });
+        let right = across.unwrap_or_else(|| {
+            unit(Vec3::X - up * up.dot(Vec3::X)).unwrap_or_else(|| up.any_orthonormal_vector())
+        });
+        let forward = up.cross(right);
+
+        let heights = [
+            Role::LeftToes,
+            Role::RightToes,
+            Role::LeftFoot,
+            Role::RightFoot,
+        ]
+        .map(|r| at(r).map(|p| p.dot(up)));
+        let ground = heights.into_iter().flatten().reduce(f32::min);
+        let lowest = rest
+            .iter()
+            .map(|r| r.0.dot(up))
+            .filter(|h| h.is_finite())
+            .reduce(f32::min);
+        let highest = rest
+            .iter()
+            .map(|r| r.0.dot(up))
+            .filter(|h| h.is_finite())
+            .reduce(f32::max);
+        let ground = ground.or(lowest).unwrap_or(0.0);
+        let head = at(Role::Head).map(|p| p.dot(up)).or(highest).unwrap_or(0.0);
+        let mut height = (head - ground) / HEAD_JOINT_FRACTION;
+        if !(height.is_finite() && height > 0.0) {
+            height = REFERENCE_HEIGHT;
+        }
+
+        let limb = |[a, b, c]: [Role; 3]| match (at(a), at(b), at(c)) {
+            (Some(a), Some(b), Some(c)) => {
+                let l = a.distance(b) + b.distance(c);
+                if l.is_finite() {
+                    l
+                } else {
+                    0.0
+                }
+            }
+            _ => 0.0,
+        };
+        let arm_length = [Side::Left, Side::Right].map(|s| limb(Role::arm(s)));
+        let leg_length = [Side::Left, Side::Right].map(|s| limb(Role::leg(s)));
+        let shoulder_width = pair(Role::LeftUpperArm, Role::RightUpperArm)
+            .map(|(l, r)| l.distance(r))
+            .filter(|w| w.is_finite())
+            .unwrap_or(height * 0.36 / REFERENCE_HEIGHT);
+        let head_size = height * (1.0 - HEAD_JOINT_FRACTION);
+
+        let mut palm = [Vec3::ZERO; 2];
+        let mut finger = [Vec3::ZERO; 2];
+        let mut hand_width = [height / 20.0; 2];
+        for side in [Side::Left, Side::Right] {
+            let s = side as usize;
+            let [_, lower, hand] = Role::arm(side);
+            let hand_bone = bones[hand as usize].and_then(|i| rest.get(i).copied());
+            let wrist = hand_bone.map(|h| h.0);
+            let tips = Role::fingers(side).map(at);
+            let (mut sum, mut count) = (Vec3::ZERO, 0.0);
+            for tip in tips.iter().flatten() {
+                sum += *tip;
+                count += 1.0;
+            }
+            let godot_named = hand_bone.is_some() && Self::godot_convention(&bones, rest);
+            // Fingers: wrist → knuckles; else the hand bone's +Y on a Godot-convention rig; else
+            // the forearm's direction.
+            let f = wrist
+                .filter(|_| count > 0.0)
+                .and_then(|w| unit(sum / count - w))
+                .or_else(|| {
+                    hand_bone
+                        .filter(|_| godot_named)
+                        .and_then(|h| unit(rotate(h.1, Vec3::Y)))
+                })
+                .or_else(|| pair(lower, hand).and_then(|(a, b)| unit(b - a)))
+                .unwrap_or(-up);
+            let inward = if side == Side::Left { right } else { -right };
+            // Palm: perpendicular to the fingers and to the knuckle line, facing the side that a
+            // left hand's index → little line gives with the fingers (mirrored for the right).
+            let knuckles = match (tips[0], tips[3].or(tips[2])) {
+                (Some(index), Some(little)) => {
+                    hand_width[s] = index.distance(little).max(1e-6);
+                    Some(index - little)
+                }
+                _ => None,
+            };
+            let p = knuckles
+                .and_then(|k| {
+                    let n = if side == Side::Left {
+                        f.cross(k)
+                    } else {
+                        k.cross(f)
+                    };
+                    unit(n)
+                })
+                .or_else(|| {
+                    hand_bone
+                        .filter(|_| godot_named)
+                        .and_then(|h| unit(rotate(h.1, Vec3::Z)))
+                })
+                .or_else(|| {
+                    let v = inward - up;
+                    unit(v - f * f.dot(v))
+                })
+                .unwrap_or(inward);
+            finger[s] = f;
+            palm[s] = unit(p - f * f.dot(p)).unwrap_or_else(|| f.any_orthonormal_vector());
+        }
+        let mut h = Self {
+            bones,
+            up,
+            right,
+            forward,
+            height,
+            arm_length,
+            leg_length,
+            shoulder_width,
+            head_size,
+            hand_width,
+            palm,
+            finger,
+        };
+        if !h.is_finite() {
+            h = Self::from_bones([None; ROLE_COUNT], &[]);
+            h.bones = bones;
+        }
+        h
+    }
+
+    /// Whether the hands follow Godot's humanoid bone convention (+Y along every arm bone): then a
+    /// hand without finger bones has its palm on +Z.
+    fn godot_convention(bones: &[Option<usize>; ROLE_COUNT], rest: &[(Vec3, Quat)]) -> bool {
+        [Side::Left, Side::Right].iter().all(|&side| {
+            let [u, l, h] = Role::arm(side);
+            let get = |r: Role| bones[r as usize].and_then(|i| rest.get(i).copied());
+            match (get(u), get(l), get(h)) {
+                (Some(u), Some(l), Some(h)) => [(u, l.0), (l, h.0)].iter().all(|&(a, b)| {
+                    (b - a.0)
+                        .try_normalize()
+                        .is_some_and(|d| rotate(a.1, Vec3::Y).dot(d) > 0.98)
+                }),
+                _ => false,
+            }
+        })
+    }
+
+    fn is_finite(&self) -> bool {
+        self.up.is_finite()
+            && self.right.is_finite()
+            && self.forward.is_finite()
+            && self.height.is_finite()
+            && self.arm_length.iter().all(|v| v.is_finite())
+            && self.leg_length.iter().all(|v| v.is_finite())
+            && self.shoulder_width.is_finite()
+            && self.hand_width.iter().all(|v| v.is_finite())
+            && self.palm.iter().chain(&self.finger).all(|v| v.is_finite())
+    }
+
+    /// The bone that plays `role`, if one was found.
+    #[must_use]
+    pub fn bone(&self, role: Role) -> Option<usize> {
+        self.bones[role as usize]
+    }
+
+    /// The height relative to the reference human ([`REFERENCE_HEIGHT`]): multiply the seed's
+    /// absolute lengths by it.
+    #[must_use]
+    pub fn scale(&self) -> f32 {
+        self.height / REFERENCE_HEIGHT
+    }
+
+    /// `v` given in the character's axes (x right, y up, z back) in the skeleton's space.
+    #[must_use]
+    pub fn to_skeleton(&self, v: Vec3) -> Vec3 {
+        self.right * v.x + self.up * v.y - self.forward * v.z
+    }
+
+    /// `v` in the skeleton's space in the character's axes (x right, y up, z back).
+    #[must_use]
+    pub fn to_character(&self, v: Vec3) -> Vec3 {
+        Vec3::new(self.right.dot(v), self.up.dot(v), -self.forward.dot(v))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,404 @@
+//! Humanoids generated in every naming convention, with random per-bone rest rotations, at scales
+//! 0.01–100, facing −Z or +Z, with twist bones: the derived rig must find the bones and measure the
+//! body the generator built.
+
+use super::*;
+use crate::kit::test_util::{vec_angle, Lcg};
+
+/// The reference body (the test character's joints, 1.75 m, facing −Z, A-pose), Godot names,
+/// parents before children, plus knuckles: (name, parent, position).
+fn reference() -> Vec<(&'static str, &'static str, Vec3)> {
+    let mut b = vec![
+        ("Root", "", Vec3::ZERO),
+        ("Hips", "Root", Vec3::new(0.0, 0.95, 0.0)),
+        ("Spine", "Hips", Vec3::new(0.0, 1.05, 0.0)),
+        ("Chest", "Spine", Vec3::new(0.0, 1.17, 0.0)),
+        ("UpperChest", "Chest", Vec3::new(0.0, 1.30, 0.0)),
+        ("Neck", "UpperChest", Vec3::new(0.0, 1.49, 0.0)),
+        ("Head", "Neck", Vec3::new(0.0, 1.60, 0.0)),
+    ];
+    for (side, s) in [("Left", -1.0f32), ("Right", 1.0)] {
+        let leak = |n: &str| -> &'static str { Box::leak(format!("{side}{n}").into_boxed_str()) };
+        let shoulder = Vec3::new(0.18 * s, 1.45, 0.0);
+        let a = 12f32.to_radians();
+        let upper_dir = Vec3::new(a.sin() * s, -a.cos(), 0.0);
+        let elbow = shoulder + upper_dir * 0.28;
+        let b10 = 10f32.to_radians();
+        let fore = upper_dir * b10.cos() + Vec3::NEG_Z * b10.sin();
+        let wrist = elbow + fore * 0.26;
+        let knuckles = wrist + fore * 0.08;
+        let across = Vec3::Z; // index forward (−Z), little back (+Z)
+        b.extend([
+            (
+                leak("Shoulder"),
+                "UpperChest",
+                Vec3::new(0.03 * s, 1.44, 0.0),
+            ),
+            (leak("UpperArm"), leak("Shoulder"), shoulder),
+            (leak("LowerArm"), leak("UpperArm"), elbow),
+            (leak("Hand"), leak("LowerArm"), wrist),
+            (
+                leak("IndexProximal"),
+                leak("Hand"),
+                knuckles - across * 0.03,
+            ),
+            (
+                leak("MiddleProximal"),
+                leak("Hand"),
+                knuckles - across * 0.01,
+            ),
+            (leak("RingProximal"), leak("Hand"), knuckles + across * 0.01),
+            (
+                leak("LittleProximal"),
+                leak("Hand"),
+                knuckles + across * 0.03,
+            ),
+            (leak("UpperLeg"), "Hips", Vec3::new(0.09 * s, 0.90, 0.0)),
+            (
+                leak("LowerLeg"),
+                leak("UpperLeg"),
+                Vec3::new(0.09 * s, 0.48, -0.01),
+            ),
+            (
+                leak("Foot"),
+                leak("LowerLeg"),
+                Vec3::new(0.09 * s, 0.08, 0.0),
+            ),
+            (
+                leak("Toes"),
+                leak("Foot"),
+                Vec3::new(0.09 * s, 0.025, -0.13),
+            ),
+        ]);
+    }
+    b
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Convention {
+    Godot,
+    BlenderDot,
+    Underscore,
+    Prefix,
+    Mixamo,
+    Vrm,
+    VRoid,
+}
+
+const CONVENTIONS: [Convention; 7] = [
+    Convention::Godot,
+    Convention::BlenderDot,
+    Convention::Underscore,
+    Convention::Prefix,
+    Convention::Mixamo,
+    Convention::Vrm,
+    Convention::VRoid,
+];
+
+/// The bone's name in a convention, from its Godot name.
+fn rename(godot: &str, c: Convention) -> String {
+    let (side, base) = if let Some(b) = godot.strip_prefix("Left") {
+        (Some('L'), b)
+    } else if let Some(b) = godot.strip_prefix("Right") {
+        (Some('R'), b)
+    } else {
+        (None, godot)
+    };
+    let side_word = |l: &str, r: &str| match side {
+        Some('L') => l.to_string(),
+        Some(_) => r.to_string(),
+        None => String::new(),
+    };
+    match c {
+        Convention::Godot => godot.to_string(),
+        Convention::BlenderDot => {
+            let b = match base {
+                "UpperArm" => "upper_arm",
+                "LowerArm" => "forearm",
+                "Hand" => "hand",
+                "Shoulder" => "shoulder",
+                "UpperLeg" => "thigh",
+                "LowerLeg" => "shin",
+                "Foot" => "foot",
+                "Toes" => "toe",
+                "IndexProximal" => "f_index.01",
+                "MiddleProximal" => "f_middle.01",
+                "RingProximal" => "f_ring.01",
+                "LittleProximal" => "f_pinky.01",
+                "UpperChest" => "upper_chest",
+                other => return format!("{}_Armature", other.to_lowercase()),
+            };
+            format!("{b}.{}_Armature", side_word("l", "r"))
+        }
+        Convention::Underscore => match side {
+            Some(_) => format!("{base}_{}", side_word("L", "R")),
+            None => base.to_string(),
+        },
+        Convention::Prefix => match side {
+            Some(_) => format!("{}_{base}", side_word("L", "R")),
+            None => base.to_string(),
+        },
+        Convention::Mixamo => {
+            let b = match base {
+                "UpperArm" => "Arm",
+                "LowerArm" => "ForeArm",
+                "UpperLeg" => "UpLeg",
+                "LowerLeg" => "Leg",
+                "Toes" => "ToeBase",
+                "IndexProximal" => "HandIndex1",
+                "MiddleProximal" => "HandMiddle1",
+                "RingProximal" => "HandRing1",
+                "LittleProximal" => "HandPinky1",
+                "Chest" => "Spine1",
+                "UpperChest" => "Spine2",
+                other => other,
+            };
+            format!("mixamorig:{}{b}", side_word("Left", "Right"))
+        }
+        Convention::Vrm => {
+            let s = side_word("left", "right");
+            if s.is_empty() {
+                let mut b = base.to_string();
+                b[..1].make_ascii_lowercase();
+                b
+            } else {
+                format!("{s}{base}")
+            }
+        }
+        Convention::VRoid => {
+            let b = match base {
+                "IndexProximal" => "Index1",
+                "MiddleProximal" => "Middle1",
+                "RingProximal" => "Ring1",
+                "LittleProximal" => "Little1",
+                other => other,
+            };
+            format!(
+                "J_Bip_{}_{b}",
+                side.map_or("C".to_string(), |s| s.to_string())
+            )
+        }
+    }
+}
+
+struct Generated {
+    names: Vec<String>,
+    parents: Vec<i32>,
+    rest: Vec<(Vec3, Quat)>,
+    /// Godot name → index.
+    index: std::collections::HashMap<&'static str, usize>,
+}
+
+/// The reference body renamed, scaled, turned to face `facing_z` (±1; −1 is Godot's −Z), every
+/// bone given a random rest rotation, and with a twist bone between each upper arm and forearm.
+fn generate(c: Convention, scale: f32, facing_z: f32, rng: &mut Lcg, twist: bool) -> Generated {
+    let turn = if facing_z > 0.0 {
+        Quat::from_rotation_y(core::f32::consts::PI)
+    } else {
+        Quat::IDENTITY
+    };
+    let mut g = Generated {
+        names: vec![],
+        parents: vec![],
+        rest: vec![],
+        index: Default::default(),
+    };
+    for (name, parent, pos) in reference() {
+        let mut parent_index = if parent.is_empty() {
+            -1
+        } else {
+            g.index[parent] as i32
+        };
+        if twist && name.ends_with("LowerArm") {
+            let upper = g.index[parent];
+            let mid = (g.rest[upper].0 + turn * (pos * scale)) * 0.5;
+            g.names
+                .push(format!("{}_twist", rename(parent, c)).replace(":", "_"));
+            g.parents.push(parent_index);
+            g.rest.push((mid, rng.quat()));
+            parent_index = g.names.len() as i32 - 1;
+        }
+        g.index.insert(name, g.names.len());
+        g.names.push(rename(name, c));
+        g.parents.push(parent_index);
+        g.rest.push((turn * (pos * scale), rng.quat()));
+    }
+    g
+}
+
+fn derive(g: &Generated) -> Humanoid {
+    Humanoid::derive(&g.names, &g.parents, &g.rest)
+}
+
+#[test]
+fn every_convention_scale_and_facing_finds_the_bones_and_measures_the_body() {
+    let mut rng = Lcg(1515);
+    for c in CONVENTIONS {
+        for scale in [0.01, 1.0, 100.0] {
+            for facing in [-1.0, 1.0] {
+                for twist in [false, true] {
+                    let g = generate(c, scale, facing, &mut rng, twist);
+                    let h = derive(&g);
+                    let what = format!("{c:?} scale {scale} facing {facing} twist {twist}");
+                    for role in Role::ALL {
+                        let expected = match (c, role) {
+                            // Mixamo has no bone called chest: the neck's parent (Spine2) stands in.
+                            (Convention::Mixamo, Role::Chest) => Some(g.index["UpperChest"]),
+                            (Convention::Mixamo, Role::UpperChest) => None,
+                            _ => Some(g.index[role.godot_name()]),
+                        };
+                        assert_eq!(
+                            h.bone(*role),
+                            expected,
+                            "{what}: {role:?} → {:?}",
+                            h.bone(*role).map(|i| &g.names[i])
+                        );
+                    }
+                    let turn = if facing > 0.0 { -1.0 } else { 1.0 };
+                    assert!(vec_angle(h.up, Vec3::Y) < 1e-3, "{what}: up {}", h.up);
+                    assert!(
+                        vec_angle(h.right, Vec3::X * turn) < 1e-3,
+                        "{what}: right {}",
+                        h.right
+                    );
+                    assert!(
+                        vec_angle(h.forward, Vec3::NEG_Z * turn) < 1e-3,
+                        "{what}: forward {}",
+                        h.forward
+                    );
+                    assert!(
+                        (h.height / scale - 1.75).abs() < 1e-3,
+                        "{what}: height {}",
+                        h.height
+                    );
+                    assert!((h.scale() - scale).abs() < 1e-3 * scale);
+                    for s in 0..2 {
+                        assert!(
+                            (h.arm_length[s] / scale - 0.54).abs() < 1e-3,
+                            "{what}: arm {}",
+                            h.arm_length[s]
+                        );
+                        assert!(
+                            (h.leg_length[s] / scale - 0.8201).abs() < 1e-3,
+                            "{what}: leg {}",
+                            h.leg_length[s]
+                        );
+                        assert!((h.hand_width[s] / scale - 0.06).abs() < 1e-3);
+                    }
+                    assert!((h.shoulder_width / scale - 0.36).abs() < 1e-3);
+                    // Hanging A-pose arms, palms toward the body, index finger forward: the left palm
+                    // faces the character's right and the right palm its left.
+                    let b10 = 10f32.to_radians();
+                    let a = 12f32.to_radians();
+                    for (s, side) in [(0, -1.0f32), (1, 1.0)] {
+                        let upper = Vec3::new(a.sin() * side, -a.cos(), 0.0);
+                        let fore = (upper * b10.cos() + Vec3::NEG_Z * b10.sin())
+                            * Vec3::new(turn, 1.0, turn);
+                        assert!(
+                            vec_angle(h.finger[s], fore) < 1e-3,
+                            "{what}: finger {s} {}",
+                            h.finger[s]
+                        );
+                        let palm = fore.cross(Vec3::NEG_Z * turn) * -side;
+                        assert!(
+                            vec_angle(h.palm[s], palm.normalize()) < 1e-3,
+                            "{what}: palm {s} {} vs {palm}",
+                            h.palm[s]
+                        );
+                        assert!(h.palm[s].dot(h.right) * side < -0.9);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn names_from_other_tools() {
+    for (name, role) in [
+        ("upper_arm.l_Armature", Some(Role::LeftUpperArm)),
+        ("Bip01 R Forearm", Some(Role::RightLowerArm)),
+        ("Bip01 Pelvis", Some(Role::Hips)),
+        ("thigh_r", Some(Role::RightUpperLeg)),
+        ("calf_l", Some(Role::LeftLowerLeg)),
+        ("clavicle_l", Some(Role::LeftShoulder)),
+        ("mixamorig:LeftHandThumb1", None),
+        ("mixamorig:HeadTop_End", None),
+        ("upperarm_twist_01_l", None),
+        ("MCH-forearm_ik.L", None),
+        ("leftUpperArm", Some(Role::LeftUpperArm)),
+        ("J_Bip_C_UpperChest", Some(Role::UpperChest)),
+        ("RightHandPinky1", Some(Role::RightLittle)),
+        ("", None),
+        ("éèà:::...", None),
+        ("Root", None),
+    ] {
+        assert_eq!(role_from_name(name), role, "{name}");
+    }
+}
+
+/// The test character (Godot names and convention, no fingers) keeps the palm and finger axes the
+/// nodes used before: the hand bone's +Z and +Y.
+#[test]
+fn godot_convention_without_fingers_keeps_the_bone_axes() {
+    let body: Vec<_> = reference()
+        .into_iter()
+        .filter(|b| !b.0.contains("Proximal"))
+        .collect();
+    let names: Vec<&str> = body.iter().map(|b| b.0).collect();
+    let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
+    let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
+    // Each arm bone's +Y runs to its child, +X toward the character's right.
+    let rest: Vec<(Vec3, Quat)> = body
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let child = body
+                .iter()
+                .position(|c| parents[body.iter().position(|x| x.0 == c.0).unwrap()] == i as i32);
+            let y = child
+                .map(|c| (body[c].2 - b.2).normalize())
+                .filter(|_| b.0.contains("Arm"))
+                .unwrap_or(Vec3::Y);
+            let z = Vec3::X.cross(y).normalize();
+            let x = y.cross(z);
+            (b.2, Quat::from_mat3(&glam::Mat3::from_cols(x, y, z)))
+        })
+        .collect();
+    let h = Humanoid::derive(&names, &parents, &rest);
+    for (s, hand) in [(0, "LeftHand"), (1, "RightHand")] {
+        let q = rest[index(hand) as usize].1;
+        assert!(vec_angle(h.palm[s], q * Vec3::Z) < 1e-4);
+        assert!(vec_angle(h.finger[s], q * Vec3::Y) < 1e-4);
+    }
+}
+
+/// Hostile skeletons: empty, a cycle of parents, NaN and huge poses, all bones at one point.
+#[test]
+fn hostile_skeletons_give_finite_rigs() {
+    let nan = (
+        Vec3::splat(f32::NAN),
+        Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+    );
+    let huge = (Vec3::splat(f32::MAX), Quat::IDENTITY);
+    let zero = (Vec3::ZERO, Quat::IDENTITY);
+    let names = [
+        "Hips",
+        "Head",
+        "LeftUpperArm",
+        "LeftLowerArm",
+        "LeftHand",
+        "RightHand",
+    ];
+    for rest in [[nan; 6], [huge; 6], [zero; 6]] {
+        for parents in [[-1, 0, 0, 2, 3, 0], [1, 0, 3, 2, 5, 4], [9, 9, 9, 9, 9, 9]] {
+            let h = Humanoid::derive(&names, &parents, &rest);
+            assert!(h.is_finite(), "{h:?}");
+            assert!(h.height > 0.0);
+        }
+    }
+    let empty: [&str; 0] = [];
+    let h = Humanoid::derive(&empty, &[], &[]);
+    assert_eq!(h.height, REFERENCE_HEIGHT);
+    assert_eq!(h.forward, Vec3::NEG_Z);
+}

@@ -1,0 +1,338 @@
+# timeout: 400
+extends EntwineTest
+## Every node on humanoids it was never tuned for (rig_generator.gd: each naming convention, random
+## per-bone rest rotations, scales 0.01 / 1 / 100 on the node above the skeleton, facing −Z or +Z,
+## twist bones between upper arm and forearm), with no bone name or axis set by hand. Figures are
+## printed as `rig <convention> scale <s> facing <±Z> twist <b>: …` (see the suite's log).
+
+const GEN := preload("res://tests/rig/rig_generator.gd")
+const SCALES := [0.01, 1.0, 100.0]
+
+var _rng := RandomNumberGenerator.new()
+
+
+## World transforms of [param bones] read during the next skeleton update (after the modifiers).
+func _world_poses(sk: Skeleton3D, bones: Array) -> Array[Transform3D]:
+	var captured: Array[Transform3D] = []
+	var read := func() -> Array[Transform3D]:
+		var out: Array[Transform3D] = []
+		for b in bones:
+			out.append(sk.global_transform * sk.get_bone_global_pose(b))
+		return out
+	var capture := func() -> void:
+		if captured.is_empty():
+			captured.assign(read.call())
+	sk.skeleton_updated.connect(capture)
+	for i in 5:
+		await process_frame
+		if not captured.is_empty():
+			break
+	sk.skeleton_updated.disconnect(capture)
+	return captured if not captured.is_empty() else read.call()
+
+
+func _cases() -> Array:
+	var out := []
+	var k := 0
+	for convention in GEN.CONVENTIONS:
+		for s in SCALES:
+			for facing in [-1.0, 1.0]:
+				out.append([convention, s, facing, k % 2 == 1])
+				k += 1
+	return out
+
+
+func _label(c: Array) -> String:
+	return "rig %s scale %s facing %sZ twist %s" % [c[0], c[1], "+" if c[2] > 0 else "-", c[3]]
+
+
+func test_limb_ik_finds_both_arms_and_reaches_random_targets() -> void:
+	_rng.seed = 15
+	for c in _cases():
+		var s: float = c[1]
+		var holder := add(GEN.build(c[0], Vector3.ONE * s, c[2], c[3], _rng)) as Node3D
+		var sk := holder.get_node("Skeleton3D") as Skeleton3D
+		var index: Dictionary = holder.get_meta("godot_index")
+		var worst := 0.0
+		for side in ["Left", "Right"]:
+			var ik := LimbIK.new()
+			ik.limb = LimbIK.LIMB_LEFT_ARM if side == "Left" else LimbIK.LIMB_RIGHT_ARM
+			sk.add_child(ik)
+			var expected := PackedStringArray()
+			for b in ["UpperArm", "LowerArm", "Hand"]:
+				expected.append(GEN.rename(side + b, c[0]))
+			check(ik.get_resolved_bones() == expected, "%s: %s arm found" % [_label(c), side], expected, ik.get_resolved_bones())
+			var bones := [index[side + "UpperArm"], index[side + "LowerArm"], index[side + "Hand"]]
+			var rest := await _world_poses(sk, bones)
+			var reach := rest[0].origin.distance_to(rest[1].origin) + rest[1].origin.distance_to(rest[2].origin)
+			check_near(reach, 0.54 * s, 0.001 * s, "%s: arm length in the world" % _label(c))
+			for t in 4:
+				var dir := Vector3(_rng.randf_range(-1, 1), _rng.randf_range(-1, 1), _rng.randf_range(-1, 1)).normalized()
+				var goal := rest[0].origin + dir * reach * _rng.randf_range(0.3, 0.9)
+				ik.target_transform = Transform3D(Basis.IDENTITY, goal)
+				var got := await _world_poses(sk, bones)
+				var err := got[2].origin.distance_to(goal)
+				worst = maxf(worst, err / s)
+				check(err <= 0.001 * s, "%s: %s hand within 1 mm × scale of a random target" % [_label(c), side], 0.001 * s, err)
+			ik.queue_free()
+		print("%s: limb_ik worst reach error %.4f mm (per unit scale)" % [_label(c), worst * 1000.0])
+		holder.queue_free()
+		await frames(1)
+
+
+func test_soldier_bearing_turns_eyes_right_and_salutes_with_no_settings() -> void:
+	_rng.seed = 16
+	for c in _cases():
+		var s: float = c[1]
+		var holder := add(GEN.build(c[0], Vector3.ONE * s, c[2], c[3], _rng)) as Node3D
+		var sk := holder.get_node("Skeleton3D") as Skeleton3D
+		var index: Dictionary = holder.get_meta("godot_index")
+		var facing: Vector3 = holder.get_meta("facing")
+		var bearing := SoldierBearing.new()
+		sk.add_child(bearing)
+		var ik := bearing.create_salute_ik()
+		var head: int = index["Head"]
+		var hand: int = index["RightHand"]
+		# The head's forward in its own frame, from the generator's facing (outside the rig code).
+		var head_forward_local := sk.get_bone_global_rest(head).basis.inverse() * facing
+		var right := facing.cross(Vector3.UP)
+		var head_at := holder.global_transform * sk.get_bone_global_rest(head).origin
+		var look := head_at + (holder.global_transform.basis * (right * 2.0 + facing * 1.0))
+		bearing.look_target = look
+		bearing.looking = true
+		bearing.saluting = true
+		for i in 40:
+			await physics_frames(1)
+		var poses := await _world_poses(sk, [head, hand])
+		var fwd := (poses[0].basis * head_forward_local).normalized()
+		var to := (look - poses[0].origin).normalized()
+		var look_err := rad_to_deg(fwd.angle_to(to))
+		check(look_err <= 5.0, "%s: eyes right on the target within 5°" % _label(c), 5.0, look_err)
+		var target := bearing.get_salute_target()
+		var hand_err := poses[1].origin.distance_to(target.origin)
+		check(bearing.get_salute_weight() > 0.99, "%s: salute raised" % _label(c), 1.0, bearing.get_salute_weight())
+		check(hand_err <= 0.01 * s, "%s: the saluting hand on its target within 1 cm × scale" % _label(c), 0.01 * s, hand_err)
+		var hand_to_head := poses[1].origin.distance_to(poses[0].origin) / s
+		check(hand_to_head < 0.3, "%s: the salute hand is near the head" % _label(c), "< 0.3", hand_to_head)
+		check(ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("RightHand", c[0]),
+			"%s: the salute LimbIK is on the right arm" % _label(c), GEN.rename("RightHand", c[0]), ik.get_resolved_bones())
+		print("%s: bearing look error %.2f°, salute hand error %.4f mm (per unit scale)" % [_label(c), look_err, hand_err / s * 1000.0])
+		holder.queue_free()
+		await frames(1)
+
+
+## Setting the hand bone after the bearing exists re-points its salute LimbIK: the new hand moves.
+func test_changing_the_salute_hand_rebuilds_its_limb_ik() -> void:
+	_rng.seed = 17
+	var holder := add(GEN.build("blender", Vector3.ONE, -1.0, false, _rng)) as Node3D
+	var sk := holder.get_node("Skeleton3D") as Skeleton3D
+	var index: Dictionary = holder.get_meta("godot_index")
+	var bearing := SoldierBearing.new()
+	sk.add_child(bearing)
+	var ik := bearing.create_salute_ik()
+	bearing.saluting = true
+	await physics_frames(5)
+	bearing.hand_bone = GEN.rename("LeftHand", "blender")
+	for i in 40:
+		await physics_frames(1)
+	check(ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[0] == GEN.rename("LeftUpperArm", "blender"),
+		"the salute LimbIK follows hand_bone", GEN.rename("LeftUpperArm", "blender"), ik.get_resolved_bones())
+	var poses := await _world_poses(sk, [index["LeftHand"]])
+	var err := poses[0].origin.distance_to(bearing.get_salute_target().origin)
+	check(err <= 0.01, "the new hand reaches the salute target", 0.01, err)
+
+
+## One warning per node, naming its path, the skeleton and what was tried.
+func test_a_rig_without_arms_warns_once_per_node_with_path_and_names_tried() -> void:
+	var holder := add(Node3D.new()) as Node3D
+	var sk := Skeleton3D.new()
+	sk.name = "Armless"
+	holder.add_child(sk)
+	sk.add_bone("torso")
+	sk.add_bone("skull")
+	sk.set_bone_parent(1, 0)
+	var ik := LimbIK.new()
+	ik.name = "ArmIK"
+	sk.add_child(ik)
+	for i in 5:
+		await frames(1)
+		ik.is_chain_valid()
+	var text := "LimbIK '%s': upper_bone is empty and no LeftUpperArm bone was found in skeleton '%s' (tried: <side>UpperArm" \
+		% [str(ik.get_path()), str(sk.get_path())]
+	check(logged_count(text) == 1, "one warning naming the LimbIK's path, the skeleton and the names tried", 1, logged_count(text))
+
+
+## HoldHandComponent finds the arm layer in the character's AnimationTree (the Blend2 whose filter
+## passes the arm bones), and none when no filtered node passes them.
+func test_arm_layer_parameters_are_detected_from_the_animation_tree() -> void:
+	var world := add(Node3D.new()) as Node3D
+	add_floor(world)
+	var comps := []
+	for i in 2:
+		var c := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
+		c.position = Vector3(i * 2.0, 0, 0)
+		if i == 1:
+			# This character's tree is its own copy, with the arm filter off.
+			var root := (c.animation_tree.tree_root as AnimationNodeBlendTree).duplicate(true) as AnimationNodeBlendTree
+			(root.get_node(&"arms") as AnimationNodeBlend2).filter_enabled = false
+			c.animation_tree.tree_root = root
+		world.add_child(c)
+		var comp := HoldHandComponent.new()
+		c.add_child(comp)
+		comps.append(comp)
+	await physics_frames(2)
+	check(comps[0].get_arm_layers() == PackedStringArray(["parameters/arms/blend_amount"]),
+		"the filtered arm blend is found", ["parameters/arms/blend_amount"], comps[0].get_arm_layers())
+	check(comps[1].get_arm_layers().is_empty(), "no filtered node, no arm layer", [], comps[1].get_arm_layers())
+	comps[1].arm_layer_parameters = PackedStringArray(["parameters/move/blend_amount"])
+	check(comps[1].get_arm_layers() == PackedStringArray(["parameters/move/blend_amount"]), "a set list wins",
+		["parameters/move/blend_amount"], comps[1].get_arm_layers())
+
+
+## A TestCharacter body (capsule, movement) whose skeleton is replaced by a generated rig (its
+## animation removed: the generated bones have other names). A rig facing +Z is turned to face the
+## body's −Z, as a glTF humanoid is placed.
+func _generated_character(c: Array, world: Node3D, at: Vector3) -> Array:
+	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
+	body.drive_animation = false
+	for n in ["Skeleton3D", "AnimationTree", "AnimationPlayer"]:
+		var old := body.get_node(n)
+		body.remove_child(old)
+		old.free()
+	var holder := GEN.build(c[0], Vector3.ONE * c[1], c[2], c[3], _rng)
+	if c[2] > 0.0:
+		holder.rotation.y = PI
+	body.add_child(holder)
+	body.position = at
+	world.add_child(body)
+	return [body, holder]
+
+
+## A pair of generated characters holds hands with no setting made by hand: each finds its hand
+## and arm, the pair walks, and the two hands stay on the shared contact.
+func test_hold_hand_pair_on_generated_rigs_walks_with_hands_together() -> void:
+	_rng.seed = 18
+	for c in _cases():
+		if c[1] != 1.0:
+			continue
+		var world := add(Node3D.new()) as Node3D
+		add_floor(world)
+		var room := HoldHandRoom.new()
+		world.add_child(room)
+		var made := []
+		var comps := []
+		for i in 2:
+			made.append(_generated_character(c, world, Vector3(i * 0.8, 0, 0)))
+			var comp := HoldHandComponent.new()
+			made[i][0].add_child(comp)
+			comps.append(comp)
+		await physics_frames(2)
+		var hands := [null, null]
+		for i in 2:
+			var holder: Node3D = made[i][1]
+			var sk := holder.get_node("Skeleton3D") as Skeleton3D
+			var bone: int = holder.get_meta("godot_index")["LeftHand" if i == 0 else "RightHand"]
+			sk.skeleton_updated.connect(func() -> void: hands[i] = sk.global_transform * sk.get_bone_global_pose(bone).origin)
+		check(comps[0].request(comps[1]) and comps[1].accept(), "%s: paired" % _label(c))
+		made[0][0].move_input = Vector3(0, 0, -1)
+		var worst := 0.0
+		var samples := 0
+		for f in 150:
+			await physics_frame
+			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and hands[0] != null and hands[1] != null:
+				samples += 1
+				worst = maxf(worst, (hands[0] as Vector3).distance_to(hands[1]))
+		var ik: LimbIK = comps[0].get_hand_ik()
+		check(ik != null and ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("LeftHand", c[0]),
+			"%s: the initiator's left hand is found" % _label(c), GEN.rename("LeftHand", c[0]), ik.get_resolved_bones() if ik else null)
+		check(samples > 30, "%s: hands held while walking" % _label(c), "> 30", samples)
+		check(worst <= 0.01, "%s: the two hands within 1 cm of each other" % _label(c), 0.01, worst)
+		print("%s: hold_hand worst hand gap %.3f mm over %d frames" % [_label(c), worst * 1000.0, samples])
+		world.queue_free()
+		await frames(2)
+
+
+## The palm of a generated hand, in the hand bone's own space, from the generator's bones (wrist →
+## knuckles for the fingers; perpendicular to them and to the index → little line, out of the palm).
+func _palm_local(holder: Node3D, side: String) -> Vector3:
+	var sk := holder.get_node("Skeleton3D") as Skeleton3D
+	var index: Dictionary = holder.get_meta("godot_index")
+	var at := func(n: String) -> Vector3: return sk.get_bone_global_rest(index[side + n]).origin
+	var wrist: Vector3 = at.call("Hand")
+	var knuckles: Vector3 = (at.call("IndexProximal") + at.call("MiddleProximal") + at.call("RingProximal") + at.call("LittleProximal")) / 4.0
+	var fingers := knuckles - wrist
+	var across: Vector3 = at.call("IndexProximal") - at.call("LittleProximal")
+	var palm := fingers.cross(across) if side == "Left" else across.cross(fingers)
+	return (sk.get_bone_global_rest(index[side + "Hand"]).basis.inverse() * palm).normalized()
+
+
+## A generated character walking along a wall touches it with the near hand, palm against it,
+## with no palm, finger or bone setting made by hand.
+func test_env_touch_on_generated_rigs_puts_the_palm_on_the_wall() -> void:
+	_rng.seed = 19
+	for c in _cases():
+		if c[1] != 1.0:
+			continue
+		for face_x in [-0.45, 0.45]:
+			var world := add(Node3D.new()) as Node3D
+			add_floor(world, 40.0)
+			var sign_x := signf(face_x)
+			var wall := add_box(Vector3(face_x + 0.1 * sign_x, 1.5, -2.0), Vector3(0.2, 3.0, 14.0), 2, world)
+			wall.collision_mask = 0
+			var made := _generated_character(c, world, Vector3(0, 0, 4))
+			var body: TestCharacter = made[0]
+			var holder: Node3D = made[1]
+			var node := EnvironmentInteractionStateMachine.new()
+			node.interactable_mask = 2
+			body.add_child(node)
+			body.move_input = Vector3(0, 0, -1)
+			node.move_input = Vector3(0, 0, -1)
+			var side := "Left" if face_x < 0.0 else "Right"
+			var what := "%s wall %s" % [_label(c), side]
+			var touched := await wait_until(func() -> bool: return node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH, 8.0)
+			check(touched, "%s: the hand reaches Touch" % what)
+			var sk := holder.get_node("Skeleton3D") as Skeleton3D
+			var hand_bone: int = holder.get_meta("godot_index")[side + "Hand"]
+			var palm_local := _palm_local(holder, side)
+			var worst_angle := 0.0
+			var worst_wrist := 0.0
+			var samples := 0
+			while touched and node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH and samples < 20:
+				var hand: Transform3D = (await _world_poses(sk, [hand_bone]))[0]
+				if node.get_state() != EnvironmentInteractionStateMachine.STATE_TOUCH:
+					break
+				samples += 1
+				var palm := (hand.basis.orthonormalized() * palm_local).normalized()
+				worst_angle = maxf(worst_angle, rad_to_deg(palm.angle_to(Vector3(sign_x, 0, 0))))
+				worst_wrist = maxf(worst_wrist, absf((face_x - hand.origin.x) * sign_x - 0.05))
+			check(samples >= 5, "%s: sampled the touch" % what, ">= 5", samples)
+			check(worst_angle <= 10.0, "%s: the palm faces the wall within 10°" % what, "<= 10°", worst_angle)
+			check(worst_wrist <= 0.05, "%s: the wrist within 5 cm of its place off the wall" % what, "<= 0.05", worst_wrist)
+			print("%s: env_touch palm angle error %.2f°, wrist off its place %.4f m over %d frames" % [what, worst_angle, worst_wrist, samples])
+			world.queue_free()
+			await frames(2)
+
+
+## A rig modelled in centimetres (rest pose ×100, node above scaled 0.01): the salute hand lands as
+## far from the head as on a 1.75 m rig in metres (the offset scales with the rig's height).
+func test_salute_offset_scales_with_the_rig() -> void:
+	var distances := []
+	for rest_scale in [1.0, 100.0]:
+		_rng.seed = 20
+		var holder := add(GEN.build("mixamo", Vector3.ONE / rest_scale, -1.0, false, _rng, rest_scale)) as Node3D
+		var sk := holder.get_node("Skeleton3D") as Skeleton3D
+		var index: Dictionary = holder.get_meta("godot_index")
+		var bearing := SoldierBearing.new()
+		sk.add_child(bearing)
+		bearing.create_salute_ik()
+		bearing.saluting = true
+		for i in 40:
+			await physics_frames(1)
+		var poses := await _world_poses(sk, [index["Head"], index["RightHand"]])
+		distances.append(poses[0].origin.distance_to(poses[1].origin))
+		holder.queue_free()
+		await frames(1)
+	# The seed's offset (0.14, 0.06, -0.08) m from the head is 0.172 m long.
+	check_near(distances[0], 0.172, 0.01, "salute hand 0.17 m from the head on a rig in metres")
+	check_near(distances[1], distances[0], 0.001, "the same in the world on a rig in centimetres")
+	print("rig mixamo in cm: salute hand %.4f m from the head (in metres: %.4f m)" % [distances[1], distances[0]])
