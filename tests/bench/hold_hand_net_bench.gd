@@ -37,6 +37,14 @@ func _side(name: String, mp: SceneMultiplayer) -> Dictionary:
 	var world := Node3D.new()
 	world.name = "World"
 	root.add_child(world)
+	var floor := StaticBody3D.new()
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = Vector3(200, 1, 200)
+	shape.shape = box
+	shape.position = Vector3(0, -0.5, 0)
+	floor.add_child(shape)
+	world.add_child(floor)
 	var room := HoldHandRoom.new()
 	room.name = "Room"
 	world.add_child(room)

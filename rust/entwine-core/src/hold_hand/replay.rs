@@ -35,6 +35,8 @@ use super::stream::{
     MAX_ANIM_VALUES, SHARED_MARK, TELEPORT,
 };
 
+/// Fastest vertical speed (m/s) accepted for the initiator's root: a long fall, not a lie.
+pub const MAX_FALL_SPEED: f32 = 60.0;
 /// A root farther than this from its last sample (m) was teleported.
 pub const TELEPORT_DISTANCE: f32 = 3.0;
 /// Longest a root is carried on (s) past the newest sample.
@@ -76,7 +78,8 @@ const ANIM_SLOTS: usize = 12;
 pub struct ReplayTuning {
     /// The rates the initiator sends at.
     pub rates: StreamRates,
-    /// Fastest the initiator's root may move between samples (m/s) without a teleport mark.
+    /// Fastest the initiator's root may move horizontally between samples (m/s) without a teleport
+    /// mark (vertically: [`MAX_FALL_SPEED`]).
     pub max_root_speed: f32,
     /// How fast a root glides from where this peer last showed it into the stream (m/s).
     pub blend_speed: f32,
@@ -312,9 +315,12 @@ impl PairReplay {
         let lost_track = before.is_none_or(|(u, _)| t - u > RESYNC_AFTER);
         if !teleport && !lost_track {
             let limit = tuning.max_root_speed.max(0.0);
+            // Horizontally at the speed limit; vertically as fast as anything falls.
             let too_fast = [before, after].into_iter().flatten().any(|(u, e)| {
                 let dt = (t - u).abs() as f32;
-                e.initiator.position.distance(p) > limit * dt + 0.01
+                let d = p - e.initiator.position;
+                Vec3::new(d.x, 0.0, d.z).length() > limit * dt + 0.01
+                    || d.y.abs() > MAX_FALL_SPEED * dt + 0.01
             });
             if too_fast {
                 self.too_fast += 1;

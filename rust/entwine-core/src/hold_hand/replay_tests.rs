@@ -143,17 +143,6 @@ fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
         last_truth = Some(truth_now);
         out.delays.push(rx.view_delay());
         // Measured from 1 s (after a start blend) to the end.
-        if std::env::var("REPLAY_TRACE").is_ok() {
-            println!(
-                "t {now:.3} view {:.3} delay {:.0} err {:.1} mm",
-                view.time,
-                rx.view_delay() * 1e3,
-                shown[0]
-                    .distance(truth_now[0])
-                    .max(shown[1].distance(truth_now[1]))
-                    * 1e3
-            );
-        }
         if view.time > 1.0 {
             out.errors.push(
                 shown[0]
@@ -383,10 +372,38 @@ fn junk_and_frames_before_a_key_frame_are_counted_not_shown() {
 }
 
 #[test]
-#[ignore]
-fn trace() {
-    let seed: u64 = std::env::var("REPLAY_SEED").map_or(2, |s| s.parse().unwrap());
-    let c = std::env::var("REPLAY_COND").map_or(2, |s| s.parse().unwrap());
-    let (_, net, _, _) = conditions().into_iter().nth(c).unwrap();
-    run(&net, seed, [None, None]);
+fn a_falling_initiator_is_not_refused_but_a_sideways_jump_is() {
+    let tuning = ReplayTuning::default();
+    let mut s = PairSender::default();
+    s.restart();
+    let mut rx = PairReplay::default();
+    let mut buf = [0u8; MAX_FRAME_BYTES];
+    let at = |y: f32, x: f32| PairSample {
+        initiator: Pose::new(Vec3::new(x, y, 0.0), Quat::IDENTITY),
+        recipient_local: Pose::new(FOLLOW, Quat::IDENTITY),
+        contact_rotation: Quat::IDENTITY,
+    };
+    for k in 0..10 {
+        // Falling at 40 m/s: a long fall, accepted.
+        let t = 1.0 + f64::from(k) * 0.1;
+        let n = s
+            .write(
+                t,
+                true,
+                at(100.0 - 4.0 * k as f32, 0.0),
+                offsets(),
+                None,
+                &mut buf,
+            )
+            .unwrap();
+        assert!(rx.receive(&buf[..n], t, true, &tuning).is_ok(), "frame {k}");
+    }
+    let n = s
+        .write(2.0, true, at(64.0, 3.0), offsets(), None, &mut buf)
+        .unwrap();
+    assert_eq!(
+        rx.receive(&buf[..n], 2.0, true, &tuning),
+        Err(Refused::TooFast),
+        "30 m/s sideways"
+    );
 }

@@ -213,8 +213,8 @@ pub struct HoldHandComponent {
     #[export(range = (0.0, 1.0, 0.01, suffix = "s"))]
     #[init(val = 0.1)]
     animation_interval: f32,
-    /// Fastest the initiator's root may move between two of its samples (m/s): frames that would
-    /// move it faster are refused and counted (`too_fast` in [method get_network_stats]), unless
+    /// Fastest the initiator's root may move horizontally between two of its samples (m/s; up or
+    /// down, 60 m/s, as fast as anything falls): frames that would move it faster are refused and counted (`too_fast` in [method get_network_stats]), unless
     /// the initiator marked a teleport ([method teleport]; at most one a second). Guards every peer
     /// against a lying or broken initiator.
     #[export(range = (0.5, 100.0, 0.5, suffix = "m/s"))]
