@@ -1552,21 +1552,33 @@ impl Squad {
             sum_h += h;
             sum_h2 += h * h;
             let nb = self.neighbour.get(s).copied().unwrap_or(NONE);
-            if nb != NONE {
-                let j = self.agent_of_slot[nb as usize];
-                if j != NONE && self.active[j as usize] {
-                    let nominal = self.slots[s].distance(self.slots[nb as usize]);
-                    let actual = self.pos[i].distance(self.pos[j as usize]);
-                    m.nearest_spacing_error = m.nearest_spacing_error.max((actual - nominal).abs());
-                }
+            let j = self.agent_of_slot.get(nb as usize).copied().unwrap_or(NONE);
+            if nb != NONE
+                && (nb as usize) < self.slots.len()
+                && s < self.slots.len()
+                && j != NONE
+                && self.active.get(j as usize) == Some(&true)
+            {
+                let nominal = self.slots[s].distance(self.slots[nb as usize]);
+                let actual = self.pos[i].distance(self.pos[j as usize]);
+                m.nearest_spacing_error = m.nearest_spacing_error.max((actual - nominal).abs());
             }
         }
         for &(s, t) in &self.pairs {
-            let (a, b) = (
-                self.agent_of_slot[s as usize],
-                self.agent_of_slot[t as usize],
-            );
-            if a != NONE && b != NONE && self.active[a as usize] && self.active[b as usize] {
+            // Pairs and slots can disagree for a frame while a re-form shrinks the squad.
+            let (Some(&a), Some(&b)) = (
+                self.agent_of_slot.get(s as usize),
+                self.agent_of_slot.get(t as usize),
+            ) else {
+                continue;
+            };
+            if a != NONE
+                && b != NONE
+                && self.active.get(a as usize) == Some(&true)
+                && self.active.get(b as usize) == Some(&true)
+                && (s as usize) < self.slots.len()
+                && (t as usize) < self.slots.len()
+            {
                 let nominal = self.slots[s as usize].distance(self.slots[t as usize]);
                 let actual = self.pos[a as usize].distance(self.pos[b as usize]);
                 m.spacing_error = m.spacing_error.max((actual - nominal).abs());
