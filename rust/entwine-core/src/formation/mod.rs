@@ -24,6 +24,7 @@ pub mod baseline;
 pub mod bearing;
 pub mod hash;
 pub mod keyframe;
+pub mod latency;
 pub mod net;
 pub mod record;
 pub mod rng;
@@ -33,7 +34,7 @@ pub mod squad;
 #[cfg(test)]
 mod scenario_tests;
 
-pub use agent::{AgentState, Gains, Thresholds};
+pub use agent::{AgentState, Gains, LatencyGains, Thresholds};
 pub use assign::Assigner;
 pub use baseline::{Baseline, BaselineFit};
 pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gesture};
