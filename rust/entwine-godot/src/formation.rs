@@ -17,8 +17,8 @@ use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::node::InternalMode;
 use godot::classes::{
     base_material_3d, CapsuleMesh, CharacterBody3D, DirAccess, FileAccess, INode3D, ImmediateMesh,
-    Mesh, MeshInstance3D, MultiMesh, MultiMeshInstance3D, Node3D, Skeleton3D, StandardMaterial3D,
-    Time,
+    Mesh, MeshInstance3D, MultiMesh, MultiMeshInstance3D, Node3D, RigidBody3D, Skeleton3D,
+    StandardMaterial3D, Time,
 };
 use godot::prelude::*;
 
@@ -27,6 +27,25 @@ use crate::net_clock::NetClock;
 
 mod bearing;
 pub use bearing::SoldierBearing;
+
+/// A child agent the game's physics moves: driven by velocity.
+#[derive(Clone)]
+enum Body {
+    /// `velocity` is set (and `move_and_slide()` called with `move_bodies`).
+    Character(Gd<CharacterBody3D>),
+    /// `linear_velocity` is set before the physics step.
+    Rigid(Gd<RigidBody3D>),
+}
+
+impl Body {
+    fn of(node: &Gd<Node3D>) -> Option<Self> {
+        if let Ok(c) = node.clone().try_cast::<CharacterBody3D>() {
+            Some(Self::Character(c))
+        } else {
+            node.clone().try_cast::<RigidBody3D>().ok().map(Self::Rigid)
+        }
+    }
+}
 
 /// Where the agents come from.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -195,10 +214,20 @@ pub struct FormationController {
     contract_settle: f32,
 
     /// Actuation latency, s (0..=1): agents act on commands this late. The controller compensates
-    /// (Smith predictor); internal agents also simulate it (for testing robustness).
+    /// (Smith predictor); internal agents also simulate it (for testing robustness). For body
+    /// agents it is the latency *assumed* until each agent's own is measured (see
+    /// [member measure_latency]); changing it starts the measurement over.
     #[export_group(name = "Latency and noise")]
     #[export(range = (0.0, 1.0, 0.001, suffix = "s"))]
     actuation_latency: f32,
+    /// Body agents: measure each agent's actuation latency — how long after a velocity command
+    /// its body moves with it, found by matching the commands of the last second against its
+    /// observed motion (robust to jitter and lost updates) — and use it for that agent: in the
+    /// prediction, the lead of its path, and its gain k1, lowered for slow agents as the seed
+    /// says (1.8 at 120 ms or less, 1.2 at 210 ms, at least half beyond). Read it with
+    /// [method get_agent_latency]. Off: every agent uses [member actuation_latency] and k1.
+    #[export]
+    measure_latency: bool,
     /// Internal agents only: standard deviation of a random displacement added every tick, m
     /// (0..=1), to test robustness.
     #[export(range = (0.0, 1.0, 0.0001, suffix = "m"))]
@@ -260,7 +289,7 @@ pub struct FormationController {
     formations: HashMap<String, FormationFile>,
     current: String,
     agents: Vec<Gd<Node3D>>,
-    bodies: Vec<Option<Gd<CharacterBody3D>>>,
+    bodies: Vec<Option<Body>>,
     peer_of_agent: Vec<i32>,
     children_seen: i32,
     multimesh: Option<Gd<MultiMesh>>,
@@ -344,6 +373,7 @@ impl INode3D for FormationController {
             contract_heading: cfg.contract_heading.to_degrees(),
             contract_settle: cfg.contract_settle,
             actuation_latency: 0.0,
+            measure_latency: true,
             step_noise: 0.0,
             networked: false,
             net_clock: NodePath::default(),
@@ -798,6 +828,28 @@ impl FormationController {
     pub fn get_agent_velocity(&self, index: i32) -> Vector3 {
         let v = self.squad.velocity(index.max(0) as usize);
         self.base().get_global_basis() * Vector3::new(v.x, 0.0, v.y)
+    }
+
+    /// Returns agent `index`'s actuation latency in seconds as the controller uses it: for body
+    /// agents with [member measure_latency], the latency measured from its motion once known
+    /// ([method is_agent_latency_measured]), else [member actuation_latency]. 0 out of range.
+    #[func]
+    pub fn get_agent_latency(&self, index: i32) -> f32 {
+        self.squad.agent_latency(index.max(0) as usize)
+    }
+
+    /// Returns whether agent `index`'s latency has been measured (body agents, after a second or
+    /// so of changing motion; internal and plain-node agents never are).
+    #[func]
+    pub fn is_agent_latency_measured(&self, index: i32) -> bool {
+        index >= 0 && self.squad.agent_latency_measured(index as usize)
+    }
+
+    /// Returns the position gain agent `index` uses outside transitions: [member k1] lowered for
+    /// its latency (see [member measure_latency]).
+    #[func]
+    pub fn get_agent_k1(&self, index: i32) -> f32 {
+        self.squad.agent_k1(index.max(0) as usize)
     }
 
     /// Returns agent `index`'s state: 0 idle, 1 moving, 2 aligning, 3 stabilizing.
@@ -1708,6 +1760,8 @@ impl FormationController {
                 1.0,
                 0.0,
             ),
+            measure_latency: self.measure_latency,
+            latency_gains: d.latency_gains,
             step_noise: check(19, "step_noise", self.step_noise, 0.0, 1.0, 0.0),
         };
         self.warned = warned;
@@ -1732,8 +1786,7 @@ impl FormationController {
         if !internal {
             for child in self.base().get_children().iter_shared() {
                 if let Ok(node) = child.try_cast::<Node3D>() {
-                    self.bodies
-                        .push(node.clone().try_cast::<CharacterBody3D>().ok());
+                    self.bodies.push(Body::of(&node));
                     self.agents.push(node);
                 }
             }
@@ -2045,12 +2098,26 @@ impl FormationController {
             rot.y = heading;
             node.set_rotation(rot);
             match self.bodies[i].clone() {
-                Some(mut body) => {
+                Some(Body::Character(mut body)) => {
                     let g = basis * Vector3::new(v.x, 0.0, v.y);
                     let old = body.get_velocity();
                     body.set_velocity(Vector3::new(g.x, old.y, g.z));
                     if self.move_bodies {
                         body.move_and_slide();
+                    }
+                }
+                Some(Body::Rigid(mut body)) => {
+                    // The physics step moves it at this velocity; gravity keeps the vertical part,
+                    // and the yaw is the squad's, so no spin about the vertical is left over.
+                    let g = basis * Vector3::new(v.x, 0.0, v.y);
+                    let old = body.get_linear_velocity();
+                    body.set_linear_velocity(Vector3::new(g.x, old.y, g.z));
+                    let spin = body.get_angular_velocity();
+                    if spin.y != 0.0 {
+                        body.set_angular_velocity(Vector3::new(spin.x, 0.0, spin.z));
+                    }
+                    if body.is_sleeping() && (g.x != 0.0 || g.z != 0.0) {
+                        body.set_sleeping(false);
                     }
                 }
                 None => {

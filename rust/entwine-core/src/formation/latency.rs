@@ -24,7 +24,7 @@ const FULL_SPREAD: f32 = 0.5;
 /// Forgetting rate per fully informative tick (a memory of about 1.5 s of movement).
 const RATE: f32 = 1.0 / 90.0;
 /// Informative ticks needed before an estimate replaces the assumed latency.
-const MIN_INFO: f32 = 20.0;
+const MIN_INFO: f32 = 10.0;
 
 /// Per-agent latency estimates for a squad. Allocates only in [`LatencyEstimator::resize`].
 #[derive(Clone, Debug, Default)]
@@ -108,8 +108,9 @@ impl LatencyEstimator {
         for k in 1..LAG_CANDIDATES {
             spread = spread.max(command(k).distance_squared(newest));
         }
-        let w = (spread.sqrt() / FULL_SPREAD).min(1.0);
-        if !(w > 1e-3) {
+        // Information grows with the square of the signal against the noise.
+        let w = (spread / (FULL_SPREAD * FULL_SPREAD)).min(1.0);
+        if !(w > 1e-4) {
             return;
         }
         let a = RATE * w;

@@ -438,10 +438,8 @@ impl Squad {
         let len = self.n * cols;
         self.lag.clear();
         self.lag.resize(self.n, self.delay_ticks as u8);
-        self.latency.resize(
-            if self.simulate { 0 } else { self.n },
-            self.delay_ticks as f32 * TICK,
-        );
+        self.latency
+            .resize(if self.simulate { 0 } else { self.n }, self.cfg.latency);
         self.delay_vel.clear();
         self.delay_vel.resize(len, Vec2::ZERO);
         self.delay_omega.clear();
@@ -461,7 +459,8 @@ impl Squad {
 
     /// Returns agent `i`'s actuation latency, s, as the controller uses it: for external agents
     /// with [`SquadConfig::measure_latency`], the latency measured from its motion once known
-    /// (see [`Squad::agent_latency_measured`]), else [`SquadConfig::latency`].
+    /// (see [`Squad::agent_latency_measured`]), else [`SquadConfig::latency`]. The predictor
+    /// rounds it to whole ticks.
     #[must_use]
     pub fn agent_latency(&self, i: usize) -> f32 {
         if i >= self.n {
@@ -470,7 +469,7 @@ impl Squad {
         if !self.simulate && self.cfg.measure_latency {
             self.latency.latency(i)
         } else {
-            self.delay_ticks as f32 * TICK
+            self.cfg.latency
         }
     }
 
