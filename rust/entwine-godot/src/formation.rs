@@ -38,11 +38,16 @@ enum Body {
 }
 
 impl Body {
+    /// The body `node` is, if any. A rigid body is kept awake from now on: a sleeping body does
+    /// not move with the velocity it is given.
     fn of(node: &Gd<Node3D>) -> Option<Self> {
         if let Ok(c) = node.clone().try_cast::<CharacterBody3D>() {
             Some(Self::Character(c))
         } else {
-            node.clone().try_cast::<RigidBody3D>().ok().map(Self::Rigid)
+            let mut rigid = node.clone().try_cast::<RigidBody3D>().ok()?;
+            rigid.set_can_sleep(false);
+            rigid.set_sleeping(false);
+            Some(Self::Rigid(rigid))
         }
     }
 }
@@ -2107,17 +2112,15 @@ impl FormationController {
                     }
                 }
                 Some(Body::Rigid(mut body)) => {
-                    // The physics step moves it at this velocity; gravity keeps the vertical part,
-                    // and the yaw is the squad's, so no spin about the vertical is left over.
+                    // The physics step moves it at this velocity (it is kept awake); gravity keeps
+                    // the vertical part, and the yaw is the squad's, so no spin about the vertical
+                    // is left over.
                     let g = basis * Vector3::new(v.x, 0.0, v.y);
                     let old = body.get_linear_velocity();
                     body.set_linear_velocity(Vector3::new(g.x, old.y, g.z));
                     let spin = body.get_angular_velocity();
                     if spin.y != 0.0 {
                         body.set_angular_velocity(Vector3::new(spin.x, 0.0, spin.z));
-                    }
-                    if body.is_sleeping() && (g.x != 0.0 || g.z != 0.0) {
-                        body.set_sleeping(false);
                     }
                 }
                 None => {

@@ -12,7 +12,7 @@
 //! differ from one another (a squad standing still, or marching at a constant velocity, says
 //! nothing about latency, and does not wash out what was learnt). Position noise adds the same
 //! mismatch to every candidate, and a lost update (the body keeps its previous command for a tick)
-//! is one tick's small error, so neither moves the minimum. An agent is *measured* once enough
+//! is one tick's error, clipped so that it cannot outweigh the ticks around it. An agent is *measured* once enough
 //! informative ticks were seen; until then the assumed latency stands.
 
 use glam::Vec2;
@@ -23,6 +23,9 @@ pub const LAG_CANDIDATES: usize = 61;
 const FULL_SPREAD: f32 = 0.5;
 /// Forgetting rate per fully informative tick (a memory of about 1.5 s of movement).
 const RATE: f32 = 1.0 / 90.0;
+/// Largest mismatch (m/s) one tick can add: a lost update or a shove during a sharp change of
+/// command is one bad tick, and must not outweigh a second of good ones.
+const CLIP: f32 = 0.25;
 /// Informative ticks needed before an estimate replaces the assumed latency.
 const MIN_INFO: f32 = 10.0;
 
@@ -116,7 +119,7 @@ impl LatencyEstimator {
         let a = RATE * w;
         let row = &mut self.err[i * LAG_CANDIDATES..(i + 1) * LAG_CANDIDATES];
         for (k, e) in row.iter_mut().enumerate() {
-            let m = seen.distance_squared(command(k)).min(100.0);
+            let m = seen.distance_squared(command(k)).min(CLIP * CLIP);
             *e += a * (m - *e);
         }
         let best = argmin(row);
