@@ -57,7 +57,8 @@ impl Body {
 #[godot(via = i64)]
 pub enum AgentSource {
     /// The controller's `Node3D` children. `CharacterBody3D` children are driven by velocity
-    /// (their `velocity` is set and, with `move_bodies`, `move_and_slide()` is called); other
+    /// (their `velocity` is set and, with `move_bodies`, `move_and_slide()` is called);
+    /// `RigidBody3D` children too (their `linear_velocity` is set for the physics step); other
     /// `Node3D` children are moved directly.
     #[default]
     Children,
@@ -79,7 +80,15 @@ const KIND_END_SALUTE: i64 = 7;
 ///
 /// **Agents** are the controller's [Node3D] children, or (with [member agent_source] = Internal)
 /// [member internal_agent_count] agents drawn with a [MultiMeshInstance3D]. [CharacterBody3D]
-/// children are driven by velocity so the game keeps its own movement and collisions. Everything
+/// and [RigidBody3D] children are driven by velocity so the game keeps its own movement and
+/// collisions: a character body's `velocity` is set (see [member move_bodies]); a rigid body's
+/// `linear_velocity` is set before each physics step, its vertical part left to gravity, its spin
+/// about the vertical cleared, and `can_sleep` is turned off (a sleeping body ignores the velocity
+/// it is given). Every body's yaw is set by the controller: lock a rigid body's rotation about X
+/// and Z (`axis_lock_angular_x`, `axis_lock_angular_z`) so it cannot tip over. Body agents may act
+/// on commands late (network, animation, the game's own movement): each one's latency is measured
+/// from its motion and compensated per agent ([member measure_latency],
+/// [method get_agent_latency]). Everything
 /// happens in the controller's local frame: move or turn the controller and the squad goes with it.
 ///
 /// **Formations** are `.ron` files in [member formations_dir] (the addon ships line, column,
@@ -119,7 +128,7 @@ const KIND_END_SALUTE: i64 = 7;
 pub struct FormationController {
     base: Base<Node3D>,
 
-    /// Children (Node3D / CharacterBody3D) or internal MultiMesh agents.
+    /// Children (Node3D / CharacterBody3D / RigidBody3D) or internal MultiMesh agents.
     #[export_group(name = "Agents")]
     #[export]
     #[var(set = set_agent_source)]
@@ -229,8 +238,11 @@ pub struct FormationController {
     /// its body moves with it, found by matching the commands of the last second against its
     /// observed motion (robust to jitter and lost updates) — and use it for that agent: in the
     /// prediction, the lead of its path, and its gain k1, lowered for slow agents as the seed
-    /// says (1.8 at 120 ms or less, 1.2 at 210 ms, at least half beyond). Read it with
-    /// [method get_agent_latency]. Off: every agent uses [member actuation_latency] and k1.
+    /// says ([member k1] kept up to 120 ms, two thirds of it at 210 ms — the seed's 1.8 → 1.2 —
+    /// and at least half of it beyond; [method get_agent_k1]). Measured once the body has moved
+    /// for a fraction of a second with changing commands, at a physics rate of at least the
+    /// controller's 60 Hz. Read it with [method get_agent_latency]. Off: every agent uses
+    /// [member actuation_latency] (internal agents always do), k1 lowered for it the same way.
     #[export]
     measure_latency: bool,
     /// Internal agents only: standard deviation of a random displacement added every tick, m
@@ -2089,7 +2101,7 @@ impl FormationController {
         );
     }
 
-    /// External agents: velocity for bodies, heading as rotation.y.
+    /// External agents: velocity for bodies (character or rigid), heading as rotation.y.
     fn drive_bodies(&mut self, dt: f32) {
         let basis = self.base().get_global_basis();
         for i in 0..self.agents.len().min(self.squad.len()) {
