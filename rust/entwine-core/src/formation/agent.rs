@@ -200,7 +200,12 @@ impl LatencyGains {
         let nominal = fix(self.nominal, 0.0, 1.0, d.nominal);
         Self {
             nominal,
-            reference: fix(self.reference, nominal + 1e-3, 2.0, d.reference.max(nominal + 1e-3)),
+            reference: fix(
+                self.reference,
+                nominal + 1e-3,
+                2.0,
+                d.reference.max(nominal + 1e-3),
+            ),
             factor: fix(self.factor, 0.0, 1.0, d.factor),
             floor: fix(self.floor, 0.0, 1.0, d.floor),
         }

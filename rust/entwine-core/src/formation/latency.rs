@@ -181,7 +181,9 @@ mod tests {
         for _ in 0..ticks {
             est.sensed(0);
             let h = &hist;
-            est.observe(0, pos, dt, |k| h[(head + LAG_CANDIDATES - 1 - k) % LAG_CANDIDATES]);
+            est.observe(0, pos, dt, |k| {
+                h[(head + LAG_CANDIDATES - 1 - k) % LAG_CANDIDATES]
+            });
             // A smoothstep move of about a metre in one second, then half a second still.
             t += dt;
             if t > 1.5 {
@@ -205,11 +207,17 @@ mod tests {
 
     #[test]
     fn measures_latency_from_motion_despite_noise_and_loss() {
-        for (seed, lag) in [0.0f32, 1.0, 3.0, 7.2, 12.6, 15.0, 30.0, 45.5].into_iter().enumerate() {
+        for (seed, lag) in [0.0f32, 1.0, 3.0, 7.2, 12.6, 15.0, 30.0, 45.5]
+            .into_iter()
+            .enumerate()
+        {
             let (got, measured) = run(lag, 0.03, 600, seed as u64 + 1);
             assert!(measured, "lag {lag}: not measured");
             let err_ms = (got - lag / 60.0).abs() * 1000.0;
-            assert!(err_ms <= 10.0, "lag {lag} ticks: got {got} s, off by {err_ms} ms");
+            assert!(
+                err_ms <= 10.0,
+                "lag {lag} ticks: got {got} s, off by {err_ms} ms"
+            );
         }
     }
 
@@ -228,7 +236,9 @@ mod tests {
         assert!(!est.measured(0));
         assert_eq!(est.latency(0), 0.25);
         // Unsensed ticks and a teleport observe nothing either; hostile input stays finite.
-        est.observe(0, Vec2::splat(f32::NAN), 1.0 / 60.0, |_| Vec2::splat(f32::INFINITY));
+        est.observe(0, Vec2::splat(f32::NAN), 1.0 / 60.0, |_| {
+            Vec2::splat(f32::INFINITY)
+        });
         est.break_track(0);
         est.observe(0, Vec2::new(1e30, 0.0), f32::NAN, |_| Vec2::ZERO);
         assert!(est.latency(0).is_finite());

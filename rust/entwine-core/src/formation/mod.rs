@@ -11,6 +11,8 @@
 //! * **Feedback** — [`agent`] holds the per-agent PID (k₁ 1.8, k₂ 1.5, k₃ 0.05, normalised angle
 //!   error, anti-windup) and the debounced idle/moving/aligning/stabilizing machine (0.05/0.03 m,
 //!   5 ticks); [`squad`] runs it at a fixed 60 Hz with soft-wall repulsion over a [`hash`] (O(N)).
+//!   [`latency`] measures each external agent's actuation latency from its motion; the squad uses
+//!   it per agent (predictor, lead, and k₁ lowered for slow agents by [`LatencyGains`]).
 //!
 //! [`bearing`] is the soldiers' upper body, orthogonal to the state machine: eyes right toward the
 //! rank's guide during a dress, the salute, rate-limited look math for a skeleton modifier.

@@ -899,16 +899,25 @@ fn a_third_of_the_squad_lagging_210_ms_is_measured_and_the_squad_meets_the_contr
                 spacing * 1000.0,
                 heading.to_degrees()
             );
-            assert!((0.0..=1.2).contains(&settle), "{name} n={n}: settle {settle}");
+            assert!(
+                (0.0..=1.2).contains(&settle),
+                "{name} n={n}: settle {settle}"
+            );
             assert!(spacing <= 0.05, "{name} n={n}: spacing {spacing}");
-            assert!(heading <= 3f32.to_radians(), "{name} n={n}: heading {heading}");
+            assert!(
+                heading <= 3f32.to_radians(),
+                "{name} n={n}: heading {heading}"
+            );
         }
         let mut worst = 0.0f32;
         for (i, l) in lag.iter().enumerate() {
             assert!(squad.agent_latency_measured(i), "agent {i} not measured");
             let got = squad.agent_latency(i);
             worst = worst.max((got - l).abs());
-            assert!((got - l).abs() <= 0.03, "agent {i}: lags {l} s, measured {got} s");
+            assert!(
+                (got - l).abs() <= 0.03,
+                "agent {i}: lags {l} s, measured {got} s"
+            );
             let k1 = squad.agent_k1(i);
             if i % 3 == 0 {
                 assert!((k1 - 1.2).abs() <= 0.25, "agent {i} at {got} s: k1 {k1}");
@@ -916,6 +925,9 @@ fn a_third_of_the_squad_lagging_210_ms_is_measured_and_the_squad_meets_the_contr
                 assert_eq!(k1, 1.8, "agent {i} at {got} s");
             }
         }
-        eprintln!("mixed latency {n} agents: worst latency estimate error {:.1} ms", worst * 1000.0);
+        eprintln!(
+            "mixed latency {n} agents: worst latency estimate error {:.1} ms",
+            worst * 1000.0
+        );
     }
 }

@@ -1492,7 +1492,8 @@ impl Squad {
             } else {
                 (Vec2::ZERO, 0.0)
             };
-            gains.k1 = (cfg.gains.k1 * cfg.latency_gains.k1_scale(self.agent_latency(i))).max(guide);
+            gains.k1 =
+                (cfg.gains.k1 * cfg.latency_gains.k1_scale(self.agent_latency(i))).max(guide);
             let (aim, aim_yaw) = (
                 target - pending_v * dt,
                 wrap_angle(target_yaw - pending_w * dt),
