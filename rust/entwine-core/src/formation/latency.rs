@@ -91,7 +91,7 @@ impl LatencyEstimator {
     /// the velocity commanded `k + 1` ticks ago (k in 0..[`LAG_CANDIDATES`]), `dt` the tick.
     /// Updates the estimate when the agent was sensed this tick and the last.
     pub fn observe(&mut self, i: usize, pos: Vec2, dt: f32, command: impl Fn(usize) -> Vec2) {
-        if i >= self.info.len() || !(dt > 0.0) {
+        if i >= self.info.len() || !dt.is_finite() || dt <= 0.0 {
             return;
         }
         let fresh = core::mem::replace(&mut self.fresh[i], false);
@@ -113,7 +113,7 @@ impl LatencyEstimator {
         }
         // Information grows with the square of the signal against the noise.
         let w = (spread / (FULL_SPREAD * FULL_SPREAD)).min(1.0);
-        if !(w > 1e-4) {
+        if w.is_nan() || w <= 1e-4 {
             return;
         }
         let a = RATE * w;
