@@ -7,7 +7,8 @@ extends EntwineTest
 ## 0 / 120 / 250 ms, two formations each, random starts up to 1 m from a slot with any heading,
 ## real physics steps. The contract: settle ≤ 1.2 s, then for the following second the spacing
 ## error over every neighbouring pair ≤ 5 cm and the heading standard deviation ≤ 3°. The squad
-## also measures each body's latency: it must find the delay line's.
+## also measures each body's latency: it must find the delay line's. One case stands the bodies
+## on a floor under gravity, frictionless against it as the class docs advise.
 
 const DT := 1.0 / 60.0
 
@@ -16,7 +17,10 @@ const DT := 1.0 / 60.0
 ## keep them apart), rotation locked about X and Z as the class docs advise. The controller's own
 ## physics step is off: the test ticks it once per physics frame, then the physics server moves the
 ## bodies.
-func _squad(count: int, latency: float) -> FormationController:
+##
+## With `friction` ≥ 0 the bodies instead stand on a floor under gravity: 1.7 m capsules on layer 2
+## that collide with the floor (layer 1) only, with that friction against it.
+func _squad(count: int, latency: float, friction := -1.0) -> FormationController:
 	var squad := FormationController.new()
 	squad.name = "Rigid"
 	squad.hot_reload = false
@@ -30,6 +34,20 @@ func _squad(count: int, latency: float) -> FormationController:
 		body.axis_lock_angular_x = true
 		body.axis_lock_angular_z = true
 		body.position = Vector3(i % 12, 0, i / 12)
+		if friction >= 0.0:
+			body.collision_layer = 2
+			body.collision_mask = 1
+			body.gravity_scale = 1.0
+			body.position.y = 0.85
+			var material := PhysicsMaterial.new()
+			material.friction = friction
+			body.physics_material_override = material
+			var shape := CollisionShape3D.new()
+			var capsule := CapsuleShape3D.new()
+			capsule.radius = 0.25
+			capsule.height = 1.7
+			shape.shape = capsule
+			body.add_child(shape)
 		squad.add_child(body)
 	return add(squad) as FormationController
 
@@ -41,8 +59,9 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 		bodies.append(squad.get_child(i) as RigidBody3D)
 	squad.form(f)
 	squad.snap_to_slots()
+	var y0 := bodies[0].position.y
 	for i in n:
-		bodies[i].position = squad.get_slot_position(i)
+		bodies[i].position = squad.get_slot_position(i) + Vector3(0, y0, 0)
 		bodies[i].linear_velocity = Vector3.ZERO
 	squad.advance(0.3)  # settles in place, so the same command is not a duplicate
 	var lag := int(round(latency * 60.0))
@@ -51,7 +70,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	for i in n:
 		var slot := squad.get_slot_position(i)
 		var offset := Vector2.from_angle(rng.randf() * TAU) * sqrt(rng.randf()) * 1.0
-		var p := slot + Vector3(offset.x, 0, offset.y)
+		var p := slot + Vector3(offset.x, y0, offset.y)
 		var yaw := rng.randf_range(-PI, PI)
 		bodies[i].global_transform = Transform3D(Basis(Vector3.UP, yaw), p)
 		bodies[i].linear_velocity = Vector3.ZERO
@@ -96,7 +115,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 			if held > 60:
 				break
 	for i in n:
-		drift = maxf(drift, absf(bodies[i].position.y))
+		drift = maxf(drift, absf(bodies[i].position.y - y0))
 		# The body's own yaw is the one the controller reports (it drives the rotation).
 		var yaw_gap := absf(angle_difference(bodies[i].rotation.y, squad.get_agent_heading(i)))
 		check(yaw_gap < 0.02, "%s: body %d faces the controller's heading" % [f, i], "< 0.02 rad", yaw_gap)
@@ -107,8 +126,10 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, got["heading_std"])]
 
 
-func _run_case(count: int, latency: float, formations: Array, seed: int) -> void:
-	var squad := _squad(count, latency)
+func _run_case(count: int, latency: float, formations: Array, seed: int, friction := -1.0) -> void:
+	if friction >= 0.0:
+		add_floor()
+	var squad := _squad(count, latency, friction)
 	await physics_frames(1)
 	squad.set_physics_process(false)
 	check(squad.get_agent_count() == count, "%d rigid bodies are the agents" % count, count, squad.get_agent_count())
@@ -116,7 +137,7 @@ func _run_case(count: int, latency: float, formations: Array, seed: int) -> void
 	rng.seed = seed
 	for f in formations:
 		var r: Array = await _trial(squad, f, latency, rng)
-		var tag := "%d rigid agents, %d ms, %s" % [count, int(latency * 1000.0), f]
+		var tag := "%d rigid agents, %d ms, %s%s" % [count, int(latency * 1000.0), f, "" if friction < 0.0 else ", on a floor (friction %.1f)" % friction]
 		check(r[0] >= 0.0, "%s: settles and holds for a second" % tag)
 		check(r[0] <= 1.2, "%s: settled within 1.2 s" % tag, "<= 1.2", r[0])
 		check(r[1] <= 0.05, "%s: spacing over every neighbouring pair within 5 cm" % tag, "<= 0.05", r[1])
@@ -154,3 +175,7 @@ func test_120_rigid_agents_at_120_ms() -> void:
 
 func test_120_rigid_agents_at_250_ms() -> void:
 	await _run_case(120, 0.25, ["wedge", "spiral", "line", "column"], 26)
+
+
+func test_37_rigid_agents_on_a_floor_at_120_ms() -> void:
+	await _run_case(37, 0.12, ["box", "arc"], 27, 0.0)

@@ -85,7 +85,9 @@ const KIND_END_SALUTE: i64 = 7;
 /// `linear_velocity` is set before each physics step, its vertical part left to gravity, its spin
 /// about the vertical cleared, and `can_sleep` is turned off (a sleeping body ignores the velocity
 /// it is given). Every body's yaw is set by the controller: lock a rigid body's rotation about X
-/// and Z (`axis_lock_angular_x`, `axis_lock_angular_z`) so it cannot tip over. Body agents may act
+/// and Z (`axis_lock_angular_x`, `axis_lock_angular_z`) so it cannot tip over, and give it no
+/// friction against the ground (a [PhysicsMaterial] with `friction` 0): friction brakes the
+/// velocity it is given every step, which the feedback then has to make up. Body agents may act
 /// on commands late (network, animation, the game's own movement): each one's latency is measured
 /// from its motion and compensated per agent ([member measure_latency],
 /// [method get_agent_latency]). Everything
