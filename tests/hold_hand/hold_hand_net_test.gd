@@ -171,23 +171,23 @@ func _unpaired(a: int, b: int) -> bool:
 	return _interaction_of(a) == [-1, 0] and _interaction_of(b) == [-1, 0]
 
 
-## This peer's view of the pair: both contact hands and both roots.
-func _view(a: int, b: int) -> Array:
-	return [
-		_chars[a].bone_global_position("LeftHand"),
-		_chars[b].bone_global_position("RightHand"),
-		_chars[b].global_position,
-		_chars[a].global_position,
-	]
+## Each character's contact hand as drawn, read in its own skeleton's `skeleton_updated` (the
+## skeleton puts its pose back once it has drawn, so another skeleton's handler would read the pose
+## before its modifiers).
+var _shown_hands := [Vector3.ZERO, Vector3.ZERO]
 
 
 ## Records this peer's view once both characters' final poses of a frame are computed (what is
-## drawn), with the view time of the physics frame they show.
+## drawn), with the view time of the physics frame they show: both contact hands (A's left, B's
+## right) and both roots.
 func _on_pose_shown(which: int) -> void:
-	_pose_frames[which] = Engine.get_process_frames()
-	if not _recording or _pose_frames[0] != _pose_frames[1]:
+	if not _recording:
 		return
+	_pose_frames[which] = Engine.get_process_frames()
 	var ids := _clients()
+	_shown_hands[which] = _chars[ids[which]].bone_global_position("LeftHand" if which == 0 else "RightHand")
+	if _pose_frames[0] != _pose_frames[1]:
+		return
 	var t: float = _comps[ids[0]].get_view_time()
 	if t <= 0.0 or (not _times.is_empty() and t == _times[_times.size() - 1]):
 		return
@@ -195,7 +195,8 @@ func _on_pose_shown(which: int) -> void:
 	_ticks.append(Engine.get_physics_frames())
 	_delays.append(_comps[ids[0]].get_view_delay())
 	_blends.append(_comps[ids[0]].get_view_blend())
-	_views.append_array(PackedVector3Array(_view(ids[0], ids[1])))
+	_views.append_array(PackedVector3Array([_shown_hands[0], _shown_hands[1],
+		_chars[ids[1]].global_position, _chars[ids[0]].global_position]))
 	for id in [ids[0], ids[1]]:
 		var ik: LimbIK = _comps[id].get_hand_ik()
 		_targets.append(ik.target_transform.origin if ik != null else Vector3.ZERO)
