@@ -611,6 +611,9 @@ impl HoldHandComponent {
         {
             Ok(_) => {
                 if let Some(mut partner) = self.get_partner() {
+                    // The partner may emit frozen_changed: while this guard is held, a handler may
+                    // call back into this component without a double borrow.
+                    let _reentrant = self.base_mut();
                     partner.bind_mut().heard_initiator();
                 }
             }
