@@ -23,7 +23,7 @@ pub mod stream;
 
 pub use contact::{
     constrain_shared_contact, shared_contact, ContactOutput, ContactSolver, ContactTuning,
-    HandInput, Hysteresis, ReachSphere,
+    palm_to_palm, HandInput, HandShape, Hysteresis, ReachSphere, GRIP_ALONG,
 };
 pub use follow::{FollowDriver, FollowTuning};
 pub use lifecycle::{Lifecycle, Phase, PhaseChange};

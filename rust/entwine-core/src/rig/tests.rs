@@ -284,6 +284,11 @@ fn every_convention_scale_and_facing_finds_the_bones_and_measures_the_body() {
                             h.leg_length[s]
                         );
                         assert!((h.hand_width[s] / scale - 0.06).abs() < 1e-3);
+                        // Knuckles 8 cm from the wrist, 6 cm across: a 16 × 8 × 2.8 cm hand.
+                        let size = h.hand_size([Side::Left, Side::Right][s]);
+                        assert!((size.length / scale - 0.16).abs() < 1e-3, "{what}: {size:?}");
+                        assert!((size.width / scale - 0.08).abs() < 1e-3, "{what}: {size:?}");
+                        assert!((size.thickness / scale - 0.028).abs() < 1e-3, "{what}: {size:?}");
                     }
                     assert!((h.shoulder_width / scale - 0.36).abs() < 1e-3);
                     // Hanging A-pose arms, palms toward the body, index finger forward: the left palm
@@ -370,6 +375,11 @@ fn godot_convention_without_fingers_keeps_the_bone_axes() {
         let q = rest[index(hand) as usize].1;
         assert!(vec_angle(h.palm[s], q * Vec3::Z) < 1e-4);
         assert!(vec_angle(h.finger[s], q * Vec3::Y) < 1e-4);
+        // Without fingers the hand is sized from the height (1.75 m: 18.9 × 8.75 × 3.06 cm).
+        let size = h.hand_size([Side::Left, Side::Right][s]);
+        assert!((size.length - 0.189).abs() < 1e-3, "{size:?}");
+        assert!((size.width - 0.0875).abs() < 1e-3, "{size:?}");
+        assert!((size.thickness - 0.030_625).abs() < 1e-4, "{size:?}");
     }
 }
 
