@@ -46,6 +46,11 @@ static func overlap(a: Array, b: Array) -> float:
 	return maxf(least, 0.0)
 
 
+## How far the box reaches from its centre along the unit [param n].
+static func extent_along(box: Array, n: Vector3) -> float:
+	return _radius(box, n)
+
+
 ## Distance from [param p] to the box (0 inside it).
 static func distance_to(box: Array, p: Vector3) -> float:
 	var d := p - (box[0] as Vector3)

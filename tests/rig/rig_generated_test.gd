@@ -6,6 +6,9 @@ extends EntwineTest
 ## printed as `rig <convention> scale <s> facing <±Z> twist <b>: …` (see the suite's log).
 
 const GEN := preload("res://tests/rig/rig_generator.gd")
+const HAND_BOX := preload("res://tests/lib/hand_box.gd")
+## The generated hand's thickness at the palm (a human hand's, about 3 cm for an 8 cm wide hand).
+const HAND_THICKNESS := 0.03
 const SCALES := [0.01, 1.0, 100.0]
 
 var _rng := RandomNumberGenerator.new()
@@ -192,14 +195,15 @@ func test_arm_layer_parameters_are_detected_from_the_animation_tree() -> void:
 ## A TestCharacter body (capsule, movement) whose skeleton is replaced by a generated rig (its
 ## animation removed: the generated bones have other names). A rig facing +Z is turned to face the
 ## body's −Z, as a glTF humanoid is placed.
-func _generated_character(c: Array, world: Node3D, at: Vector3) -> Array:
+func _generated_character(c: Array, world: Node3D, at: Vector3, holder_scale := -1.0) -> Array:
 	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
 	body.drive_animation = false
 	for n in ["Skeleton3D", "AnimationTree", "AnimationPlayer"]:
 		var old := body.get_node(n)
 		body.remove_child(old)
 		old.free()
-	var holder := GEN.build(c[0], Vector3.ONE * c[1], c[2], c[3], _rng)
+	var s: float = c[1] if holder_scale < 0.0 else holder_scale
+	var holder := GEN.build(c[0], Vector3.ONE * s, c[2], c[3], _rng)
 	if c[2] > 0.0:
 		holder.rotation.y = PI
 	body.add_child(holder)
@@ -208,46 +212,90 @@ func _generated_character(c: Array, world: Node3D, at: Vector3) -> Array:
 	return [body, holder]
 
 
-## A pair of generated characters holds hands with no setting made by hand: each finds its hand
-## and arm, the pair walks, and the two hands stay on the shared contact.
+## The generated hand on [param side] as a box in the skeleton's rest space: from the wrist toward
+## the knuckles for twice their distance (the finger tips), across the knuckles (index → little,
+## widened by a finger: × 4/3) and [constant HAND_THICKNESS] thick. Worked out from the generator's
+## bones, not from anything the nodes report.
+func _rest_hand_box(holder: Node3D, side: String) -> Array:
+	var sk := holder.get_node("Skeleton3D") as Skeleton3D
+	var index: Dictionary = holder.get_meta("godot_index")
+	var at := func(n: String) -> Vector3: return sk.get_bone_global_rest(index[side + n]).origin
+	var wrist: Vector3 = at.call("Hand")
+	var knuckles: Vector3 = (at.call("IndexProximal") + at.call("MiddleProximal") + at.call("RingProximal") + at.call("LittleProximal")) / 4.0
+	var across: Vector3 = at.call("IndexProximal") - at.call("LittleProximal")
+	return HAND_BOX.along(wrist, knuckles - wrist, across, 2.0 * wrist.distance_to(knuckles), across.length() * 4.0 / 3.0,
+		HAND_THICKNESS * (knuckles - wrist).length() / 0.08)
+
+
+## [param box] (in the skeleton's rest space of [param bone]) moved with the bone's current pose
+## into the world.
+func _posed_box(sk: Skeleton3D, bone: int, box: Array) -> Array:
+	var motion := sk.global_transform * sk.get_bone_global_pose(bone) * sk.get_bone_global_rest(bone).affine_inverse()
+	var axes: Array = box[1]
+	var half: Vector3 = box[2]
+	var out_axes := []
+	var out_half := Vector3.ZERO
+	for k in 3:
+		var a: Vector3 = motion.basis * (axes[k] as Vector3)
+		out_axes.append(a.normalized())
+		out_half[k] = half[k] * a.length()
+	return [motion * (box[0] as Vector3), out_axes, out_half]
+
+
+## A pair of generated characters holds hands with no setting made by hand, at scales 0.01, 1 and
+## 100 (the whole world scaled, bodies and rigs alike): each finds its hand and arm, the pair walks,
+## both hands stay within 1 cm × scale of the shared contact, and the two hands (boxes from the
+## generator's own bones) meet palm to palm, overlapping by at most 5 mm × scale.
 func test_hold_hand_pair_on_generated_rigs_walks_with_hands_together() -> void:
 	_rng.seed = 18
 	for c in _cases():
-		if c[1] != 1.0:
-			continue
+		var scale: float = c[1]
 		var world := add(Node3D.new()) as Node3D
+		world.scale = Vector3.ONE * scale
 		add_floor(world)
 		var room := HoldHandRoom.new()
 		world.add_child(room)
 		var made := []
 		var comps := []
 		for i in 2:
-			made.append(_generated_character(c, world, Vector3(i * 0.8, 0, 0)))
+			made.append(_generated_character(c, world, Vector3(i * 0.8, 0, 0), 1.0))
+			made[i][0].move_speed *= scale
 			var comp := HoldHandComponent.new()
 			made[i][0].add_child(comp)
 			comps.append(comp)
 		await physics_frames(2)
-		var hands := [null, null]
+		var boxes := [null, null]
+		# The contact as it was when the skeletons were posed (a physics tick may come in between).
+		var contacts := [Vector3.ZERO]
+		var rest_boxes := [_rest_hand_box(made[0][1], "Left"), _rest_hand_box(made[1][1], "Right")]
 		for i in 2:
 			var holder: Node3D = made[i][1]
 			var sk := holder.get_node("Skeleton3D") as Skeleton3D
 			var bone: int = holder.get_meta("godot_index")["LeftHand" if i == 0 else "RightHand"]
-			sk.skeleton_updated.connect(func() -> void: hands[i] = sk.global_transform * sk.get_bone_global_pose(bone).origin)
+			sk.skeleton_updated.connect(func() -> void:
+				boxes[i] = _posed_box(sk, bone, rest_boxes[i])
+				if i == 0:
+					contacts[0] = comps[0].get_contact_point())
 		check(comps[0].request(comps[1]) and comps[1].accept(), "%s: paired" % _label(c))
 		made[0][0].move_input = Vector3(0, 0, -1)
 		var worst := 0.0
+		var worst_overlap := 0.0
 		var samples := 0
 		for f in 150:
 			await physics_frame
-			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and hands[0] != null and hands[1] != null:
+			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and boxes[0] != null and boxes[1] != null:
 				samples += 1
-				worst = maxf(worst, (hands[0] as Vector3).distance_to(hands[1]))
+				var contact: Vector3 = contacts[0]
+				worst = maxf(worst, maxf(HAND_BOX.distance_to(boxes[0], contact), HAND_BOX.distance_to(boxes[1], contact)))
+				worst_overlap = maxf(worst_overlap, HAND_BOX.overlap(boxes[0], boxes[1]))
 		var ik: LimbIK = comps[0].get_hand_ik()
 		check(ik != null and ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("LeftHand", c[0]),
 			"%s: the initiator's left hand is found" % _label(c), GEN.rename("LeftHand", c[0]), ik.get_resolved_bones() if ik else null)
 		check(samples > 30, "%s: hands held while walking" % _label(c), "> 30", samples)
-		check(worst <= 0.01, "%s: the two hands within 1 cm of each other" % _label(c), 0.01, worst)
-		print("%s: hold_hand worst hand gap %.3f mm over %d frames" % [_label(c), worst * 1000.0, samples])
+		check(worst <= 0.01 * scale, "%s: both hands within 1 cm × scale of the shared contact" % _label(c), 0.01 * scale, worst)
+		check(worst_overlap <= 0.005 * scale, "%s: the hands overlap by at most 5 mm × scale" % _label(c), 0.005 * scale, worst_overlap)
+		print("%s: hold_hand hand to contact %.3f mm, hands overlap %.3f mm (per unit scale) over %d frames, k %.3f" % [
+			_label(c), worst * 1000.0 / scale, worst_overlap * 1000.0 / scale, samples, comps[0].get_proportion()])
 		world.queue_free()
 		await frames(2)
 
