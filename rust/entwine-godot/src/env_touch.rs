@@ -839,7 +839,7 @@ impl EnvironmentInteractionStateMachine {
         from: Vec3,
         toward: Vec3,
     ) -> Option<Vec3> {
-        let length = self.normal_ray_length;
+        let length = self.core.config().normal_ray_length;
         let dir = (toward - from).try_normalize()?;
         let to = from + dir * length;
         let [_, key] = self.keys().clone();
