@@ -120,15 +120,18 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 1)]
     interactable_mask: u32,
     /// The IK target stays this far off the surface, toward the shoulder (the hand's thickness).
+    /// Scaled by [member auto_proportions], like every length and speed of this node.
     #[export(range = (0.0, 0.3, 0.001, suffix = "m"))]
     #[init(val = 0.05)]
     surface_offset: f32,
     /// After a reset, the collider touched before stays preferred while it is at most this much
-    /// farther than the nearest one (keeps a corridor walk on one side).
+    /// farther than the nearest one (keeps a corridor walk on one side). Scaled by
+    /// [member auto_proportions].
     #[export(range = (0.0, 1.0, 0.01, suffix = "m"))]
     #[init(val = 0.1)]
     side_switch_margin: f32,
-    /// Length of the ray from the shoulder toward the contact that finds the surface normal.
+    /// Length of the ray from the shoulder toward the contact that finds the surface normal (scaled
+    /// by [member auto_proportions]).
     #[export(range = (0.0, 3.0, 0.01, suffix = "m"))]
     #[init(val = 0.5)]
     normal_ray_length: f32,
@@ -148,7 +151,8 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 500.0)]
     reset_rotation_speed: f32,
 
-    /// Search → Approach when the contact is this close to the character's origin.
+    /// Search → Approach when the contact is this close to the character's origin (scaled by
+    /// [member auto_proportions]).
     #[export_group(name = "Approach")]
     #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
     #[init(val = 2.0)]
@@ -174,7 +178,8 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 500.0)]
     approach_rotation_speed: f32,
 
-    /// Approach → Rise when the contact is this close to the shoulder.
+    /// Approach → Rise when the contact is this close to the shoulder (scaled by
+    /// [member auto_proportions]).
     #[export_group(name = "Rise")]
     #[export(range = (0.0, 3.0, 0.01, suffix = "m"))]
     #[init(val = 0.5)]
@@ -192,7 +197,8 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 1000.0)]
     rise_rotation_speed: f32,
 
-    /// Rise → Touch when the IK target is this close to its place on the surface…
+    /// Rise → Touch when the IK target is this close to its place on the surface (scaled by
+    /// [member auto_proportions])…
     #[export_group(name = "Touch")]
     #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
     #[init(val = 0.05)]
@@ -211,12 +217,14 @@ pub struct EnvironmentInteractionStateMachine {
     /// which lags behind the player with root motion. [method clear_move_input] goes back to velocity.
     #[var(get = get_move_input, set = set_move_input)]
     move_input: Vector3,
-    /// Moving away: the distance to the contact may grow this much past its lowest value.
+    /// Moving away: the distance to the contact may grow this much past its lowest value (scaled by
+    /// [member auto_proportions]).
     #[export_group(name = "Reset triggers")]
     #[export(range = (0.0, 0.5, 0.001, suffix = "m"))]
     #[init(val = 0.005)]
     moving_away_offset: f32,
-    /// Jumping: rising faster than this counts as a jump (the seed's `round(velocity.y) >= 1`).
+    /// Jumping: rising faster than this counts as a jump (the seed's `round(velocity.y) >= 1`;
+    /// scaled by [member auto_proportions]).
     #[export(range = (0.0, 20.0, 0.01, suffix = "m/s"))]
     #[init(val = 0.5)]
     jump_speed: f32,

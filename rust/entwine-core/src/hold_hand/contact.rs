@@ -625,7 +625,9 @@ mod tests {
             }
         }
         let radius = |bx: &(Vec3, [Vec3; 3], Vec3), n: Vec3| {
-            (0..3).map(|k| (bx.1[k].dot(n) * bx.2[k]).abs()).sum::<f32>()
+            (0..3)
+                .map(|k| (bx.1[k].dot(n) * bx.2[k]).abs())
+                .sum::<f32>()
         };
         axes.iter()
             .map(|&n| radius(&a, n) + radius(&b, n) - (b.0 - a.0).dot(n).abs())
@@ -681,8 +683,16 @@ mod tests {
             let (gi, pi, fi, bi) = world(out.initiator_target, &si);
             let (gr, pr, fr, br) = world(out.recipient_target, &sr);
             let tol = 1e-5 * scale.max(1.0);
-            assert!(gi.distance(out.contact) < tol, "{case}: {gi} vs {}", out.contact);
-            assert!(gr.distance(out.contact) < tol, "{case}: {gr} vs {}", out.contact);
+            assert!(
+                gi.distance(out.contact) < tol,
+                "{case}: {gi} vs {}",
+                out.contact
+            );
+            assert!(
+                gr.distance(out.contact) < tol,
+                "{case}: {gr} vs {}",
+                out.contact
+            );
             assert!(pi.dot(pr) < -0.9999, "{case}: palms face each other");
             assert!(fi.dot(fr) > 0.9999, "{case}: fingers side by side");
             // The initiator's palm faces back in the pair's frame: toward the recipient's hand.
@@ -690,7 +700,10 @@ mod tests {
             let overlap = box_overlap(bi, br);
             assert!(overlap < 1e-5 * scale.max(1.0), "{case}: overlap {overlap}");
             // The wrists are one hand's thickness apart.
-            let wrists = out.initiator_target.position.distance(out.recipient_target.position);
+            let wrists = out
+                .initiator_target
+                .position
+                .distance(out.recipient_target.position);
             assert!((wrists - 0.028 * scale).abs() < tol, "{case}: {wrists}");
         }
         // Degenerate hands give no grip.

@@ -286,9 +286,15 @@ fn every_convention_scale_and_facing_finds_the_bones_and_measures_the_body() {
                         assert!((h.hand_width[s] / scale - 0.06).abs() < 1e-3);
                         // Knuckles 8 cm from the wrist, 6 cm across: a 16 × 8 × 2.8 cm hand.
                         let size = h.hand_size([Side::Left, Side::Right][s]);
-                        assert!((size.length / scale - 0.16).abs() < 1e-3, "{what}: {size:?}");
+                        assert!(
+                            (size.length / scale - 0.16).abs() < 1e-3,
+                            "{what}: {size:?}"
+                        );
                         assert!((size.width / scale - 0.08).abs() < 1e-3, "{what}: {size:?}");
-                        assert!((size.thickness / scale - 0.028).abs() < 1e-3, "{what}: {size:?}");
+                        assert!(
+                            (size.thickness / scale - 0.028).abs() < 1e-3,
+                            "{what}: {size:?}"
+                        );
                     }
                     assert!((h.shoulder_width / scale - 0.36).abs() < 1e-3);
                     // Hanging A-pose arms, palms toward the body, index finger forward: the left palm

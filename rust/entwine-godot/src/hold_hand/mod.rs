@@ -5,9 +5,8 @@ mod room;
 use entwine_core::hold_hand::stream::{MAX_ANIM_VALUES, MAX_FRAME_BYTES};
 use entwine_core::hold_hand::{
     palm_to_palm, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
-    HandInput, HandShape,
-    HandOffsets, HandSample, Interaction, Lifecycle, PairReplay, PairSample, PairSender, Phase,
-    PlayerId, Refused, ReplayTuning, Role, StreamRates,
+    HandInput, HandOffsets, HandSample, HandShape, Interaction, Lifecycle, PairReplay, PairSample,
+    PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, StreamRates,
 };
 use entwine_core::kit::Pose;
 use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side};
@@ -109,23 +108,26 @@ pub struct HoldHandComponent {
     #[export]
     #[init(val = Vector3::new(-0.82, 0.0, 0.17))]
     follow_offset: Vector3,
-    /// Where the recipient is placed once when the pair starts, in the initiator's frame (1 m behind).
+    /// Where the recipient is placed once when the pair starts, in the initiator's frame (1 m behind;
+    /// scaled by [member auto_proportions]).
     #[export]
     #[init(val = Vector3::new(0.0, 0.0, 1.0))]
     preparation_offset: Vector3,
-    /// Follow speed per metre of distance to the follow point.
+    /// Follow speed per metre of distance to the follow point (a rate: the same at any size).
     #[export(range = (0.0, 100.0, 0.1, suffix = "1/s"))]
     #[init(val = 16.0)]
     spring_coefficient: f32,
-    /// Lowest follow speed once outside the stop radius.
+    /// Lowest follow speed once outside the stop radius (scaled by [member auto_proportions]).
     #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
     #[init(val = 12.0)]
     min_follow_speed: f32,
-    /// Highest follow speed, also while a recipient catches up after a wall held it back.
+    /// Highest follow speed, also while a recipient catches up after a wall held it back (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
     #[init(val = 24.0)]
     max_follow_speed: f32,
-    /// Distance under which the recipient snaps onto the follow point.
+    /// Distance under which the recipient snaps onto the follow point (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
     #[init(val = 0.02)]
     stop_radius: f32,
@@ -179,11 +181,13 @@ pub struct HoldHandComponent {
     #[export(range = (0.0, 1.0, 0.005, suffix = "s"))]
     #[init(val = 0.08)]
     contact_smooth_time: f32,
-    /// A disconnected pair's hands reconnect when the roots are this close.
+    /// A disconnected pair's hands reconnect when the roots are this close (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
     #[init(val = 1.1)]
     reconnect_distance: f32,
-    /// A connected pair's hands let go when the roots are farther apart than this.
+    /// A connected pair's hands let go when the roots are farther apart than this (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
     #[init(val = 1.51)]
     disconnect_distance: f32,
@@ -1642,15 +1646,9 @@ impl HoldHandComponent {
             return;
         };
         let distance = me.position.distance(partner_root.position);
-        let out = self.solver.step_in_frame(
-            &mine,
-            &theirs,
-            distance,
-            true,
-            &tuning,
-            dt,
-            pair_frame,
-        );
+        let out = self
+            .solver
+            .step_in_frame(&mine, &theirs, distance, true, &tuning, dt, pair_frame);
         self.runtime.contact = vector3(out.contact);
         if self.debug_draw {
             self.draw_debug(&out);
