@@ -165,6 +165,35 @@ func test_a_rig_without_arms_warns_once_per_node_with_path_and_names_tried() -> 
 	check(logged_count(text) == 1, "one warning naming the LimbIK's path, the skeleton and the names tried", 1, logged_count(text))
 
 
+## A squad of seven soldiers whose rig has no head: one warning for the squad, naming the soldier
+## whose bearing met it first and the squad, not seven identical ones.
+func test_a_squad_of_headless_rigs_warns_once_naming_a_soldier_and_the_squad() -> void:
+	var squad := add(FormationController.new()) as FormationController
+	squad.name = "HeadlessSquad"
+	for i in 7:
+		var soldier := Node3D.new()
+		soldier.name = "Soldier%d" % i
+		soldier.position = Vector3(i * 0.8, 0, 0)
+		var sk := Skeleton3D.new()
+		soldier.add_child(sk)
+		sk.add_bone("torso")
+		sk.add_bone("blob")
+		sk.set_bone_parent(1, 0)
+		sk.set_bone_rest(1, Transform3D(Basis.IDENTITY, Vector3(0, 0.5, 0)))
+		squad.add_child(soldier)
+	await physics_frames(3)
+	squad.dress()
+	for i in 10:
+		await frames(1)
+	var count := logged_count("no Head bone was found")
+	var once := logged_count("printed once for squad '%s'" % str(squad.get_path()))
+	print("headless squad: %d head warnings, %d naming the squad" % [count, once])
+	check(count == 1, "one head warning for the squad of seven", 1, count)
+	check(once == 1, "the warning names the squad", 1, once)
+	var named := logged_count("SoldierBearing '%s/Soldier" % str(squad.get_path()))
+	check(named == 1, "the warning names the soldier's bearing", 1, named)
+
+
 ## HoldHandComponent finds the arm layer in the character's AnimationTree (the Blend2 whose filter
 ## passes the arm bones), and none when no filtered node passes them.
 func test_arm_layer_parameters_are_detected_from_the_animation_tree() -> void:
@@ -195,7 +224,7 @@ func test_arm_layer_parameters_are_detected_from_the_animation_tree() -> void:
 ## A TestCharacter body (capsule, movement) whose skeleton is replaced by a generated rig (its
 ## animation removed: the generated bones have other names). A rig facing +Z is turned to face the
 ## body's −Z, as a glTF humanoid is placed.
-func _generated_character(c: Array, world: Node3D, at: Vector3, holder_scale := -1.0) -> Array:
+func _generated_character(c: Array, world: Node3D, at: Vector3, holder_scale := -1.0, arm := 1.0) -> Array:
 	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
 	body.drive_animation = false
 	for n in ["Skeleton3D", "AnimationTree", "AnimationPlayer"]:
@@ -203,7 +232,7 @@ func _generated_character(c: Array, world: Node3D, at: Vector3, holder_scale := 
 		body.remove_child(old)
 		old.free()
 	var s: float = c[1] if holder_scale < 0.0 else holder_scale
-	var holder := GEN.build(c[0], Vector3.ONE * s, c[2], c[3], _rng)
+	var holder := GEN.build(c[0], Vector3.ONE * s, c[2], c[3], _rng, 1.0, arm)
 	if c[2] > 0.0:
 		holder.rotation.y = PI
 	body.add_child(holder)
@@ -248,7 +277,24 @@ func _posed_box(sk: Skeleton3D, bone: int, box: Array) -> Array:
 ## generator's own bones) meet palm to palm, overlapping by at most 5 mm × scale.
 func test_hold_hand_pair_on_generated_rigs_walks_with_hands_together() -> void:
 	_rng.seed = 18
+	await _walk_pairs(_cases(), 1.0)
+
+
+## A short-armed pair (upper arm and forearm 0.6 of the reference's: 0.32 m arms on a 1.75 m body)
+## still reaches the shared contact, palm to palm, at each scale.
+func test_short_armed_pair_reaches_the_contact() -> void:
+	_rng.seed = 21
+	var cases := []
 	for c in _cases():
+		if c[0] in ["godot", "mixamo"]:
+			cases.append(c)
+	await _walk_pairs(cases, 0.6)
+
+
+## Walks a pair of generated characters (arms [param arm] times the reference's) for each case and
+## checks the grip's contract.
+func _walk_pairs(cases: Array, arm: float) -> void:
+	for c in cases:
 		var scale: float = c[1]
 		var world := add(Node3D.new()) as Node3D
 		world.scale = Vector3.ONE * scale
@@ -258,7 +304,7 @@ func test_hold_hand_pair_on_generated_rigs_walks_with_hands_together() -> void:
 		var made := []
 		var comps := []
 		for i in 2:
-			made.append(_generated_character(c, world, Vector3(i * 0.8, 0, 0), 1.0))
+			made.append(_generated_character(c, world, Vector3(i * 0.8, 0, 0), 1.0, arm))
 			made[i][0].move_speed *= scale
 			var comp := HoldHandComponent.new()
 			made[i][0].add_child(comp)
@@ -294,8 +340,8 @@ func test_hold_hand_pair_on_generated_rigs_walks_with_hands_together() -> void:
 		check(samples > 30, "%s: hands held while walking" % _label(c), "> 30", samples)
 		check(worst <= 0.01 * scale, "%s: both hands within 1 cm × scale of the shared contact" % _label(c), 0.01 * scale, worst)
 		check(worst_overlap <= 0.005 * scale, "%s: the hands overlap by at most 5 mm × scale" % _label(c), 0.005 * scale, worst_overlap)
-		print("%s: hold_hand hand to contact %.3f mm, hands overlap %.3f mm (per unit scale) over %d frames, k %.3f" % [
-			_label(c), worst * 1000.0 / scale, worst_overlap * 1000.0 / scale, samples, comps[0].get_proportion()])
+		print("%s arms %.1f: hold_hand hand to contact %.3f mm, hands overlap %.3f mm (per unit scale) over %d frames, k %.3f" % [
+			_label(c), arm, worst * 1000.0 / scale, worst_overlap * 1000.0 / scale, samples, comps[0].get_proportion()])
 		world.queue_free()
 		await frames(2)
 
