@@ -4,7 +4,7 @@ extends RefCounted
 ## run along the bones), facing −Z or +Z, optionally with a twist bone between each upper arm and
 ## forearm. The scale goes on the node above the skeleton.
 
-const CONVENTIONS := ["godot", "blender", "underscore", "mixamo", "vrm", "vroid"]
+const CONVENTIONS := ["godot", "blender", "underscore", "mixamo", "vrm", "vroid", "rigify"]
 
 ## Godot name -> [parent, model-space position] of the reference body (facing −Z), its upper arms
 ## and forearms [param arm] times the reference's 0.28 and 0.26 m.
@@ -82,6 +82,17 @@ static func rename(godot: String, convention: String) -> String:
 			var m := {"IndexProximal": "Index1", "MiddleProximal": "Middle1", "RingProximal": "Ring1",
 				"LittleProximal": "Little1"}
 			return "J_Bip_%s_%s" % [side if side != "" else "C", m.get(base, base)]
+		"rigify":
+			# Rigify's deform bones: a numbered torso (no bone called hips, neck or head).
+			var torso := {"Root": "root", "Hips": "DEF-spine", "Spine": "DEF-spine.001", "Chest": "DEF-spine.002",
+				"UpperChest": "DEF-spine.003", "Neck": "DEF-spine.004", "Head": "DEF-spine.005"}
+			if side == "":
+				return torso.get(base, base)
+			var m := {"UpperArm": "upper_arm", "LowerArm": "forearm", "Hand": "hand", "Shoulder": "shoulder",
+				"UpperLeg": "thigh", "LowerLeg": "shin", "Foot": "foot", "Toes": "toe",
+				"IndexProximal": "f_index.01", "MiddleProximal": "f_middle.01", "RingProximal": "f_ring.01",
+				"LittleProximal": "f_pinky.01"}
+			return "DEF-%s.%s" % [m.get(base, base), side]
 	return godot
 
 
@@ -104,7 +115,8 @@ static func build(convention: String, scale: Vector3, facing_z: float, twist: bo
 		var pos: Vector3 = turn * (entry[2] as Vector3) * rest_scale
 		var parent_index: int = -1 if parent == "" else index[parent]
 		if twist and name.ends_with("LowerArm"):
-			var t := sk.add_bone(rename(parent, convention) + "_twist")
+			# Rigify splits the upper arm in two numbered segments (`DEF-upper_arm.L.001`).
+			var t := sk.add_bone(rename(parent, convention) + (".001" if convention == "rigify" else "_twist"))
 			sk.set_bone_parent(t, parent_index)
 			var tg := Transform3D(_random_basis(rng), ((global[parent] as Transform3D).origin + pos) * 0.5)
 			sk.set_bone_rest(t, (global[parent] as Transform3D).affine_inverse() * tg)

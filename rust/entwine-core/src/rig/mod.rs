@@ -7,7 +7,8 @@
 //! * **which bone plays which [`Role`]**, from the name: Godot's humanoid profile (`LeftUpperArm`;
 //!   also what a `BoneMap` retarget produces), Blender's `upper_arm.l` / `upper_arm.L` /
 //!   `UpperArm_L` / `L_UpperArm` (with any `_Armature`-style suffix), Mixamo's `mixamorig:LeftArm`,
-//!   VRM / VRoid's `leftUpperArm` / `J_Bip_L_UpperArm`, 3ds Max's `Bip01 L UpperArm`, `thigh`, `calf`,
+//!   VRM / VRoid's `leftUpperArm` / `J_Bip_L_UpperArm`, 3ds Max's `Bip01 L UpperArm`, Rigify's
+//!   `DEF-upper_arm.L` and numbered torso (`DEF-spine` … `DEF-spine.006`), `thigh`, `calf`,
 //!   `clavicle`, `forearm`… Names are split into words (separators, camel case, digits), the side
 //!   words (`l`, `left`, `r`, `right`) are taken out and the rest is looked up. Control, twist, roll,
 //!   IK and end bones are never chosen; among several candidates the one nearest the root wins. A
@@ -429,6 +430,32 @@ impl Humanoid {
                     best_depth[role as usize] = d;
                     bones[role as usize] = Some(i);
                 }
+            }
+        }
+        // Rigify numbers its torso: `spine` (the pelvis), `spine.001` … up to the head (`DEF-`
+        // prefixes are noise, `ORG-`/`MCH-` bones are skipped), so no bone is called hips or head.
+        // With neither found by name, a chain of at least four bones named only "spine" (plus a
+        // number) is read that way, in depth order: hips, spine, chest, upper chest (with six or
+        // more), the neck (third from the end with seven or more, else second), the head (last).
+        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_none() {
+            let mut chain: Vec<(usize, usize)> = names
+                .iter()
+                .enumerate()
+                .take(n)
+                .filter(|(_, name)| role_from_name(name.as_ref()) == Some(Role::Spine))
+                .map(|(i, _)| (depth(i), i))
+                .collect();
+            chain.sort_unstable();
+            let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
+            let len = c.len();
+            if len >= 4 {
+                let neck = if len >= 7 { len - 3 } else { len - 2 };
+                bones[Role::Hips as usize] = Some(c[0]);
+                bones[Role::Spine as usize] = Some(c[1]);
+                bones[Role::Chest as usize] = (neck > 2).then(|| c[2]);
+                bones[Role::UpperChest as usize] = (neck > 3).then(|| c[3]);
+                bones[Role::Neck as usize] = Some(c[neck]);
+                bones[Role::Head as usize] = Some(c[len - 1]);
             }
         }
         // Chains whose middle bones have unknown names: take them from the hierarchy.

@@ -83,9 +83,10 @@ enum Convention {
     Mixamo,
     Vrm,
     VRoid,
+    Rigify,
 }
 
-const CONVENTIONS: [Convention; 7] = [
+const CONVENTIONS: [Convention; 8] = [
     Convention::Godot,
     Convention::BlenderDot,
     Convention::Underscore,
@@ -93,6 +94,7 @@ const CONVENTIONS: [Convention; 7] = [
     Convention::Mixamo,
     Convention::Vrm,
     Convention::VRoid,
+    Convention::Rigify,
 ];
 
 /// The bone's name in a convention, from its Godot name.
@@ -178,6 +180,31 @@ fn rename(godot: &str, c: Convention) -> String {
                 side.map_or("C".to_string(), |s| s.to_string())
             )
         }
+        Convention::Rigify => {
+            let b = match base {
+                "Root" => return "root".to_string(),
+                "Hips" => return "DEF-spine".to_string(),
+                "Spine" => return "DEF-spine.001".to_string(),
+                "Chest" => return "DEF-spine.002".to_string(),
+                "UpperChest" => return "DEF-spine.003".to_string(),
+                "Neck" => return "DEF-spine.004".to_string(),
+                "Head" => return "DEF-spine.005".to_string(),
+                "UpperArm" => "upper_arm",
+                "LowerArm" => "forearm",
+                "Hand" => "hand",
+                "Shoulder" => "shoulder",
+                "UpperLeg" => "thigh",
+                "LowerLeg" => "shin",
+                "Foot" => "foot",
+                "Toes" => "toe",
+                "IndexProximal" => "f_index.01",
+                "MiddleProximal" => "f_middle.01",
+                "RingProximal" => "f_ring.01",
+                "LittleProximal" => "f_pinky.01",
+                other => other,
+            };
+            format!("DEF-{b}.{}", side_word("L", "R"))
+        }
     }
 }
 
@@ -212,8 +239,12 @@ fn generate(c: Convention, scale: f32, facing_z: f32, rng: &mut Lcg, twist: bool
         if twist && name.ends_with("LowerArm") {
             let upper = g.index[parent];
             let mid = (g.rest[upper].0 + turn * (pos * scale)) * 0.5;
-            g.names
-                .push(format!("{}_twist", rename(parent, c)).replace(":", "_"));
+            // Rigify splits the upper arm in two numbered segments (`upper_arm.L.001`).
+            let twist_name = match c {
+                Convention::Rigify => format!("{}.001", rename(parent, c)),
+                _ => format!("{}_twist", rename(parent, c)).replace(":", "_"),
+            };
+            g.names.push(twist_name);
             g.parents.push(parent_index);
             g.rest.push((mid, rng.quat()));
             parent_index = g.names.len() as i32 - 1;
