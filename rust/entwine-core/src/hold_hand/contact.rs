@@ -4,7 +4,9 @@
 //! offset; radius = upper + lower segment lengths). The preferred contact (midpoint of the two
 //! current hand contacts) is constrained into the spheres' intersection by [`constrain_shared_contact`],
 //! smoothed, and re-projected. Connection uses hysteresis on the roots' distance, and the IK weight
-//! fades linearly in and out.
+//! fades linearly in and out. [`palm_to_palm`] gives each hand its offset and rotation for a real
+//! grip (palms against each other, the middle of each palm on the contact) in the pair's frame,
+//! which [`ContactSolver::step_in_frame`] then uses as the contact's rotation.
 
 use glam::{Quat, Vec3};
 
