@@ -3,10 +3,15 @@ extends EntwineTest
 ## HoldHandComponent on two (or three) test characters in one scene, through its public API.
 
 const CHARACTER := preload("res://characters/test_character.tscn")
+const HAND_BOX := preload("res://tests/lib/hand_box.gd")
 
 var room: HoldHandRoom
 ## Hand world positions recorded during each skeleton update, keyed by skeleton.
 var _hands := {}
+## The hand's visible box (its mesh, in the world) recorded with [member _hands].
+var _hand_boxes := {}
+## The shared contact when the skeletons were posed (a physics tick may come in between).
+var _contact_at_pose := Vector3.ZERO
 
 
 ## Builds a floor, a room and `count` characters with components; returns [characters, components].
@@ -45,10 +50,21 @@ func _record_hands(character: TestCharacter, bone: String) -> void:
 	var index := skeleton.find_bone(bone)
 	var lower := skeleton.get_bone_parent(index)
 	var upper := skeleton.get_bone_parent(lower)
+	# The test character draws each hand as a box mesh on a BoneAttachment3D: the hand's real volume.
+	var mesh: MeshInstance3D = null
+	for child in skeleton.get_node("Att_" + bone).get_children():
+		if child is MeshInstance3D and (child as MeshInstance3D).mesh is BoxMesh:
+			mesh = child
+	var size: Vector3 = (mesh.mesh as BoxMesh).size
+	var local := mesh.transform
 	skeleton.skeleton_updated.connect(func() -> void:
 		var g := skeleton.global_transform
 		_hands[character] = [g * skeleton.get_bone_global_pose(upper).origin,
-			g * skeleton.get_bone_global_pose(lower).origin, g * skeleton.get_bone_global_pose(index).origin])
+			g * skeleton.get_bone_global_pose(lower).origin, g * skeleton.get_bone_global_pose(index).origin]
+		_hand_boxes[character] = HAND_BOX.from_frame(g * skeleton.get_bone_global_pose(index) * local, Vector3.ZERO, size)
+		var component := character.get_node_or_null("HoldHand") as HoldHandComponent
+		if component != null and component.get_role() == HoldHandComponent.ROLE_INITIATOR:
+			_contact_at_pose = component.get_contact_point())
 
 
 func test_request_accept_runs_the_phases_with_one_preparation_frame() -> void:
@@ -160,6 +176,8 @@ func test_pair_walks_with_turns_hands_meet_and_recipient_follows() -> void:
 		[Vector3(0, 0, 1), 2.5], [Vector3.ZERO, 1.5]]
 	var max_root_error := 0.0
 	var max_contact_gap := 0.0
+	var max_overlap := 0.0
+	var max_wrists := 0.0
 	var contact_samples := 0
 	var root_samples := 0
 	var bad := 0
@@ -185,7 +203,13 @@ func test_pair_walks_with_turns_hands_meet_and_recipient_follows() -> void:
 					bad += 1
 			if ia.are_hands_connected() and ia.has_shared_reach() and comps[1].get_hand_weight() >= 0.999:
 				contact_samples += 1
-				max_contact_gap = maxf(max_contact_gap, (ha[2] as Vector3).distance_to(hb[2]))
+				# The hands' volumes (their meshes' boxes) both reach the shared contact and do not
+				# pass through each other.
+				var contact := _contact_at_pose
+				max_contact_gap = maxf(max_contact_gap, maxf(HAND_BOX.distance_to(_hand_boxes[a], contact),
+					HAND_BOX.distance_to(_hand_boxes[b], contact)))
+				max_overlap = maxf(max_overlap, HAND_BOX.overlap(_hand_boxes[a], _hand_boxes[b]))
+				max_wrists = maxf(max_wrists, (ha[2] as Vector3).distance_to(hb[2]))
 			# While the hands are held, elbows bend toward the body-derived pole (back, out, a little
 			# down) and never jump to the other side of the shoulder→hand line between two frames.
 			var held: bool = ia.are_hands_connected() and comps[0].get_hand_weight() >= 0.999
@@ -209,15 +233,36 @@ func test_pair_walks_with_turns_hands_meet_and_recipient_follows() -> void:
 					flips += 1
 					print("elbow flip: arm %d at frame %d of leg %s, bend %s, previous %s, pole %s, line %s, sin %.3f, hand %s" % [k, f, leg, bend, last_bend[k], pole_perp.normalized(), line, pole_perp.length() / pole.length(), j])
 				last_bend[k] = bend
-	print("hold_hand walk: root error max %.4f m over %d samples; hand gap max %.4f m over %d samples" % [
-		max_root_error, root_samples, max_contact_gap, contact_samples])
+	print("hold_hand walk: root error max %.4f m over %d samples; hand to contact max %.4f m, hand boxes overlap max %.4f m, wrists apart max %.4f m over %d samples" % [
+		max_root_error, root_samples, max_contact_gap, max_overlap, max_wrists, contact_samples])
 	check(root_samples > 300 and max_root_error <= 0.02, "recipient root within 2 cm of its follow target on straight stretches",
 		"<= 0.02 m", max_root_error)
-	check(contact_samples > 300 and max_contact_gap <= 0.01, "hands within 1 cm of each other while connected",
+	check(contact_samples > 300 and max_contact_gap <= 0.01, "both hands within 1 cm of the shared contact while connected",
 		"<= 0.01 m", max_contact_gap)
+	check(max_overlap <= 0.005, "the hands' boxes overlap by at most 5 mm (palm to palm, not through each other)",
+		"<= 0.005 m", max_overlap)
 	check(bad == 0, "no NaN in the hands", 0, bad)
 	check(flips == 0, "elbows bend toward the body pole and never flip sides", 0, flips)
 	check(connections == [true], "hands connect once and never flicker", [true], connections)
+
+
+## With the grip off and no offsets, both wrists go to the one contact point: the measure above
+## sees the two hands pass through each other.
+func test_without_the_grip_the_hands_pass_through_each_other() -> void:
+	var s: Array = await _scene()
+	var chars: Array = s[0]
+	var comps: Array = s[1]
+	comps[0].auto_grip = false
+	_record_hands(chars[0], "LeftHand")
+	_record_hands(chars[1], "RightHand")
+	await _pair(comps)
+	await physics_frames(60)
+	check(comps[1].get_hand_weight() >= 0.999, "hands held")
+	var overlap: float = HAND_BOX.overlap(_hand_boxes[chars[0]], _hand_boxes[chars[1]])
+	var wrists: float = (_hands[chars[0]][2] as Vector3).distance_to(_hands[chars[1]][2])
+	print("hold_hand without the grip: hand boxes overlap %.4f m, wrists apart %.4f m" % [overlap, wrists])
+	check(overlap > 0.02, "the hands pass through each other", "> 0.02 m", overlap)
+	check(comps[0].get_grip().is_empty() == false, "the grip still reports the hand it found")
 
 
 func test_hysteresis_boundary_does_not_flicker() -> void:

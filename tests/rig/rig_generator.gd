@@ -4,10 +4,11 @@ extends RefCounted
 ## run along the bones), facing −Z or +Z, optionally with a twist bone between each upper arm and
 ## forearm. The scale goes on the node above the skeleton.
 
-const CONVENTIONS := ["godot", "blender", "underscore", "mixamo", "vrm", "vroid"]
+const CONVENTIONS := ["godot", "blender", "underscore", "mixamo", "vrm", "vroid", "rigify"]
 
-## Godot name -> [parent, model-space position] of the reference body (facing −Z).
-static func reference_body() -> Array:
+## Godot name -> [parent, model-space position] of the reference body (facing −Z), its upper arms
+## and forearms [param arm] times the reference's 0.28 and 0.26 m.
+static func reference_body(arm := 1.0) -> Array:
 	var b := [
 		["Root", "", Vector3.ZERO],
 		["Hips", "Root", Vector3(0, 0.95, 0)],
@@ -23,9 +24,9 @@ static func reference_body() -> Array:
 		var shoulder := Vector3(0.18 * s, 1.45, 0)
 		var a := deg_to_rad(12.0)
 		var upper_dir := Vector3(sin(a) * s, -cos(a), 0)
-		var elbow := shoulder + upper_dir * 0.28
+		var elbow := shoulder + upper_dir * 0.28 * arm
 		var fore := upper_dir * cos(deg_to_rad(10.0)) + Vector3(0, 0, -1) * sin(deg_to_rad(10.0))
-		var wrist := elbow + fore * 0.26
+		var wrist := elbow + fore * 0.26 * arm
 		var knuckles := wrist + fore * 0.08
 		b.append_array([
 			[n + "Shoulder", "UpperChest", Vector3(0.03 * s, 1.44, 0)],
@@ -81,13 +82,25 @@ static func rename(godot: String, convention: String) -> String:
 			var m := {"IndexProximal": "Index1", "MiddleProximal": "Middle1", "RingProximal": "Ring1",
 				"LittleProximal": "Little1"}
 			return "J_Bip_%s_%s" % [side if side != "" else "C", m.get(base, base)]
+		"rigify":
+			# Rigify's deform bones: a numbered torso (no bone called hips, neck or head).
+			var torso := {"Root": "root", "Hips": "DEF-spine", "Spine": "DEF-spine.001", "Chest": "DEF-spine.002",
+				"UpperChest": "DEF-spine.003", "Neck": "DEF-spine.004", "Head": "DEF-spine.005"}
+			if side == "":
+				return torso.get(base, base)
+			var m := {"UpperArm": "upper_arm", "LowerArm": "forearm", "Hand": "hand", "Shoulder": "shoulder",
+				"UpperLeg": "thigh", "LowerLeg": "shin", "Foot": "foot", "Toes": "toe",
+				"IndexProximal": "f_index.01", "MiddleProximal": "f_middle.01", "RingProximal": "f_ring.01",
+				"LittleProximal": "f_pinky.01"}
+			return "DEF-%s.%s" % [m.get(base, base), side]
 	return godot
 
 
 ## A Node3D scaled by [param scale] holding a Skeleton3D built in [param convention]. Its meta
 ## "godot_index" maps Godot names to bone indices, "facing" is the model-space forward.
-## [param rest_scale] scales the rest pose inside the skeleton (a rig modelled in centimetres is 100).
-static func build(convention: String, scale: Vector3, facing_z: float, twist: bool, rng: RandomNumberGenerator, rest_scale := 1.0) -> Node3D:
+## [param rest_scale] scales the rest pose inside the skeleton (a rig modelled in centimetres is 100);
+## [param arm] scales the arms (0.6: a short-armed character).
+static func build(convention: String, scale: Vector3, facing_z: float, twist: bool, rng: RandomNumberGenerator, rest_scale := 1.0, arm := 1.0) -> Node3D:
 	var holder := Node3D.new()
 	holder.scale = scale
 	var sk := Skeleton3D.new()
@@ -96,13 +109,14 @@ static func build(convention: String, scale: Vector3, facing_z: float, twist: bo
 	var turn := Basis(Vector3.UP, PI) if facing_z > 0.0 else Basis.IDENTITY
 	var global := {}
 	var index := {}
-	for entry in reference_body():
+	for entry in reference_body(arm):
 		var name: String = entry[0]
 		var parent: String = entry[1]
 		var pos: Vector3 = turn * (entry[2] as Vector3) * rest_scale
 		var parent_index: int = -1 if parent == "" else index[parent]
 		if twist and name.ends_with("LowerArm"):
-			var t := sk.add_bone(rename(parent, convention) + "_twist")
+			# Rigify splits the upper arm in two numbered segments (`DEF-upper_arm.L.001`).
+			var t := sk.add_bone(rename(parent, convention) + (".001" if convention == "rigify" else "_twist"))
 			sk.set_bone_parent(t, parent_index)
 			var tg := Transform3D(_random_basis(rng), ((global[parent] as Transform3D).origin + pos) * 0.5)
 			sk.set_bone_rest(t, (global[parent] as Transform3D).affine_inverse() * tg)

@@ -1,10 +1,11 @@
-# timeout: 120
+# timeout: 300
 extends EntwineTest
 ## Characters and bodies far from unit scale: no node may panic (a panic is an `ERROR:`) or write a
 ## non-finite pose. Godot's `Basis.orthonormalized()` asserts below a determinant of 1e-5, i.e. at a
 ## uniform scale of about 0.02, which an FBX armature imported at 0.01 has.
 
 const CHARACTER := preload("res://characters/test_character.tscn")
+const HAND_BOX := preload("res://tests/lib/hand_box.gd")
 
 
 ## Every bone pose and the body's transform are finite.
@@ -74,3 +75,116 @@ func test_uniform_scale_0_01_never_panics_or_goes_non_finite() -> void:
 func test_non_uniform_and_large_scales_never_panic() -> void:
 	await _run_scaled(Vector3(0.01, 0.02, 0.005))
 	await _run_scaled(Vector3.ONE * 100.0)
+
+
+## The hand on [param bone] of a test character as its visible box (the mesh on its
+## BoneAttachment3D) in the world, in the skeleton's current pose.
+func _hand_box(c: TestCharacter, bone: String) -> Array:
+	var sk := c.get_skeleton()
+	var mesh: MeshInstance3D = null
+	for child in sk.get_node("Att_" + bone).get_children():
+		if child is MeshInstance3D and (child as MeshInstance3D).mesh is BoxMesh:
+			mesh = child
+	var frame := sk.global_transform * sk.get_bone_global_pose(sk.find_bone(bone)) * mesh.transform
+	return HAND_BOX.from_frame(frame, Vector3.ZERO, (mesh.mesh as BoxMesh).size)
+
+
+## At scales 0.01, 1 and 100 (the whole world scaled) a walking pair keeps both hands on the shared
+## contact (≤ 1 cm × scale) palm to palm (boxes overlap ≤ 5 mm × scale), with no setting made by
+## hand: spacing, speeds and connection distances follow the characters' size.
+func test_walking_pair_meets_its_contract_at_each_scale() -> void:
+	for s in [0.01, 1.0, 100.0]:
+		var world := add(Node3D.new()) as Node3D
+		world.scale = Vector3.ONE * s
+		add_floor(world)
+		var room := HoldHandRoom.new()
+		world.add_child(room)
+		var chars: Array[TestCharacter] = []
+		var comps: Array[HoldHandComponent] = []
+		for i in 2:
+			var c := CHARACTER.instantiate() as TestCharacter
+			c.position = Vector3(i * 1.5, 0, 0)
+			c.move_speed *= s
+			world.add_child(c)
+			var comp := HoldHandComponent.new()
+			c.add_child(comp)
+			chars.append(c)
+			comps.append(comp)
+		await physics_frames(2)
+		var boxes := [null, null]
+		var contact := [Vector3.ZERO]
+		for i in 2:
+			var sk := chars[i].get_skeleton()
+			sk.skeleton_updated.connect(func() -> void:
+				boxes[i] = _hand_box(chars[i], "LeftHand" if i == 0 else "RightHand")
+				if i == 0:
+					contact[0] = comps[0].get_contact_point())
+		check(comps[0].request(comps[1]) and comps[1].accept(), "scale %s: paired" % s)
+		chars[0].move_input = Vector3(0, 0, -1)
+		var worst := 0.0
+		var worst_overlap := 0.0
+		var samples := 0
+		for f in 180:
+			await physics_frame
+			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and boxes[0] != null and boxes[1] != null:
+				samples += 1
+				worst = maxf(worst, maxf(HAND_BOX.distance_to(boxes[0], contact[0]), HAND_BOX.distance_to(boxes[1], contact[0])))
+				worst_overlap = maxf(worst_overlap, HAND_BOX.overlap(boxes[0], boxes[1]))
+		print("rig_scale pair scale %s: hand to contact %.3f mm, hands overlap %.3f mm (per unit scale) over %d frames, k %.4f" % [
+			s, worst * 1000.0 / s, worst_overlap * 1000.0 / s, samples, comps[0].get_proportion()])
+		check(samples > 60, "scale %s: hands held while walking" % s, "> 60", samples)
+		check(worst <= 0.01 * s, "scale %s: both hands within 1 cm × scale of the contact" % s, 0.01 * s, worst)
+		check(worst_overlap <= 0.005 * s, "scale %s: hands overlap ≤ 5 mm × scale" % s, 0.005 * s, worst_overlap)
+		world.queue_free()
+		await frames(2)
+
+
+## At scales 0.01, 1 and 100 a character walking along a wall puts its near hand on it: the hand's
+## box within 5 cm × scale of the wall's face and its palm (the box's thin axis) within 10° of the
+## wall's normal, with no setting made by hand.
+func test_wall_touch_meets_its_contract_at_each_scale() -> void:
+	for s in [0.01, 1.0, 100.0]:
+		var world := add(Node3D.new()) as Node3D
+		world.scale = Vector3.ONE * s
+		add_floor(world, 40.0)
+		var face_x := 0.45
+		var wall := add_box(Vector3(face_x + 0.1, 1.5, -2.0), Vector3(0.2, 3.0, 14.0), 2, world)
+		wall.collision_mask = 0
+		var c := CHARACTER.instantiate() as TestCharacter
+		c.position = Vector3(0, 0, 4)
+		c.move_speed *= s
+		world.add_child(c)
+		var node := EnvironmentInteractionStateMachine.new()
+		node.interactable_mask = 2
+		c.add_child(node)
+		c.move_input = Vector3(0, 0, -1)
+		node.move_input = Vector3(0, 0, -1)
+		var touched := await wait_until(func() -> bool: return node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH, 8.0)
+		check(touched, "scale %s: the hand reaches Touch" % s)
+		var worst_angle := 0.0
+		var worst_gap := 0.0
+		var samples := 0
+		var sk := c.get_skeleton()
+		while touched and node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH and samples < 20:
+			var box := [null]
+			var grab := func() -> void: box[0] = _hand_box(c, "RightHand")
+			sk.skeleton_updated.connect(grab, CONNECT_ONE_SHOT)
+			await process_frame
+			await process_frame
+			if box[0] == null or node.get_state() != EnvironmentInteractionStateMachine.STATE_TOUCH:
+				break
+			samples += 1
+			var b: Array = box[0]
+			var thin: Vector3 = (b[1] as Array)[2]
+			var angle := rad_to_deg(acos(clampf(absf(thin.dot(Vector3.RIGHT)), 0.0, 1.0)))
+			worst_angle = maxf(worst_angle, angle)
+			# The box's side nearest the wall, against the wall's face (in world units).
+			var reach: float = (b[0] as Vector3).x + HAND_BOX.extent_along(b, Vector3.RIGHT)
+			worst_gap = maxf(worst_gap, absf(face_x * s - reach))
+		print("rig_scale wall touch scale %s: palm angle %.2f°, hand to wall %.2f mm (per unit scale) over %d frames, k %.4f" % [
+			s, worst_angle, worst_gap * 1000.0 / s, samples, node.get_proportion()])
+		check(samples >= 5, "scale %s: sampled the touch" % s, ">= 5", samples)
+		check(worst_angle <= 10.0, "scale %s: the palm faces the wall within 10°" % s, "<= 10°", worst_angle)
+		check(worst_gap <= 0.05 * s, "scale %s: the hand within 5 cm × scale of the wall" % s, 0.05 * s, worst_gap)
+		world.queue_free()
+		await frames(2)

@@ -80,6 +80,17 @@ pub struct EnvironmentInteractionStateMachine {
     #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
     #[var(set = set_character_height)]
     character_height: f32,
+    /// Scale the lengths and speeds below with the character: [member surface_offset],
+    /// [member side_switch_margin], [member normal_ray_length], [member approach_distance],
+    /// [member rise_distance], [member touch_distance], [member moving_away_offset] and
+    /// [member jump_speed] are then given for the 1.75 m reference human the seed was tuned for
+    /// and multiplied by `k = h / 1.75`, `h` being the character's height in the world (its
+    /// collider's height, or [member character_height], times the character's scale in the world).
+    /// A 1.75 m character gets the values as set. Off: they are metres (m/s) as set. See
+    /// [method get_proportion].
+    #[export]
+    #[init(val = true)]
+    auto_proportions: bool,
     /// Left arm bones: upper arm (its origin is the shoulder joint), forearm, hand. Empty (default):
     /// the left arm of the humanoid found in the skeleton (any common naming convention, twist bones
     /// skipped); an empty entry of three takes that one bone from it.
@@ -109,15 +120,18 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 1)]
     interactable_mask: u32,
     /// The IK target stays this far off the surface, toward the shoulder (the hand's thickness).
+    /// Scaled by [member auto_proportions], like every length and speed of this node.
     #[export(range = (0.0, 0.3, 0.001, suffix = "m"))]
     #[init(val = 0.05)]
     surface_offset: f32,
     /// After a reset, the collider touched before stays preferred while it is at most this much
-    /// farther than the nearest one (keeps a corridor walk on one side).
+    /// farther than the nearest one (keeps a corridor walk on one side). Scaled by
+    /// [member auto_proportions].
     #[export(range = (0.0, 1.0, 0.01, suffix = "m"))]
     #[init(val = 0.1)]
     side_switch_margin: f32,
-    /// Length of the ray from the shoulder toward the contact that finds the surface normal.
+    /// Length of the ray from the shoulder toward the contact that finds the surface normal (scaled
+    /// by [member auto_proportions]).
     #[export(range = (0.0, 3.0, 0.01, suffix = "m"))]
     #[init(val = 0.5)]
     normal_ray_length: f32,
@@ -137,7 +151,8 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 500.0)]
     reset_rotation_speed: f32,
 
-    /// Search → Approach when the contact is this close to the character's origin.
+    /// Search → Approach when the contact is this close to the character's origin (scaled by
+    /// [member auto_proportions]).
     #[export_group(name = "Approach")]
     #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
     #[init(val = 2.0)]
@@ -163,7 +178,8 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 500.0)]
     approach_rotation_speed: f32,
 
-    /// Approach → Rise when the contact is this close to the shoulder.
+    /// Approach → Rise when the contact is this close to the shoulder (scaled by
+    /// [member auto_proportions]).
     #[export_group(name = "Rise")]
     #[export(range = (0.0, 3.0, 0.01, suffix = "m"))]
     #[init(val = 0.5)]
@@ -181,7 +197,8 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 1000.0)]
     rise_rotation_speed: f32,
 
-    /// Rise → Touch when the IK target is this close to its place on the surface…
+    /// Rise → Touch when the IK target is this close to its place on the surface (scaled by
+    /// [member auto_proportions])…
     #[export_group(name = "Touch")]
     #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
     #[init(val = 0.05)]
@@ -200,12 +217,14 @@ pub struct EnvironmentInteractionStateMachine {
     /// which lags behind the player with root motion. [method clear_move_input] goes back to velocity.
     #[var(get = get_move_input, set = set_move_input)]
     move_input: Vector3,
-    /// Moving away: the distance to the contact may grow this much past its lowest value.
+    /// Moving away: the distance to the contact may grow this much past its lowest value (scaled by
+    /// [member auto_proportions]).
     #[export_group(name = "Reset triggers")]
     #[export(range = (0.0, 0.5, 0.001, suffix = "m"))]
     #[init(val = 0.005)]
     moving_away_offset: f32,
-    /// Jumping: rising faster than this counts as a jump (the seed's `round(velocity.y) >= 1`).
+    /// Jumping: rising faster than this counts as a jump (the seed's `round(velocity.y) >= 1`;
+    /// scaled by [member auto_proportions]).
     #[export(range = (0.0, 20.0, 0.01, suffix = "m/s"))]
     #[init(val = 0.5)]
     jump_speed: f32,
@@ -262,6 +281,8 @@ struct Rig {
     /// The detection volume's transform relative to the character.
     volume_local: Transform3D,
     volume_size: f32,
+    /// `k` of [member auto_proportions] (1 when off).
+    proportion: f32,
 }
 
 /// An interactable body in the detection volume and its shapes in the body's space.
@@ -485,7 +506,14 @@ impl EnvironmentInteractionStateMachine {
             .map(|rig| rig.iks[side_of(side).index()].clone())
     }
 
-    /// Returns the detection volume's side (m), 0 before setup.
+    /// Returns `k`, the factor [member auto_proportions] applies to the lengths and speeds (the
+    /// character's height in the world over 1.75 m; 1 when the option is off, or before setup).
+    #[func]
+    pub fn get_proportion(&self) -> f32 {
+        self.rig.as_ref().map_or(1.0, |rig| rig.proportion)
+    }
+
+    /// Returns the detection volume's side (in the character's own units), 0 before setup.
     #[func]
     pub fn get_detection_size(&self) -> f32 {
         self.rig.as_ref().map_or(0.0, |rig| rig.volume_size)
@@ -590,7 +618,11 @@ impl EnvironmentInteractionStateMachine {
         let skeleton = rig.skeleton.clone();
         let shoulder_bones = rig.shoulders;
         let character_xform = character.get_global_transform();
-        let volume_xform = character_xform * rig.volume_local;
+        // Physics queries take no scale: the box is sized in the world instead (see setup).
+        let volume_xform = Transform3D::new(
+            Basis::from_quaternion(quaternion(pose(character_xform).rotation)),
+            character_xform * rig.volume_local.origin,
+        );
 
         let root = pose(character_xform);
         let character_body = rig.character_body.clone();
@@ -815,7 +847,7 @@ impl EnvironmentInteractionStateMachine {
         from: Vec3,
         toward: Vec3,
     ) -> Option<Vec3> {
-        let length = self.normal_ray_length;
+        let length = self.core.config().normal_ray_length;
         let dir = (toward - from).try_normalize()?;
         let to = from + dir * length;
         let [_, key] = self.keys().clone();
@@ -863,30 +895,31 @@ impl EnvironmentInteractionStateMachine {
         let axes = self.effective_hand_axes();
         let shoulder_height = self.core.config().shoulder_height;
         let waist_height = self.core.config().waist_height;
+        let k = self.rig.as_ref().map_or(1.0, |rig| rig.proportion);
         let config = TouchConfig {
             shoulder_height,
             waist_height,
-            surface_offset: self.surface_offset,
-            side_switch_margin: self.side_switch_margin,
+            surface_offset: self.surface_offset * k,
+            side_switch_margin: self.side_switch_margin * k,
             reset_duration: self.reset_duration,
             reset_blend_duration: self.reset_blend_duration,
             reset_rotation_speed: self.reset_rotation_speed.to_radians(),
-            approach_distance: self.approach_distance,
+            approach_distance: self.approach_distance * k,
             approach_weight: self.approach_weight,
             approach_rotation_weight: self.approach_rotation_weight,
             approach_blend_duration: self.approach_blend_duration,
             approach_duration: self.approach_duration,
             approach_rotation_speed: self.approach_rotation_speed.to_radians(),
-            rise_distance: self.rise_distance,
+            rise_distance: self.rise_distance * k,
             rise_weight: self.rise_weight,
             rise_blend_duration: self.rise_blend_duration,
             rise_rotation_speed: self.rise_rotation_speed.to_radians(),
-            normal_ray_length: self.normal_ray_length,
-            touch_distance: self.touch_distance,
+            normal_ray_length: self.normal_ray_length * k,
+            touch_distance: self.touch_distance * k,
             touch_min_time: self.touch_min_time,
             touch_duration: self.touch_duration,
-            moving_away_offset: self.moving_away_offset,
-            jump_speed: self.jump_speed,
+            moving_away_offset: self.moving_away_offset * k,
+            jump_speed: self.jump_speed * k,
             palm_axis: axes[0].0,
             finger_axis: axes[0].1,
             right_palm_axis: axes[1].0,
@@ -985,7 +1018,31 @@ impl EnvironmentInteractionStateMachine {
                 "the shoulder bones are not above the character's origin (height {shoulder_height} m)"
             ));
         }
-        let rest = [0, 1].map(|s| pose(to_character * skeleton.get_bone_global_rest(bones[s][2])));
+        // The core works in metres around the character's unscaled root: the character's own
+        // lengths are multiplied by its scale in the world (a node above it scaled 0.01 or 100).
+        let world_scale = {
+            let v = character.get_global_transform().basis.get_scale().abs();
+            let s = (v.x + v.y + v.z) / 3.0;
+            if s.is_finite() && s > 1e-9 {
+                s
+            } else {
+                1.0
+            }
+        };
+        let proportion = if self.auto_proportions {
+            let k = height * world_scale / entwine_core::rig::REFERENCE_HEIGHT;
+            if k.is_finite() && k > 1e-9 {
+                k
+            } else {
+                1.0
+            }
+        } else {
+            1.0
+        };
+        let rest = [0, 1].map(|s| {
+            let p = pose(to_character * skeleton.get_bone_global_rest(bones[s][2]));
+            entwine_core::kit::Pose::new(p.position * world_scale, p.rotation)
+        });
         // Palm and finger axes in each hand bone's own space, from the rig's rest pose.
         self.hand_axes = Some([0, 1].map(|s| {
             let q = crate::convert::rotation(skeleton.get_bone_global_rest(bones[s][2]).basis);
@@ -995,8 +1052,8 @@ impl EnvironmentInteractionStateMachine {
         self.shoulders_local =
             [0, 1].map(|s| to_character * skeleton.get_bone_global_rest(bones[s][0]).origin);
         let mut config = *self.core.config();
-        config.shoulder_height = shoulder_height;
-        config.waist_height = centre.y.max(0.01);
+        config.shoulder_height = shoulder_height * world_scale;
+        config.waist_height = centre.y.max(0.01) * world_scale;
         self.core = EnvTouch::new(config, rest);
         self.last_config = None;
 
@@ -1027,7 +1084,7 @@ impl EnvironmentInteractionStateMachine {
         }
         let mut query = PhysicsShapeQueryParameters3D::new_gd();
         let mut box_shape = BoxShape3D::new_gd();
-        box_shape.set_size(Vector3::splat(volume.size));
+        box_shape.set_size(Vector3::splat(volume.size * world_scale));
         query.set_shape(&box_shape);
         query.set_collision_mask(self.interactable_mask);
         query.set_exclude(&self.exclude);
@@ -1050,6 +1107,7 @@ impl EnvironmentInteractionStateMachine {
             iks,
             volume_local,
             volume_size: volume.size,
+            proportion,
         })
     }
 

@@ -339,6 +339,8 @@ pub struct FormationController {
     last_eyes_right: bool,
     last_saluting: bool,
     last_bearings: Vec<u8>,
+    /// The warning kinds the squad's bearings already printed (each kind once per squad).
+    bearing_warnings: std::rc::Rc<std::cell::Cell<u8>>,
 }
 
 /// A child agent's skeleton and the bearing modifier on it.
@@ -440,6 +442,7 @@ impl INode3D for FormationController {
             last_eyes_right: false,
             last_saluting: false,
             last_bearings: Vec::new(),
+            bearing_warnings: Default::default(),
         }
     }
 
@@ -1958,7 +1961,15 @@ impl FormationController {
                 let owned_before = old.iter().flatten().any(|s| {
                     s.owned && s.skeleton == skeleton.instance_id() && s.bearing.is_instance_valid()
                 });
-                attach_bearing(agent, skeleton, owned_before)
+                let mut soldier = attach_bearing(agent, skeleton, owned_before)?;
+                soldier
+                    .bearing
+                    .bind_mut()
+                    .join_squad_warnings(bearing::SquadWarnings {
+                        printed: self.bearing_warnings.clone(),
+                        name: crate::rig::label(&self.to_gd()),
+                    });
+                Some(soldier)
             }));
         }
         for s in old.into_iter().flatten() {

@@ -4,7 +4,9 @@
 //! offset; radius = upper + lower segment lengths). The preferred contact (midpoint of the two
 //! current hand contacts) is constrained into the spheres' intersection by [`constrain_shared_contact`],
 //! smoothed, and re-projected. Connection uses hysteresis on the roots' distance, and the IK weight
-//! fades linearly in and out.
+//! fades linearly in and out. [`palm_to_palm`] gives each hand its offset and rotation for a real
+//! grip (palms against each other, the middle of each palm on the contact) in the pair's frame,
+//! which [`ContactSolver::step_in_frame`] then uses as the contact's rotation.
 
 use glam::{Quat, Vec3};
 
@@ -156,6 +158,65 @@ impl Hysteresis {
     }
 }
 
+/// Where along the hand, as a fraction of its length from the wrist, a grip holds it: the middle
+/// of the palm.
+pub const GRIP_ALONG: f32 = 0.3;
+
+/// A hand as the grip sees it: its palm and finger directions in the hand bone's own space and its
+/// outer size in world metres (see `rig::Humanoid::hand_size`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HandShape {
+    /// Out of the palm, in the hand bone's space (any length; made unit).
+    pub palm: Vec3,
+    /// From the wrist toward the finger tips, in the hand bone's space (made unit and perpendicular
+    /// to the palm).
+    pub finger: Vec3,
+    /// Wrist to finger tips (m).
+    pub length: f32,
+    /// From the back of the hand to the palm (m).
+    pub thickness: f32,
+}
+
+impl HandShape {
+    /// The palm and finger directions as a unit, perpendicular pair, or `None` when they are
+    /// degenerate (zero, non-finite or parallel).
+    fn axes(&self) -> Option<(Vec3, Vec3)> {
+        let palm = self.palm.try_normalize()?;
+        let finger = (self.finger - palm * palm.dot(self.finger)).try_normalize()?;
+        Some((palm, finger))
+    }
+
+    /// The grip point in the hand bone's space, in world metres from the wrist: the middle of the
+    /// palm's surface, [`GRIP_ALONG`] of the length along the fingers and half the thickness out of
+    /// the palm. `None` for degenerate axes or a non-finite size.
+    #[must_use]
+    pub fn grip_point(&self) -> Option<Vec3> {
+        let (palm, finger) = self.axes()?;
+        let (l, t) = (self.length.max(0.0), self.thickness.max(0.0));
+        let p = finger * (GRIP_ALONG * l) + palm * (0.5 * t);
+        p.is_finite().then_some(p)
+    }
+}
+
+/// The palm-to-palm grip: the hand's offset from the shared contact and its rotation, both in the
+/// pair's frame (x the initiator's right, y up, z back), for a [`HandInput`]. The hand hangs with
+/// its fingers down (−y) and its palm facing back (`palm_back`, the initiator's hand, in front) or
+/// forward (the recipient's, behind), and its grip point ([`HandShape::grip_point`]) on the contact.
+/// Two such hands therefore meet palm to palm with their grip points on the contact, one hand's
+/// thickness apart at the wrists, and their volumes only touch. `None` for a degenerate hand.
+#[must_use]
+pub fn palm_to_palm(hand: &HandShape, palm_back: bool) -> Option<(Vec3, Quat)> {
+    let (palm, finger) = hand.axes()?;
+    let grip = hand.grip_point()?;
+    let target_palm = if palm_back { Vec3::Z } else { Vec3::NEG_Z };
+    let target_finger = Vec3::NEG_Y;
+    let to = glam::Mat3::from_cols(target_palm, target_finger, target_palm.cross(target_finger));
+    let from = glam::Mat3::from_cols(palm, finger, palm.cross(finger));
+    let rotation = unit_quat(Quat::from_mat3(&to) * Quat::from_mat3(&from).inverse());
+    let offset = -crate::kit::pose::rotate(rotation, grip);
+    offset.is_finite().then_some((offset, rotation))
+}
+
 /// Tuning of the contact solver and IK weights. Units: metres, seconds.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContactTuning {
@@ -246,6 +307,7 @@ pub struct ContactSolver {
 impl ContactSolver {
     /// Returns this frame's hand targets and weights for the two hands, `root_distance` apart (m),
     /// after `dt` seconds. `ik_ok` false (invalid configuration, missing bones) fades the weight out.
+    /// The shared contact's rotation is the half-way rotation of the two hands (seed §6.3).
     pub fn step(
         &mut self,
         initiator: &HandInput,
@@ -255,9 +317,27 @@ impl ContactSolver {
         tuning: &ContactTuning,
         dt: f32,
     ) -> ContactOutput {
+        self.step_in_frame(initiator, recipient, root_distance, ik_ok, tuning, dt, None)
+    }
+
+    /// [`Self::step`], with the shared contact's rotation given: `frame` (the pair's frame, for
+    /// offsets from [`palm_to_palm`]) instead of the hands' half-way rotation when it is `Some`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn step_in_frame(
+        &mut self,
+        initiator: &HandInput,
+        recipient: &HandInput,
+        root_distance: f32,
+        ik_ok: bool,
+        tuning: &ContactTuning,
+        dt: f32,
+        frame: Option<Quat>,
+    ) -> ContactOutput {
         let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
         let preferred = shared_contact(initiator.contact, recipient.contact);
-        let rot = preferred.rotation;
+        let rot = frame
+            .filter(|q| q.is_finite() && q.length_squared() > 1e-12)
+            .map_or(preferred.rotation, unit_quat);
         // A hand's target is `P + q0·o`; so P is reachable when it is within `reach` of `upper − q0·o`.
         let sphere = |h: &HandInput| ReachSphere {
             center: h.upper_arm - crate::kit::pose::rotate(rot, h.offset),
@@ -531,5 +611,115 @@ mod tests {
                 assert!(a.distance(*b) < tol, "sample {k}: {a} vs {b}");
             }
         }
+    }
+
+    /// Penetration depth of two boxes (centre, unit axes, half extents) by the separating axis
+    /// test: 0 when some axis separates them.
+    fn box_overlap(a: (Vec3, [Vec3; 3], Vec3), b: (Vec3, [Vec3; 3], Vec3)) -> f32 {
+        let mut axes = Vec::new();
+        axes.extend(a.1);
+        axes.extend(b.1);
+        for x in a.1 {
+            for y in b.1 {
+                if let Some(n) = x.cross(y).try_normalize() {
+                    axes.push(n);
+                }
+            }
+        }
+        let radius = |bx: &(Vec3, [Vec3; 3], Vec3), n: Vec3| {
+            (0..3)
+                .map(|k| (bx.1[k].dot(n) * bx.2[k]).abs())
+                .sum::<f32>()
+        };
+        axes.iter()
+            .map(|&n| radius(&a, n) + radius(&b, n) - (b.0 - a.0).dot(n).abs())
+            .fold(f32::INFINITY, f32::min)
+            .max(0.0)
+    }
+
+    #[test]
+    fn palm_to_palm_grip_puts_both_palms_on_the_contact_without_overlap() {
+        // Hands whose bones have any rest rotation (so the palm and fingers lie on any local axes),
+        // in a pair facing any way: the grip points land on the contact, the palms face each other
+        // and the two hand boxes (wrist to finger tips, width, thickness) touch without overlap.
+        let mut rng = crate::kit::test_util::Lcg(15);
+        for case in 0..50 {
+            let (bone_i, bone_r, frame) = (rng.quat(), rng.quat(), rng.quat());
+            let scale = [0.01f32, 1.0, 100.0][case % 3];
+            let shape = |bone: Quat| HandShape {
+                palm: bone.inverse() * Vec3::X,
+                finger: bone.inverse() * Vec3::NEG_Y,
+                length: 0.16 * scale,
+                thickness: 0.028 * scale,
+            };
+            let (si, sr) = (shape(bone_i), shape(bone_r));
+            let (oi, qi) = palm_to_palm(&si, true).unwrap();
+            let (or, qr) = palm_to_palm(&sr, false).unwrap();
+            let input = |o: Vec3, q: Quat, x: f32| HandInput {
+                contact: Pose::new(Vec3::new(x, 1.0, -0.3) * scale, Quat::IDENTITY),
+                upper_arm: Vec3::new(x, 1.45, 0.0) * scale,
+                reach: 0.6 * scale,
+                offset: o,
+                rotation: q,
+            };
+            let mut c = ContactSolver::default();
+            let out = c.step_in_frame(
+                &input(oi, qi, 0.1),
+                &input(or, qr, -0.1),
+                0.8 * scale,
+                true,
+                &ContactTuning::default(),
+                1.0 / 60.0,
+                Some(frame),
+            );
+            assert!(out.has_shared_reach);
+            let world = |t: Pose, s: &HandShape| {
+                let grip = t.position + t.rotation * s.grip_point().unwrap();
+                let palm = t.rotation * s.palm.normalize();
+                let finger = t.rotation * s.finger.normalize();
+                let across = palm.cross(finger);
+                let centre = t.position + finger * (s.length * 0.5);
+                let half = Vec3::new(s.length * 0.5, 0.04 * scale, s.thickness * 0.5);
+                (grip, palm, finger, (centre, [finger, across, palm], half))
+            };
+            let (gi, pi, fi, bi) = world(out.initiator_target, &si);
+            let (gr, pr, fr, br) = world(out.recipient_target, &sr);
+            let tol = 1e-5 * scale.max(1.0);
+            assert!(
+                gi.distance(out.contact) < tol,
+                "{case}: {gi} vs {}",
+                out.contact
+            );
+            assert!(
+                gr.distance(out.contact) < tol,
+                "{case}: {gr} vs {}",
+                out.contact
+            );
+            assert!(pi.dot(pr) < -0.9999, "{case}: palms face each other");
+            assert!(fi.dot(fr) > 0.9999, "{case}: fingers side by side");
+            // The initiator's palm faces back in the pair's frame: toward the recipient's hand.
+            assert!((frame * Vec3::Z).dot(pi) > 0.9999, "{case}");
+            let overlap = box_overlap(bi, br);
+            assert!(overlap < 1e-5 * scale.max(1.0), "{case}: overlap {overlap}");
+            // The wrists are one hand's thickness apart.
+            let wrists = out
+                .initiator_target
+                .position
+                .distance(out.recipient_target.position);
+            assert!((wrists - 0.028 * scale).abs() < tol, "{case}: {wrists}");
+        }
+        // Degenerate hands give no grip.
+        let flat = HandShape {
+            palm: Vec3::X,
+            finger: Vec3::X,
+            length: 0.1,
+            thickness: 0.03,
+        };
+        assert_eq!(palm_to_palm(&flat, true), None);
+        let zero = HandShape {
+            palm: Vec3::ZERO,
+            ..flat
+        };
+        assert_eq!(palm_to_palm(&zero, true), None);
     }
 }

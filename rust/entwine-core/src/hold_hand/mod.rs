@@ -22,8 +22,8 @@ pub mod room;
 pub mod stream;
 
 pub use contact::{
-    constrain_shared_contact, shared_contact, ContactOutput, ContactSolver, ContactTuning,
-    HandInput, Hysteresis, ReachSphere,
+    constrain_shared_contact, palm_to_palm, shared_contact, ContactOutput, ContactSolver,
+    ContactTuning, HandInput, HandShape, Hysteresis, ReachSphere, GRIP_ALONG,
 };
 pub use follow::{FollowDriver, FollowTuning};
 pub use lifecycle::{Lifecycle, Phase, PhaseChange};

@@ -7,7 +7,8 @@
 //! * **which bone plays which [`Role`]**, from the name: Godot's humanoid profile (`LeftUpperArm`;
 //!   also what a `BoneMap` retarget produces), Blender's `upper_arm.l` / `upper_arm.L` /
 //!   `UpperArm_L` / `L_UpperArm` (with any `_Armature`-style suffix), Mixamo's `mixamorig:LeftArm`,
-//!   VRM / VRoid's `leftUpperArm` / `J_Bip_L_UpperArm`, 3ds Max's `Bip01 L UpperArm`, `thigh`, `calf`,
+//!   VRM / VRoid's `leftUpperArm` / `J_Bip_L_UpperArm`, 3ds Max's `Bip01 L UpperArm`, Rigify's
+//!   `DEF-upper_arm.L` and numbered torso (`DEF-spine` … `DEF-spine.006`), `thigh`, `calf`,
 //!   `clavicle`, `forearm`… Names are split into words (separators, camel case, digits), the side
 //!   words (`l`, `left`, `r`, `right`) are taken out and the rest is looked up. Control, twist, roll,
 //!   IK and end bones are never chosen; among several candidates the one nearest the root wins. A
@@ -36,6 +37,24 @@ pub const REFERENCE_HEIGHT: f32 = 1.75;
 /// The head bone's origin sits at this fraction of the height above the toes' joints (a human's
 /// head joint is at about nine tenths of the height; the test character's at 1.575 of 1.75 m).
 pub const HEAD_JOINT_FRACTION: f32 = 0.9;
+
+/// A human hand's length (wrist to finger tips) is about this fraction of the height (0.19 m of
+/// 1.75 m); used when a hand has no finger bones.
+pub const HAND_LENGTH_FRACTION: f32 = 0.108;
+
+/// A hand's thickness at the palm over its width (about 3 cm for an 8.75 cm hand).
+pub const HAND_THICKNESS_RATIO: f32 = 0.35;
+
+/// A hand's outer size, in the skeleton's units: see [`Humanoid::hand_size`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HandSize {
+    /// From the wrist (the hand bone's origin) to the finger tips.
+    pub length: f32,
+    /// Across the hand, little finger to index side.
+    pub width: f32,
+    /// From the back of the hand to the palm.
+    pub thickness: f32,
+}
 
 /// Left or right, as seen by the character.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,6 +394,9 @@ pub struct Humanoid {
     /// Width of each hand across the knuckles (index to little finger), or `height / 20` without
     /// finger bones.
     pub hand_width: [f32; 2],
+    /// From each wrist to the mean of its first finger joints, `[left, right]` (0 without finger
+    /// bones).
+    pub knuckles: [f32; 2],
     /// Out of each palm, in the skeleton's space, rest pose (unit).
     pub palm: [Vec3; 2],
     /// From each wrist toward its fingers, in the skeleton's space, rest pose (unit).
@@ -408,6 +430,32 @@ impl Humanoid {
                     best_depth[role as usize] = d;
                     bones[role as usize] = Some(i);
                 }
+            }
+        }
+        // Rigify numbers its torso: `spine` (the pelvis), `spine.001` … up to the head (`DEF-`
+        // prefixes are noise, `ORG-`/`MCH-` bones are skipped), so no bone is called hips or head.
+        // With neither found by name, a chain of at least four bones named only "spine" (plus a
+        // number) is read that way, in depth order: hips, spine, chest, upper chest (with six or
+        // more), the neck (third from the end with seven or more, else second), the head (last).
+        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_none() {
+            let mut chain: Vec<(usize, usize)> = names
+                .iter()
+                .enumerate()
+                .take(n)
+                .filter(|(_, name)| role_from_name(name.as_ref()) == Some(Role::Spine))
+                .map(|(i, _)| (depth(i), i))
+                .collect();
+            chain.sort_unstable();
+            let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
+            let len = c.len();
+            if len >= 4 {
+                let neck = if len >= 7 { len - 3 } else { len - 2 };
+                bones[Role::Hips as usize] = Some(c[0]);
+                bones[Role::Spine as usize] = Some(c[1]);
+                bones[Role::Chest as usize] = (neck > 2).then(|| c[2]);
+                bones[Role::UpperChest as usize] = (neck > 3).then(|| c[3]);
+                bones[Role::Neck as usize] = Some(c[neck]);
+                bones[Role::Head as usize] = Some(c[len - 1]);
             }
         }
         // Chains whose middle bones have unknown names: take them from the hierarchy.
@@ -524,6 +572,7 @@ impl Humanoid {
         let mut palm = [Vec3::ZERO; 2];
         let mut finger = [Vec3::ZERO; 2];
         let mut hand_width = [height / 20.0; 2];
+        let mut knuckle_reach = [0.0; 2];
         for side in [Side::Left, Side::Right] {
             let s = side as usize;
             let [_, lower, hand] = Role::arm(side);
@@ -534,6 +583,12 @@ impl Humanoid {
             for tip in tips.iter().flatten() {
                 sum += *tip;
                 count += 1.0;
+            }
+            if let Some(w) = wrist.filter(|_| count > 0.0) {
+                let d = w.distance(sum / count);
+                if d.is_finite() {
+                    knuckle_reach[s] = d;
+                }
             }
             let godot_named = hand_bone.is_some() && Self::godot_convention(&bones, rest);
             // Fingers: wrist → knuckles; else the hand bone's +Y on a Godot-convention rig; else
@@ -591,6 +646,7 @@ impl Humanoid {
             shoulder_width,
             head_size,
             hand_width,
+            knuckles: knuckle_reach,
             palm,
             finger,
         };
@@ -627,6 +683,7 @@ impl Humanoid {
             && self.leg_length.iter().all(|v| v.is_finite())
             && self.shoulder_width.is_finite()
             && self.hand_width.iter().all(|v| v.is_finite())
+            && self.knuckles.iter().all(|v| v.is_finite())
             && self.palm.iter().chain(&self.finger).all(|v| v.is_finite())
     }
 
@@ -641,6 +698,36 @@ impl Humanoid {
     #[must_use]
     pub fn scale(&self) -> f32 {
         self.height / REFERENCE_HEIGHT
+    }
+
+    /// The outer size of the hand on `side`, in the skeleton's units, taken as a box from the wrist
+    /// along [`Self::finger`]:
+    ///
+    /// * length: twice the wrist → knuckles distance (the fingers are about as long as the palm),
+    ///   or `height × HAND_LENGTH_FRACTION` without finger bones;
+    /// * width: the index → little knuckle span times 4/3 (that span covers three of the four
+    ///   fingers' widths), or `height / 20` without finger bones;
+    /// * thickness: `width × HAND_THICKNESS_RATIO`.
+    ///
+    /// For the 1.75 m reference human without fingers: 0.189 × 0.0875 × 0.031 m.
+    #[must_use]
+    pub fn hand_size(&self, side: Side) -> HandSize {
+        let s = side as usize;
+        let width = if self.knuckles[s] > 0.0 {
+            self.hand_width[s] * 4.0 / 3.0
+        } else {
+            self.hand_width[s]
+        };
+        let length = if self.knuckles[s] > 0.0 {
+            2.0 * self.knuckles[s]
+        } else {
+            self.height * HAND_LENGTH_FRACTION
+        };
+        HandSize {
+            length,
+            width,
+            thickness: width * HAND_THICKNESS_RATIO,
+        }
     }
 
     /// `v` given in the character's axes (x right, y up, z back) in the skeleton's space.

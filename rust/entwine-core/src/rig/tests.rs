@@ -83,9 +83,10 @@ enum Convention {
     Mixamo,
     Vrm,
     VRoid,
+    Rigify,
 }
 
-const CONVENTIONS: [Convention; 7] = [
+const CONVENTIONS: [Convention; 8] = [
     Convention::Godot,
     Convention::BlenderDot,
     Convention::Underscore,
@@ -93,6 +94,7 @@ const CONVENTIONS: [Convention; 7] = [
     Convention::Mixamo,
     Convention::Vrm,
     Convention::VRoid,
+    Convention::Rigify,
 ];
 
 /// The bone's name in a convention, from its Godot name.
@@ -178,6 +180,31 @@ fn rename(godot: &str, c: Convention) -> String {
                 side.map_or("C".to_string(), |s| s.to_string())
             )
         }
+        Convention::Rigify => {
+            let b = match base {
+                "Root" => return "root".to_string(),
+                "Hips" => return "DEF-spine".to_string(),
+                "Spine" => return "DEF-spine.001".to_string(),
+                "Chest" => return "DEF-spine.002".to_string(),
+                "UpperChest" => return "DEF-spine.003".to_string(),
+                "Neck" => return "DEF-spine.004".to_string(),
+                "Head" => return "DEF-spine.005".to_string(),
+                "UpperArm" => "upper_arm",
+                "LowerArm" => "forearm",
+                "Hand" => "hand",
+                "Shoulder" => "shoulder",
+                "UpperLeg" => "thigh",
+                "LowerLeg" => "shin",
+                "Foot" => "foot",
+                "Toes" => "toe",
+                "IndexProximal" => "f_index.01",
+                "MiddleProximal" => "f_middle.01",
+                "RingProximal" => "f_ring.01",
+                "LittleProximal" => "f_pinky.01",
+                other => other,
+            };
+            format!("DEF-{b}.{}", side_word("L", "R"))
+        }
     }
 }
 
@@ -212,8 +239,12 @@ fn generate(c: Convention, scale: f32, facing_z: f32, rng: &mut Lcg, twist: bool
         if twist && name.ends_with("LowerArm") {
             let upper = g.index[parent];
             let mid = (g.rest[upper].0 + turn * (pos * scale)) * 0.5;
-            g.names
-                .push(format!("{}_twist", rename(parent, c)).replace(":", "_"));
+            // Rigify splits the upper arm in two numbered segments (`upper_arm.L.001`).
+            let twist_name = match c {
+                Convention::Rigify => format!("{}.001", rename(parent, c)),
+                _ => format!("{}_twist", rename(parent, c)).replace(":", "_"),
+            };
+            g.names.push(twist_name);
             g.parents.push(parent_index);
             g.rest.push((mid, rng.quat()));
             parent_index = g.names.len() as i32 - 1;
@@ -284,6 +315,17 @@ fn every_convention_scale_and_facing_finds_the_bones_and_measures_the_body() {
                             h.leg_length[s]
                         );
                         assert!((h.hand_width[s] / scale - 0.06).abs() < 1e-3);
+                        // Knuckles 8 cm from the wrist, 6 cm across: a 16 × 8 × 2.8 cm hand.
+                        let size = h.hand_size([Side::Left, Side::Right][s]);
+                        assert!(
+                            (size.length / scale - 0.16).abs() < 1e-3,
+                            "{what}: {size:?}"
+                        );
+                        assert!((size.width / scale - 0.08).abs() < 1e-3, "{what}: {size:?}");
+                        assert!(
+                            (size.thickness / scale - 0.028).abs() < 1e-3,
+                            "{what}: {size:?}"
+                        );
                     }
                     assert!((h.shoulder_width / scale - 0.36).abs() < 1e-3);
                     // Hanging A-pose arms, palms toward the body, index finger forward: the left palm
@@ -370,6 +412,11 @@ fn godot_convention_without_fingers_keeps_the_bone_axes() {
         let q = rest[index(hand) as usize].1;
         assert!(vec_angle(h.palm[s], q * Vec3::Z) < 1e-4);
         assert!(vec_angle(h.finger[s], q * Vec3::Y) < 1e-4);
+        // Without fingers the hand is sized from the height (1.75 m: 18.9 × 8.75 × 3.06 cm).
+        let size = h.hand_size([Side::Left, Side::Right][s]);
+        assert!((size.length - 0.189).abs() < 1e-3, "{size:?}");
+        assert!((size.width - 0.0875).abs() < 1e-3, "{size:?}");
+        assert!((size.thickness - 0.030_625).abs() < 1e-4, "{size:?}");
     }
 }
 

@@ -142,6 +142,10 @@ pub struct SoldierBearing {
     /// The skeleton and bone count the rig was resolved for.
     resolved_for: Option<(InstanceId, i32)>,
     warned: u8,
+    /// Set by a [FormationController] on the bearings it gives its soldiers: the kinds of warning
+    /// one of them already printed for the squad, and the squad's name, so that a squad of the
+    /// same rig warns once, naming the first soldier and the squad, not once per soldier.
+    squad: Option<SquadWarnings>,
     head_global: Vector3,
     head_known: bool,
     /// The [LimbIK] [method create_salute_ik] made: its bones follow [member hand_bone].
@@ -164,6 +168,15 @@ struct Rig {
     head_forward: Vec3,
     /// The hand bone's salute pose in the head's frame (rotation; position is the offset).
     hand_in_head: Option<(Quat, Vec3)>,
+}
+
+/// Warnings shared by the bearings of one squad (see `SoldierBearing::squad`).
+#[derive(Clone)]
+pub(crate) struct SquadWarnings {
+    /// The warning bits some soldier of the squad printed.
+    pub printed: std::rc::Rc<std::cell::Cell<u8>>,
+    /// The squad's node path, for the message.
+    pub name: String,
 }
 
 const WARN_HEAD: u8 = 1;
@@ -387,8 +400,27 @@ impl SoldierBearing {
     fn warn_once(&mut self, bit: u8, msg: &str) {
         if self.warned & bit == 0 {
             self.warned |= bit;
-            godot_warn!("SoldierBearing '{}': {msg}", rig::label(&self.to_gd()));
+            match &self.squad {
+                Some(squad) => {
+                    let printed = squad.printed.get();
+                    if printed & bit == 0 {
+                        squad.printed.set(printed | bit);
+                        godot_warn!(
+                            "SoldierBearing '{}': {msg} (printed once for squad '{}'; its other \
+                             soldiers may have the same problem)",
+                            rig::label(&self.to_gd()),
+                            squad.name
+                        );
+                    }
+                }
+                None => godot_warn!("SoldierBearing '{}': {msg}", rig::label(&self.to_gd())),
+            }
         }
+    }
+
+    /// Makes this bearing warn once per squad (see [`SquadWarnings`]).
+    pub(crate) fn join_squad_warnings(&mut self, squad: SquadWarnings) {
+        self.squad = Some(squad);
     }
 
     /// Returns the core config from the properties; an out-of-range property warns once (naming it

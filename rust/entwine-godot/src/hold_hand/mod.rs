@@ -4,12 +4,12 @@ mod room;
 
 use entwine_core::hold_hand::stream::{MAX_ANIM_VALUES, MAX_FRAME_BYTES};
 use entwine_core::hold_hand::{
-    ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning, HandInput,
-    HandOffsets, HandSample, Interaction, Lifecycle, PairReplay, PairSample, PairSender, Phase,
-    PlayerId, Refused, ReplayTuning, Role, StreamRates,
+    palm_to_palm, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
+    HandInput, HandOffsets, HandSample, HandShape, Interaction, Lifecycle, PairReplay, PairSample,
+    PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, StreamRates,
 };
 use entwine_core::kit::Pose;
-use entwine_core::rig::{Humanoid, Role as RigRole, Side};
+use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side};
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
@@ -91,29 +91,43 @@ pub struct HoldHandComponent {
     #[export]
     animation_tree: NodePath,
 
-    /// Where the recipient stands, in the initiator's frame (−Z forward, +X right): the seed's 0.82 m
-    /// to the left and 0.17 m behind.
+    /// Scale this node's lengths and speeds with the initiator's size: [member follow_offset],
+    /// [member preparation_offset], [member stop_radius], [member min_follow_speed],
+    /// [member max_follow_speed], [member reconnect_distance] and [member disconnect_distance] are
+    /// then given for the 1.75 m reference human the seed was tuned for and multiplied by
+    /// `k = h / 1.75`, `h` being the initiator's height in the world (the humanoid found in its
+    /// skeleton, times the skeleton's scale in the world). A 1.75 m character gets the values as
+    /// set; a rig imported at 0.01, or a giant, gets them in proportion. Off: every value is in
+    /// metres (and m/s) as set. See [method get_proportion].
     #[export_group(name = "Follow")]
+    #[export]
+    #[init(val = true)]
+    auto_proportions: bool,
+    /// Where the recipient stands, in the initiator's frame (−Z forward, +X right): the seed's 0.82 m
+    /// to the left and 0.17 m behind (for a 1.75 m initiator, see [member auto_proportions]).
     #[export]
     #[init(val = Vector3::new(-0.82, 0.0, 0.17))]
     follow_offset: Vector3,
-    /// Where the recipient is placed once when the pair starts, in the initiator's frame (1 m behind).
+    /// Where the recipient is placed once when the pair starts, in the initiator's frame (1 m behind;
+    /// scaled by [member auto_proportions]).
     #[export]
     #[init(val = Vector3::new(0.0, 0.0, 1.0))]
     preparation_offset: Vector3,
-    /// Follow speed per metre of distance to the follow point.
+    /// Follow speed per metre of distance to the follow point (a rate: the same at any size).
     #[export(range = (0.0, 100.0, 0.1, suffix = "1/s"))]
     #[init(val = 16.0)]
     spring_coefficient: f32,
-    /// Lowest follow speed once outside the stop radius.
+    /// Lowest follow speed once outside the stop radius (scaled by [member auto_proportions]).
     #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
     #[init(val = 12.0)]
     min_follow_speed: f32,
-    /// Highest follow speed, also while a recipient catches up after a wall held it back.
+    /// Highest follow speed, also while a recipient catches up after a wall held it back (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
     #[init(val = 24.0)]
     max_follow_speed: f32,
-    /// Distance under which the recipient snaps onto the follow point.
+    /// Distance under which the recipient snaps onto the follow point (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
     #[init(val = 0.02)]
     stop_radius: f32,
@@ -132,7 +146,20 @@ pub struct HoldHandComponent {
     /// The recipient's contact hand bone. Empty (default): the right hand of the humanoid found.
     #[export]
     recipient_hand_bone: GString,
-    /// Offset of the initiator's hand from the shared contact point, in the contact's frame.
+    /// The hands meet palm to palm: each hangs fingers down, the initiator's palm facing back and
+    /// the recipient's facing forward (in the initiator's body frame), with the middle of each
+    /// palm's surface on the shared contact, so the two hands lie against each other one hand's
+    /// thickness apart at the wrists instead of through each other. Each hand's palm and finger
+    /// directions and its size (length, width, thickness) are found in its skeleton (see
+    /// [method get_grip]). Used while the four contact offset and rotation properties below are
+    /// all zero (the default); setting any of them replaces the grip with those values. Off: zero
+    /// offsets put both wrists on the one contact point, turned half-way between the two hands.
+    #[export]
+    #[init(val = true)]
+    auto_grip: bool,
+    /// Offset of the initiator's hand from the shared contact point, in the contact's frame (the
+    /// half-way rotation of the two hands). Zero, with the other three below, uses
+    /// [member auto_grip].
     #[export]
     initiator_contact_offset: Vector3,
     /// Rotation of the initiator's hand relative to the shared contact rotation (Euler, degrees).
@@ -154,11 +181,13 @@ pub struct HoldHandComponent {
     #[export(range = (0.0, 1.0, 0.005, suffix = "s"))]
     #[init(val = 0.08)]
     contact_smooth_time: f32,
-    /// A disconnected pair's hands reconnect when the roots are this close.
+    /// A disconnected pair's hands reconnect when the roots are this close (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
     #[init(val = 1.1)]
     reconnect_distance: f32,
-    /// A connected pair's hands let go when the roots are farther apart than this.
+    /// A connected pair's hands let go when the roots are farther apart than this (scaled by
+    /// [member auto_proportions]).
     #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
     #[init(val = 1.51)]
     disconnect_distance: f32,
@@ -333,6 +362,11 @@ struct Runtime {
     ik: Option<Gd<LimbIK>>,
     /// The hand bone the IK was built for and whether building it failed.
     ik_bone: GString,
+    /// The height of the humanoid in the skeleton (its units), found on the first use per pair.
+    rig_height: Option<f32>,
+    /// This hand's shape for the grip and the body's axes (right, up, back), in the skeleton's
+    /// space, found with the IK.
+    grip: Option<GripHand>,
     ik_failed: bool,
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
     hand_weights: (f32, f32),
@@ -348,6 +382,29 @@ struct Runtime {
     debug_mesh: Option<Gd<ImmediateMesh>>,
     shared_reach: bool,
     warned: u32,
+}
+
+/// A hand as the grip needs it, in its skeleton's units (see [`HandShape`]).
+#[derive(Clone, Copy)]
+struct GripHand {
+    /// Palm and finger directions in the hand bone's own space.
+    palm: Vec3,
+    finger: Vec3,
+    size: HandSize,
+    /// The body's right, up and back in the skeleton's space.
+    axes: [Vec3; 3],
+}
+
+impl GripHand {
+    /// The hand's shape with its lengths multiplied by `scale` (into the world).
+    fn shape(&self, scale: f32) -> HandShape {
+        HandShape {
+            palm: self.palm,
+            finger: self.finger,
+            length: self.size.length * scale,
+            thickness: self.size.thickness * scale,
+        }
+    }
 }
 
 /// Warning bits, so that each problem is reported once.
@@ -772,6 +829,39 @@ impl HoldHandComponent {
         self.arm_layers()
     }
 
+    /// Returns `k`, the factor [member auto_proportions] applies to this component's lengths and
+    /// speeds: its character's height in the world over 1.75 m (1 when the option is off or no
+    /// skeleton is found). Only the initiator's factor is used, for the whole pair.
+    #[func]
+    pub fn get_proportion(&mut self) -> f32 {
+        if self.runtime.skeleton.is_none() {
+            self.resolve_nodes();
+        }
+        self.proportion()
+    }
+
+    /// Returns what the grip ([member auto_grip]) knows about this character's hand, once its hand
+    /// IK is built (empty before): `palm` and `finger` (unit directions in the hand bone's own
+    /// space), `length`, `width` and `thickness` (the hand's outer size, in the skeleton's units)
+    /// and `grip_point` (the middle of the palm's surface, in the hand bone's space).
+    #[func]
+    pub fn get_grip(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        if let Some(g) = self.runtime.grip {
+            let shape = g.shape(1.0);
+            d.set("palm", vector3(g.palm.normalize_or_zero()));
+            d.set("finger", vector3(g.finger.normalize_or_zero()));
+            d.set("length", g.size.length);
+            d.set("width", g.size.width);
+            d.set("thickness", g.size.thickness);
+            d.set(
+                "grip_point",
+                vector3(shape.grip_point().unwrap_or(Vec3::ZERO)),
+            );
+        }
+        d
+    }
+
     /// Returns this character's hand IK modifier (null until the first pair).
     #[func]
     pub fn get_hand_ik(&self) -> Option<Gd<LimbIK>> {
@@ -955,6 +1045,7 @@ impl HoldHandComponent {
 
     /// Resolves the character, skeleton and animation tree from the properties (not per frame).
     fn resolve_nodes(&mut self) {
+        self.runtime.rig_height = None;
         self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
         let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
         self.runtime.skeleton = if self.skeleton.is_empty() {
@@ -1026,7 +1117,49 @@ impl HoldHandComponent {
         Some(pose(self.character_node()?.get_global_transform()))
     }
 
+    /// `k`, the initiator's height in the world over the 1.75 m reference human, when
+    /// [member auto_proportions] is on (1 otherwise, or without a skeleton).
+    fn proportion(&mut self) -> f32 {
+        if !self.auto_proportions {
+            return 1.0;
+        }
+        let Some(skeleton) = self.skeleton_node() else {
+            return 1.0;
+        };
+        if skeleton.get_bone_count() == 0 {
+            return 1.0;
+        }
+        let height = match self.runtime.rig_height {
+            Some(h) => h,
+            None => {
+                let h = rig::humanoid(&skeleton).height;
+                self.runtime.rig_height = Some(h);
+                h
+            }
+        };
+        let scale = skeleton.get_global_transform().basis.get_scale().abs();
+        let k = height * (scale.x + scale.y + scale.z) / 3.0 / entwine_core::rig::REFERENCE_HEIGHT;
+        if k.is_finite() && k > 1e-6 {
+            k
+        } else {
+            1.0
+        }
+    }
+
     fn follow_tuning(&mut self) -> FollowTuning {
+        let t = self.follow_tuning_as_set();
+        let k = self.proportion();
+        FollowTuning {
+            follow_offset: t.follow_offset * k,
+            preparation_offset: t.preparation_offset * k,
+            stop_radius: t.stop_radius * k,
+            min_follow_speed: t.min_follow_speed * k,
+            max_follow_speed: t.max_follow_speed * k,
+            ..t
+        }
+    }
+
+    fn follow_tuning_as_set(&mut self) -> FollowTuning {
         let t = FollowTuning {
             follow_offset: vec3(self.follow_offset),
             preparation_offset: vec3(self.preparation_offset),
@@ -1077,7 +1210,12 @@ impl HoldHandComponent {
             && t.max_position_weight.is_finite()
             && t.max_rotation_weight.is_finite();
         if ok {
-            Some(t)
+            let k = self.proportion();
+            Some(ContactTuning {
+                reconnect_distance: t.reconnect_distance * k,
+                disconnect_distance: t.disconnect_distance * k,
+                ..t
+            })
         } else {
             self.warn_once(
                 WARN_TUNING,
@@ -1392,6 +1530,19 @@ impl HoldHandComponent {
         ik.set("pole_direction", &vector3(pole).to_variant());
         ik.set("position_weight", &0.0f32.to_variant());
         ik.set("rotation_weight", &0.0f32.to_variant());
+        // The hand's palm and fingers in its bone's own space, for the grip.
+        let q = crate::convert::rotation(
+            skeleton
+                .get_bone_global_rest(skeleton.find_bone(&hand))
+                .basis,
+        );
+        let s = side as usize;
+        self.runtime.grip = Some(GripHand {
+            palm: q.conjugate() * humanoid.palm[s],
+            finger: q.conjugate() * humanoid.finger[s],
+            size: humanoid.hand_size(side),
+            axes: [humanoid.right, humanoid.up, -humanoid.forward],
+        });
         self.runtime.ik = Some(ik.clone());
         self.runtime.ik_bone = bone;
         Some(ik)
@@ -1404,6 +1555,7 @@ impl HoldHandComponent {
         role: Role,
         offset: Vector3,
         rotation_deg: Vector3,
+        grip: bool,
     ) -> Option<HandInput> {
         let usable =
             offset.is_finite() && offset.length() <= MAX_CONTACT_OFFSET && rotation_deg.is_finite();
@@ -1443,6 +1595,22 @@ impl HoldHandComponent {
             // Not processed yet: no animated pose recorded.
             return None;
         }
+        if grip {
+            // Palm to palm: the offset and rotation in the pair's frame, and the hand's animated
+            // grip point as its preferred contact.
+            let world_scale = (scale.x + scale.y + scale.z) / 3.0;
+            let g = self.runtime.grip?;
+            let (local, world) = (g.shape(1.0), g.shape(world_scale));
+            let (offset, rotation) = palm_to_palm(&world, role == Role::Initiator)?;
+            let grip_at = hand * vector3(local.grip_point()?);
+            return Some(HandInput {
+                contact: Pose::new(vec3(grip_at), pose(hand).rotation),
+                upper_arm: vec3(upper),
+                reach,
+                offset,
+                rotation,
+            });
+        }
         let euler = rotation_deg * (std::f32::consts::PI / 180.0);
         let rot = godot::builtin::Basis::from_euler(godot::builtin::EulerOrder::YXZ, euler);
         Some(HandInput {
@@ -1456,16 +1624,20 @@ impl HoldHandComponent {
 
     fn solve_hands(&mut self, partner: &mut Gd<HoldHandComponent>, me: Pose, dt: f32, frame: u64) {
         let tuning = self.contact_tuning();
+        let grip = self.uses_grip();
         let mine = self.hand_input(
             Role::Initiator,
             self.initiator_contact_offset,
             self.initiator_contact_rotation,
+            grip,
         );
         let (ro, rr) = (
             self.recipient_contact_offset,
             self.recipient_contact_rotation,
         );
-        let theirs = partner.bind_mut().hand_input(Role::Recipient, ro, rr);
+        let theirs = partner.bind_mut().hand_input(Role::Recipient, ro, rr, grip);
+        // The grip's offsets are in the pair's frame: the initiator's body axes in the world.
+        let pair_frame = if grip { self.body_frame() } else { None };
         let partner_root = partner.bind().root_pose();
         let (Some(tuning), Some(mine), Some(theirs), Some(partner_root)) =
             (tuning, mine, theirs, partner_root)
@@ -1482,7 +1654,7 @@ impl HoldHandComponent {
         let distance = me.position.distance(partner_root.position);
         let out = self
             .solver
-            .step(&mine, &theirs, distance, true, &tuning, dt);
+            .step_in_frame(&mine, &theirs, distance, true, &tuning, dt, pair_frame);
         self.runtime.contact = vector3(out.contact);
         if self.debug_draw {
             self.draw_debug(&out);
@@ -1513,6 +1685,29 @@ impl HoldHandComponent {
             out.rotation_weight,
             frame,
         );
+    }
+
+    /// Whether the hands take the palm-to-palm grip: [member auto_grip] with no contact offset or
+    /// rotation set.
+    fn uses_grip(&self) -> bool {
+        self.auto_grip
+            && [
+                self.initiator_contact_offset,
+                self.initiator_contact_rotation,
+                self.recipient_contact_offset,
+                self.recipient_contact_rotation,
+            ]
+            .iter()
+            .all(|v| *v == Vector3::ZERO)
+    }
+
+    /// This character's body axes (right, up, back of the rig found in its skeleton) as a world
+    /// rotation, once its hand IK is built.
+    fn body_frame(&self) -> Option<glam::Quat> {
+        let g = self.runtime.grip?;
+        let basis = self.skeleton_node()?.get_global_transform().basis;
+        let [x, y, z] = g.axes.map(|a| vec3(basis * vector3(a)));
+        Some(entwine_core::kit::rotation_of_axes(x, y, z))
     }
 
     /// Draws the reach spheres (three great circles each), the preferred point (grey), the shared
