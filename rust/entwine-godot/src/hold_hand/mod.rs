@@ -1,8 +1,9 @@
 //! `HoldHandComponent` and its local `HoldHandRoom`.
 
+mod anim;
 mod room;
 
-use entwine_core::hold_hand::stream::{MAX_ANIM_VALUES, MAX_FRAME_BYTES};
+use entwine_core::hold_hand::stream::{AnimSnapshot, MAX_FRAME_BYTES};
 use entwine_core::hold_hand::{
     ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning, HandInput,
     HandOffsets, HandSample, Interaction, Lifecycle, PairReplay, PairSample, PairSender, Phase,
@@ -277,10 +278,11 @@ struct NetRuntime {
     view_blend: f32,
     /// Per-kind warnings: when each was last printed and how many were held back since.
     throttle: [(f64, i64); 3],
-    /// AnimationTree parameters carried by the animation snapshots (same order on every peer).
-    anim_params: Vec<(StringName, VariantType)>,
-    anim_values: Vec<f32>,
-    anim_ready: bool,
+    /// What the animation snapshots carry (found the same way on every peer), the last snapshot
+    /// read, and what each replica (initiator, recipient) last applied.
+    anim_rig: anim::AnimRig,
+    anim_snapshot: AnimSnapshot,
+    anim_follow: [anim::AnimFollower; 2],
     /// Frames and bytes this peer sent as the initiator.
     sent_frames: i64,
     sent_bytes: i64,
@@ -335,8 +337,11 @@ struct Runtime {
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
     hand_weights: (f32, f32),
     driven_frame: u64,
-    /// Parameters mirrored from the initiator (cached on start) and saved arm values to restore.
-    mirrored: Vec<StringName>,
+    /// What is mirrored from the initiator (found on start), what the partner last had applied,
+    /// and saved arm values to restore.
+    mirror_rig: anim::AnimRig,
+    mirror_follow: anim::AnimFollower,
+    mirror_snapshot: AnimSnapshot,
     arm_saved: Vec<(StringName, Variant)>,
     /// The arm layers detected in the tree (when `arm_layer_parameters` is empty).
     arm_layers: Option<PackedStringArray>,
@@ -1109,7 +1114,8 @@ impl HoldHandComponent {
                 };
                 let start = self.driver.prepare(me, &tuning);
                 partner.bind_mut().place_root(start);
-                self.runtime.mirrored.clear();
+                self.runtime.mirror_rig.ready = false;
+                self.runtime.mirror_follow.reset();
                 self.sender.restart();
                 self.net.last_root = None;
             }
@@ -1127,7 +1133,8 @@ impl HoldHandComponent {
             }
         }
         self.runtime.arm_saved.clear();
-        self.runtime.mirrored.clear();
+        self.runtime.mirror_rig.ready = false;
+        self.runtime.mirror_follow.reset();
         self.driver.reset();
         self.solver.reset();
         self.sender.stop();
@@ -1137,7 +1144,8 @@ impl HoldHandComponent {
         self.net.view_time = 0.0;
         self.net.view_delay = 0.0;
         self.net.view_blend = 0.0;
-        self.net.anim_ready = false;
+        self.net.anim_rig.ready = false;
+        self.net.anim_follow = Default::default();
         self.net.silence = 0.0;
         self.net.released = false;
         if self.runtime.connected {
@@ -1242,11 +1250,14 @@ impl HoldHandComponent {
         if let Some(actual) = partner.bind().root_pose() {
             self.driver.settle(actual.position);
         }
-        self.mirror_animation_onto(&mut partner);
+        self.mirror_animation_onto(&mut partner, dt);
         self.solve_hands(&mut partner, me, dt, frame);
     }
 
-    fn mirror_animation_onto(&mut self, partner: &mut Gd<HoldHandComponent>) {
+    /// Shows the initiator's animation on the partner in the same process: numeric parameters
+    /// (blend positions included) copied exactly, state machines, one-shots and play positions
+    /// applied as a remote replica would; without trees, the AnimationPlayer's animation and position.
+    fn mirror_animation_onto(&mut self, partner: &mut Gd<HoldHandComponent>, dt: f32) {
         if !self.mirror_animation {
             return;
         }
@@ -1279,27 +1290,24 @@ impl HoldHandComponent {
         let (Some(src), Some(mut dst)) = (self.tree_node(), partner.bind().tree_node()) else {
             return;
         };
-        if self.runtime.mirrored.is_empty() {
-            // Once per pair: every parameter of the initiator's tree, minus the arm layers.
-            let arms: Vec<String> = self
-                .arm_layers()
-                .as_slice()
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            for prop in src.get_property_list().iter_shared() {
-                let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
-                if name.starts_with("parameters/")
-                    && !arms.contains(&name)
-                    && is_settable_parameter(&prop)
-                {
-                    self.runtime.mirrored.push(StringName::from(name.as_str()));
-                }
-            }
+        if !self.runtime.mirror_rig.ready {
+            // Once per pair: the initiator's tree, minus the arm layers.
+            let arms = self.arm_layers();
+            self.runtime.mirror_rig.build(Some(&src), None, &arms);
         }
-        for name in &self.runtime.mirrored {
-            dst.set(name, &src.get(name));
-        }
+        let rt = &mut self.runtime;
+        rt.mirror_rig.copy_values(&src, &mut dst);
+        rt.mirror_rig
+            .read(Some(&src), None, &mut rt.mirror_snapshot);
+        rt.mirror_snapshot.value_count = 0; // copied exactly above
+        rt.mirror_rig.apply(
+            &mut rt.mirror_follow,
+            &rt.mirror_snapshot,
+            Some(&mut dst),
+            None,
+            dt,
+            LOCAL_ANIM_GRACE,
+        );
     }
 
     /// Builds (once) this character's hand IK for `role` and returns it, or `None` when its bones are
@@ -1647,7 +1655,7 @@ impl HoldHandComponent {
             self.read_animation();
         }
         let mut buf = [0u8; MAX_FRAME_BYTES];
-        let anim = due.anim.then_some(self.net.anim_values.as_slice());
+        let anim = due.anim.then_some(&self.net.anim_snapshot);
         let Ok(n) = self
             .sender
             .write(now, shared, pair, offsets, anim, &mut buf)
@@ -1661,75 +1669,37 @@ impl HoldHandComponent {
         }
     }
 
-    /// Builds (once per pair) the list of animation parameters the snapshots carry: the tree's
-    /// numeric `parameters/…` minus the arm layers, in property-list order (the same on every peer
-    /// for the same tree).
+    /// Finds (once per pair) what the animation snapshots carry: the tree's numeric
+    /// `parameters/…` minus the arm layers, its state machines and one-shots, in property-list
+    /// order (the same on every peer for the same tree); without a tree, the AnimationPlayer's
+    /// animations.
     fn animation_params(&mut self) {
-        if self.net.anim_ready {
+        if self.net.anim_rig.ready {
             return;
         }
-        self.net.anim_ready = true;
-        self.net.anim_params.clear();
-        let Some(tree) = self.tree_node() else {
-            return;
-        };
         let arms = self.arm_layers();
-        for prop in tree.get_property_list().iter_shared() {
-            let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
-            let ty = prop
-                .get("type")
-                .and_then(|t| t.try_to::<i64>().ok())
-                .unwrap_or(0);
-            if !is_settable_parameter(&prop) {
-                continue;
-            }
-            let ty = match ty {
-                1 => VariantType::BOOL,
-                2 => VariantType::INT,
-                3 => VariantType::FLOAT,
-                _ => continue,
-            };
-            if name.starts_with("parameters/")
-                && !arms.as_slice().iter().any(|a| a.to_string() == name)
-                && self.net.anim_params.len() < MAX_ANIM_VALUES
-            {
-                self.net
-                    .anim_params
-                    .push((StringName::from(name.as_str()), ty));
-            }
-        }
+        let tree = self.tree_node();
+        let player = self.player_node();
+        self.net
+            .anim_rig
+            .build(tree.as_ref(), player.as_ref(), &arms);
     }
 
-    /// Reads this character's animation parameters into the snapshot buffer.
+    fn player_node(&self) -> Option<Gd<AnimationPlayer>> {
+        self.runtime
+            .player
+            .clone()
+            .filter(|p| p.is_instance_valid())
+    }
+
+    /// Reads this character's animation into the snapshot.
     fn read_animation(&mut self) {
         self.animation_params();
-        self.net.anim_values.clear();
-        let Some(tree) = self.tree_node() else {
-            return;
-        };
-        for (name, _) in &self.net.anim_params {
-            let v = tree.get(name);
-            let x = v
-                .try_to::<f32>()
-                .or_else(|_| v.try_to::<i64>().map(|i| i as f32))
-                .or_else(|_| v.try_to::<bool>().map(f32::from))
-                .unwrap_or(0.0);
-            self.net
-                .anim_values
-                .push(if x.is_finite() { x } else { 0.0 });
-        }
-    }
-
-    /// Writes received animation values onto `tree` (the parameters listed by this component).
-    fn write_animation(&self, tree: &mut Gd<AnimationTree>, values: &[f32]) {
-        for ((name, ty), x) in self.net.anim_params.iter().zip(values) {
-            let v = match *ty {
-                VariantType::BOOL => (*x > 0.5).to_variant(),
-                VariantType::INT => (x.round() as i64).to_variant(),
-                _ => x.to_variant(),
-            };
-            tree.set(name, &v);
-        }
+        let tree = self.tree_node();
+        let player = self.player_node();
+        self.net
+            .anim_rig
+            .read(tree.as_ref(), player.as_ref(), &mut self.net.anim_snapshot);
     }
 
     /// A replica of the initiator (every peer but the initiator's): shows the pair from the stream.
@@ -1762,16 +1732,24 @@ impl HoldHandComponent {
         self.place_root(view.initiator);
         partner.bind_mut().place_root(view.recipient);
         self.animation_params();
-        if let Some(values) = self.receiver.take_animation() {
-            let mut buf = [0.0f32; MAX_ANIM_VALUES];
-            let n = values.len().min(buf.len());
-            buf[..n].copy_from_slice(&values[..n]);
-            for tree in [self.tree_node(), partner.bind().tree_node()]
-                .into_iter()
-                .flatten()
-            {
-                let mut tree = tree;
-                self.write_animation(&mut tree, &buf[..n]);
+        let continuous = self.net.anim_rig.continuous();
+        if let Some(snap) = self.receiver.animation(continuous).copied() {
+            // Both replicas show the initiator's animation at the view time.
+            let grace = self.animation_interval.max(0.05) * 2.0;
+            let targets = [
+                (self.tree_node(), self.player_node()),
+                (partner.bind().tree_node(), partner.bind().player_node()),
+            ];
+            for (i, (mut tree, mut player)) in targets.into_iter().enumerate() {
+                let net = &mut self.net;
+                net.anim_rig.apply(
+                    &mut net.anim_follow[i],
+                    &snap,
+                    tree.as_mut(),
+                    player.as_mut(),
+                    dt,
+                    grace,
+                );
             }
         }
         let Some(hands) = view.hands else {
@@ -1916,6 +1894,10 @@ fn is_settable_parameter(prop: &VarDictionary) -> bool {
         .unwrap_or(0);
     usage & STORAGE_OR_EDITOR != 0 && usage & READ_ONLY == 0
 }
+
+/// Seconds the partner in the same process may stay in another state-machine node than the
+/// initiator's while travelling there, before it is started there outright.
+const LOCAL_ANIM_GRACE: f32 = 0.25;
 
 /// The reference human's arm (upper arm plus forearm, metres) that `reach_margin` is given for.
 const REFERENCE_ARM: f32 = 0.54;
