@@ -16,6 +16,8 @@ use super::is_settable_parameter;
 
 /// A play position closer than this (s) to the initiator's is left alone.
 const PHASE_TOLERANCE: f32 = 0.04;
+/// Share of a play-position gap run ahead per frame.
+const PHASE_GAIN: f32 = 0.5;
 /// Longest cycle (s) whose phase is corrected by running the tree ahead.
 const PHASE_CYCLE: f32 = 4.0;
 /// OneShot requests (`AnimationNodeOneShot.OneShotRequest`).
@@ -57,6 +59,8 @@ pub(super) struct AnimFollower {
     shots: u8,
     targets: [(u8, u8); MAX_ANIM_MACHINES],
     mismatch: [f32; MAX_ANIM_MACHINES],
+    /// Play-position seconds one second of tree advance moved, at the last phase correction.
+    rate: f32,
 }
 
 impl AnimFollower {
@@ -186,8 +190,11 @@ impl AnimRig {
             for (param, nodes) in &self.machines {
                 let mut m = MachineState::default();
                 if let Some(pb) = playback(tree, param) {
-                    if pb.is_playing() {
-                        m.node = index_of(nodes, &pb.get_current_node());
+                    // A machine started by its own Start transition has a current node without
+                    // counting as playing.
+                    let current = pb.get_current_node();
+                    if !current.is_empty() {
+                        m.node = index_of(nodes, &current);
                         m.position = pb.get_current_play_position();
                     }
                     let path = pb.get_travel_path();
@@ -258,18 +265,47 @@ impl AnimRig {
                     continue;
                 }
                 follower.mismatch[i] = 0.0;
-                if phased || current != *node || heading.is_some() {
+                // The same node, settled (no travel, cross-fade or one-shot over it): catch up a
+                // play position that fell behind (once per frame).
+                if phased
+                    || current != *node
+                    || heading.is_some()
+                    || snap.shots != 0
+                    || !pb.get_fading_from_node().is_empty()
+                {
                     continue;
                 }
-                // The same node: catch up a play position that drifted (once per frame).
                 phased = true;
                 let length = pb.get_current_length();
-                let mut ahead = m.position - pb.get_current_play_position();
-                if length > 0.0 && length <= PHASE_CYCLE {
-                    ahead = ahead.rem_euclid(length);
+                let cyclic = length > 0.0 && length <= PHASE_CYCLE;
+                let here = pb.get_current_play_position();
+                let mut behind = m.position - here;
+                if cyclic {
+                    behind = (behind + 0.5 * length).rem_euclid(length) - 0.5 * length;
                 }
-                if ahead > PHASE_TOLERANCE && ahead < PHASE_CYCLE {
-                    tree.advance(f64::from(ahead));
+                // Run the tree ahead: half a gap behind, or round the cycle when ahead of the
+                // initiator. A TimeScale above the machine multiplies the step, so the rate seen at
+                // the last correction divides it.
+                let gap = if behind > PHASE_TOLERANCE && behind < PHASE_CYCLE {
+                    PHASE_GAIN * behind
+                } else if cyclic && behind < -PHASE_TOLERANCE {
+                    length + behind
+                } else {
+                    continue;
+                };
+                let rate = if follower.rate > 0.0 {
+                    follower.rate
+                } else {
+                    1.0
+                };
+                let step = gap / rate;
+                tree.advance(f64::from(step));
+                let mut moved = pb.get_current_play_position() - here;
+                if cyclic {
+                    moved = moved.rem_euclid(length);
+                }
+                if step > 1e-3 && pb.get_current_node() == *node {
+                    follower.rate = (moved / step).clamp(0.1, 4.0);
                 }
             }
             for (i, (active, request)) in self.shots.iter().enumerate() {
