@@ -44,8 +44,10 @@ use room::RoomOp;
 /// clamped speed (a sweep that slides along walls instead of passing through them; a recipient a
 /// wall held back goes on from where its body really is, never faster than
 /// [member max_follow_speed]), mirrors its
-/// animation onto the recipient (all AnimationTree parameters except [member arm_layer_parameters];
-/// without an AnimationTree, the AnimationPlayer's animation and position),
+/// animation onto the recipient (the AnimationTree's numeric parameters, Vector2 blend positions
+/// included, except [member arm_layer_parameters]; its state machines' current node and travels,
+/// OneShots and play position; without an AnimationTree, the AnimationPlayer's animation and
+/// position),
 /// solves the shared contact point from the two arms' reach spheres, and drives both hands with
 /// [LimbIK] modifiers it adds to each skeleton, fading their weights in and out with a distance
 /// hysteresis. The **recipient** is frozen while paired: its `frozen` property (if its script has
@@ -57,7 +59,9 @@ use room::RoomOp;
 /// does all of the above and streams the pair to every other peer ([member pose_interval],
 /// [member ik_interval], [member animation_interval]); the others replay it: the recipient's peer
 /// keeps the pair's stance steady around its own character, onlookers smooth both roots, and the
-/// hands are rebuilt in the initiator's frame. Frames from any other peer, stale or malformed ones
+/// hands are rebuilt in the initiator's frame. The initiator's animation (the same kinds as the
+/// local mirror, for rigs with or without an AnimationTree) is shown on both characters at the same
+/// view time as the roots. Frames from any other peer, stale or malformed ones
 /// are dropped and counted ([method get_network_stats]). Silent IK fades the hands out
 /// ([member ik_timeout]); a silent or vanished initiator releases the recipient
 /// ([member initiator_timeout], [signal initiator_lost]). While the pair writes a character's root,
@@ -180,8 +184,10 @@ pub struct HoldHandComponent {
     #[init(val = 1.0)]
     max_rotation_weight: f32,
 
-    /// Copy the initiator's AnimationTree parameters (or, without a tree, its AnimationPlayer's
-    /// animation and position) onto the recipient every frame.
+    /// Copy the initiator's animation onto the recipient every frame: the AnimationTree's numeric
+    /// parameters (Vector2 blend positions included), its state machines' node, travels and play
+    /// position, and its OneShots (fired or aborted as the initiator's); without a tree, the
+    /// AnimationPlayer's animation and position.
     #[export_group(name = "Animation")]
     #[export]
     #[init(val = true)]
@@ -209,8 +215,9 @@ pub struct HoldHandComponent {
     #[export(range = (0.02, 1.0, 0.01, suffix = "s"))]
     #[init(val = 0.05)]
     ik_interval: f32,
-    /// Seconds between animation snapshots (the initiator's non-arm AnimationTree parameters);
-    /// 0 turns them off.
+    /// Seconds between animation snapshots over the network (the initiator's non-arm AnimationTree
+    /// parameters, state machines, OneShots, or its AnimationPlayer's animation and position); a
+    /// snapshot is skipped while nothing changed, but sent at least once a second. 0 turns them off.
     #[export(range = (0.0, 1.0, 0.01, suffix = "s"))]
     #[init(val = 0.1)]
     animation_interval: f32,
