@@ -13,7 +13,9 @@ extends "res://tests/hold_hand/hold_hand_net_test.gd"
 ## interval (plus two physics frames) of A's time of change, on every view and for both characters;
 ## the blend position and time scale are within 0.05 of A's at the same view time (95th
 ## percentile) and 0.15 at worst; the play position in the state within 0.06 s at the 95th
-## percentile once the state is shown.
+## percentile once the state is shown. Then the same for a rig without an AnimationTree: every
+## character's tree is removed, A leads B again and plays, switches and seeks its AnimationPlayer's
+## animations; the animation is shown within one interval and its position within 0.06 s (p95).
 
 const STATES := ["ground", "wave", "rest"]
 const GROUND_POINTS := [Vector2(0, 0), Vector2(0, -1), Vector2(1, 0), Vector2(-1, 0), Vector2(0, 1)]
@@ -190,7 +192,126 @@ func test_client_pair_over_the_network() -> void:
 		var who := "recipient" if me == b else "onlooker"
 		_compare_anim(who + ", A", truth, 0, interval)
 		_compare_anim(who + ", B", truth, 1, interval)
+	await _player_only(me, a, b, interval)
 	await _leave(me)
+
+
+## The same with an AnimationPlayer-only rig: the trees are removed everywhere, A leads B again and
+## plays, switches and seeks animations; every view is compared with A's own record.
+func _player_only(me: int, a: int, b: int, interval: float) -> void:
+	await _barrier("tree_checked")
+	if me == a:
+		check(_comps[a].cancel(), "A ends the pair")
+	check(await wait_until(func() -> bool: return _unpaired(a, b), 10.0), "the pair ended everywhere")
+	for id in _chars:
+		var c: TestCharacter = _chars[id]
+		c.animation_tree.free()
+		c.animation_tree = null
+	await _barrier("trees_removed")
+	if me == a:
+		_chars[a].animation_player.play(&"idle")
+		check(_comps[a].request(_comps[b]), "A asks again")
+	check(await wait_until(func() -> bool: return _paired(a, b), 20.0), "paired again, without trees")
+	await _barrier("paired_without_trees")
+	await create_timer(1.5).timeout
+	var times := PackedFloat64Array()
+	var rec := PackedFloat32Array()
+	var names: PackedStringArray = _chars[a].animation_player.get_animation_list()
+	# A's script: [seconds, animation, seek to (or -1)].
+	var plan := [[0.5, "walk", -1.0], [1.5, "walk", 0.3], [2.5, "idle", -1.0], [3.5, "", -1.0]]
+	var start := 0.0
+	if me == a:
+		start = _clock.server_time()
+		_probe.share("player_show", start)
+	else:
+		check(await wait_until(func() -> bool: return _probe.has("player_show"), 20.0), "A starts its player show")
+		start = _probe.values["player_show"]
+	var step := 0
+	var events := []
+	while true:
+		var t: float = _comps[a].get_view_time()
+		if t > 0.0 and (times.is_empty() or t != times[times.size() - 1]):
+			times.append(t)
+			for id in [a, b]:
+				var p: AnimationPlayer = _chars[id].animation_player
+				rec.append_array(PackedFloat32Array([float(names.find(p.current_animation)),
+					p.current_animation_position, p.current_animation_length]))
+		var s := _clock.server_time() - start
+		if me == a and step < plan.size() and s >= plan[step][0]:
+			if plan[step][1] == "":
+				break
+			var p: AnimationPlayer = _chars[a].animation_player
+			if p.current_animation != plan[step][1]:
+				p.play(StringName(plan[step][1]))
+			if plan[step][2] >= 0.0:
+				p.seek(plan[step][2], true)
+			events.append(_clock.server_time())
+			step += 1
+		if me != a and (times.size() > 0 and times[times.size() - 1] > start + plan[-1][0] or s > plan[-1][0] + 5.0):
+			break
+		await physics_frame
+	if me == a:
+		_probe.share("player_record", {"t": times, "v": rec, "e": events})
+	check(await wait_until(func() -> bool: return _probe.has("player_record"), 20.0), "A's player record arrives")
+	var truth: Dictionary = _probe.values["player_record"]
+	var labels := ["A", "B"] if me != a else ["B"]
+	for label in labels:
+		var which := 0 if label == "A" else 1
+		var who := "recipient" if me == b else ("onlooker" if me != a else "A's own peer")
+		_compare_player("%s, %s (AnimationPlayer only)" % [who, label], truth, times, rec, which, interval)
+
+
+## Compares character `which` of a player record (`times`, `rec`: animation index, position, length
+## per character) with A's own.
+func _compare_player(label: String, truth: Dictionary, times: PackedFloat64Array, rec: PackedFloat32Array,
+		which: int, interval: float) -> void:
+	var tt: PackedFloat64Array = truth["t"]
+	var tv: PackedFloat32Array = truth["v"]
+	var events: Array = truth["e"]
+	check(tt.size() > 60 and times.size() > 60, "%s: both records have frames" % label, "> 60", [tt.size(), times.size()])
+	if tt.size() < 2 or times.is_empty():
+		return
+	var frame := 1.0 / Engine.physics_ticks_per_second
+	var late_limit := interval + 2.0 * frame
+	var changes := 0
+	for i in range(1, tt.size()):
+		if tv[i * 6] != tv[(i - 1) * 6]:
+			changes += 1
+			var shown := INF
+			for k in times.size():
+				if times[k] >= tt[i] - frame and rec[k * 6 + which * 3] == tv[i * 6]:
+					shown = times[k]
+					break
+			check(shown - tt[i] <= late_limit, "%s: A's switch to animation %d at %.2f shown within one animation interval" % [
+				label, int(tv[i * 6]), tt[i]], "<= %.3f s" % late_limit, shown - tt[i])
+	check(changes >= 2, "%s: A switched animations" % label, ">= 2", changes)
+	var err := PackedFloat32Array()
+	var j := 0
+	for k in times.size():
+		var t := times[k]
+		while j + 1 < tt.size() and tt[j + 1] <= t:
+			j += 1
+		if t < tt[0] or j + 1 >= tt.size():
+			continue
+		var settled := true
+		for e in events:
+			if t >= e - frame and t < e + interval + 0.1:
+				settled = false
+		var mine := k * 6 + which * 3
+		if not settled or rec[mine] != tv[j * 6] or tv[(j + 1) * 6] != tv[j * 6]:
+			continue
+		var a0: float = tv[j * 6 + 1]
+		var a1: float = tv[(j + 1) * 6 + 1]
+		var length: float = tv[j * 6 + 2]
+		if a1 < a0:
+			a1 += length  # wrapped
+		var want := fposmod(lerpf(a0, a1, (t - tt[j]) / maxf(tt[j + 1] - tt[j], 1e-6)), maxf(length, 1e-6))
+		var d := absf(rec[mine + 1] - want)
+		err.append(minf(d, absf(length - d)) if length > 0.0 else d)
+	var st := _stats(err)
+	print("HOLD_HAND_NET_ANIM %s: %d switches; position error p50 %.4f p95 %.4f max %.4f s (%d)" % [
+		label, changes, st[0], st[1], st[2], err.size()])
+	check(err.size() > 50 and st[1] <= 0.06, "%s: the animation position follows A's" % label, "p95 <= 0.06 s", st)
 
 
 ## Compares character `which` (0 A, 1 B) of this peer's record with A's own record.

@@ -27,13 +27,13 @@ use entwine_core::formation::{
     Assigner, BaselineFit, BearingConfig, BearingMotion, BodyFrame, FormationDef, Gains, Recorder,
     Sample, Squad, SquadConfig, Thresholds,
 };
-use entwine_core::hold_hand::contact::{
-    constrain_shared_contact, shared_contact, ContactSolver, ContactTuning, HandInput, Hysteresis,
-    ReachSphere,
-};
 use entwine_core::hold_hand::anim::{
     AnimSnapshot, MachineState, PlayerState, MAX_ANIM_BYTES, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS,
     MAX_ANIM_VALUES,
+};
+use entwine_core::hold_hand::contact::{
+    constrain_shared_contact, shared_contact, ContactSolver, ContactTuning, HandInput, Hysteresis,
+    ReachSphere,
 };
 use entwine_core::hold_hand::stream::{
     Frame, HandOffsets, HandSample, PairSample, PairSender, StreamRates, MAX_FRAME_BYTES,
@@ -407,7 +407,8 @@ fn prop_hold_hand_anim_section() {
         let a = random_snapshot(g);
         let mut buf = [0u8; MAX_ANIM_BYTES + 8];
         let mut w = ByteWriter::new(&mut buf);
-        a.encode(&mut w).map_err(|_| "a section overflowed".to_string())?;
+        a.encode(&mut w)
+            .map_err(|_| "a section overflowed".to_string())?;
         let n = w.written().len();
         ensure!(n <= MAX_ANIM_BYTES, "section of {n} bytes");
         let mut r = ByteReader::new(&buf[..n]);

@@ -299,7 +299,11 @@ impl AnimSnapshot {
     /// same node or animation further on, else advanced by `elapsed`.
     #[must_use]
     pub fn at(&self, next: Option<&Self>, s: f32, elapsed: f32, continuous: u32) -> Self {
-        let s = if s.is_finite() { s.clamp(0.0, 1.0) } else { 0.0 };
+        let s = if s.is_finite() {
+            s.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         let elapsed = if elapsed.is_finite() {
             elapsed.max(0.0)
         } else {
@@ -386,7 +390,11 @@ pub(crate) mod tests {
     fn sections_round_trip_and_stay_small() {
         let s = locomotion();
         let (back, n) = round_trip(&s);
-        assert_eq!(n, 2 + 8 + 4 + 1, "header, 4 halves, a machine, one-shot bits");
+        assert_eq!(
+            n,
+            2 + 8 + 4 + 1,
+            "header, 4 halves, a machine, one-shot bits"
+        );
         assert_eq!(back.value_count, 4);
         for (a, b) in back.values().iter().zip(s.values()) {
             assert!((a - b).abs() <= b.abs() / 1024.0, "{a} {b}");
@@ -424,14 +432,26 @@ pub(crate) mod tests {
         let decode = |b: &[u8]| AnimSnapshot::decode(&mut ByteReader::new(b));
         assert_eq!(decode(&[]), Err(BadSection::Size));
         assert_eq!(decode(&[2, 0, 0]), Err(BadSection::Value), "version 0");
-        assert_eq!(decode(&[0x40 | 2, 0, 0]), Err(BadSection::Value), "version 2");
+        assert_eq!(
+            decode(&[0x40 | 2, 0, 0]),
+            Err(BadSection::Value),
+            "version 2"
+        );
         assert_eq!(decode(&[0x20 | 17]), Err(BadSection::Value), "17 values");
         assert_eq!(decode(&[0x20 | 1, 0]), Err(BadSection::Size));
         // A half-float infinity and NaN.
         assert_eq!(decode(&[0x21, 0x00, 0x7C]), Err(BadSection::Value));
         assert_eq!(decode(&[0x21, 0x01, 0x7E]), Err(BadSection::Value));
-        assert_eq!(decode(&[0xA0, 0x80]), Err(BadSection::Value), "reserved bit");
-        assert_eq!(decode(&[0xA0, 9 << 3]), Err(BadSection::Value), "9 one-shots");
+        assert_eq!(
+            decode(&[0xA0, 0x80]),
+            Err(BadSection::Value),
+            "reserved bit"
+        );
+        assert_eq!(
+            decode(&[0xA0, 9 << 3]),
+            Err(BadSection::Value),
+            "9 one-shots"
+        );
         assert_eq!(decode(&[0xA0, 2 << 3, 0b100]), Err(BadSection::Value));
         assert!(decode(&[0xA0, 2 << 3, 0b10]).is_ok());
         assert_eq!(decode(&[0xA0, 1, 0, 0, 0]), Err(BadSection::Size));

@@ -454,7 +454,14 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
                 };
                 let anim = anim_truth(now);
                 let n = sender
-                    .write(now, true, pair, offsets(), due.anim.then_some(&anim), &mut buf)
+                    .write(
+                        now,
+                        true,
+                        pair,
+                        offsets(),
+                        due.anim.then_some(&anim),
+                        &mut buf,
+                    )
                     .unwrap();
                 sections += usize::from(buf[0] & crate::hold_hand::stream::ANIM != 0);
                 if f64::from(rng.signed()) * 0.5 + 0.5 >= 0.05 {
@@ -513,8 +520,14 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
              {sections} sections in 8 s"
         );
         // Past the newest snapshot (a lost frame) values are held, so the worst frame is worse.
-        assert!(b95 < 0.02 && bmax < 0.1, "blend position off by {b95} / {bmax}");
-        assert!(p95 < 0.03 && pmax < 0.07, "play position off by {p95} / {pmax} s");
+        assert!(
+            b95 < 0.02 && bmax < 0.1,
+            "blend position off by {b95} / {bmax}"
+        );
+        assert!(
+            p95 < 0.03 && pmax < 0.07,
+            "play position off by {p95} / {pmax} s"
+        );
         assert!(late <= interval + 1e-6, "node change {late} s late");
         // Sent when changed (the blend position moves all the time here): about every frame.
         assert!(sections >= 70, "{sections}");

@@ -111,7 +111,8 @@ impl AnimRig {
                 .unwrap_or(0);
             if path == "playback" || path.ends_with("/playback") {
                 let node = node_at(root.clone(), path.trim_end_matches("playback"));
-                if let Some(sm) = node.and_then(|n| n.try_cast::<AnimationNodeStateMachine>().ok()) {
+                if let Some(sm) = node.and_then(|n| n.try_cast::<AnimationNodeStateMachine>().ok())
+                {
                     if self.machines.len() < MAX_ANIM_MACHINES {
                         let mut nodes: Vec<StringName> = sm.get_node_list().iter_shared().collect();
                         nodes.sort_by_key(|n| n.to_string());
@@ -396,7 +397,10 @@ fn node_at(root: Option<Gd<AnimationNode>>, path: &str) -> Option<Gd<AnimationNo
     Some(node)
 }
 
-fn playback(tree: &Gd<AnimationTree>, param: &StringName) -> Option<Gd<AnimationNodeStateMachinePlayback>> {
+fn playback(
+    tree: &Gd<AnimationTree>,
+    param: &StringName,
+) -> Option<Gd<AnimationNodeStateMachinePlayback>> {
     tree.get(param)
         .try_to::<Gd<AnimationNodeStateMachinePlayback>>()
         .ok()

@@ -808,7 +808,13 @@ impl HoldHandComponent {
         let Some(me) = self.player() else {
             return self.refused(what, "this character is not in a room".into());
         };
-        let Some(mut room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
+        let Some(mut room) = self
+            .runtime
+            .room
+            .as_ref()
+            .filter(|r| r.is_instance_valid())
+            .cloned()
+        else {
             return self.refused(what, "no HoldHandRoom".into());
         };
         let op = op(me);
@@ -996,8 +1002,9 @@ impl HoldHandComponent {
     fn character_node(&self) -> Option<Gd<Node3D>> {
         self.runtime
             .character
-            .clone()
+            .as_ref()
             .filter(|n| n.is_instance_valid())
+            .cloned()
     }
 
     /// The arm-layer parameters: [member arm_layer_parameters] when set, else the ones detected in
@@ -1020,12 +1027,17 @@ impl HoldHandComponent {
     fn skeleton_node(&self) -> Option<Gd<Skeleton3D>> {
         self.runtime
             .skeleton
-            .clone()
+            .as_ref()
             .filter(|n| n.is_instance_valid())
+            .cloned()
     }
 
     fn tree_node(&self) -> Option<Gd<AnimationTree>> {
-        self.runtime.tree.clone().filter(|n| n.is_instance_valid())
+        self.runtime
+            .tree
+            .as_ref()
+            .filter(|n| n.is_instance_valid())
+            .cloned()
     }
 
     fn root_pose(&self) -> Option<Pose> {
@@ -1271,14 +1283,16 @@ impl HoldHandComponent {
         let players = (
             self.runtime
                 .player
-                .clone()
-                .filter(|p| p.is_instance_valid()),
+                .as_ref()
+                .filter(|p| p.is_instance_valid())
+                .cloned(),
             partner
                 .bind()
                 .runtime
                 .player
-                .clone()
-                .filter(|p| p.is_instance_valid()),
+                .as_ref()
+                .filter(|p| p.is_instance_valid())
+                .cloned(),
         );
         if let (Some(src), Some(mut dst)) = players {
             // No AnimationTree: mirror the AnimationPlayer's animation and position.
@@ -1614,7 +1628,13 @@ impl HoldHandComponent {
     /// The owned initiator, networked: takes the hand samples that are due and sends a frame when
     /// one is due, to every peer.
     fn broadcast(&mut self, dt: f32) {
-        let Some(room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
+        let Some(room) = self
+            .runtime
+            .room
+            .as_ref()
+            .filter(|r| r.is_instance_valid())
+            .cloned()
+        else {
             return;
         };
         if room.bind().local_peer().is_none() {
@@ -1695,8 +1715,9 @@ impl HoldHandComponent {
     fn player_node(&self) -> Option<Gd<AnimationPlayer>> {
         self.runtime
             .player
-            .clone()
+            .as_ref()
             .filter(|p| p.is_instance_valid())
+            .cloned()
     }
 
     /// Reads this character's animation into the snapshot.
@@ -1844,7 +1865,13 @@ impl HoldHandComponent {
     /// Sets this character's hand IK target (world space) and weights for this frame.
     fn drive_hand(&mut self, target: Pose, position_weight: f32, rotation_weight: f32, frame: u64) {
         self.runtime.driven_frame = frame;
-        if let Some(mut ik) = self.runtime.ik.clone().filter(|ik| ik.is_instance_valid()) {
+        if let Some(mut ik) = self
+            .runtime
+            .ik
+            .as_ref()
+            .filter(|ik| ik.is_instance_valid())
+            .cloned()
+        {
             let scale = Vector3::ONE;
             ik.set(
                 "target_transform",
@@ -1859,7 +1886,13 @@ impl HoldHandComponent {
             return;
         }
         self.runtime.hand_weights = (position, rotation);
-        if let Some(mut ik) = self.runtime.ik.clone().filter(|ik| ik.is_instance_valid()) {
+        if let Some(mut ik) = self
+            .runtime
+            .ik
+            .as_ref()
+            .filter(|ik| ik.is_instance_valid())
+            .cloned()
+        {
             let mut b = ik.bind_mut();
             b.set_position_weight(position);
             b.set_rotation_weight(rotation);
