@@ -410,11 +410,13 @@ pub(crate) mod tests {
         plain.push_value(1.0);
         assert_eq!(round_trip(&plain).1, 5);
         // A player-only rig: 4 bytes.
-        let mut player = AnimSnapshot::default();
-        player.player = Some(PlayerState {
-            animation: 1,
-            position: 12.3456,
-        });
+        let mut player = AnimSnapshot {
+            player: Some(PlayerState {
+                animation: 1,
+                position: 12.3456,
+            }),
+            ..AnimSnapshot::default()
+        };
         let (back, n) = round_trip(&player);
         assert_eq!(n, 5);
         assert_eq!(back.player.unwrap().animation, 1);
