@@ -271,26 +271,51 @@ impl AnimSnapshot {
     /// `age` (what a receiver predicts).
     #[must_use]
     pub fn differs(&self, last: &Self, age: f32, deadband: f32) -> bool {
-        let drifted = |now: f32, then: f32| (now - (then + age)).abs() > POSITION_DEADBAND;
+        self.events_differ(last, age) || self.values_differ(last, deadband)
+    }
+
+    /// Returns whether a value moved more than `deadband` since `last`.
+    #[must_use]
+    pub fn values_differ(&self, last: &Self, deadband: f32) -> bool {
         self.value_count != last.value_count
-            || self.machine_count != last.machine_count
-            || self.shot_count != last.shot_count
-            || self.shots != last.shots
-            || self.player.is_some() != last.player.is_some()
             || self
                 .values()
                 .iter()
                 .zip(last.values())
                 .any(|(a, b)| (a - b).abs() > deadband)
-            || self.machines().iter().zip(last.machines()).any(|(a, b)| {
-                a.node != b.node
-                    || a.travel != b.travel
-                    || (a.node != NO_NODE && drifted(a.position, b.position))
-            })
-            || self.player.zip(last.player).is_some_and(|(a, b)| {
-                a.animation != b.animation
-                    || (a.animation != NO_NODE && drifted(a.position, b.position))
-            })
+    }
+
+    /// Returns whether anything but the values changed since `last` (sent `age` seconds ago): a
+    /// count, a node, travel target, one-shot or animation, or a play position that drifted more
+    /// than [`POSITION_DEADBAND`] from `last`'s advanced by `age`.
+    #[must_use]
+    pub fn events_differ(&self, last: &Self, age: f32) -> bool {
+        let drifted = |now: f32, then: f32| (now - (then + age)).abs() > POSITION_DEADBAND;
+        self.switched(last)
+            || self
+                .machines()
+                .iter()
+                .zip(last.machines())
+                .any(|(a, b)| a.node != NO_NODE && drifted(a.position, b.position))
+            || self
+                .player
+                .zip(last.player)
+                .is_some_and(|(a, b)| a.animation != NO_NODE && drifted(a.position, b.position))
+    }
+
+    /// Returns whether a count, a node, travel target, one-shot or animation changed since `last`
+    /// (what a lost frame must not hold back).
+    #[must_use]
+    pub fn switched(&self, last: &Self) -> bool {
+        self.machine_count != last.machine_count
+            || self.shot_count != last.shot_count
+            || self.shots != last.shots
+            || self.player.map(|p| p.animation) != last.player.map(|p| p.animation)
+            || self
+                .machines()
+                .iter()
+                .zip(last.machines())
+                .any(|(a, b)| a.node != b.node || a.travel != b.travel)
     }
 
     /// Returns the animation at a time `s` of the way (seconds `elapsed` after `self`'s time) toward

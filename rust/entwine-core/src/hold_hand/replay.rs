@@ -612,8 +612,36 @@ impl PairReplay {
         let (a, b) = self.anims.around(t);
         let (ta, before) = a?;
         let elapsed = (t - ta) as f32;
-        let s = b.map_or(0.0, |(tb, _)| ((t - ta) / (tb - ta).max(1e-6)) as f32);
-        self.view_anim = before.at(b.map(|(_, e)| e), s, elapsed, continuous);
+        if let Some((tb, after)) = b {
+            let s = ((t - ta) / (tb - ta).max(1e-6)) as f32;
+            self.view_anim = before.at(Some(after), s, elapsed, continuous);
+            return Some(&self.view_anim);
+        }
+        // Past the newest snapshot (values only go out every few frames, and one may be lost):
+        // values carry on along the last two snapshots' slope for at most MAX_EXTRAPOLATION.
+        let s = self.anims.slice();
+        let previous = s.len().checked_sub(2).map(|i| s[i]);
+        let ahead = match previous {
+            Some((tp, p)) if tp < *ta && p.value_count == before.value_count => {
+                let mut next = *before;
+                for (v, (x, y)) in next.values[..usize::from(before.value_count)]
+                    .iter_mut()
+                    .zip(before.values().iter().zip(p.values()))
+                {
+                    *v = x + (x - y);
+                }
+                // Positions run on with time, not along the slope.
+                next.machine_count = 0;
+                next.player = None;
+                let span = (ta - tp) as f32;
+                Some((next, elapsed.min(MAX_EXTRAPOLATION) / span))
+            }
+            _ => None,
+        };
+        self.view_anim = match ahead {
+            Some((next, s)) => before.at(Some(&next), s, elapsed, continuous),
+            None => before.at(None, 0.0, elapsed, continuous),
+        };
         Some(&self.view_anim)
     }
 

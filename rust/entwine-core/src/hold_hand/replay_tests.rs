@@ -519,9 +519,10 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
              position error p95 {p95:.4} max {pmax:.4} s, node shown {late:.3} s late at most, \
              {sections} sections in 8 s"
         );
-        // Past the newest snapshot (a lost frame) values are held, so the worst frame is worse.
+        // Past the newest snapshot (a lost frame) values run on along the last slope for at most
+        // 0.25 s.
         assert!(
-            b95 < 0.02 && bmax < 0.1,
+            b95 < 0.02 && bmax < 0.05,
             "blend position off by {b95} / {bmax}"
         );
         assert!(
@@ -529,7 +530,7 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
             "play position off by {p95} / {pmax} s"
         );
         assert!(late <= interval + 1e-6, "node change {late} s late");
-        // Sent when changed (the blend position moves all the time here): about every frame.
-        assert!(sections >= 70, "{sections}");
+        // The blend position moves all the time here: a section in every frame.
+        assert!(sections >= 78, "{sections}");
     }
 }
