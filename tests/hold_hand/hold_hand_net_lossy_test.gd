@@ -6,11 +6,10 @@ extends "res://tests/hold_hand/hold_hand_net_test.gd"
 ## delayed 100 ms ± 20 ms (so they reorder) and 5 % are dropped, both ways, so the initiator's frames
 ## cross two such links on their way to the others. Every remote view is compared with the
 ## initiator's at its declared view time, frame by frame. The contract (5 cm at the 95th percentile,
-## 10 cm at worst, steps within 1.25x, 3 cm overshoot) is not met on every run yet: its verdict is
-## printed, and the suite asserts wider bounds (p95 15 cm, max 40 cm, steps 2x, overshoot 10 cm).
-## The recipient's root and hand are printed, not asserted, on every remote view: some runs show
-## stretches up to 27 cm off there while the initiator's root and both IK targets stay within bounds
-## (not understood yet).
+## 10 cm at worst, steps within 1.25x, 3 cm overshoot) is met in most runs, not all: when the frames
+## that show the walk starting are lost, the recipient (which catches up faster than the initiator
+## walks) is shown up to 15 cm behind for half a second. Its verdict is printed, and the suite asserts
+## wider bounds (p95 15 cm, max 40 cm, steps 2x, overshoot 10 cm) on every point.
 
 
 func lossy() -> bool:
@@ -27,7 +26,3 @@ func contract() -> Array:
 
 func limits() -> Array:
 	return [0.15, 0.40, 2.0, 0.10]
-
-
-func asserted(j: int, _recipient: bool) -> bool:
-	return j != 1 and j != 2

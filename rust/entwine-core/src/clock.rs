@@ -4,6 +4,12 @@
 //! time. Each answer gives a round-trip time and an offset estimate `server + rtt/2 − now`. Samples
 //! with the smallest round trip carry the least queueing noise, so the estimate keeps the offset of the
 //! fastest of the last [`ClockSync::WINDOW`] samples.
+//!
+//! The clock a game reads ([`ClockSync::server_time`]) follows that estimate smoothly: after the
+//! first [`ClockSync::SETTLE`] answers it moves toward each new estimate at most [`ClockSync::SLEW`]
+//! seconds per second (it jumps only when more than [`ClockSync::SNAP`] off). On a jittery link the
+//! fastest sample changes as the window slides and the estimate jumps by tens of milliseconds; things
+//! stamped with a jumping clock (a pair's samples) would seem to speed up and slow down.
 
 /// Round-trip and offset estimate toward a server clock. All times in seconds.
 #[derive(Clone, Debug, Default)]
@@ -12,6 +18,10 @@ pub struct ClockSync {
     count: usize,
     next: usize,
     rejected: u32,
+    answers: u32,
+    /// The smoothed offset: its value at a client time, and the estimate it moves toward.
+    anchor: (f64, f64),
+    target: f64,
 }
 
 impl ClockSync {
@@ -19,6 +29,12 @@ impl ClockSync {
     pub const WINDOW: usize = 8;
     /// Answers whose round trip exceeds this many seconds are rejected as bogus.
     pub const MAX_RTT: f64 = 10.0;
+    /// The first answers set the clock at once.
+    pub const SETTLE: u32 = 4;
+    /// After that, the clock moves toward the estimate by at most this many seconds per second…
+    pub const SLEW: f64 = 0.02;
+    /// …unless it is more than this many seconds off.
+    pub const SNAP: f64 = 0.25;
 
     /// Records a pong: `sent` is the client time stamped on the ping, `server` the server's time in the
     /// answer, `now` the client time at arrival. Returns the round-trip time, or `None` when the answer is
@@ -33,7 +49,23 @@ impl ClockSync {
         self.samples[self.next] = (rtt, server + rtt * 0.5 - now);
         self.next = (self.next + 1) % Self::WINDOW;
         self.count = (self.count + 1).min(Self::WINDOW);
+        self.answers = self.answers.saturating_add(1);
+        let estimate = self.offset();
+        let shown = self.smoothed(now);
+        if self.answers <= Self::SETTLE || (estimate - shown).abs() > Self::SNAP {
+            self.anchor = (now, estimate);
+        } else {
+            self.anchor = (now, shown);
+        }
+        self.target = estimate;
         Some(rtt)
+    }
+
+    /// The smoothed offset at client time `now`.
+    fn smoothed(&self, now: f64) -> f64 {
+        let (at, offset) = self.anchor;
+        let room = Self::SLEW * (now - at).max(0.0);
+        offset + (self.target - offset).clamp(-room, room)
     }
 
     /// Returns the best (smallest) recent round-trip time in seconds, or `None` before the first sample.
@@ -42,16 +74,21 @@ impl ClockSync {
         self.best().map(|(rtt, _)| rtt)
     }
 
-    /// Returns the estimated `server − client` clock offset in seconds (0 before the first sample).
+    /// Returns the estimated `server − client` clock offset in seconds (0 before the first sample):
+    /// the fastest recent sample's, which [`ClockSync::server_time`] follows smoothly.
     #[must_use]
     pub fn offset(&self) -> f64 {
         self.best().map_or(0.0, |(_, offset)| offset)
     }
 
-    /// Returns the estimated server time for the client time `now`.
+    /// Returns the server time for the client time `now`: the estimate, followed smoothly (see the
+    /// module docs), so it never jumps back after the first answers unless far off.
     #[must_use]
     pub fn server_time(&self, now: f64) -> f64 {
-        now + self.offset()
+        if self.answers == 0 {
+            return now;
+        }
+        now + self.smoothed(now)
     }
 
     /// Returns how many answers were rejected as impossible.
@@ -100,6 +137,40 @@ mod tests {
             c.record(t, t + 200.05, t + 0.1);
         }
         assert!((c.offset() - 200.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_clock_follows_a_changed_estimate_smoothly() {
+        let mut c = ClockSync::default();
+        for i in 0..ClockSync::SETTLE {
+            let t = f64::from(i);
+            c.record(t, t + 100.05, t + 0.1); // offset 100.0
+        }
+        assert!((c.server_time(10.0) - 110.0).abs() < 1e-9);
+        // The fastest sample now says 100.04 (a jittery link): the clock moves there at 2 %.
+        let t = 10.0;
+        c.record(t, t + 100.04 + 0.045, t + 0.09);
+        assert!((c.offset() - 100.04).abs() < 1e-9);
+        let mut last = c.server_time(t);
+        for k in 1..=300 {
+            let now = t + f64::from(k) * 0.01;
+            let s = c.server_time(now);
+            let rate = (s - last) / 0.01;
+            assert!((0.98 - 1e-9..=1.02 + 1e-9).contains(&rate), "rate {rate}");
+            last = s;
+        }
+        assert!(
+            (c.server_time(13.0) - 113.04).abs() < 1e-9,
+            "there after 2 s"
+        );
+        // Far off (a server restart): it jumps.
+        c.record(20.0, 520.05, 20.1);
+        c.record(21.0, 521.05, 21.1);
+        for i in 0..ClockSync::WINDOW {
+            let t = 22.0 + i as f64;
+            c.record(t, t + 500.05, t + 0.1);
+        }
+        assert!((c.server_time(40.0) - 540.0).abs() < 1e-6);
     }
 
     #[test]

@@ -17,8 +17,8 @@ use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::node::InternalMode;
 use godot::classes::{
     base_material_3d, CapsuleMesh, CharacterBody3D, DirAccess, FileAccess, INode3D, ImmediateMesh,
-    Mesh, MeshInstance3D, MultiMesh, MultiMeshInstance3D, Node3D, Skeleton3D, StandardMaterial3D,
-    Time,
+    Mesh, MeshInstance3D, MultiMesh, MultiMeshInstance3D, Node3D, RigidBody3D, Skeleton3D,
+    StandardMaterial3D, Time,
 };
 use godot::prelude::*;
 
@@ -28,12 +28,37 @@ use crate::net_clock::NetClock;
 mod bearing;
 pub use bearing::SoldierBearing;
 
+/// A child agent the game's physics moves: driven by velocity.
+#[derive(Clone)]
+enum Body {
+    /// `velocity` is set (and `move_and_slide()` called with `move_bodies`).
+    Character(Gd<CharacterBody3D>),
+    /// `linear_velocity` is set before the physics step.
+    Rigid(Gd<RigidBody3D>),
+}
+
+impl Body {
+    /// The body `node` is, if any. A rigid body is kept awake from now on: a sleeping body does
+    /// not move with the velocity it is given.
+    fn of(node: &Gd<Node3D>) -> Option<Self> {
+        if let Ok(c) = node.clone().try_cast::<CharacterBody3D>() {
+            Some(Self::Character(c))
+        } else {
+            let mut rigid = node.clone().try_cast::<RigidBody3D>().ok()?;
+            rigid.set_can_sleep(false);
+            rigid.set_sleeping(false);
+            Some(Self::Rigid(rigid))
+        }
+    }
+}
+
 /// Where the agents come from.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[godot(via = i64)]
 pub enum AgentSource {
     /// The controller's `Node3D` children. `CharacterBody3D` children are driven by velocity
-    /// (their `velocity` is set and, with `move_bodies`, `move_and_slide()` is called); other
+    /// (their `velocity` is set and, with `move_bodies`, `move_and_slide()` is called);
+    /// `RigidBody3D` children too (their `linear_velocity` is set for the physics step); other
     /// `Node3D` children are moved directly.
     #[default]
     Children,
@@ -55,7 +80,17 @@ const KIND_END_SALUTE: i64 = 7;
 ///
 /// **Agents** are the controller's [Node3D] children, or (with [member agent_source] = Internal)
 /// [member internal_agent_count] agents drawn with a [MultiMeshInstance3D]. [CharacterBody3D]
-/// children are driven by velocity so the game keeps its own movement and collisions. Everything
+/// and [RigidBody3D] children are driven by velocity so the game keeps its own movement and
+/// collisions: a character body's `velocity` is set (see [member move_bodies]); a rigid body's
+/// `linear_velocity` is set before each physics step, its vertical part left to gravity, its spin
+/// about the vertical cleared, and `can_sleep` is turned off (a sleeping body ignores the velocity
+/// it is given). Every body's yaw is set by the controller: lock a rigid body's rotation about X
+/// and Z (`axis_lock_angular_x`, `axis_lock_angular_z`) so it cannot tip over, and give it no
+/// friction against the ground (a [PhysicsMaterial] with `friction` 0): friction brakes the
+/// velocity it is given every step, which the feedback then has to make up. Body agents may act
+/// on commands late (network, animation, the game's own movement): each one's latency is measured
+/// from its motion and compensated per agent ([member measure_latency],
+/// [method get_agent_latency]). Everything
 /// happens in the controller's local frame: move or turn the controller and the squad goes with it.
 ///
 /// **Formations** are `.ron` files in [member formations_dir] (the addon ships line, column,
@@ -95,7 +130,7 @@ const KIND_END_SALUTE: i64 = 7;
 pub struct FormationController {
     base: Base<Node3D>,
 
-    /// Children (Node3D / CharacterBody3D) or internal MultiMesh agents.
+    /// Children (Node3D / CharacterBody3D / RigidBody3D) or internal MultiMesh agents.
     #[export_group(name = "Agents")]
     #[export]
     #[var(set = set_agent_source)]
@@ -195,10 +230,23 @@ pub struct FormationController {
     contract_settle: f32,
 
     /// Actuation latency, s (0..=1): agents act on commands this late. The controller compensates
-    /// (Smith predictor); internal agents also simulate it (for testing robustness).
+    /// (Smith predictor); internal agents also simulate it (for testing robustness). For body
+    /// agents it is the latency *assumed* until each agent's own is measured (see
+    /// [member measure_latency]); changing it starts the measurement over.
     #[export_group(name = "Latency and noise")]
     #[export(range = (0.0, 1.0, 0.001, suffix = "s"))]
     actuation_latency: f32,
+    /// Body agents: measure each agent's actuation latency — how long after a velocity command
+    /// its body moves with it, found by matching the commands of the last second against its
+    /// observed motion (robust to jitter and lost updates) — and use it for that agent: in the
+    /// prediction, the lead of its path, and its gain k1, lowered for slow agents as the seed
+    /// says ([member k1] kept up to 120 ms, two thirds of it at 210 ms — the seed's 1.8 → 1.2 —
+    /// and at least half of it beyond; [method get_agent_k1]). Measured once the body has moved
+    /// for a fraction of a second with changing commands, at a physics rate of at least the
+    /// controller's 60 Hz. Read it with [method get_agent_latency]. Off: every agent uses
+    /// [member actuation_latency] (internal agents always do), k1 lowered for it the same way.
+    #[export]
+    measure_latency: bool,
     /// Internal agents only: standard deviation of a random displacement added every tick, m
     /// (0..=1), to test robustness.
     #[export(range = (0.0, 1.0, 0.0001, suffix = "m"))]
@@ -260,7 +308,7 @@ pub struct FormationController {
     formations: HashMap<String, FormationFile>,
     current: String,
     agents: Vec<Gd<Node3D>>,
-    bodies: Vec<Option<Gd<CharacterBody3D>>>,
+    bodies: Vec<Option<Body>>,
     peer_of_agent: Vec<i32>,
     children_seen: i32,
     multimesh: Option<Gd<MultiMesh>>,
@@ -344,6 +392,7 @@ impl INode3D for FormationController {
             contract_heading: cfg.contract_heading.to_degrees(),
             contract_settle: cfg.contract_settle,
             actuation_latency: 0.0,
+            measure_latency: true,
             step_noise: 0.0,
             networked: false,
             net_clock: NodePath::default(),
@@ -798,6 +847,28 @@ impl FormationController {
     pub fn get_agent_velocity(&self, index: i32) -> Vector3 {
         let v = self.squad.velocity(index.max(0) as usize);
         self.base().get_global_basis() * Vector3::new(v.x, 0.0, v.y)
+    }
+
+    /// Returns agent `index`'s actuation latency in seconds as the controller uses it: for body
+    /// agents with [member measure_latency], the latency measured from its motion once known
+    /// ([method is_agent_latency_measured]), else [member actuation_latency]. 0 out of range.
+    #[func]
+    pub fn get_agent_latency(&self, index: i32) -> f32 {
+        self.squad.agent_latency(index.max(0) as usize)
+    }
+
+    /// Returns whether agent `index`'s latency has been measured (body agents, after a second or
+    /// so of changing motion; internal and plain-node agents never are).
+    #[func]
+    pub fn is_agent_latency_measured(&self, index: i32) -> bool {
+        index >= 0 && self.squad.agent_latency_measured(index as usize)
+    }
+
+    /// Returns the position gain agent `index` uses outside transitions: [member k1] lowered for
+    /// its latency (see [member measure_latency]).
+    #[func]
+    pub fn get_agent_k1(&self, index: i32) -> f32 {
+        self.squad.agent_k1(index.max(0) as usize)
     }
 
     /// Returns agent `index`'s state: 0 idle, 1 moving, 2 aligning, 3 stabilizing.
@@ -1708,6 +1779,8 @@ impl FormationController {
                 1.0,
                 0.0,
             ),
+            measure_latency: self.measure_latency,
+            latency_gains: d.latency_gains,
             step_noise: check(19, "step_noise", self.step_noise, 0.0, 1.0, 0.0),
         };
         self.warned = warned;
@@ -1732,8 +1805,7 @@ impl FormationController {
         if !internal {
             for child in self.base().get_children().iter_shared() {
                 if let Ok(node) = child.try_cast::<Node3D>() {
-                    self.bodies
-                        .push(node.clone().try_cast::<CharacterBody3D>().ok());
+                    self.bodies.push(Body::of(&node));
                     self.agents.push(node);
                 }
             }
@@ -2031,7 +2103,7 @@ impl FormationController {
         );
     }
 
-    /// External agents: velocity for bodies, heading as rotation.y.
+    /// External agents: velocity for bodies (character or rigid), heading as rotation.y.
     fn drive_bodies(&mut self, dt: f32) {
         let basis = self.base().get_global_basis();
         for i in 0..self.agents.len().min(self.squad.len()) {
@@ -2045,12 +2117,24 @@ impl FormationController {
             rot.y = heading;
             node.set_rotation(rot);
             match self.bodies[i].clone() {
-                Some(mut body) => {
+                Some(Body::Character(mut body)) => {
                     let g = basis * Vector3::new(v.x, 0.0, v.y);
                     let old = body.get_velocity();
                     body.set_velocity(Vector3::new(g.x, old.y, g.z));
                     if self.move_bodies {
                         body.move_and_slide();
+                    }
+                }
+                Some(Body::Rigid(mut body)) => {
+                    // The physics step moves it at this velocity (it is kept awake); gravity keeps
+                    // the vertical part, and the yaw is the squad's, so no spin about the vertical
+                    // is left over.
+                    let g = basis * Vector3::new(v.x, 0.0, v.y);
+                    let old = body.get_linear_velocity();
+                    body.set_linear_velocity(Vector3::new(g.x, old.y, g.z));
+                    let spin = body.get_angular_velocity();
+                    if spin.y != 0.0 {
+                        body.set_angular_velocity(Vector3::new(spin.x, 0.0, spin.z));
                     }
                 }
                 None => {

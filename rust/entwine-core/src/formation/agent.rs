@@ -147,6 +147,71 @@ impl Default for Gains {
     }
 }
 
+/// How an agent's position gain k₁ shrinks with its actuation latency (seed §3.5: "agents with a
+/// high latency get a lower k₁ so they do not overshoot; soldier 15, measured at 210 ms, went from
+/// k₁ 1.8 to 1.2"). The seed tuned k₁ 1.8 for its typical 120 ms (§2.2), so up to `nominal` the
+/// gain is kept; beyond it the gain falls linearly, reaching `factor` × k₁ at `reference` (by
+/// default 1.8 → 1.2 at 210 ms), and never below `floor` × k₁.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyGains {
+    /// Latency (s) up to which k₁ is kept (the seed's typical configuration: 0.12).
+    pub nominal: f32,
+    /// Latency (s) at which k₁ is scaled by `factor` (seed: 0.21).
+    pub reference: f32,
+    /// Scale of k₁ at `reference` (seed: 1.2 / 1.8).
+    pub factor: f32,
+    /// Smallest scale of k₁ at any latency (default 0.5).
+    pub floor: f32,
+}
+
+impl Default for LatencyGains {
+    fn default() -> Self {
+        Self {
+            nominal: 0.12,
+            reference: 0.21,
+            factor: 1.2 / 1.8,
+            floor: 0.5,
+        }
+    }
+}
+
+impl LatencyGains {
+    /// Returns the scale (0..=1) of k₁ for an agent with `latency` seconds of actuation latency.
+    #[must_use]
+    pub fn k1_scale(&self, latency: f32) -> f32 {
+        if !latency.is_finite() || latency <= self.nominal {
+            return 1.0;
+        }
+        let span = (self.reference - self.nominal).max(1e-3);
+        let s = 1.0 - (1.0 - self.factor) * (latency - self.nominal) / span;
+        let s = s.clamp(self.floor.clamp(0.0, 1.0), 1.0);
+        if s.is_finite() {
+            s
+        } else {
+            1.0
+        }
+    }
+
+    /// Returns the rule with every value finite and in range (NaN → default).
+    #[must_use]
+    pub fn sanitized(self) -> Self {
+        let d = Self::default();
+        let fix = crate::kit::clamp_finite;
+        let nominal = fix(self.nominal, 0.0, 1.0, d.nominal);
+        Self {
+            nominal,
+            reference: fix(
+                self.reference,
+                nominal + 1e-3,
+                2.0,
+                d.reference.max(nominal + 1e-3),
+            ),
+            factor: fix(self.factor, 0.0, 1.0, d.factor),
+            floor: fix(self.floor, 0.0, 1.0, d.floor),
+        }
+    }
+}
+
 /// Returns the commanded velocity (m/s): feed-forward `v_ff` plus k₁·error plus k₃·∫error, limited
 /// to `v_max`, updating `integral` with conditional integration (only while integrating states are
 /// active and the output is not saturated, or when the error unwinds it) and clamping it.
@@ -329,6 +394,30 @@ mod tests {
         assert_eq!(s, AgentState::Moving);
         s = next_state(s, &mut c, f32::NAN, 0.0, false, &th);
         assert_eq!(s, AgentState::Moving);
+    }
+
+    #[test]
+    fn latency_lowers_k1_as_the_seed_says() {
+        let rule = LatencyGains::default();
+        let k1 = Gains::default().k1;
+        // Seed §3.5: measured at 210 ms, k1 1.8 → 1.2.
+        assert!((k1 * rule.k1_scale(0.21) - 1.2).abs() < 1e-5);
+        // The typical 120 ms keeps the tuned gain, and so does anything faster.
+        assert_eq!(rule.k1_scale(0.12), 1.0);
+        assert_eq!(rule.k1_scale(0.0), 1.0);
+        // Linear in between, monotone, floored.
+        assert!((k1 * rule.k1_scale(0.165) - 1.5).abs() < 1e-5);
+        assert!(rule.k1_scale(0.25) < rule.k1_scale(0.21));
+        assert_eq!(rule.k1_scale(5.0), rule.floor);
+        assert_eq!(rule.k1_scale(f32::NAN), 1.0);
+        let bad = LatencyGains {
+            nominal: f32::NAN,
+            reference: -1.0,
+            factor: 7.0,
+            floor: f32::INFINITY,
+        }
+        .sanitized();
+        assert!(bad.k1_scale(0.3).is_finite() && bad.reference > bad.nominal);
     }
 
     #[test]

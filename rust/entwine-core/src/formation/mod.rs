@@ -11,6 +11,8 @@
 //! * **Feedback** — [`agent`] holds the per-agent PID (k₁ 1.8, k₂ 1.5, k₃ 0.05, normalised angle
 //!   error, anti-windup) and the debounced idle/moving/aligning/stabilizing machine (0.05/0.03 m,
 //!   5 ticks); [`squad`] runs it at a fixed 60 Hz with soft-wall repulsion over a [`hash`] (O(N)).
+//!   [`latency`] measures each external agent's actuation latency from its motion; the squad uses
+//!   it per agent (predictor, lead, and k₁ lowered for slow agents by [`LatencyGains`]).
 //!
 //! [`bearing`] is the soldiers' upper body, orthogonal to the state machine: eyes right toward the
 //! rank's guide during a dress, the salute, rate-limited look math for a skeleton modifier.
@@ -24,6 +26,7 @@ pub mod baseline;
 pub mod bearing;
 pub mod hash;
 pub mod keyframe;
+pub mod latency;
 pub mod net;
 pub mod record;
 pub mod rng;
@@ -33,7 +36,7 @@ pub mod squad;
 #[cfg(test)]
 mod scenario_tests;
 
-pub use agent::{AgentState, Gains, Thresholds};
+pub use agent::{AgentState, Gains, LatencyGains, Thresholds};
 pub use assign::Assigner;
 pub use baseline::{Baseline, BaselineFit};
 pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gesture};

@@ -21,12 +21,15 @@
 
 use glam::Vec2;
 
-use super::agent::{next_state, position_command, turn_command, AgentState, Gains, Thresholds};
+use super::agent::{
+    next_state, position_command, turn_command, AgentState, Gains, LatencyGains, Thresholds,
+};
 use super::assign::Assigner;
 use super::baseline::{axis_angle, slot_weight, Baseline, BaselineFit};
 use super::bearing::{right_neighbour_score, Bearing, Eyes, Gesture};
 use super::hash::SpatialHash;
 use super::keyframe::{KeyAgent, KeyframeHeader};
+use super::latency::{LatencyEstimator, LAG_CANDIDATES};
 use super::record::{Recorder, Sample, DEFAULT_FRAMES};
 use super::rng::Rng;
 use super::shape::{forward_of, rotate, yaw_of, FormationDef, FormationError, MAX_AGENTS};
@@ -103,9 +106,15 @@ pub struct SquadConfig {
     pub contract_settle: f32,
     /// Actuation latency, s: how late agents act on a command. The feedback predicts where each
     /// agent will be once the commands in flight have acted (a Smith predictor), so latency does
-    /// not make it overshoot; internal agents also simulate it. Set it to the measured latency of
-    /// external agents (0 when they act at once).
+    /// not make it overshoot; internal agents also simulate it. For external agents it is the
+    /// assumed latency: with `measure_latency` each agent's own latency is measured from its
+    /// motion and replaces it once known (see [`Squad::agent_latency`]).
     pub latency: f32,
+    /// External agents: measure each agent's actuation latency (commanded velocity against
+    /// observed motion) and use it, per agent, in the predictor, the reference's lead and k₁.
+    pub measure_latency: bool,
+    /// How k₁ shrinks with an agent's latency (seed: 1.8 → 1.2 at 210 ms).
+    pub latency_gains: LatencyGains,
     /// Simulated agents only: standard deviation of a random displacement added each tick, m.
     pub step_noise: f32,
 }
@@ -126,6 +135,8 @@ impl Default for SquadConfig {
             contract_heading: 3f32.to_radians(),
             contract_settle: 1.2,
             latency: 0.0,
+            measure_latency: true,
+            latency_gains: LatencyGains::default(),
             step_noise: 0.0,
         }
     }
@@ -157,6 +168,7 @@ impl SquadConfig {
         self.contract_heading = fix(self.contract_heading, 0.0, 3.2, d.contract_heading);
         self.contract_settle = fix(self.contract_settle, 0.0, 600.0, d.contract_settle);
         self.latency = fix(self.latency, 0.0, MAX_LATENCY_TICKS as f32 * TICK, 0.0);
+        self.latency_gains = self.latency_gains.sanitized();
         self.step_noise = fix(self.step_noise, 0.0, 1.0, 0.0);
         self
     }
@@ -251,6 +263,10 @@ pub struct Squad {
     delay_omega: Vec<f32>,
     delay_ticks: usize,
     delay_head: usize,
+    /// External agents: per agent, the latency (ticks) the predictor and the lead use.
+    lag: Vec<u8>,
+    /// External agents: each agent's measured latency.
+    latency: LatencyEstimator,
     slots: Vec<Vec2>,
     slot_heading: Vec<f32>,
     neighbour: Vec<u32>,
@@ -319,6 +335,8 @@ impl Squad {
             delay_omega: Vec::new(),
             delay_ticks: 0,
             delay_head: 0,
+            lag: Vec::new(),
+            latency: LatencyEstimator::default(),
             slots: Vec::new(),
             slot_heading: Vec::new(),
             neighbour: Vec::new(),
@@ -416,13 +434,57 @@ impl Squad {
 
     fn set_latency_buffers(&mut self) {
         self.delay_ticks = ((self.cfg.latency * TICK_HZ).round() as usize).min(MAX_LATENCY_TICKS);
-        let cols = self.delay_ticks + 1;
+        let cols = self.delay_cols();
         let len = self.n * cols;
+        self.lag.clear();
+        self.lag.resize(self.n, self.delay_ticks as u8);
+        self.latency
+            .resize(if self.simulate { 0 } else { self.n }, self.cfg.latency);
         self.delay_vel.clear();
         self.delay_vel.resize(len, Vec2::ZERO);
         self.delay_omega.clear();
         self.delay_omega.resize(len, 0.0);
         self.delay_head = 0;
+    }
+
+    /// Columns of the command history per agent: the simulated delay line for internal agents,
+    /// every candidate latency for external ones.
+    fn delay_cols(&self) -> usize {
+        if self.simulate {
+            self.delay_ticks + 1
+        } else {
+            LAG_CANDIDATES
+        }
+    }
+
+    /// Returns agent `i`'s actuation latency, s, as the controller uses it: for external agents
+    /// with [`SquadConfig::measure_latency`], the latency measured from its motion once known
+    /// (see [`Squad::agent_latency_measured`]), else [`SquadConfig::latency`]. The predictor
+    /// rounds it to whole ticks.
+    #[must_use]
+    pub fn agent_latency(&self, i: usize) -> f32 {
+        if i >= self.n {
+            return 0.0;
+        }
+        if !self.simulate && self.cfg.measure_latency {
+            self.latency.latency(i)
+        } else {
+            self.cfg.latency
+        }
+    }
+
+    /// Returns whether agent `i`'s latency has been measured (external agents, after enough of
+    /// its motion was seen; internal agents never are: theirs is simulated).
+    #[must_use]
+    pub fn agent_latency_measured(&self, i: usize) -> bool {
+        !self.simulate && self.cfg.measure_latency && self.latency.measured(i)
+    }
+
+    /// Returns agent `i`'s position gain k₁ outside transitions: the configured k₁ scaled for its
+    /// latency by [`SquadConfig::latency_gains`].
+    #[must_use]
+    pub fn agent_k1(&self, i: usize) -> f32 {
+        self.cfg.gains.k1 * self.cfg.latency_gains.k1_scale(self.agent_latency(i))
     }
 
     /// Returns the configuration in use.
@@ -431,10 +493,12 @@ impl Squad {
         &self.cfg
     }
 
-    /// Replaces the configuration (sanitised). A new latency resets the actuation delay line.
+    /// Replaces the configuration (sanitised). A new latency (or turning measurement on or off)
+    /// resets the actuation delay line and the measured latencies.
     pub fn set_config(&mut self, cfg: SquadConfig) {
         let cfg = cfg.sanitized();
-        let relatch = cfg.latency != self.cfg.latency;
+        let relatch =
+            cfg.latency != self.cfg.latency || cfg.measure_latency != self.cfg.measure_latency;
         self.cfg = cfg;
         if relatch {
             self.set_latency_buffers();
@@ -637,13 +701,13 @@ impl Squad {
         // The reference leads by the latency (see `step`): start the previous reference where the
         // led one was a tick ago, so the first feed-forward is the profile's own speed.
         let (lead_pos, lead_yaw) = self.leads();
-        let b = smoothstep((lead_pos - TICK) / self.transition);
         let by = smoothstep((lead_yaw - TICK) / self.transition);
         for i in 0..self.n {
             let s = self.slot_of[i];
             if s == NONE || !self.active[i] {
                 continue;
             }
+            let b = smoothstep((self.lead_of(i, lead_pos) - TICK) / self.transition);
             let (slot, yaw) = (self.slot_pos(s as usize), self.slot_yaw(s as usize));
             self.ref_prev[i] = self.pos[i].lerp(slot, b);
             self.ref_heading_prev[i] =
@@ -657,6 +721,59 @@ impl Squad {
     fn leads(&self) -> (f32, f32) {
         let l = self.delay_ticks as f32 * TICK;
         (l, if self.simulate { l } else { 0.0 })
+    }
+
+    /// Returns agent `i`'s position lead, s: its own latency for external agents, else `global`.
+    fn lead_of(&self, i: usize, global: f32) -> f32 {
+        if self.simulate {
+            global
+        } else {
+            f32::from(self.lag.get(i).copied().unwrap_or(0)) * TICK
+        }
+    }
+
+    /// Returns the sum of agent `i`'s commands in flight (velocity, turn rate): the last `lag`
+    /// commands before column `write_at`.
+    fn in_flight(&self, i: usize, cols: usize, write_at: usize) -> (Vec2, f32) {
+        let lag = if self.simulate {
+            self.delay_ticks
+        } else {
+            usize::from(self.lag.get(i).copied().unwrap_or(0))
+        }
+        .min(cols - 1);
+        let base = i * cols;
+        let (mut v, mut w) = (Vec2::ZERO, 0.0);
+        for m in 1..=lag {
+            let k = base + (write_at + cols - m) % cols;
+            v += self.delay_vel[k];
+            w += self.delay_omega[k];
+        }
+        (v, w)
+    }
+
+    /// External agents: measures each active agent's latency from its motion since the last tick
+    /// and updates the lag its predictor uses (with half a tick of hysteresis).
+    fn measure_latencies(&mut self, dt: f32) {
+        if self.simulate || !self.cfg.measure_latency {
+            return;
+        }
+        let cols = LAG_CANDIDATES;
+        let write_at = self.delay_head;
+        for i in 0..self.n {
+            if !self.active[i] {
+                continue;
+            }
+            let base = i * cols;
+            let hist = &self.delay_vel[base..base + cols];
+            self.latency.observe(i, self.pos[i], dt, |k| {
+                hist[(write_at + cols - 1 - k) % cols]
+            });
+            let want = self.latency.latency(i) * TICK_HZ;
+            let have = f32::from(self.lag[i]);
+            if (want - have).abs() > 0.6 {
+                self.lag[i] = (want.round() as usize).min(MAX_LATENCY_TICKS) as u8;
+            }
+        }
     }
 
     fn restart_clock(&mut self) {
@@ -1063,7 +1180,8 @@ impl Squad {
             self.prev_pos[i] = pos;
             self.heading[i] = wrap_angle(yaw);
             self.prev_heading[i] = self.heading[i];
-            let cols = self.delay_ticks + 1;
+            self.latency.break_track(i);
+            let cols = self.delay_cols();
             for k in i * cols..(i + 1) * cols {
                 if let Some(v) = self.delay_vel.get_mut(k) {
                     *v = Vec2::ZERO;
@@ -1081,6 +1199,7 @@ impl Squad {
         if i < self.n && usable(pos) {
             self.prev_pos[i] = self.pos[i];
             self.pos[i] = pos;
+            self.latency.sensed(i);
         }
     }
 
@@ -1286,19 +1405,17 @@ impl Squad {
         // Soft walls act between *predicted* positions (where each agent will be once its
         // commands in flight have acted), so that under latency two agents do not keep pushing
         // on where they were and oscillate.
-        let cols = self.delay_ticks + 1;
+        self.measure_latencies(dt);
+        let cols = self.delay_cols();
+        let in_flight = !self.simulate || self.delay_ticks > 0;
         if r > 0.0 && cfg.repulsion_strength > 0.0 {
             self.pred.clear();
             self.pred.extend_from_slice(&self.pos);
-            if self.delay_ticks > 0 {
+            if in_flight {
                 let write_at = self.delay_head;
-                for (i, q) in self.pred.iter_mut().enumerate() {
-                    let base = i * cols;
-                    for k in 0..cols {
-                        if k != write_at {
-                            *q += self.delay_vel[base + k] * dt;
-                        }
-                    }
+                for i in 0..self.n {
+                    let (v, _) = self.in_flight(i, cols, write_at);
+                    self.pred[i] += v * dt;
                 }
             }
             let active = &self.active;
@@ -1323,15 +1440,16 @@ impl Squad {
         // During a transition the gain rises as the deadline nears (remaining-time guidance: the
         // reference's remaining fraction over its remaining time), so a disturbance early in the
         // move (a shove from a neighbour) is gone by arrival; after it, the seed's gains hold.
+        // Each agent's own k₁ is first lowered for its latency (seed §3.5).
         let mut gains = cfg.gains;
         let u = if self.transition > 0.0 {
             self.since_command / self.transition
         } else {
             1.0
         };
+        let mut guide = 0.0f32;
         if u < 1.0 {
-            let guide = (2.0 / (self.transition * (1.0 - u))).min(cfg.transition_gain_max);
-            gains.k1 = gains.k1.max(guide);
+            guide = (2.0 / (self.transition * (1.0 - u))).min(cfg.transition_gain_max);
             gains.k2 = gains.k2.max(guide);
         }
         let write_at = self.delay_head;
@@ -1350,6 +1468,13 @@ impl Squad {
             let s = s as usize;
             let slot = self.slot_pos(s);
             let slot_yaw = self.slot_yaw(s);
+            let blend = if self.simulate {
+                blend
+            } else if self.transition > 0.0 {
+                smoothstep((self.since_command + self.lead_of(i, lead_pos)) / self.transition)
+            } else {
+                1.0
+            };
             let target = self.anchor.pos + self.start_rel[i].lerp(slot - self.anchor.pos, blend);
             let target_yaw = wrap_angle(
                 self.start_heading[i]
@@ -1362,16 +1487,13 @@ impl Squad {
             // Smith predictor: compare the reference with where the agent will be once the
             // commands already sent (and not yet acted on) have played out, so that latency
             // neither makes it overshoot nor double-counts the feed-forward.
-            let (mut pending_v, mut pending_w) = (Vec2::ZERO, 0.0);
-            if self.delay_ticks > 0 {
-                let base = i * cols;
-                for k in 0..cols {
-                    if k != write_at {
-                        pending_v += self.delay_vel[base + k];
-                        pending_w += self.delay_omega[base + k];
-                    }
-                }
-            }
+            let (pending_v, pending_w) = if in_flight {
+                self.in_flight(i, cols, write_at)
+            } else {
+                (Vec2::ZERO, 0.0)
+            };
+            gains.k1 =
+                (cfg.gains.k1 * cfg.latency_gains.k1_scale(self.agent_latency(i))).max(guide);
             let (aim, aim_yaw) = (
                 target - pending_v * dt,
                 wrap_angle(target_yaw - pending_w * dt),
@@ -1463,17 +1585,16 @@ impl Squad {
                 }
             } else {
                 // External agents: their motion lags, their heading (set by the squad) does not,
-                // so only velocities count as in flight for the predictor.
-                if self.delay_ticks > 0 {
-                    let base = i * cols;
-                    self.delay_vel[base + write_at] = self.vel[i];
-                    self.delay_omega[base + write_at] = 0.0;
-                }
+                // so only velocities count as in flight for the predictor. The history is kept at
+                // every candidate latency, for the predictor and the latency measurement.
+                let base = i * cols;
+                self.delay_vel[base + write_at] = self.vel[i];
+                self.delay_omega[base + write_at] = 0.0;
                 self.prev_heading[i] = self.heading[i];
                 self.heading[i] = wrap_angle(self.heading[i] + self.omega[i] * dt);
             }
         }
-        if self.delay_ticks > 0 {
+        if in_flight {
             self.delay_head = read_at;
         }
         self.update_metrics();

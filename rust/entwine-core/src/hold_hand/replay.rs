@@ -5,8 +5,10 @@
 //! **view delay**, interpolating between the two samples around it, so what it shows is exactly
 //! what the initiator showed then, give or take quantisation. The delay adapts to the network:
 //!
-//! `delay = slow-decaying maximum age the newest sample reached before a newer one arrived (transit,
-//! jitter and lost frames all show in it) + a safety margin`
+//! `delay = max(slow-decaying maximum age the newest sample reached before a newer one arrived
+//! (transit, jitter and lost frames all show in it), longest transit seen + (1 + k) × frame
+//! interval) + a safety margin`, where k is how many frames in a row are lost more often than once
+//! in a hundred at the measured loss (0 on a clean link, 3 at most)
 //!
 //! and the view clock runs at most 5 % fast, or down to half speed, to follow it (it never jumps
 //! back, and jumps ahead only when more than a second behind), so a change of delay never shows as
@@ -14,10 +16,13 @@
 //! `NetClock`), [`PairReplay::view_delay`] is the true age of what is shown; without, it is the age
 //! beyond the fastest frame's transit.
 //!
-//! When frames are later than ever before, the roots carry on past the newest sample at the last
-//! velocity (slowing down if the samples were slowing), for at most [`MAX_EXTRAPOLATION`]; whatever
-//! the next sample corrects is taken up by an offset that fades at a tenth of the roots' own speed
-//! plus 0.05 m/s, so corrections never show as a step. At the start of a pair, each root begins
+//! When frames are later than ever before, the initiator carries on past the newest sample at its
+//! last velocity (slowing down if the samples were slowing), for at most [`MAX_EXTRAPOLATION`], and
+//! the recipient keeps its place beside it (its own motion relative to the initiator is the follow
+//! spring settling, which would overshoot if carried on); whatever
+//! the next sample corrects is taken up by an offset that fades at a twentieth of the roots' own speed
+//! plus 0.05 m/s (plus, while the roots are slow, up to 0.3 m/s for a correction beyond 5 cm, so a
+//! large one closes within about a second), so corrections never show as a step. At the start of a pair, each root begins
 //! where this peer last showed the character and glides into the stream at
 //! [`ReplayTuning::blend_speed`]. A root that jumps farther than [`TELEPORT_DISTANCE`] between
 //! samples that the initiator marked as a teleport jumps here too.
@@ -43,6 +48,12 @@ pub const TELEPORT_DISTANCE: f32 = 3.0;
 pub const MAX_EXTRAPOLATION: f32 = 0.25;
 /// How fast the largest need seen is forgotten (seconds of delay per second).
 const NEED_DECAY: f32 = 0.02;
+/// Weight of each frame in the running loss estimate.
+const LOSS_WEIGHT: f32 = 0.03;
+/// The delay covers as many lost frames in a row as happen more often than this (at the measured
+/// loss), up to [`MAX_LOSS_COVER`].
+const LOSS_ODDS: f32 = 0.01;
+const MAX_LOSS_COVER: u8 = 3;
 /// Added to the measured need (s).
 const DELAY_MARGIN: f32 = 0.01;
 /// Largest speed change of the view clock while it follows the delay.
@@ -53,9 +64,20 @@ const CLOCK_BRAKE: f64 = 0.5;
 const CLOCK_JUMP: f64 = 1.0;
 /// Time constant (s) of small corrections.
 const CORRECTION_TIME: f32 = 0.1;
-/// Corrections fade at most this fraction of the roots' own speed, plus [`CORRECTION_FLOOR`] m/s.
-const CORRECTION_SHARE: f32 = 0.1;
+/// Corrections fade at most this fraction of the roots' own speed, plus [`CORRECTION_FLOOR`] m/s…
+const CORRECTION_SHARE: f32 = 0.05;
 const CORRECTION_FLOOR: f32 = 0.05;
+/// …plus, for the part of a correction beyond [`CORRECTION_SMALL`] m, this rate (1/s), at most
+/// [`CORRECTION_LARGE`] m/s while the roots stand, fading to nothing at [`CORRECTION_SLOW`] m/s: a
+/// large misprediction (a recipient held in place while it was still gliding in) closes in about
+/// a second instead of drifting for several, while a walking root's steps grow by a fifth at most.
+const CORRECTION_RATE: f32 = 3.0;
+const CORRECTION_SMALL: f32 = 0.05;
+const CORRECTION_LARGE: f32 = 0.3;
+const CORRECTION_SLOW: f32 = 0.5;
+/// What new samples correct about a root joins its start blend (rather than the slower
+/// corrections) while the blend still has more than this (m) to go.
+const BLEND_JOIN: f32 = 0.01;
 /// Teleport frames within this many seconds of the first one belong to the same teleport…
 const TELEPORT_REPEAT: f64 = 0.5;
 /// …and a new teleport is accepted at most this often (s).
@@ -240,6 +262,10 @@ pub struct PairReplay {
     shared: Option<bool>,
     /// Slow-decaying maximum age of the newest sample just before a newer one arrived (s).
     need: f32,
+    /// Slow-decaying maximum age of a frame on arrival (s): transit and jitter.
+    transit: f32,
+    /// Running estimate of the fraction of frames lost.
+    loss: f32,
     view_time: Option<f64>,
     view_delay: f32,
     /// Where the last frame's raw sample was, and when.
@@ -338,6 +364,16 @@ impl PairReplay {
             None => late + interval,
         };
         self.need = self.need.max(age.min(5.0));
+        self.transit = self.transit.max(late.min(5.0));
+        if let Some((newest, _)) = self.poses.newest().filter(|(n, _)| *n < t) {
+            // Frames that should have come between the newest and this one were lost (or are
+            // late: a reordered frame is counted lost, which errs toward a longer delay).
+            let missing = ((t - newest) / f64::from(interval)).round() - 1.0;
+            for _ in 0..(missing.clamp(0.0, 10.0) as u32) {
+                self.loss += (1.0 - self.loss) * LOSS_WEIGHT;
+            }
+            self.loss -= self.loss * LOSS_WEIGHT;
+        }
         let pair = frame.pair;
         self.poses.insert(
             t,
@@ -391,7 +427,12 @@ impl PairReplay {
         self.silence += dt;
         self.hand_silence += dt;
         self.need = (self.need - NEED_DECAY * dt).max(rates.pose_interval);
-        let delay = self.need + DELAY_MARGIN + dt;
+        self.transit = (self.transit - NEED_DECAY * dt).max(0.0);
+        // Enough to interpolate over the longest transit seen plus the frames lost in a row at
+        // the measured loss, or over the longest wait seen, whichever is longer.
+        let cover = loss_cover(self.loss);
+        let covered = self.transit + (f32::from(cover) + 1.0) * rates.pose_interval;
+        let delay = self.need.max(covered) + DELAY_MARGIN + dt;
         let sender_now = now - self.clock_offset.unwrap_or(0.0);
         let goal = sender_now - f64::from(delay);
         // The view clock never jumps back: when the goal falls behind (frames got later), it slows
@@ -426,7 +467,13 @@ impl PairReplay {
             for k in 0..2 {
                 let dp = last[k].position - again[k].position;
                 if dp.length() < TELEPORT_DISTANCE && !crossed_teleport {
-                    self.correction[k] += dp;
+                    // While a root still glides in from where this peer saw it, what the first
+                    // samples correct glides in with it (at blend_speed).
+                    if self.blend[k].length() > BLEND_JOIN {
+                        self.blend[k] += dp;
+                    } else {
+                        self.correction[k] += dp;
+                    }
                     self.correction_rotation[k] = crate::kit::pose::unit_quat(
                         self.correction_rotation[k]
                             * last[k].rotation
@@ -461,10 +508,14 @@ impl PairReplay {
         };
         self.last_raw = Some((t, raw));
         let alpha = exp_alpha(dt, CORRECTION_TIME);
-        let correction_cap = (speed * CORRECTION_SHARE + CORRECTION_FLOOR) * dt;
+        let correction_floor = (speed * CORRECTION_SHARE + CORRECTION_FLOOR) * dt;
         let blend_cap = tuning.blend_speed.max(0.0) * dt;
         let mut shown = raw;
         for k in 0..2 {
+            let large = (self.correction[k].length() - CORRECTION_SMALL).max(0.0);
+            let standing = (1.0 - speed / CORRECTION_SLOW).max(0.0);
+            let correction_cap =
+                correction_floor + (large * CORRECTION_RATE).min(CORRECTION_LARGE * standing) * dt;
             self.correction[k] = fade(self.correction[k], alpha, correction_cap);
             self.blend[k] = fade(self.blend[k], alpha, blend_cap);
             self.correction_rotation[k] =
@@ -514,8 +565,11 @@ impl PairReplay {
             }
             (None, Some((_, eb))) => pick(eb),
             (Some((ta, ea)), None) => {
-                // Past the newest sample: on at the last velocity (slowing as the last samples
-                // slowed), for at most MAX_EXTRAPOLATION.
+                // Past the newest sample: the initiator carries on at its last velocity (slowing as
+                // the last samples slowed), for at most MAX_EXTRAPOLATION; the recipient keeps its
+                // place beside it. The recipient's own motion relative to the initiator is the
+                // follow spring settling toward its offset: carrying that on runs past the offset
+                // (half a metre after a quick glide in), holding it never does.
                 let (mut roots, rotation) = pick(ea);
                 let s = self.poses.slice();
                 let before = |back: usize| s.len().checked_sub(back).map(|i| &s[i]);
@@ -523,32 +577,26 @@ impl PairReplay {
                     let span = (ta - tp) as f32;
                     if span > 1e-4 && span <= MAX_VELOCITY_SPAN {
                         let x = ((t - ta) as f32).min(MAX_EXTRAPOLATION);
-                        #[allow(clippy::needless_range_loop)] // k picks the root in three entries
-                        for k in 0..2 {
-                            let at = |e: &PoseEntry| if k == 0 { e.initiator } else { e.recipient };
-                            let v = (at(ea).position - at(ep).position) / span;
-                            // The speed before, for the deceleration.
-                            let v0 = before(3).and_then(|(tq, eq)| {
-                                let span0 = (tp - tq) as f32;
-                                (span0 > 1e-4 && span0 <= MAX_VELOCITY_SPAN)
-                                    .then(|| (at(ep).position - at(eq).position).length() / span0)
-                            });
-                            let speed = v.length();
-                            if !speed.is_finite()
-                                || speed * span >= TELEPORT_DISTANCE
-                                || speed < 1e-6
-                            {
-                                continue;
-                            }
+                        let v = (ea.initiator.position - ep.initiator.position) / span;
+                        // The speed before, for the deceleration.
+                        let v0 = before(3).and_then(|(tq, eq)| {
+                            let span0 = (tp - tq) as f32;
+                            (span0 > 1e-4 && span0 <= MAX_VELOCITY_SPAN).then(|| {
+                                (ep.initiator.position - eq.initiator.position).length() / span0
+                            })
+                        });
+                        let speed = v.length();
+                        if speed.is_finite() && speed * span < TELEPORT_DISTANCE && speed >= 1e-6 {
                             let decel = v0.map_or(0.0, |v0| ((v0 - speed) / span).max(0.0));
                             let run = if decel > 0.0 {
-                                let stop = speed / decel;
-                                let x = x.min(stop);
+                                let x = x.min(speed / decel);
                                 speed * x - 0.5 * decel * x * x
                             } else {
                                 speed * x
                             };
-                            roots[k].position += v * (run / speed);
+                            let carried = v * (run / speed);
+                            roots[0].position += carried;
+                            roots[1].position += carried;
                         }
                     }
                 }
@@ -704,6 +752,18 @@ impl PairReplay {
         *self = Self::default();
         self.poses.clear();
     }
+}
+
+/// How many frames lost in a row the delay covers at loss fraction `loss`: those that happen more
+/// often than [`LOSS_ODDS`].
+fn loss_cover(loss: f32) -> u8 {
+    let mut odds = loss.clamp(0.0, 1.0);
+    let mut cover = 0;
+    while odds > LOSS_ODDS && cover < MAX_LOSS_COVER {
+        cover += 1;
+        odds *= loss;
+    }
+    cover
 }
 
 /// Returns `v` shortened by the exponential step `alpha`, but by no more than `cap`.

@@ -89,6 +89,7 @@ fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
         bytes: 0,
         seconds: 9.0,
     };
+    let mut last_frame = Vec::new();
     let mut last_shown: Option<[Vec3; 2]> = None;
     let mut last_truth: Option<[Vec3; 2]> = None;
     let end_truth = truth(9.0, stop);
@@ -107,6 +108,7 @@ fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
                 has_shared_reach: true,
             });
         }
+        let mut sent = None;
         if due.frame {
             let pair = PairSample {
                 initiator: i,
@@ -116,10 +118,16 @@ fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
             let n = sender
                 .write(now, true, pair, offsets(), None, &mut buf)
                 .unwrap();
-            out.bytes += n;
+            last_frame = buf[..n].to_vec();
+            sent = Some(last_frame.clone());
+        } else if due.repeat {
+            sent = Some(last_frame.clone());
+        }
+        if let Some(bytes) = sent {
+            out.bytes += bytes.len();
             if f64::from(rng.signed()) * 0.5 + 0.5 >= net.loss {
                 let arrive = now + net.delay + f64::from(rng.signed()) * net.jitter;
-                inbox.push((arrive, buf[..n].to_vec()));
+                inbox.push((arrive, bytes));
             }
         }
         inbox.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -533,4 +541,81 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
         // The blend position moves all the time here: a section in every frame.
         assert!(sections >= 78, "{sections}");
     }
+}
+
+/// The initiator stands; the recipient is pulled in fast (6 m/s, 0.3–0.45 s) and stops beside it.
+/// The frame sent during `lost` (s) is lost. Returns how far the view ran past the recipient's place
+/// and its largest distance from that place from 2 s on.
+fn glide_in_with_a_lost_frame(lost: (f64, f64)) -> (f32, f32) {
+    let tuning = ReplayTuning::default();
+    let mut s = PairSender::default();
+    s.restart();
+    let mut rx = PairReplay::default();
+    let mut buf = [0u8; MAX_FRAME_BYTES];
+    let from = Vec3::new(-0.2, 0.0, 0.8);
+    let recipient_at = |t: f64| from.lerp(FOLLOW, ((t - 0.3) / 0.15).clamp(0.0, 1.0) as f32);
+    let mut inbox: Vec<(f64, Vec<u8>)> = Vec::new();
+    let (mut past, mut late) = (0.0f32, 0.0f32);
+    let dir = (FOLLOW - from).normalize();
+    for k in 0..240 {
+        let now = f64::from(k) * f64::from(DT);
+        if s.tick(DT, &tuning.rates).frame {
+            let p = PairSample {
+                initiator: Pose::IDENTITY,
+                recipient_local: Pose::new(recipient_at(now), Quat::IDENTITY),
+                contact_rotation: Quat::IDENTITY,
+            };
+            let n = s.write(now, true, p, offsets(), None, &mut buf).unwrap();
+            if !(now > lost.0 && now < lost.1) {
+                inbox.push((now + 0.12, buf[..n].to_vec()));
+            }
+        }
+        while inbox.first().is_some_and(|m| m.0 <= now) {
+            let (_, bytes) = inbox.remove(0);
+            let _ = rx.receive(&bytes, now, true, &tuning);
+        }
+        if let Some(v) = rx.render(now, DT, [None, None], &tuning) {
+            past = past.max((v.recipient.position - FOLLOW).dot(dir));
+            if v.time > 2.0 {
+                late = late.max(v.recipient.position.distance(FOLLOW));
+            }
+        }
+    }
+    (past, late)
+}
+
+#[test]
+fn a_recipient_that_glided_in_does_not_run_past_its_place_when_a_frame_is_lost() {
+    // Lost: the first frame that shows the recipient at its place, so the view runs past the
+    // newest sample (mid-glide) for a while.
+    let (past, _) = glide_in_with_a_lost_frame((0.45, 0.55));
+    assert!(
+        past <= 0.03,
+        "the recipient ran {:.0} mm past its place",
+        past * 1e3
+    );
+}
+
+#[test]
+fn a_recipient_held_while_it_was_gliding_in_catches_up_within_two_seconds() {
+    // Lost: the frame in the middle of the glide; the view holds the recipient where the sample
+    // before left it, and the next sample shows it 0.3 m farther on.
+    let (past, late) = glide_in_with_a_lost_frame((0.35, 0.45));
+    assert!(
+        past <= 0.03,
+        "the recipient ran {:.0} mm past its place",
+        past * 1e3
+    );
+    assert!(late <= 0.03, "still {:.0} mm off 1.5 s later", late * 1e3);
+}
+
+#[test]
+fn the_delay_covers_the_frames_lost_in_a_row_at_the_measured_loss() {
+    assert_eq!(loss_cover(0.0), 0);
+    assert_eq!(loss_cover(0.005), 0);
+    assert_eq!(loss_cover(0.05), 1);
+    assert_eq!(loss_cover(0.09), 1);
+    assert_eq!(loss_cover(0.23), 3);
+    assert_eq!(loss_cover(1.0), 3);
+    assert_eq!(loss_cover(f32::NAN), 0);
 }

@@ -64,6 +64,11 @@ pub const MAX_HAND_SAMPLES: usize = 4;
 pub const KEY_REPEATS: u8 = 3;
 /// Seconds between key frames otherwise.
 pub const KEY_INTERVAL: f32 = 1.0;
+/// A frame whose initiator velocity (horizontal, measured from the previous frame) differs from the
+/// previous frame's by more than this (m/s) — a start, a stop, a sharp turn — is sent twice (again
+/// on the next physics frame): a receiver that misses the frame where the motion changed carries
+/// the old motion on, and at a stop that runs past it.
+pub const REPEAT_SPEED_CHANGE: f32 = 0.5;
 /// An animation snapshot whose values have not changed is skipped, but one is sent at least this
 /// often (seconds), so a late joiner or a lost packet is repaired.
 pub const ANIM_KEEPALIVE: f32 = 1.0;
@@ -343,6 +348,8 @@ pub struct Due {
     pub frame: bool,
     /// Read the animation parameters for the frame.
     pub anim: bool,
+    /// Send the last frame again (its motion changed sharply, see [`REPEAT_SPEED_CHANGE`]).
+    pub repeat: bool,
 }
 
 /// The initiator's schedule, pending hand samples and key-frame state.
@@ -362,6 +369,9 @@ pub struct PairSender {
     /// would otherwise hold back until the next change).
     anim_repeat: bool,
     anim_age: f32,
+    /// The last frame's stamp time, initiator position and horizontal velocity.
+    last_motion: Option<(f64, Vec3, Vec3)>,
+    repeat: bool,
 }
 
 impl PairSender {
@@ -426,6 +436,7 @@ impl PairSender {
             frame: due[0],
             hands: due[1],
             anim: due[0] && due[2],
+            repeat: !due[0] && std::mem::take(&mut self.repeat),
         }
     }
 
@@ -543,6 +554,24 @@ impl PairSender {
         }
         let n = w.written().len();
         // Written: the frame's side effects stick.
+        let flat = Vec3::new(p.x, 0.0, p.z);
+        let (velocity, sharp) = match self.last_motion {
+            Some((t0, p0, v0)) if now > t0 && now - t0 <= 0.5 => {
+                let v = (flat - p0) / (now - t0) as f32;
+                (v, (v - v0).length() > REPEAT_SPEED_CHANGE)
+            }
+            _ => (Vec3::ZERO, false),
+        };
+        self.repeat = sharp && velocity.is_finite();
+        self.last_motion = flat.is_finite().then_some((
+            now,
+            flat,
+            if velocity.is_finite() {
+                velocity
+            } else {
+                Vec3::ZERO
+            },
+        ));
         self.hand_count = 0;
         self.teleport = false;
         if key {
@@ -874,5 +903,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_frame_where_the_motion_changes_sharply_is_sent_again_on_the_next_tick() {
+        let rates = StreamRates::default();
+        let mut s = PairSender::default();
+        s.restart();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let dt = 1.0 / 60.0;
+        let (mut x, mut repeats, mut repeat_times) = (0.0f32, 0, Vec::new());
+        for k in 0..240 {
+            let now = f64::from(k) * f64::from(dt);
+            // Walks at 1.4 m/s from 1 s, stops dead at 3 s.
+            if (1.0..3.0).contains(&now) {
+                x += 1.4 * dt;
+            }
+            let due = s.tick(dt, &rates);
+            if due.repeat {
+                repeats += 1;
+                repeat_times.push(now);
+            }
+            if due.frame {
+                s.write(now, true, pair_at(x), offsets(), None, &mut buf)
+                    .unwrap();
+            }
+        }
+        // The start and the stop (each over one or two frames); nothing while walking or standing.
+        assert!((2..=4).contains(&repeats), "{repeat_times:?}");
+        assert!(
+            repeat_times
+                .iter()
+                .all(|t| (1.0..1.3).contains(t) || (3.0..3.3).contains(t)),
+            "{repeat_times:?}"
+        );
     }
 }

@@ -293,6 +293,8 @@ struct NetRuntime {
     /// Frames and bytes this peer sent as the initiator.
     sent_frames: i64,
     sent_bytes: i64,
+    /// The last frame sent, for a repeat (see `Due::repeat`).
+    last_frame: PackedByteArray,
     /// Frames dropped because the sender is not this pair's initiator.
     rejected: i64,
     /// Frames from this player that arrived while it leads no pair here (early or late).
@@ -525,7 +527,8 @@ impl HoldHandComponent {
     }
 
     /// Returns this component's network counters: `sent_frames` and `sent_bytes` (as the
-    /// initiator), `frames` (accepted here), `stale` (duplicates, or too old to show), `malformed`,
+    /// initiator), `frames` (accepted here), `stale` (duplicates — a frame where the motion
+    /// changed sharply is sent twice — or too old to show), `malformed`,
     /// `too_fast` (frames that would move the initiator faster than [member max_root_speed]),
     /// `rejected` (frames from a peer that is not this player's), `unexpected` (frames from this
     /// player while it leads no pair here, e.g. before the room's state arrived).
@@ -1655,6 +1658,13 @@ impl HoldHandComponent {
         self.net.last_root = me;
         let rates = self.stream_rates();
         let due = self.sender.tick(dt, &rates);
+        if due.repeat && !self.net.last_frame.is_empty() {
+            let again = self.net.last_frame.clone(); // shared, not copied
+            if self.rpcs().pair_frame(&again).call().is_ok() {
+                self.net.sent_frames += 1;
+                self.net.sent_bytes += again.len() as i64;
+            }
+        }
         if due.hands {
             if let Some(h) = self.net.last_ik {
                 self.sender.push_hands(HandSample {
@@ -1694,6 +1704,7 @@ impl HoldHandComponent {
             self.net.sent_frames += 1;
             self.net.sent_bytes += n as i64;
         }
+        self.net.last_frame = bytes;
     }
 
     /// Finds (once per pair) what the animation snapshots carry: the tree's numeric

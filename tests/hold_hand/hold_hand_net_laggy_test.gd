@@ -1,0 +1,23 @@
+# processes: server client client client client
+# relay: delay_ms=250 jitter_ms=60 loss=0.12 seed=11
+# timeout: 200
+extends "res://tests/hold_hand/hold_hand_net_test.gd"
+## The networked pair over ENet through the harness's lossy relay at its worst: every client's
+## datagrams are delayed 250 ms ± 60 ms (so they reorder) and 12 % are dropped, both ways, so the
+## initiator's frames cross two such links on their way to the recipient and two onlookers (C and
+## D). Every remote view is compared with the initiator's at its declared view time, frame by frame,
+## and asserted against the contract for this condition: 8 cm at the 95th percentile, 20 cm at worst,
+## steps within 1.25x the initiator's largest, 3 cm overshoot at the stop. The replay's delay grows
+## to cover the frames lost in a row at this loss (about a second here).
+
+
+func lossy() -> bool:
+	return true
+
+
+func condition() -> String:
+	return "relay 250/60/12%"
+
+
+func contract() -> Array:
+	return [0.08, 0.20, 1.25, 0.03]
