@@ -66,10 +66,13 @@ func _initialize() -> void:
 func _run() -> void:
 	await process_frame
 	var prefix := "test_" if role == "main" else "test_%s_" % role
+	# A suite that extends another lists an overridden test twice (its own and its base's): run it once.
+	var ran := {}
 	for method in get_script().get_script_method_list():
 		var test_name: String = method["name"]
-		if not test_name.begins_with(prefix):
+		if not test_name.begins_with(prefix) or ran.has(test_name):
 			continue
+		ran[test_name] = true
 		if not filter.is_empty() and not test_name.contains(filter):
 			continue
 		_failures.clear()

@@ -27,6 +27,10 @@ use entwine_core::formation::{
     Assigner, BaselineFit, BearingConfig, BearingMotion, BodyFrame, FormationDef, Gains, Recorder,
     Sample, Squad, SquadConfig, Thresholds,
 };
+use entwine_core::hold_hand::anim::{
+    AnimSnapshot, MachineState, PlayerState, MAX_ANIM_BYTES, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS,
+    MAX_ANIM_VALUES,
+};
 use entwine_core::hold_hand::contact::{
     constrain_shared_contact, shared_contact, ContactSolver, ContactTuning, HandInput, Hysteresis,
     ReachSphere,
@@ -37,7 +41,7 @@ use entwine_core::hold_hand::stream::{
 use entwine_core::hold_hand::{FollowDriver, FollowTuning, Room, RoomEvent};
 use entwine_core::hold_hand::{PairReplay, ReplayTuning};
 use entwine_core::kit::{
-    self, ByteReader, LimbGoal, LimbPose, PoleMemory, Pose, Seq16, SequenceGate,
+    self, ByteReader, ByteWriter, LimbGoal, LimbPose, PoleMemory, Pose, Seq16, SequenceGate,
 };
 use entwine_core::rope::{
     self, chain::arc_rotation, AnchorSample, BoneChain, ChainFit, Collider, EndAttachment,
@@ -291,9 +295,9 @@ fn prop_hold_hand_decoders() {
                     has_shared_reach: g.chance(0.5),
                 });
             }
-            let anim: Vec<f32> = (0..g.below(20)).map(|_| g.f32()).collect();
+            let anim = random_snapshot(g);
             let mut out = [0u8; MAX_FRAME_BYTES];
-            let anim = g.chance(0.5).then_some(anim.as_slice());
+            let anim = g.chance(0.5).then_some(&anim);
             if let Ok(n) = sender.write(now, g.chance(0.5), pair(), offsets, anim, &mut out) {
                 bytes = out[..n].to_vec();
                 for _ in 0..g.below(3) {
@@ -320,7 +324,7 @@ fn prop_hold_hand_decoders() {
                 )?;
             }
             if let Some(a) = frame.anim() {
-                always_finite("decoded animation", a)?;
+                check_snapshot("decoded animation", a)?;
             }
         }
         // The replay fed the same bytes, then asked for views.
@@ -345,8 +349,115 @@ fn prop_hold_hand_decoders() {
                     finite_out(g, "replay weight", &h.weight)?;
                 }
             }
-            let _ = rx.take_animation();
+            if let Some(a) = rx.animation(g.u64() as u32) {
+                check_snapshot("replayed animation", a)?;
+            }
         }
+        Ok(())
+    });
+}
+
+/// A snapshot with random counts and values (junk included: NaN, huge, negative positions).
+fn random_snapshot(g: &Gen) -> AnimSnapshot {
+    let mut a = AnimSnapshot::default();
+    for _ in 0..g.below(20) {
+        a.push_value(g.f32());
+    }
+    for _ in 0..g.below(5) {
+        a.push_machine(MachineState {
+            node: g.u64() as u8,
+            travel: g.u64() as u8,
+            position: g.f32(),
+        });
+    }
+    for _ in 0..g.below(10) {
+        a.push_shot(g.chance(0.5));
+    }
+    if g.chance(0.3) {
+        a.player = Some(PlayerState {
+            animation: g.u64() as u8,
+            position: g.f32(),
+        });
+    }
+    a
+}
+
+/// Fails unless every value and position in `a` is finite and every count in range.
+fn check_snapshot(what: &str, a: &AnimSnapshot) -> harness::Outcome {
+    always_finite(what, a.values())?;
+    ensure!(
+        usize::from(a.value_count) <= MAX_ANIM_VALUES
+            && usize::from(a.machine_count) <= MAX_ANIM_MACHINES
+            && usize::from(a.shot_count) <= MAX_ANIM_SHOTS,
+        "{what}: counts out of range {a:?}"
+    );
+    for m in a.machines() {
+        ensure!(m.position.is_finite(), "{what}: position {m:?}");
+    }
+    if let Some(p) = a.player {
+        ensure!(p.position.is_finite(), "{what}: player {p:?}");
+    }
+    Ok(())
+}
+
+#[test]
+fn prop_hold_hand_anim_section() {
+    run("prop_hold_hand_anim_section", |g| {
+        // A valid section decodes back within its quantisation…
+        let a = random_snapshot(g);
+        let mut buf = [0u8; MAX_ANIM_BYTES + 8];
+        let mut w = ByteWriter::new(&mut buf);
+        a.encode(&mut w)
+            .map_err(|_| "a section overflowed".to_string())?;
+        let n = w.written().len();
+        ensure!(n <= MAX_ANIM_BYTES, "section of {n} bytes");
+        let mut r = ByteReader::new(&buf[..n]);
+        let back = AnimSnapshot::decode(&mut r).map_err(|e| format!("{e:?} for {a:?}"))?;
+        ensure!(r.remaining() == 0, "trailing bytes");
+        check_snapshot("round trip", &back)?;
+        ensure!(
+            back.value_count == a.value_count
+                && back.machine_count == a.machine_count
+                && back.shot_count == a.shot_count
+                && back.shots == a.shots
+                && back.player.is_some() == a.player.is_some(),
+            "shape changed: {a:?} -> {back:?}"
+        );
+        for (x, y) in a.values().iter().zip(back.values()) {
+            let x = x.clamp(-65504.0, 65504.0);
+            ensure!((x - y).abs() <= x.abs() / 1024.0 + 1e-6, "value {x} -> {y}");
+        }
+        for (x, y) in a.machines().iter().zip(back.machines()) {
+            let p = if x.position.is_finite() {
+                x.position.clamp(0.0, 65.535)
+            } else {
+                0.0
+            };
+            ensure!(
+                x.node == y.node && x.travel == y.travel && (p - y.position).abs() <= 5.1e-4,
+                "machine {x:?} -> {y:?}"
+            );
+        }
+        // …and junk, or a valid section flipped or cut, is refused or decodes to finite values.
+        let mut junk = if g.chance(0.5) {
+            g.bytes(MAX_ANIM_BYTES + 8)
+        } else {
+            buf[..n].to_vec()
+        };
+        if !junk.is_empty() && g.chance(0.7) {
+            let k = g.below(junk.len());
+            junk[k] ^= 1 << g.below(8);
+        }
+        if g.chance(0.3) {
+            junk.truncate(g.below(junk.len() + 1));
+        }
+        if let Ok(d) = AnimSnapshot::decode(&mut ByteReader::new(&junk)) {
+            check_snapshot("decoded junk", &d)?;
+        }
+        // Interpolation between any two snapshots at any fraction stays finite.
+        let b = random_snapshot(g);
+        let at = back.at(Some(&b), g.f32(), g.f32(), g.u64() as u32);
+        check_snapshot("interpolated", &at)?;
         Ok(())
     });
 }

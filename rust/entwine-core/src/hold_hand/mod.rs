@@ -8,12 +8,14 @@
 //!   hysteresis and the IK weight fades.
 //! * [`stream`]: what the initiator samples and sends (roots, hands, animation) and the frame's
 //!   byte layout.
+//! * [`anim`]: the animation section of a frame: snapshot, layout, when to send, interpolation.
 //! * [`replay`]: how a remote peer shows the pair: snapshot interpolation at an adaptive delay,
 //!   start blends, corrections that never step, the speed limit on what it accepts.
 //!
 //! The initiator is the single authority: it runs [`follow::FollowDriver`] and
 //! [`contact::ContactSolver`] for the pair; the recipient and onlookers only consume the results.
 
+pub mod anim;
 pub mod contact;
 pub mod follow;
 pub mod lifecycle;
@@ -21,6 +23,7 @@ pub mod replay;
 pub mod room;
 pub mod stream;
 
+pub use anim::{AnimSnapshot, MachineState, PlayerState};
 pub use contact::{
     constrain_shared_contact, palm_to_palm, shared_contact, ContactOutput, ContactSolver,
     ContactTuning, HandInput, HandShape, Hysteresis, ReachSphere, GRIP_ALONG,

@@ -36,8 +36,8 @@ use glam::{Quat, Vec3};
 use crate::kit::{exp_alpha, move_towards, slerp_shortest, Pose};
 
 use super::stream::{
-    unwrap_stamp, Frame, HandOffsets, HandSample, Malformed, StreamRates, FRAME_MARK, KEY,
-    MAX_ANIM_VALUES, SHARED_MARK, TELEPORT,
+    unwrap_stamp, AnimSnapshot, Frame, HandOffsets, HandSample, Malformed, StreamRates, FRAME_MARK,
+    KEY, SHARED_MARK, TELEPORT,
 };
 
 /// Fastest vertical speed (m/s) accepted for the initiator's root: a long fall, not a lie.
@@ -181,12 +181,6 @@ struct PoseEntry {
     teleport: bool,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct AnimEntry {
-    len: u8,
-    values: [f32; MAX_ANIM_VALUES],
-}
-
 /// The entries on either side of a time.
 type Around<'a, T> = (Option<&'a (f64, T)>, Option<&'a (f64, T)>);
 
@@ -258,7 +252,9 @@ impl<T: Copy + Default, const N: usize> Timeline<T, N> {
 pub struct PairReplay {
     poses: Timeline<PoseEntry, POSE_SLOTS>,
     hands: Timeline<HandSample, HAND_SLOTS>,
-    anims: Timeline<AnimEntry, ANIM_SLOTS>,
+    anims: Timeline<AnimSnapshot, ANIM_SLOTS>,
+    /// The animation at the view time, as last computed by [`PairReplay::animation`].
+    view_anim: AnimSnapshot,
     offsets: Option<HandOffsets>,
     /// Receiver clock minus sender clock (0 when they are shared), once known.
     clock_offset: Option<f64>,
@@ -284,7 +280,6 @@ pub struct PairReplay {
     silence: f32,
     hand_silence: f32,
     fade: f32,
-    anim_taken: Option<f64>,
     frames: u32,
     stale: u32,
     malformed: u32,
@@ -403,13 +398,8 @@ impl PairReplay {
         if got.hands {
             self.hand_silence = 0.0;
         }
-        if let Some(values) = frame.anim() {
-            let mut e = AnimEntry {
-                len: values.len() as u8,
-                ..AnimEntry::default()
-            };
-            e.values[..values.len()].copy_from_slice(values);
-            got.anim = self.anims.insert(t, e);
+        if let Some(snapshot) = frame.anim() {
+            got.anim = self.anims.insert(t, *snapshot);
         }
         self.silence = 0.0;
         self.frames += 1;
@@ -659,16 +649,48 @@ impl PairReplay {
         })
     }
 
-    /// Returns the animation values of the snapshot shown at the current view time, once each.
-    pub fn take_animation(&mut self) -> Option<&[f32]> {
+    /// Returns the initiator's animation at the current view time (the same clock as the roots),
+    /// or `None` before the first snapshot at or before it: the values whose bit is set in
+    /// `continuous` (floats and blend positions; the first 32) interpolated between the snapshots
+    /// around the view time, the others held; nodes, travel targets and one-shots of the snapshot
+    /// at or before it; play positions interpolated, or advanced with the view time past the newest
+    /// snapshot.
+    pub fn animation(&mut self, continuous: u32) -> Option<&AnimSnapshot> {
         let t = self.view_time?;
-        let (a, _) = self.anims.around(t);
-        let (ta, e) = a?;
-        if self.anim_taken == Some(*ta) {
-            return None;
+        let (a, b) = self.anims.around(t);
+        let (ta, before) = a?;
+        let elapsed = (t - ta) as f32;
+        if let Some((tb, after)) = b {
+            let s = ((t - ta) / (tb - ta).max(1e-6)) as f32;
+            self.view_anim = before.at(Some(after), s, elapsed, continuous);
+            return Some(&self.view_anim);
         }
-        self.anim_taken = Some(*ta);
-        Some(&e.values[..usize::from(e.len)])
+        // Past the newest snapshot (values only go out every few frames, and one may be lost):
+        // values carry on along the last two snapshots' slope for at most MAX_EXTRAPOLATION.
+        let s = self.anims.slice();
+        let previous = s.len().checked_sub(2).map(|i| s[i]);
+        let ahead = match previous {
+            Some((tp, p)) if tp < *ta && p.value_count == before.value_count => {
+                let mut next = *before;
+                for (v, (x, y)) in next.values[..usize::from(before.value_count)]
+                    .iter_mut()
+                    .zip(before.values().iter().zip(p.values()))
+                {
+                    *v = x + (x - y);
+                }
+                // Positions run on with time, not along the slope.
+                next.machine_count = 0;
+                next.player = None;
+                let span = (ta - tp) as f32;
+                Some((next, elapsed.min(MAX_EXTRAPOLATION) / span))
+            }
+            _ => None,
+        };
+        self.view_anim = match ahead {
+            Some((next, s)) => before.at(Some(&next), s, elapsed, continuous),
+            None => before.at(None, 0.0, elapsed, continuous),
+        };
+        Some(&self.view_anim)
     }
 
     /// Returns how far (m) a root still is from the stream while it glides in at a pair's start.

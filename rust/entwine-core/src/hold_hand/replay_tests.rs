@@ -416,6 +416,133 @@ fn a_falling_initiator_is_not_refused_but_a_sideways_jump_is() {
     );
 }
 
+/// The initiator's animation at time `t`: a blend position on a curve, a bool, a state machine in
+/// node 2 playing a 1 s loop at rate 1 until 3 s, then travelling to node 4 and playing it at rate
+/// 1.3 (a TimeScale), a one-shot active from 5 s to 5.6 s.
+fn anim_truth(t: f64) -> AnimSnapshot {
+    let mut a = AnimSnapshot::default();
+    a.push_value((1.7 * t).sin() as f32 * 0.9);
+    a.push_value(-(1.1 * t).cos() as f32 * 0.9);
+    a.push_value(if t > 4.0 { 1.0 } else { 0.0 });
+    let (node, position) = if t < 3.0 {
+        (2, t.rem_euclid(1.0))
+    } else {
+        (4, (1.3 * (t - 3.0)).rem_euclid(1.0))
+    };
+    a.push_machine(crate::hold_hand::anim::MachineState {
+        node,
+        travel: crate::hold_hand::anim::NO_NODE,
+        position: position as f32,
+    });
+    a.push_shot((5.0..5.6).contains(&t));
+    a
+}
+
+#[test]
+fn animation_follows_the_view_time_over_a_lossy_network() {
+    let tuning = ReplayTuning::default();
+    let interval = f64::from(tuning.rates.animation_interval);
+    for seed in 1..=4 {
+        let mut sender = PairSender::default();
+        sender.restart();
+        let mut rx = PairReplay::default();
+        let mut rng = Lcg(seed);
+        let mut inbox: Vec<(f64, Vec<u8>)> = Vec::new();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let (mut blend, mut position, mut late, mut sections) = (Vec::new(), Vec::new(), 0.0f64, 0);
+        for k in 0..(8.0 / f64::from(DT)) as usize {
+            let now = k as f64 * f64::from(DT);
+            let due = sender.tick(DT, &tuning.rates);
+            if due.frame {
+                let i = Pose::new(Vec3::ZERO, Quat::IDENTITY);
+                let pair = PairSample {
+                    initiator: i,
+                    recipient_local: Pose::new(FOLLOW, Quat::IDENTITY),
+                    contact_rotation: Quat::IDENTITY,
+                };
+                let anim = anim_truth(now);
+                let n = sender
+                    .write(
+                        now,
+                        true,
+                        pair,
+                        offsets(),
+                        due.anim.then_some(&anim),
+                        &mut buf,
+                    )
+                    .unwrap();
+                sections += usize::from(buf[0] & crate::hold_hand::stream::ANIM != 0);
+                if f64::from(rng.signed()) * 0.5 + 0.5 >= 0.05 {
+                    let arrive = now + 0.1 + f64::from(rng.signed()) * 0.02;
+                    inbox.push((arrive, buf[..n].to_vec()));
+                }
+            }
+            inbox.sort_by(|a, b| a.0.total_cmp(&b.0));
+            while inbox.first().is_some_and(|m| m.0 <= now) {
+                let (_, bytes) = inbox.remove(0);
+                let _ = rx.receive(&bytes, now, true, &tuning);
+            }
+            let Some(view) = rx.render(now, DT, [None; 2], &tuning) else {
+                continue;
+            };
+            // Values 0 and 1 (a blend position) interpolate; value 2 (a bool) is held.
+            let Some(shown) = rx.animation(0b011).copied() else {
+                continue;
+            };
+            let t = view.time;
+            if t < 1.0 {
+                continue;
+            }
+            let want = anim_truth(t);
+            blend.push(
+                (shown.values[0] - want.values[0])
+                    .abs()
+                    .max((shown.values[1] - want.values[1]).abs()),
+            );
+            // Discrete state: the initiator's at the view time, or at most one interval before.
+            let before = anim_truth(t - interval);
+            let m = shown.machines()[0];
+            let same_node = m.node == want.machines()[0].node;
+            assert!(
+                same_node || m.node == before.machines()[0].node,
+                "seed {seed} t {t:.3}: node {} against {}",
+                m.node,
+                want.machines()[0].node
+            );
+            assert!(
+                shown.shot(0) == want.shot(0) || shown.shot(0) == before.shot(0),
+                "seed {seed} t {t:.3}: one-shot"
+            );
+            if !same_node {
+                late = late.max(t - 3.0);
+                continue;
+            }
+            let d = (m.position - want.machines()[0].position).abs();
+            position.push(d.min(1.0 - d));
+        }
+        let (b95, bmax) = (percentile(&blend, 0.95), percentile(&blend, 1.0));
+        let (p95, pmax) = (percentile(&position, 0.95), percentile(&position, 1.0));
+        println!(
+            "animation replay seed {seed}: blend position error p95 {b95:.4} max {bmax:.4}, play \
+             position error p95 {p95:.4} max {pmax:.4} s, node shown {late:.3} s late at most, \
+             {sections} sections in 8 s"
+        );
+        // Past the newest snapshot (a lost frame) values run on along the last slope for at most
+        // 0.25 s.
+        assert!(
+            b95 < 0.02 && bmax < 0.05,
+            "blend position off by {b95} / {bmax}"
+        );
+        assert!(
+            p95 < 0.03 && pmax < 0.07,
+            "play position off by {p95} / {pmax} s"
+        );
+        assert!(late <= interval + 1e-6, "node change {late} s late");
+        // The blend position moves all the time here: a section in every frame.
+        assert!(sections >= 78, "{sections}");
+    }
+}
+
 /// The initiator stands; the recipient is pulled in fast (6 m/s, 0.3–0.45 s) and stops beside it.
 /// The frame sent during `lost` (s) is lost. Returns how far the view ran past the recipient's place
 /// and its largest distance from that place from 2 s on.

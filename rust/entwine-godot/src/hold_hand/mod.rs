@@ -1,8 +1,9 @@
 //! `HoldHandComponent` and its local `HoldHandRoom`.
 
+mod anim;
 mod room;
 
-use entwine_core::hold_hand::stream::{MAX_ANIM_VALUES, MAX_FRAME_BYTES};
+use entwine_core::hold_hand::stream::{AnimSnapshot, MAX_FRAME_BYTES};
 use entwine_core::hold_hand::{
     palm_to_palm, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
     HandInput, HandOffsets, HandSample, HandShape, Interaction, Lifecycle, PairReplay, PairSample,
@@ -43,8 +44,10 @@ use room::RoomOp;
 /// clamped speed (a sweep that slides along walls instead of passing through them; a recipient a
 /// wall held back goes on from where its body really is, never faster than
 /// [member max_follow_speed]), mirrors its
-/// animation onto the recipient (all AnimationTree parameters except [member arm_layer_parameters];
-/// without an AnimationTree, the AnimationPlayer's animation and position),
+/// animation onto the recipient (the AnimationTree's numeric parameters, Vector2 blend positions
+/// included, except [member arm_layer_parameters]; its state machines' current node and travels,
+/// OneShots and play position; without an AnimationTree, the AnimationPlayer's animation and
+/// position),
 /// solves the shared contact point from the two arms' reach spheres, and drives both hands with
 /// [LimbIK] modifiers it adds to each skeleton, fading their weights in and out with a distance
 /// hysteresis. The **recipient** is frozen while paired: its `frozen` property (if its script has
@@ -56,7 +59,9 @@ use room::RoomOp;
 /// does all of the above and streams the pair to every other peer ([member pose_interval],
 /// [member ik_interval], [member animation_interval]); the others replay it: the recipient's peer
 /// keeps the pair's stance steady around its own character, onlookers smooth both roots, and the
-/// hands are rebuilt in the initiator's frame. Frames from any other peer, stale or malformed ones
+/// hands are rebuilt in the initiator's frame. The initiator's animation (the same kinds as the
+/// local mirror, for rigs with or without an AnimationTree) is shown on both characters at the same
+/// view time as the roots. Frames from any other peer, stale or malformed ones
 /// are dropped and counted ([method get_network_stats]). Silent IK fades the hands out
 /// ([member ik_timeout]); a silent or vanished initiator releases the recipient
 /// ([member initiator_timeout], [signal initiator_lost]). While the pair writes a character's root,
@@ -208,8 +213,10 @@ pub struct HoldHandComponent {
     #[init(val = 1.0)]
     max_rotation_weight: f32,
 
-    /// Copy the initiator's AnimationTree parameters (or, without a tree, its AnimationPlayer's
-    /// animation and position) onto the recipient every frame.
+    /// Copy the initiator's animation onto the recipient every frame: the AnimationTree's numeric
+    /// parameters (Vector2 blend positions included), its state machines' node, travels and play
+    /// position, and its OneShots (fired or aborted as the initiator's); without a tree, the
+    /// AnimationPlayer's animation and position.
     #[export_group(name = "Animation")]
     #[export]
     #[init(val = true)]
@@ -237,8 +244,9 @@ pub struct HoldHandComponent {
     #[export(range = (0.02, 1.0, 0.01, suffix = "s"))]
     #[init(val = 0.05)]
     ik_interval: f32,
-    /// Seconds between animation snapshots (the initiator's non-arm AnimationTree parameters);
-    /// 0 turns them off.
+    /// Seconds between animation snapshots over the network (the initiator's non-arm AnimationTree
+    /// parameters, state machines, OneShots, or its AnimationPlayer's animation and position); a
+    /// snapshot is skipped while nothing changed, but sent at least once a second. 0 turns them off.
     #[export(range = (0.0, 1.0, 0.01, suffix = "s"))]
     #[init(val = 0.1)]
     animation_interval: f32,
@@ -306,10 +314,11 @@ struct NetRuntime {
     view_blend: f32,
     /// Per-kind warnings: when each was last printed and how many were held back since.
     throttle: [(f64, i64); 3],
-    /// AnimationTree parameters carried by the animation snapshots (same order on every peer).
-    anim_params: Vec<(StringName, VariantType)>,
-    anim_values: Vec<f32>,
-    anim_ready: bool,
+    /// What the animation snapshots carry (found the same way on every peer), the last snapshot
+    /// read, and what each replica (initiator, recipient) last applied.
+    anim_rig: anim::AnimRig,
+    anim_snapshot: AnimSnapshot,
+    anim_follow: [anim::AnimFollower; 2],
     /// Frames and bytes this peer sent as the initiator.
     sent_frames: i64,
     sent_bytes: i64,
@@ -371,8 +380,11 @@ struct Runtime {
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
     hand_weights: (f32, f32),
     driven_frame: u64,
-    /// Parameters mirrored from the initiator (cached on start) and saved arm values to restore.
-    mirrored: Vec<StringName>,
+    /// What is mirrored from the initiator (found on start), what the partner last had applied,
+    /// and saved arm values to restore.
+    mirror_rig: anim::AnimRig,
+    mirror_follow: anim::AnimFollower,
+    mirror_snapshot: AnimSnapshot,
     arm_saved: Vec<(StringName, Variant)>,
     /// The arm layers detected in the tree (when `arm_layer_parameters` is empty).
     arm_layers: Option<PackedStringArray>,
@@ -892,7 +904,13 @@ impl HoldHandComponent {
         let Some(me) = self.player() else {
             return self.refused(what, "this character is not in a room".into());
         };
-        let Some(mut room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
+        let Some(mut room) = self
+            .runtime
+            .room
+            .as_ref()
+            .filter(|r| r.is_instance_valid())
+            .cloned()
+        else {
             return self.refused(what, "no HoldHandRoom".into());
         };
         let op = op(me);
@@ -1081,8 +1099,9 @@ impl HoldHandComponent {
     fn character_node(&self) -> Option<Gd<Node3D>> {
         self.runtime
             .character
-            .clone()
+            .as_ref()
             .filter(|n| n.is_instance_valid())
+            .cloned()
     }
 
     /// The arm-layer parameters: [member arm_layer_parameters] when set, else the ones detected in
@@ -1105,12 +1124,17 @@ impl HoldHandComponent {
     fn skeleton_node(&self) -> Option<Gd<Skeleton3D>> {
         self.runtime
             .skeleton
-            .clone()
+            .as_ref()
             .filter(|n| n.is_instance_valid())
+            .cloned()
     }
 
     fn tree_node(&self) -> Option<Gd<AnimationTree>> {
-        self.runtime.tree.clone().filter(|n| n.is_instance_valid())
+        self.runtime
+            .tree
+            .as_ref()
+            .filter(|n| n.is_instance_valid())
+            .cloned()
     }
 
     fn root_pose(&self) -> Option<Pose> {
@@ -1253,7 +1277,8 @@ impl HoldHandComponent {
                 };
                 let start = self.driver.prepare(me, &tuning);
                 partner.bind_mut().place_root(start);
-                self.runtime.mirrored.clear();
+                self.runtime.mirror_rig.ready = false;
+                self.runtime.mirror_follow.reset();
                 self.sender.restart();
                 self.net.last_root = None;
             }
@@ -1271,7 +1296,8 @@ impl HoldHandComponent {
             }
         }
         self.runtime.arm_saved.clear();
-        self.runtime.mirrored.clear();
+        self.runtime.mirror_rig.ready = false;
+        self.runtime.mirror_follow.reset();
         self.driver.reset();
         self.solver.reset();
         self.sender.stop();
@@ -1281,7 +1307,8 @@ impl HoldHandComponent {
         self.net.view_time = 0.0;
         self.net.view_delay = 0.0;
         self.net.view_blend = 0.0;
-        self.net.anim_ready = false;
+        self.net.anim_rig.ready = false;
+        self.net.anim_follow = Default::default();
         self.net.silence = 0.0;
         self.net.released = false;
         if self.runtime.connected {
@@ -1386,25 +1413,30 @@ impl HoldHandComponent {
         if let Some(actual) = partner.bind().root_pose() {
             self.driver.settle(actual.position);
         }
-        self.mirror_animation_onto(&mut partner);
+        self.mirror_animation_onto(&mut partner, dt);
         self.solve_hands(&mut partner, me, dt, frame);
     }
 
-    fn mirror_animation_onto(&mut self, partner: &mut Gd<HoldHandComponent>) {
+    /// Shows the initiator's animation on the partner in the same process: numeric parameters
+    /// (blend positions included) copied exactly, state machines, one-shots and play positions
+    /// applied as a remote replica would; without trees, the AnimationPlayer's animation and position.
+    fn mirror_animation_onto(&mut self, partner: &mut Gd<HoldHandComponent>, dt: f32) {
         if !self.mirror_animation {
             return;
         }
         let players = (
             self.runtime
                 .player
-                .clone()
-                .filter(|p| p.is_instance_valid()),
+                .as_ref()
+                .filter(|p| p.is_instance_valid())
+                .cloned(),
             partner
                 .bind()
                 .runtime
                 .player
-                .clone()
-                .filter(|p| p.is_instance_valid()),
+                .as_ref()
+                .filter(|p| p.is_instance_valid())
+                .cloned(),
         );
         if let (Some(src), Some(mut dst)) = players {
             // No AnimationTree: mirror the AnimationPlayer's animation and position.
@@ -1423,27 +1455,24 @@ impl HoldHandComponent {
         let (Some(src), Some(mut dst)) = (self.tree_node(), partner.bind().tree_node()) else {
             return;
         };
-        if self.runtime.mirrored.is_empty() {
-            // Once per pair: every parameter of the initiator's tree, minus the arm layers.
-            let arms: Vec<String> = self
-                .arm_layers()
-                .as_slice()
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            for prop in src.get_property_list().iter_shared() {
-                let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
-                if name.starts_with("parameters/")
-                    && !arms.contains(&name)
-                    && is_settable_parameter(&prop)
-                {
-                    self.runtime.mirrored.push(StringName::from(name.as_str()));
-                }
-            }
+        if !self.runtime.mirror_rig.ready {
+            // Once per pair: the initiator's tree, minus the arm layers.
+            let arms = self.arm_layers();
+            self.runtime.mirror_rig.build(Some(&src), None, &arms);
         }
-        for name in &self.runtime.mirrored {
-            dst.set(name, &src.get(name));
-        }
+        let rt = &mut self.runtime;
+        rt.mirror_rig.copy_values(&src, &mut dst);
+        rt.mirror_rig
+            .read(Some(&src), None, &mut rt.mirror_snapshot);
+        rt.mirror_snapshot.value_count = 0; // copied exactly above
+        rt.mirror_rig.apply(
+            &mut rt.mirror_follow,
+            &rt.mirror_snapshot,
+            Some(&mut dst),
+            None,
+            dt,
+            LOCAL_ANIM_GRACE,
+        );
     }
 
     /// Builds (once) this character's hand IK for `role` and returns it, or `None` when its bones are
@@ -1800,7 +1829,13 @@ impl HoldHandComponent {
     /// The owned initiator, networked: takes the hand samples that are due and sends a frame when
     /// one is due, to every peer.
     fn broadcast(&mut self, dt: f32) {
-        let Some(room) = self.runtime.room.clone().filter(|r| r.is_instance_valid()) else {
+        let Some(room) = self
+            .runtime
+            .room
+            .as_ref()
+            .filter(|r| r.is_instance_valid())
+            .cloned()
+        else {
             return;
         };
         if room.bind().local_peer().is_none() {
@@ -1855,7 +1890,7 @@ impl HoldHandComponent {
             self.read_animation();
         }
         let mut buf = [0u8; MAX_FRAME_BYTES];
-        let anim = due.anim.then_some(self.net.anim_values.as_slice());
+        let anim = due.anim.then_some(&self.net.anim_snapshot);
         let Ok(n) = self
             .sender
             .write(now, shared, pair, offsets, anim, &mut buf)
@@ -1870,75 +1905,38 @@ impl HoldHandComponent {
         self.net.last_frame = bytes;
     }
 
-    /// Builds (once per pair) the list of animation parameters the snapshots carry: the tree's
-    /// numeric `parameters/…` minus the arm layers, in property-list order (the same on every peer
-    /// for the same tree).
+    /// Finds (once per pair) what the animation snapshots carry: the tree's numeric
+    /// `parameters/…` minus the arm layers, its state machines and one-shots, in property-list
+    /// order (the same on every peer for the same tree); without a tree, the AnimationPlayer's
+    /// animations.
     fn animation_params(&mut self) {
-        if self.net.anim_ready {
+        if self.net.anim_rig.ready {
             return;
         }
-        self.net.anim_ready = true;
-        self.net.anim_params.clear();
-        let Some(tree) = self.tree_node() else {
-            return;
-        };
         let arms = self.arm_layers();
-        for prop in tree.get_property_list().iter_shared() {
-            let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
-            let ty = prop
-                .get("type")
-                .and_then(|t| t.try_to::<i64>().ok())
-                .unwrap_or(0);
-            if !is_settable_parameter(&prop) {
-                continue;
-            }
-            let ty = match ty {
-                1 => VariantType::BOOL,
-                2 => VariantType::INT,
-                3 => VariantType::FLOAT,
-                _ => continue,
-            };
-            if name.starts_with("parameters/")
-                && !arms.as_slice().iter().any(|a| a.to_string() == name)
-                && self.net.anim_params.len() < MAX_ANIM_VALUES
-            {
-                self.net
-                    .anim_params
-                    .push((StringName::from(name.as_str()), ty));
-            }
-        }
+        let tree = self.tree_node();
+        let player = self.player_node();
+        self.net
+            .anim_rig
+            .build(tree.as_ref(), player.as_ref(), &arms);
     }
 
-    /// Reads this character's animation parameters into the snapshot buffer.
+    fn player_node(&self) -> Option<Gd<AnimationPlayer>> {
+        self.runtime
+            .player
+            .as_ref()
+            .filter(|p| p.is_instance_valid())
+            .cloned()
+    }
+
+    /// Reads this character's animation into the snapshot.
     fn read_animation(&mut self) {
         self.animation_params();
-        self.net.anim_values.clear();
-        let Some(tree) = self.tree_node() else {
-            return;
-        };
-        for (name, _) in &self.net.anim_params {
-            let v = tree.get(name);
-            let x = v
-                .try_to::<f32>()
-                .or_else(|_| v.try_to::<i64>().map(|i| i as f32))
-                .or_else(|_| v.try_to::<bool>().map(f32::from))
-                .unwrap_or(0.0);
-            self.net
-                .anim_values
-                .push(if x.is_finite() { x } else { 0.0 });
-        }
-    }
-
-    /// Writes received animation values onto `tree` (the parameters listed by this component).
-    fn write_animation(&self, tree: &mut Gd<AnimationTree>, values: &[f32]) {
-        for ((name, ty), x) in self.net.anim_params.iter().zip(values) {
-            let v = match *ty {
-                VariantType::BOOL => (*x > 0.5).to_variant(),
-                VariantType::INT => (x.round() as i64).to_variant(),
-                _ => x.to_variant(),
-            };
-            tree.set(name, &v);
-        }
+        let tree = self.tree_node();
+        let player = self.player_node();
+        self.net
+            .anim_rig
+            .read(tree.as_ref(), player.as_ref(), &mut self.net.anim_snapshot);
     }
 
     /// A replica of the initiator (every peer but the initiator's): shows the pair from the stream.
@@ -1971,16 +1969,24 @@ impl HoldHandComponent {
         self.place_root(view.initiator);
         partner.bind_mut().place_root(view.recipient);
         self.animation_params();
-        if let Some(values) = self.receiver.take_animation() {
-            let mut buf = [0.0f32; MAX_ANIM_VALUES];
-            let n = values.len().min(buf.len());
-            buf[..n].copy_from_slice(&values[..n]);
-            for tree in [self.tree_node(), partner.bind().tree_node()]
-                .into_iter()
-                .flatten()
-            {
-                let mut tree = tree;
-                self.write_animation(&mut tree, &buf[..n]);
+        let continuous = self.net.anim_rig.continuous();
+        if let Some(snap) = self.receiver.animation(continuous).copied() {
+            // Both replicas show the initiator's animation at the view time.
+            let grace = self.animation_interval.max(0.05) * 2.0;
+            let targets = [
+                (self.tree_node(), self.player_node()),
+                (partner.bind().tree_node(), partner.bind().player_node()),
+            ];
+            for (i, (mut tree, mut player)) in targets.into_iter().enumerate() {
+                let net = &mut self.net;
+                net.anim_rig.apply(
+                    &mut net.anim_follow[i],
+                    &snap,
+                    tree.as_mut(),
+                    player.as_mut(),
+                    dt,
+                    grace,
+                );
             }
         }
         let Some(hands) = view.hands else {
@@ -2068,7 +2074,13 @@ impl HoldHandComponent {
     /// Sets this character's hand IK target (world space) and weights for this frame.
     fn drive_hand(&mut self, target: Pose, position_weight: f32, rotation_weight: f32, frame: u64) {
         self.runtime.driven_frame = frame;
-        if let Some(mut ik) = self.runtime.ik.clone().filter(|ik| ik.is_instance_valid()) {
+        if let Some(mut ik) = self
+            .runtime
+            .ik
+            .as_ref()
+            .filter(|ik| ik.is_instance_valid())
+            .cloned()
+        {
             let scale = Vector3::ONE;
             ik.set(
                 "target_transform",
@@ -2083,7 +2095,13 @@ impl HoldHandComponent {
             return;
         }
         self.runtime.hand_weights = (position, rotation);
-        if let Some(mut ik) = self.runtime.ik.clone().filter(|ik| ik.is_instance_valid()) {
+        if let Some(mut ik) = self
+            .runtime
+            .ik
+            .as_ref()
+            .filter(|ik| ik.is_instance_valid())
+            .cloned()
+        {
             let mut b = ik.bind_mut();
             b.set_position_weight(position);
             b.set_rotation_weight(rotation);
@@ -2125,6 +2143,10 @@ fn is_settable_parameter(prop: &VarDictionary) -> bool {
         .unwrap_or(0);
     usage & STORAGE_OR_EDITOR != 0 && usage & READ_ONLY == 0
 }
+
+/// Seconds the partner in the same process may stay in another state-machine node than the
+/// initiator's while travelling there, before it is started there outright.
+const LOCAL_ANIM_GRACE: f32 = 0.25;
 
 /// The reference human's arm (upper arm plus forearm, metres) that `reach_margin` is given for.
 const REFERENCE_ARM: f32 = 0.54;

@@ -1,0 +1,541 @@
+//! The animation section of a pair frame ([`super::stream`]): what the initiator's animation looks
+//! like at one instant, its byte layout, when it is worth sending, and how a remote peer reads it at
+//! its view time ([`super::replay`]).
+//!
+//! A snapshot holds:
+//!
+//! * **values**: the AnimationTree's numeric parameters (float, int, bool; a Vector2 blend position
+//!   takes two values), in an order both peers derive from the same tree;
+//! * **state machines**: per machine, its current node, the node it is travelling to (if any) and
+//!   the play position in the current node;
+//! * **one-shots**: whether each OneShot node is active (a remote peer fires or aborts on a change);
+//! * **player**: for a rig without an AnimationTree, the AnimationPlayer's animation and position.
+//!
+//! Node and animation names travel as **small indices** (one byte) into lists each peer derives
+//! from its own copy of the character: a state machine's node names, sorted, and the player's
+//! animation names, sorted. Both peers instance the same character, so the lists agree, and
+//! nothing is spent on names: a table of names in key frames would cost tens of bytes a second
+//! per pair for what never changes during a pair.
+//!
+//! Section layout (little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 1 | bit 7: an extras byte follows; bits 5–6: version ([`ANIM_VERSION`]); bits 0–4: value count m ≤ [`MAX_ANIM_VALUES`] |
+//! | 1, extras only | bits 0–1: state machine count k ≤ [`MAX_ANIM_MACHINES`]; bit 2: player; bits 3–6: one-shot count o ≤ [`MAX_ANIM_SHOTS`]; bit 7: 0 |
+//! | 2·m | values, half floats |
+//! | 4·k | per state machine: current node (u8, [`NO_NODE`]: none), travel target (u8, [`NO_NODE`]: none), play position (u16 ms) |
+//! | 1 if o > 0 | one-shot active bits, first one-shot in bit 0 |
+//! | 3 if player | animation (u8, [`NO_NODE`]: stopped), position (u16 ms) |
+//!
+//! A snapshot of the test character's tree (two values, no machine) is 5 bytes; a locomotion rig
+//! with a BlendSpace2D, a TimeScale, one state machine and one one-shot is 13.
+
+use crate::kit::{decode_half, ByteReader, ByteWriter, ShortBuffer};
+
+/// Most numeric values one snapshot carries (a Vector2 counts twice).
+pub const MAX_ANIM_VALUES: usize = 16;
+/// Most state machines one snapshot carries.
+pub const MAX_ANIM_MACHINES: usize = 3;
+/// Most one-shots one snapshot carries.
+pub const MAX_ANIM_SHOTS: usize = 8;
+/// The section's layout version.
+pub const ANIM_VERSION: u8 = 1;
+/// A node or animation index meaning "none".
+pub const NO_NODE: u8 = 0xFF;
+/// Largest play position the section holds (s).
+pub const MAX_POSITION: f32 = 65.535;
+/// Largest section in bytes.
+pub const MAX_ANIM_BYTES: usize = 2 + 2 * MAX_ANIM_VALUES + 4 * MAX_ANIM_MACHINES + 1 + 3;
+/// A play position that drifted more than this (s) from what a receiver predicts counts as changed.
+pub const POSITION_DEADBAND: f32 = 0.05;
+
+/// One state machine at one instant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MachineState {
+    /// Index of the current node in the machine's sorted node list ([`NO_NODE`]: not playing).
+    pub node: u8,
+    /// Index of the node the machine travels to ([`NO_NODE`]: not travelling).
+    pub travel: u8,
+    /// Play position in the current node (s).
+    pub position: f32,
+}
+
+impl Default for MachineState {
+    fn default() -> Self {
+        Self {
+            node: NO_NODE,
+            travel: NO_NODE,
+            position: 0.0,
+        }
+    }
+}
+
+/// An AnimationPlayer (no AnimationTree) at one instant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlayerState {
+    /// Index of the animation in the player's sorted animation list ([`NO_NODE`]: stopped).
+    pub animation: u8,
+    /// Play position (s).
+    pub position: f32,
+}
+
+impl Default for PlayerState {
+    fn default() -> Self {
+        Self {
+            animation: NO_NODE,
+            position: 0.0,
+        }
+    }
+}
+
+/// The initiator's animation at one instant.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AnimSnapshot {
+    /// Numeric parameter values (the first `value_count`).
+    pub values: [f32; MAX_ANIM_VALUES],
+    /// How many values.
+    pub value_count: u8,
+    /// State machines (the first `machine_count`).
+    pub machines: [MachineState; MAX_ANIM_MACHINES],
+    /// How many state machines.
+    pub machine_count: u8,
+    /// One-shot active bits, first one-shot in bit 0.
+    pub shots: u8,
+    /// How many one-shots.
+    pub shot_count: u8,
+    /// The AnimationPlayer, for a rig without an AnimationTree.
+    pub player: Option<PlayerState>,
+}
+
+/// Why a section was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadSection {
+    /// Too short.
+    Size,
+    /// An unknown version, a count out of range, a reserved bit set, or a value not finite.
+    Value,
+}
+
+impl AnimSnapshot {
+    /// Returns the used values.
+    #[must_use]
+    pub fn values(&self) -> &[f32] {
+        &self.values[..usize::from(self.value_count).min(MAX_ANIM_VALUES)]
+    }
+
+    /// Returns the used state machines.
+    #[must_use]
+    pub fn machines(&self) -> &[MachineState] {
+        &self.machines[..usize::from(self.machine_count).min(MAX_ANIM_MACHINES)]
+    }
+
+    /// Empties the snapshot.
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Appends a value; returns false when full (the value is dropped). Not finite counts as 0.
+    pub fn push_value(&mut self, x: f32) -> bool {
+        let n = usize::from(self.value_count);
+        if n >= MAX_ANIM_VALUES {
+            return false;
+        }
+        self.values[n] = if x.is_finite() { x } else { 0.0 };
+        self.value_count += 1;
+        true
+    }
+
+    /// Appends a state machine; returns false when full.
+    pub fn push_machine(&mut self, m: MachineState) -> bool {
+        let n = usize::from(self.machine_count);
+        if n >= MAX_ANIM_MACHINES {
+            return false;
+        }
+        self.machines[n] = m;
+        self.machine_count += 1;
+        true
+    }
+
+    /// Appends a one-shot's active flag; returns false when full.
+    pub fn push_shot(&mut self, active: bool) -> bool {
+        let n = self.shot_count;
+        if usize::from(n) >= MAX_ANIM_SHOTS {
+            return false;
+        }
+        self.shots |= u8::from(active) << n;
+        self.shot_count += 1;
+        true
+    }
+
+    /// Returns whether one-shot `i` is active.
+    #[must_use]
+    pub fn shot(&self, i: usize) -> bool {
+        i < usize::from(self.shot_count) && self.shots >> i & 1 != 0
+    }
+
+    /// Writes the section.
+    pub fn encode(&self, w: &mut ByteWriter) -> Result<(), ShortBuffer> {
+        let m = self.values().len() as u8;
+        let k = self.machines().len() as u8;
+        let o = self.shot_count.min(MAX_ANIM_SHOTS as u8);
+        let extras = k > 0 || o > 0 || self.player.is_some();
+        w.put_u8(u8::from(extras) << 7 | ANIM_VERSION << 5 | m)?;
+        if extras {
+            w.put_u8(k | u8::from(self.player.is_some()) << 2 | o << 3)?;
+        }
+        for v in self.values() {
+            w.put_half(*v)?;
+        }
+        for s in self.machines() {
+            w.put_u8(s.node)?;
+            w.put_u8(s.travel)?;
+            w.put_u16(position_code(s.position))?;
+        }
+        if o > 0 {
+            let mask = if o >= 8 { 0xFF } else { (1u8 << o) - 1 };
+            w.put_u8(self.shots & mask)?;
+        }
+        if let Some(p) = self.player {
+            w.put_u8(p.animation)?;
+            w.put_u16(position_code(p.position))?;
+        }
+        Ok(())
+    }
+
+    /// Reads a section.
+    pub fn decode(r: &mut ByteReader) -> Result<Self, BadSection> {
+        let short = |_| BadSection::Size;
+        let head = r.get_u8().map_err(short)?;
+        if head >> 5 & 3 != ANIM_VERSION {
+            return Err(BadSection::Value);
+        }
+        let m = head & 0x1F;
+        if usize::from(m) > MAX_ANIM_VALUES {
+            return Err(BadSection::Value);
+        }
+        let (k, player, o) = if head & 0x80 != 0 {
+            let extras = r.get_u8().map_err(short)?;
+            let k = extras & 3;
+            let o = extras >> 3 & 0x0F;
+            if extras & 0x80 != 0
+                || usize::from(k) > MAX_ANIM_MACHINES
+                || usize::from(o) > MAX_ANIM_SHOTS
+            {
+                return Err(BadSection::Value);
+            }
+            (k, extras & 4 != 0, o)
+        } else {
+            (0, false, 0)
+        };
+        let mut s = Self::default();
+        for _ in 0..m {
+            let h = r.get_u16().map_err(short)?;
+            if h >> 10 & 0x1F == 0x1F {
+                return Err(BadSection::Value); // a half-float infinity or NaN
+            }
+            s.push_value(decode_half(h));
+        }
+        for _ in 0..k {
+            let node = r.get_u8().map_err(short)?;
+            let travel = r.get_u8().map_err(short)?;
+            let position = f32::from(r.get_u16().map_err(short)?) / 1000.0;
+            s.push_machine(MachineState {
+                node,
+                travel,
+                position,
+            });
+        }
+        if o > 0 {
+            let bits = r.get_u8().map_err(short)?;
+            if o < 8 && bits >> o != 0 {
+                return Err(BadSection::Value); // a bit beyond the one-shots
+            }
+            s.shots = bits;
+            s.shot_count = o;
+        }
+        if player {
+            let animation = r.get_u8().map_err(short)?;
+            let position = f32::from(r.get_u16().map_err(short)?) / 1000.0;
+            s.player = Some(PlayerState {
+                animation,
+                position,
+            });
+        }
+        Ok(s)
+    }
+
+    /// Returns whether `self` (now) differs from `last` (sent `age` seconds ago) enough to be sent:
+    /// a value moved more than `deadband`, a node, travel target, one-shot or animation changed, or
+    /// a play position drifted more than [`POSITION_DEADBAND`] from `last`'s position advanced by
+    /// `age` (what a receiver predicts).
+    #[must_use]
+    pub fn differs(&self, last: &Self, age: f32, deadband: f32) -> bool {
+        self.events_differ(last, age) || self.values_differ(last, deadband)
+    }
+
+    /// Returns whether a value moved more than `deadband` since `last`.
+    #[must_use]
+    pub fn values_differ(&self, last: &Self, deadband: f32) -> bool {
+        self.value_count != last.value_count
+            || self
+                .values()
+                .iter()
+                .zip(last.values())
+                .any(|(a, b)| (a - b).abs() > deadband)
+    }
+
+    /// Returns whether anything but the values changed since `last` (sent `age` seconds ago): a
+    /// count, a node, travel target, one-shot or animation, or a play position that drifted more
+    /// than [`POSITION_DEADBAND`] from `last`'s advanced by `age`.
+    #[must_use]
+    pub fn events_differ(&self, last: &Self, age: f32) -> bool {
+        let drifted = |now: f32, then: f32| (now - (then + age)).abs() > POSITION_DEADBAND;
+        self.switched(last)
+            || self
+                .machines()
+                .iter()
+                .zip(last.machines())
+                .any(|(a, b)| a.node != NO_NODE && drifted(a.position, b.position))
+            || self
+                .player
+                .zip(last.player)
+                .is_some_and(|(a, b)| a.animation != NO_NODE && drifted(a.position, b.position))
+    }
+
+    /// Returns whether a count, a node, travel target, one-shot or animation changed since `last`
+    /// (what a lost frame must not hold back).
+    #[must_use]
+    pub fn switched(&self, last: &Self) -> bool {
+        self.machine_count != last.machine_count
+            || self.shot_count != last.shot_count
+            || self.shots != last.shots
+            || self.player.map(|p| p.animation) != last.player.map(|p| p.animation)
+            || self
+                .machines()
+                .iter()
+                .zip(last.machines())
+                .any(|(a, b)| a.node != b.node || a.travel != b.travel)
+    }
+
+    /// Returns the animation at a time `s` of the way (seconds `elapsed` after `self`'s time) toward
+    /// `next`: values whose bit is set in `continuous` are interpolated, the others held; nodes,
+    /// one-shots and animations are `self`'s; play positions are interpolated when `next` plays the
+    /// same node or animation further on, else advanced by `elapsed`.
+    #[must_use]
+    pub fn at(&self, next: Option<&Self>, s: f32, elapsed: f32, continuous: u32) -> Self {
+        let s = if s.is_finite() {
+            s.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let elapsed = if elapsed.is_finite() {
+            elapsed.max(0.0)
+        } else {
+            0.0
+        };
+        let mut out = *self;
+        let advance = |a: f32, b: Option<f32>| match b {
+            Some(b) if b >= a => a + (b - a) * s,
+            _ => a + elapsed,
+        };
+        if let Some(n) = next {
+            if n.value_count == self.value_count {
+                for (i, v) in out.values[..usize::from(self.value_count)]
+                    .iter_mut()
+                    .enumerate()
+                {
+                    if i < 32 && continuous >> i & 1 != 0 {
+                        *v += (n.values[i] - *v) * s;
+                    }
+                }
+            }
+        }
+        for (i, m) in out.machines[..usize::from(self.machine_count)]
+            .iter_mut()
+            .enumerate()
+        {
+            let b = next
+                .and_then(|n| n.machines().get(i))
+                .filter(|b| b.node == m.node)
+                .map(|b| b.position);
+            m.position = advance(m.position, b);
+        }
+        if let Some(p) = out.player.as_mut() {
+            let b = next
+                .and_then(|n| n.player)
+                .filter(|b| b.animation == p.animation)
+                .map(|b| b.position);
+            p.position = advance(p.position, b);
+        }
+        out
+    }
+}
+
+fn position_code(x: f32) -> u16 {
+    if x.is_finite() {
+        (x.clamp(0.0, MAX_POSITION) * 1000.0).round() as u16
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn locomotion() -> AnimSnapshot {
+        let mut s = AnimSnapshot::default();
+        // BlendSpace2D position (two values), TimeScale, a bool condition.
+        for v in [0.25, -0.75, 1.3, 1.0] {
+            s.push_value(v);
+        }
+        s.push_machine(MachineState {
+            node: 2,
+            travel: 4,
+            position: 0.437,
+        });
+        s.push_shot(false);
+        s.push_shot(true);
+        s
+    }
+
+    fn round_trip(s: &AnimSnapshot) -> (AnimSnapshot, usize) {
+        let mut buf = [0u8; MAX_ANIM_BYTES];
+        let mut w = ByteWriter::new(&mut buf);
+        s.encode(&mut w).unwrap();
+        let n = w.written().len();
+        let mut r = ByteReader::new(&buf[..n]);
+        let back = AnimSnapshot::decode(&mut r).unwrap();
+        assert_eq!(r.remaining(), 0);
+        (back, n)
+    }
+
+    #[test]
+    fn sections_round_trip_and_stay_small() {
+        let s = locomotion();
+        let (back, n) = round_trip(&s);
+        assert_eq!(
+            n,
+            2 + 8 + 4 + 1,
+            "header, 4 halves, a machine, one-shot bits"
+        );
+        assert_eq!(back.value_count, 4);
+        for (a, b) in back.values().iter().zip(s.values()) {
+            assert!((a - b).abs() <= b.abs() / 1024.0, "{a} {b}");
+        }
+        assert_eq!(back.machines()[0].node, 2);
+        assert_eq!(back.machines()[0].travel, 4);
+        assert!((back.machines()[0].position - 0.437).abs() < 5e-4);
+        assert!(!back.shot(0) && back.shot(1) && !back.shot(2));
+        assert!(back.player.is_none());
+        // Values only: one header byte.
+        let mut plain = AnimSnapshot::default();
+        plain.push_value(0.5);
+        plain.push_value(1.0);
+        assert_eq!(round_trip(&plain).1, 5);
+        // A player-only rig: 4 bytes.
+        let mut player = AnimSnapshot {
+            player: Some(PlayerState {
+                animation: 1,
+                position: 12.3456,
+            }),
+            ..AnimSnapshot::default()
+        };
+        let (back, n) = round_trip(&player);
+        assert_eq!(n, 5);
+        assert_eq!(back.player.unwrap().animation, 1);
+        assert!((back.player.unwrap().position - 12.346).abs() < 1e-3);
+        // Positions are clamped into range.
+        player.player = Some(PlayerState {
+            animation: 0,
+            position: 1e9,
+        });
+        assert!((round_trip(&player).0.player.unwrap().position - MAX_POSITION).abs() < 1e-3);
+    }
+
+    #[test]
+    fn bad_sections_are_rejected() {
+        let decode = |b: &[u8]| AnimSnapshot::decode(&mut ByteReader::new(b));
+        assert_eq!(decode(&[]), Err(BadSection::Size));
+        assert_eq!(decode(&[2, 0, 0]), Err(BadSection::Value), "version 0");
+        assert_eq!(
+            decode(&[0x40 | 2, 0, 0]),
+            Err(BadSection::Value),
+            "version 2"
+        );
+        assert_eq!(decode(&[0x20 | 17]), Err(BadSection::Value), "17 values");
+        assert_eq!(decode(&[0x20 | 1, 0]), Err(BadSection::Size));
+        // A half-float infinity and NaN.
+        assert_eq!(decode(&[0x21, 0x00, 0x7C]), Err(BadSection::Value));
+        assert_eq!(decode(&[0x21, 0x01, 0x7E]), Err(BadSection::Value));
+        assert_eq!(
+            decode(&[0xA0, 0x80]),
+            Err(BadSection::Value),
+            "reserved bit"
+        );
+        assert_eq!(
+            decode(&[0xA0, 9 << 3]),
+            Err(BadSection::Value),
+            "9 one-shots"
+        );
+        assert_eq!(decode(&[0xA0, 2 << 3, 0b100]), Err(BadSection::Value));
+        assert!(decode(&[0xA0, 2 << 3, 0b10]).is_ok());
+        assert_eq!(decode(&[0xA0, 1, 0, 0, 0]), Err(BadSection::Size));
+        assert!(decode(&[0xA0, 1, 0, NO_NODE, 0, 0]).is_ok());
+    }
+
+    #[test]
+    fn unchanged_snapshots_are_not_worth_sending_but_drift_and_events_are() {
+        let s = locomotion();
+        let mut later = s;
+        later.machines[0].position += 0.1;
+        assert!(
+            !later.differs(&s, 0.1, 1e-3),
+            "the position advanced with time"
+        );
+        assert!(later.differs(&s, 0.0, 1e-3), "the position jumped");
+        let mut v = s;
+        v.values[1] += 0.01;
+        assert!(v.differs(&s, 0.0, 1e-3));
+        let mut shot = s;
+        shot.shots = 0b01;
+        assert!(shot.differs(&s, 0.0, 1e-3));
+        let mut travel = s;
+        travel.machines[0].travel = NO_NODE;
+        assert!(travel.differs(&s, 0.0, 1e-3));
+        assert!(!s.differs(&s, 0.0, 1e-3));
+    }
+
+    #[test]
+    fn snapshots_interpolate_continuous_values_and_positions() {
+        let a = locomotion();
+        let mut b = a;
+        b.values[0] = 0.75;
+        b.values[2] = 2.0;
+        b.values[3] = 0.0;
+        b.machines[0].position = 0.537;
+        // Values 0, 1 (a Vector2) and 2 (a TimeScale) are continuous; 3 is a bool.
+        let mid = a.at(Some(&b), 0.5, 0.05, 0b0111);
+        assert!((mid.values[0] - 0.5).abs() < 1e-6);
+        assert!((mid.values[2] - 1.65).abs() < 1e-6);
+        assert_eq!(mid.values[3], 1.0, "held until the next snapshot");
+        assert!((mid.machines[0].position - 0.487).abs() < 1e-6);
+        // Another node next, or no next: the position runs on with time.
+        b.machines[0].node = 3;
+        let on = a.at(Some(&b), 0.5, 0.05, 0b0111);
+        assert!((on.machines[0].position - 0.487).abs() < 1e-6);
+        let alone = a.at(None, 0.0, 0.2, u32::MAX);
+        assert!((alone.machines[0].position - 0.637).abs() < 1e-6);
+        assert_eq!(alone.values, a.values);
+        // A wrap (the next position is smaller): advanced by time, not run backwards.
+        let mut wrapped = a;
+        wrapped.machines[0].position = 0.01;
+        let w = a.at(Some(&wrapped), 0.5, 0.05, 0);
+        assert!((w.machines[0].position - 0.487).abs() < 1e-6);
+        // Junk fractions are safe.
+        let j = a.at(Some(&b), f32::NAN, f32::INFINITY, u32::MAX);
+        assert!(j.values().iter().all(|v| v.is_finite()));
+        assert!(j.machines()[0].position.is_finite());
+    }
+}

@@ -1,0 +1,414 @@
+//! A character's animation as the stream's animation section ([`AnimSnapshot`]): which AnimationTree
+//! parameters, state machines and one-shots it holds (found once per pair), reading them on the
+//! initiator, and applying a snapshot to a replica (remote peers) or to the partner (same process).
+
+use entwine_core::hold_hand::anim::{
+    AnimSnapshot, MachineState, PlayerState, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS, MAX_ANIM_VALUES,
+    NO_NODE,
+};
+use godot::classes::{
+    AnimationNode, AnimationNodeBlendTree, AnimationNodeOneShot, AnimationNodeStateMachine,
+    AnimationNodeStateMachinePlayback, AnimationPlayer, AnimationTree,
+};
+use godot::prelude::*;
+
+use super::is_settable_parameter;
+
+/// A play position closer than this (s) to the initiator's is left alone.
+const PHASE_TOLERANCE: f32 = 0.04;
+/// Share of a play-position gap run ahead per frame.
+const PHASE_GAIN: f32 = 0.5;
+/// Longest cycle (s) whose phase is corrected by running the tree ahead.
+const PHASE_CYCLE: f32 = 4.0;
+/// OneShot requests (`AnimationNodeOneShot.OneShotRequest`).
+const ONE_SHOT_FIRE: i64 = 1;
+const ONE_SHOT_ABORT: i64 = 2;
+
+/// The kind of a numeric parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Bool,
+    Int,
+    Float,
+    /// A blend position (BlendSpace2D): two values.
+    Vector2,
+}
+
+/// What a character's animation snapshot holds, found once per pair; both peers find the same for
+/// the same character.
+#[derive(Debug, Default)]
+pub(super) struct AnimRig {
+    /// Whether [`AnimRig::build`] ran for this pair.
+    pub ready: bool,
+    /// Numeric parameters in property-list order.
+    values: Vec<(StringName, Kind)>,
+    /// State machines: the playback parameter and the machine's node names, sorted.
+    machines: Vec<(StringName, Vec<StringName>)>,
+    /// One-shots: the `active` and `request` parameters.
+    shots: Vec<(StringName, StringName)>,
+    /// Without an AnimationTree: the AnimationPlayer's animations, sorted.
+    animations: Vec<StringName>,
+    /// Bit i: value i interpolates (floats and blend positions).
+    continuous: u32,
+}
+
+/// What a replica last applied, so that travels and one-shots are requested once per change.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct AnimFollower {
+    started: bool,
+    shots: u8,
+    targets: [(u8, u8); MAX_ANIM_MACHINES],
+    mismatch: [f32; MAX_ANIM_MACHINES],
+    /// Play-position seconds one second of tree advance moved, at the last phase correction.
+    rate: f32,
+}
+
+impl AnimFollower {
+    /// Forgets what was applied (a new pair).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+}
+
+impl AnimRig {
+    /// Finds what `tree` (or, without a tree, `player`) holds: its numeric `parameters/…` (a Vector2
+    /// takes two values) except `arms` and requests, its state machines and its one-shots; or the
+    /// player's animations. Capped at the section's limits.
+    pub fn build(
+        &mut self,
+        tree: Option<&Gd<AnimationTree>>,
+        player: Option<&Gd<AnimationPlayer>>,
+        arms: &PackedStringArray,
+    ) {
+        *self = Self {
+            ready: true,
+            ..Self::default()
+        };
+        let Some(tree) = tree else {
+            if let Some(player) = player {
+                let mut names: Vec<StringName> = player
+                    .get_animation_list()
+                    .as_slice()
+                    .iter()
+                    .map(StringName::from)
+                    .collect();
+                names.sort_by_key(|n| n.to_string());
+                names.truncate(usize::from(NO_NODE));
+                self.animations = names;
+            }
+            return;
+        };
+        let root = tree.get_tree_root().map(|r| r.upcast::<AnimationNode>());
+        let mut slots = 0usize;
+        for prop in tree.get_property_list().iter_shared() {
+            let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
+            let Some(path) = name.strip_prefix("parameters/") else {
+                continue;
+            };
+            let ty = prop
+                .get("type")
+                .and_then(|t| t.try_to::<i64>().ok())
+                .unwrap_or(0);
+            if path == "playback" || path.ends_with("/playback") {
+                let node = node_at(root.clone(), path.trim_end_matches("playback"));
+                if let Some(sm) = node.and_then(|n| n.try_cast::<AnimationNodeStateMachine>().ok())
+                {
+                    if self.machines.len() < MAX_ANIM_MACHINES {
+                        let mut nodes: Vec<StringName> = sm.get_node_list().iter_shared().collect();
+                        nodes.sort_by_key(|n| n.to_string());
+                        nodes.truncate(usize::from(NO_NODE));
+                        self.machines.push((StringName::from(name.as_str()), nodes));
+                    }
+                }
+                continue;
+            }
+            if let Some(at) = path.strip_suffix("request") {
+                let node = node_at(root.clone(), at);
+                if node.is_some_and(|n| n.try_cast::<AnimationNodeOneShot>().is_ok())
+                    && self.shots.len() < MAX_ANIM_SHOTS
+                {
+                    self.shots.push((
+                        StringName::from(format!("parameters/{at}active").as_str()),
+                        StringName::from(name.as_str()),
+                    ));
+                }
+                continue;
+            }
+            if path.ends_with("seek_request") || !is_settable_parameter(&prop) {
+                continue;
+            }
+            let kind = match ty {
+                1 => Kind::Bool,
+                2 => Kind::Int,
+                3 => Kind::Float,
+                5 => Kind::Vector2,
+                _ => continue,
+            };
+            if arms.as_slice().iter().any(|a| a.to_string() == name) {
+                continue;
+            }
+            let width = if kind == Kind::Vector2 { 2 } else { 1 };
+            if slots + width > MAX_ANIM_VALUES {
+                continue;
+            }
+            if matches!(kind, Kind::Float | Kind::Vector2) {
+                self.continuous |= ((1u32 << width) - 1) << slots;
+            }
+            slots += width;
+            self.values.push((StringName::from(name.as_str()), kind));
+        }
+    }
+
+    /// Returns which values interpolate (bit i: value i).
+    pub fn continuous(&self) -> u32 {
+        self.continuous
+    }
+
+    /// Reads `tree` (or `player`) into `out`.
+    pub fn read(
+        &self,
+        tree: Option<&Gd<AnimationTree>>,
+        player: Option<&Gd<AnimationPlayer>>,
+        out: &mut AnimSnapshot,
+    ) {
+        out.clear();
+        if let Some(tree) = tree {
+            for (name, kind) in &self.values {
+                let v = tree.get(name);
+                if *kind == Kind::Vector2 {
+                    let p = v.try_to::<Vector2>().unwrap_or(Vector2::ZERO);
+                    out.push_value(p.x);
+                    out.push_value(p.y);
+                    continue;
+                }
+                let x = v
+                    .try_to::<f32>()
+                    .or_else(|_| v.try_to::<i64>().map(|i| i as f32))
+                    .or_else(|_| v.try_to::<bool>().map(f32::from))
+                    .unwrap_or(0.0);
+                out.push_value(x);
+            }
+            for (param, nodes) in &self.machines {
+                let mut m = MachineState::default();
+                if let Some(pb) = playback(tree, param) {
+                    // A machine started by its own Start transition has a current node without
+                    // counting as playing.
+                    let current = pb.get_current_node();
+                    if !current.is_empty() {
+                        m.node = index_of(nodes, &current);
+                        m.position = pb.get_current_play_position();
+                    }
+                    let path = pb.get_travel_path();
+                    if let Some(last) = path.back() {
+                        m.travel = index_of(nodes, &last);
+                    }
+                }
+                out.push_machine(m);
+            }
+            for (active, _) in &self.shots {
+                out.push_shot(tree.get(active).try_to::<bool>().unwrap_or(false));
+            }
+        } else if let Some(player) = player {
+            let mut p = PlayerState::default();
+            if player.is_playing() {
+                p.animation = index_of(
+                    &self.animations,
+                    &StringName::from(&player.get_current_animation()),
+                );
+                p.position = player.get_current_animation_position() as f32;
+            }
+            out.player = Some(p);
+        }
+    }
+
+    /// Shows `snap` on `tree` (or `player`): values set (when the snapshot has as many as this
+    /// rig), a state machine travels to the initiator's target once per change and starts its
+    /// node outright when still elsewhere after `grace` seconds, a play position that drifted is
+    /// caught up by running the tree ahead, one-shots fire or abort when the initiator's did, and
+    /// a player plays and seeks to the initiator's animation and position.
+    pub fn apply(
+        &self,
+        follower: &mut AnimFollower,
+        snap: &AnimSnapshot,
+        tree: Option<&mut Gd<AnimationTree>>,
+        player: Option<&mut Gd<AnimationPlayer>>,
+        dt: f32,
+        grace: f32,
+    ) {
+        let first = !follower.started;
+        follower.started = true;
+        if let Some(tree) = tree {
+            self.apply_values(snap, tree);
+            let mut phased = false;
+            for (i, ((param, nodes), m)) in self.machines.iter().zip(snap.machines()).enumerate() {
+                let Some(mut pb) = playback(tree, param) else {
+                    continue;
+                };
+                let name = |k: u8| nodes.get(usize::from(k));
+                let Some(node) = name(m.node) else {
+                    continue;
+                };
+                let target = name(m.travel).unwrap_or(node);
+                let current = pb.get_current_node();
+                if first || follower.targets[i] != (m.node, m.travel) {
+                    follower.targets[i] = (m.node, m.travel);
+                    if current != *target {
+                        pb.travel(target);
+                    }
+                }
+                let heading = pb.get_travel_path().back();
+                if current != *node && heading.as_ref() != Some(target) {
+                    follower.mismatch[i] += dt.max(0.0);
+                    if follower.mismatch[i] > grace || !pb.is_playing() {
+                        pb.start(node);
+                        follower.mismatch[i] = 0.0;
+                    }
+                    continue;
+                }
+                follower.mismatch[i] = 0.0;
+                // The same node, settled (no travel, cross-fade or one-shot over it): catch up a
+                // play position that fell behind (once per frame).
+                if phased
+                    || current != *node
+                    || heading.is_some()
+                    || snap.shots != 0
+                    || !pb.get_fading_from_node().is_empty()
+                {
+                    continue;
+                }
+                phased = true;
+                let length = pb.get_current_length();
+                let cyclic = length > 0.0 && length <= PHASE_CYCLE;
+                let here = pb.get_current_play_position();
+                let mut behind = m.position - here;
+                if cyclic {
+                    behind = (behind + 0.5 * length).rem_euclid(length) - 0.5 * length;
+                }
+                // Run the tree ahead: half a gap behind, or round the cycle when ahead of the
+                // initiator. A TimeScale above the machine multiplies the step, so the rate seen at
+                // the last correction divides it.
+                let gap = if behind > PHASE_TOLERANCE && behind < PHASE_CYCLE {
+                    PHASE_GAIN * behind
+                } else if cyclic && behind < -PHASE_TOLERANCE {
+                    length + behind
+                } else {
+                    continue;
+                };
+                let rate = if follower.rate > 0.0 {
+                    follower.rate
+                } else {
+                    1.0
+                };
+                let step = gap / rate;
+                tree.advance(f64::from(step));
+                let mut moved = pb.get_current_play_position() - here;
+                if cyclic {
+                    moved = moved.rem_euclid(length);
+                }
+                if step > 1e-3 && pb.get_current_node() == *node {
+                    follower.rate = (moved / step).clamp(0.1, 4.0);
+                }
+            }
+            for (i, (active, request)) in self.shots.iter().enumerate() {
+                let on = snap.shot(i);
+                let was = follower.shots >> i & 1 != 0;
+                if !first && on == was {
+                    continue;
+                }
+                let here = tree.get(active).try_to::<bool>().unwrap_or(false);
+                if on != here {
+                    let r = if on { ONE_SHOT_FIRE } else { ONE_SHOT_ABORT };
+                    tree.set(request, &r.to_variant());
+                }
+            }
+            follower.shots = snap.shots;
+        } else if let (Some(player), Some(p)) = (player, snap.player) {
+            let Some(name) = self.animations.get(usize::from(p.animation)) else {
+                return;
+            };
+            if StringName::from(&player.get_current_animation()) != *name || !player.is_playing() {
+                player.play_ex().name(name).done();
+            }
+            let length = player.get_current_animation_length() as f32;
+            let mut at = p.position;
+            if length > 0.0 {
+                at = at.rem_euclid(length);
+            }
+            let here = player.get_current_animation_position() as f32;
+            let mut off = (at - here).abs();
+            if length > 0.0 {
+                off = off.min(length - off);
+            }
+            if off > PHASE_TOLERANCE {
+                player.seek_ex(f64::from(at)).update(true).done();
+            }
+        }
+    }
+
+    /// Sets the values of `snap` on `tree`.
+    fn apply_values(&self, snap: &AnimSnapshot, tree: &mut Gd<AnimationTree>) {
+        let slots: usize = self
+            .values
+            .iter()
+            .map(|(_, k)| if *k == Kind::Vector2 { 2 } else { 1 })
+            .sum();
+        let values = snap.values();
+        if values.len() != slots {
+            return;
+        }
+        let mut i = 0;
+        for (name, kind) in &self.values {
+            let x = values[i];
+            let v = match kind {
+                Kind::Bool => (x > 0.5).to_variant(),
+                Kind::Int => (x.round() as i64).to_variant(),
+                Kind::Float => x.to_variant(),
+                Kind::Vector2 => {
+                    i += 1;
+                    Vector2::new(x, values[i]).to_variant()
+                }
+            };
+            i += 1;
+            tree.set(name, &v);
+        }
+    }
+
+    /// Copies the numeric parameters from `src` to `dst` exactly (the partner in the same process).
+    pub fn copy_values(&self, src: &Gd<AnimationTree>, dst: &mut Gd<AnimationTree>) {
+        for (name, _) in &self.values {
+            dst.set(name, &src.get(name));
+        }
+    }
+}
+
+/// The node of the tree at `path` ("a/b/"), through blend trees and state machines.
+fn node_at(root: Option<Gd<AnimationNode>>, path: &str) -> Option<Gd<AnimationNode>> {
+    let mut node = root?;
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        let name = StringName::from(seg);
+        node = if let Ok(bt) = node.clone().try_cast::<AnimationNodeBlendTree>() {
+            bt.get_node(&name)?
+        } else if let Ok(sm) = node.clone().try_cast::<AnimationNodeStateMachine>() {
+            sm.get_node(&name)?
+        } else {
+            return None;
+        };
+    }
+    Some(node)
+}
+
+fn playback(
+    tree: &Gd<AnimationTree>,
+    param: &StringName,
+) -> Option<Gd<AnimationNodeStateMachinePlayback>> {
+    tree.get(param)
+        .try_to::<Gd<AnimationNodeStateMachinePlayback>>()
+        .ok()
+}
+
+fn index_of(names: &[StringName], name: &StringName) -> u8 {
+    names
+        .iter()
+        .position(|n| n == name)
+        .map_or(NO_NODE, |i| i as u8)
+}
