@@ -248,7 +248,15 @@ func test_client_pair_over_the_network() -> void:
 	_recording = true
 	if me == a:
 		check(_comps[a].request(_comps[b]), "A asks B")
-	check(await wait_until(func() -> bool: return _paired(a, b), 20.0),
+	# On a lossy link the request, the answer or the room's word can be resent for seconds and the
+	# request can expire first: A asks again, as a game would, while nobody is paired.
+	var asked := [Time.get_ticks_msec()]  # an array: a lambda cannot assign a captured local
+	var paired_everywhere := func() -> bool:
+		if me == a and Time.get_ticks_msec() - asked[0] > 8000 and _interaction_of(a) == [-1, 0]:
+			asked[0] = Time.get_ticks_msec()
+			_comps[a].request(_comps[b])
+		return _paired(a, b)
+	check(await wait_until(paired_everywhere, 40.0),
 		"every client sees A lead B", [[0, b], [1, a]], [_interaction_of(a), _interaction_of(b)])
 	check(await wait_until(func() -> bool: return HoldHandComponent.is_pair_driven(_chars[b]), 5.0),
 		"the recipient's root belongs to the pair here")
@@ -336,14 +344,17 @@ func test_client_pair_over_the_network() -> void:
 	check(_paired(a, b) and _comps[b].get_hand_weight() > 0.9, "the flood changed nothing",
 		true, [_interaction_of(a), _comps[b].get_hand_weight()])
 
-	# Junk from A: dropped and counted.
+	# Junk from A: dropped and counted. Frames are unreliable, and after the flood ENet's throttle
+	# may still drop some: each kind goes out three times, a physics frame apart.
 	if me == a:
-		_comps[a].rpc("pair_frame", PackedByteArray([1, 2, 3]))
 		var nan := PackedByteArray()
 		nan.resize(50)
 		nan.encode_u8(0, 0xB1)
 		nan.encode_float(3, NAN)
-		_comps[a].rpc("pair_frame", nan)
+		for k in 3:
+			_comps[a].rpc("pair_frame", PackedByteArray([1, 2, 3]))
+			_comps[a].rpc("pair_frame", nan)
+			await physics_frame
 	if me != a:
 		expect_error("dropped a malformed pair frame")
 		check(await wait_until(func() -> bool: return _comps[a].get_network_stats()["malformed"] >= 2, 10.0),
@@ -494,7 +505,9 @@ func _compare(recipient: bool) -> void:
 		if j < 4:
 			check(mine[j] <= step_limit * own[j], "the %s's %s never steps more than %.2fx the initiator's largest step" % [who, labels[j], step_limit],
 				"<= %.1f mm" % (1000.0 * step_limit * own[j]), mine[j] * 1000.0)
-			# While gliding in at the start: at most blend_speed (4 m/s) on top of the pair's own motion.
+		if j == 2 or j == 3:
+			# While gliding in at the start: at most blend_speed (4 m/s) on top of the pair's own
+			# motion (the roots; the hands also fade into their IK then).
 			check(blending[j] <= own[j] + 4.0 / 60.0 + 0.005, "the %s's %s glides in at the start, never jumps" % [who, labels[j]],
 				"<= %.1f mm" % ((own[j] + 4.0 / 60.0 + 0.005) * 1000.0), blending[j] * 1000.0)
 	var delays := Array(_delays)
@@ -560,7 +573,8 @@ func _barrier(name: String) -> void:
 	var reached := func() -> bool:
 		_probe.resend(mine)
 		return _probe.values.keys().filter(func(k: String) -> bool: return k.begins_with(name + "/")).size() >= peers - 1
-	check(await wait_until(reached, 20.0), "every client reaches '%s'" % name)
+	# 40 s: on a lossy link a client can hear the room's word seconds after the others.
+	check(await wait_until(reached, 40.0), "every client reaches '%s'" % name)
 
 
 func _done() -> int:
