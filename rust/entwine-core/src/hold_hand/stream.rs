@@ -64,6 +64,12 @@ pub const MAX_HAND_SAMPLES: usize = 4;
 pub const KEY_REPEATS: u8 = 3;
 /// Seconds between key frames otherwise.
 pub const KEY_INTERVAL: f32 = 1.0;
+/// Hand offsets that moved less than this (m) and turned less than [`OFFSET_ANGLE_TOLERANCE`]
+/// (rad) since the ones last announced in a key frame count as unchanged (a grip found from the
+/// animated hands varies by fractions of a millimetre from frame to frame).
+pub const OFFSET_TOLERANCE: f32 = 0.002;
+/// See [`OFFSET_TOLERANCE`].
+pub const OFFSET_ANGLE_TOLERANCE: f32 = 0.02;
 /// A frame whose initiator velocity (horizontal, measured from the previous frame) differs from the
 /// previous frame's by more than this (m/s) — a start, a stop, a sharp turn — is sent twice (again
 /// on the next physics frame): a receiver that misses the frame where the motion changed carries
@@ -467,10 +473,25 @@ impl PairSender {
         anim: Option<&AnimSnapshot>,
         out: &mut [u8],
     ) -> Result<usize, ShortBuffer> {
-        if self.offsets != Some(offsets) {
+        // Hand offsets travel in key frames: a change (beyond what a receiver would notice) starts
+        // new ones; the offsets sent are the ones last announced, so a receiver holds exactly them.
+        let changed = self.offsets.is_none_or(|sent| {
+            [
+                (sent.initiator, offsets.initiator),
+                (sent.recipient, offsets.recipient),
+            ]
+            .iter()
+            .any(|(a, b)| {
+                a.position.distance(b.position) > OFFSET_TOLERANCE
+                    || a.rotation.angle_between(b.rotation) > OFFSET_ANGLE_TOLERANCE
+                    || !b.is_finite()
+            })
+        });
+        if changed {
             self.offsets = Some(offsets);
             self.keys_left = KEY_REPEATS;
         }
+        let offsets = self.offsets.unwrap_or(offsets);
         if self.key_age >= KEY_INTERVAL {
             self.keys_left = self.keys_left.max(1);
         }
@@ -937,5 +958,36 @@ mod tests {
                 .all(|t| (1.0..1.3).contains(t) || (3.0..3.3).contains(t)),
             "{repeat_times:?}"
         );
+    }
+
+    #[test]
+    fn offsets_that_jitter_by_a_fraction_of_a_millimetre_do_not_make_key_frames() {
+        let rates = StreamRates::default();
+        let mut s = PairSender::default();
+        s.restart();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let (mut keys, mut frames) = (0, 0);
+        for k in 0..600 {
+            let now = f64::from(k) / 60.0;
+            let mut o = offsets();
+            o.initiator.position.x += 0.0003 * (k as f32 * 0.7).sin();
+            if s.tick(1.0 / 60.0, &rates).frame {
+                let n = s.write(now, true, pair_at(0.0), o, None, &mut buf).unwrap();
+                let f = Frame::decode(&buf[..n], Some(pair_at(0.0).initiator.position)).unwrap();
+                frames += 1;
+                keys += usize::from(f.flags & KEY != 0);
+            }
+        }
+        // The first three, then one a second: 3 + 9 over 10 s.
+        assert!(frames >= 99 && keys <= 13, "{keys} key frames of {frames}");
+        // A real change (a new grip) starts key frames again.
+        let mut o = offsets();
+        o.recipient.position.y += 0.05;
+        s.tick(1.0 / 60.0, &rates);
+        let n = s
+            .write(11.0, true, pair_at(0.0), o, None, &mut buf)
+            .unwrap();
+        let f = Frame::decode(&buf[..n], Some(pair_at(0.0).initiator.position)).unwrap();
+        assert!(f.flags & KEY != 0);
     }
 }
