@@ -791,17 +791,18 @@ impl HoldHandComponent {
     /// Returns the id of the player whose request waits for this player's answer (0 when none).
     #[func]
     pub fn get_pending_request_from(&self) -> i64 {
-        let (Some(room), Some(me)) = (self.runtime.room.as_ref(), self.runtime.joined_as) else {
+        let (Some(room), Some(me)) = (self.live_room(), self.runtime.joined_as) else {
             return 0;
         };
-        room.bind().pending_request_to(me).unwrap_or(0)
+        let pending = room.bind().pending_request_to(me);
+        pending.unwrap_or(0)
     }
 
     /// Returns the partner's component, or null.
     #[func]
     pub fn get_partner(&self) -> Option<Gd<HoldHandComponent>> {
         let partner = self.lifecycle.interaction()?.partner;
-        self.runtime.room.as_ref()?.bind().get_component(partner)
+        self.live_room()?.bind().get_component(partner)
     }
 
     /// Returns whether this character is frozen as a recipient.
@@ -904,13 +905,7 @@ impl HoldHandComponent {
         let Some(me) = self.player() else {
             return self.refused(what, "this character is not in a room".into());
         };
-        let Some(mut room) = self
-            .runtime
-            .room
-            .as_ref()
-            .filter(|r| r.is_instance_valid())
-            .cloned()
-        else {
+        let Some(mut room) = self.live_room() else {
             return self.refused(what, "no HoldHandRoom".into());
         };
         let op = op(me);
@@ -1053,12 +1048,9 @@ impl HoldHandComponent {
     }
 
     fn room_state(&self) -> Option<Interaction> {
-        let room = self
-            .runtime
-            .room
-            .as_ref()
-            .filter(|r| r.is_instance_valid())?;
-        room.bind().interaction(self.runtime.joined_as?)
+        self.live_room()?
+            .bind()
+            .interaction(self.runtime.joined_as?)
     }
 
     /// Resolves the character, skeleton and animation tree from the properties (not per frame).
@@ -1389,12 +1381,7 @@ impl HoldHandComponent {
 
     /// The initiator's frame: follow, mirror, contact and both hands' IK.
     fn drive_pair(&mut self, partner_id: PlayerId, dt: f32, frame: u64) {
-        let partner = self
-            .runtime
-            .room
-            .as_ref()
-            .and_then(|r| r.bind().get_component(partner_id))
-            .filter(|p| p.is_inside_tree());
+        let partner = self.partner_in_tree(partner_id);
         let (Some(mut partner), Some(me)) = (partner, self.root_pose()) else {
             // Partner missing: following pauses and the hands are released (they fade out).
             self.solver.release(&ContactTuning::default(), dt);
@@ -1815,27 +1802,33 @@ impl HoldHandComponent {
         mesh.surface_end();
     }
 
-    /// Returns whether this peer plays this component's player (always, without a network).
-    fn is_owned(&self) -> bool {
-        let peer = self
-            .runtime
+    /// The room this component joined, unless it has been freed since.
+    fn live_room(&self) -> Option<Gd<HoldHandRoom>> {
+        self.runtime
             .room
             .as_ref()
             .filter(|r| r.is_instance_valid())
-            .and_then(|r| r.bind().local_peer());
+            .cloned()
+    }
+
+    /// The partner's component, when it is in the room and in the tree.
+    fn partner_in_tree(&self, partner: PlayerId) -> Option<Gd<HoldHandComponent>> {
+        self.live_room()?
+            .bind()
+            .get_component(partner)
+            .filter(|p| p.is_inside_tree())
+    }
+
+    /// Returns whether this peer plays this component's player (always, without a network).
+    fn is_owned(&self) -> bool {
+        let peer = self.live_room().and_then(|r| r.bind().local_peer());
         peer.is_none_or(|p| Some(p) == self.runtime.joined_as)
     }
 
     /// The owned initiator, networked: takes the hand samples that are due and sends a frame when
     /// one is due, to every peer.
     fn broadcast(&mut self, dt: f32) {
-        let Some(room) = self
-            .runtime
-            .room
-            .as_ref()
-            .filter(|r| r.is_instance_valid())
-            .cloned()
-        else {
+        let Some(room) = self.live_room() else {
             return;
         };
         if room.bind().local_peer().is_none() {
@@ -1941,12 +1934,7 @@ impl HoldHandComponent {
 
     /// A replica of the initiator (every peer but the initiator's): shows the pair from the stream.
     fn replay_pair(&mut self, partner_id: PlayerId, dt: f32, frame: u64) {
-        let partner = self
-            .runtime
-            .room
-            .as_ref()
-            .and_then(|r| r.bind().get_component(partner_id))
-            .filter(|p| p.is_inside_tree());
+        let partner = self.partner_in_tree(partner_id);
         let Some(mut partner) = partner else {
             return;
         };
@@ -2003,11 +1991,7 @@ impl HoldHandComponent {
 
     /// The recipient, when its initiator is on another peer: gives the pair up after a silence.
     fn watch_initiator(&mut self, initiator: PlayerId, dt: f32) {
-        let local = self
-            .runtime
-            .room
-            .as_ref()
-            .and_then(|r| r.bind().local_peer());
+        let local = self.live_room().and_then(|r| r.bind().local_peer());
         if local.is_none() || local == Some(initiator) || self.net.released {
             return;
         }
