@@ -14,10 +14,14 @@ use godot::prelude::*;
 
 use super::is_settable_parameter;
 
-/// A play position closer than this (s) to the initiator's is left alone.
-const PHASE_TOLERANCE: f32 = 0.04;
-/// Share of a play-position gap run ahead per frame.
-const PHASE_GAIN: f32 = 0.5;
+/// A play position less than this (s, about a frame at 60 Hz) behind the initiator's is left alone.
+const PHASE_TOLERANCE: f32 = 0.02;
+/// A play position less than this (s) ahead of the initiator's is left alone; further ahead, a
+/// cycle is run round to the initiator's phase (a tree cannot run backwards).
+const PHASE_AHEAD: f32 = 0.05;
+/// Share of a play-position gap run ahead per frame (below 1 so that a misjudged rate of the
+/// tree does not overshoot ahead, which costs a cycle).
+const PHASE_GAIN: f32 = 0.8;
 /// Longest cycle (s) whose phase is corrected by running the tree ahead.
 const PHASE_CYCLE: f32 = 4.0;
 /// OneShot requests (`AnimationNodeOneShot.OneShotRequest`).
@@ -284,12 +288,12 @@ impl AnimRig {
                 if cyclic {
                     behind = (behind + 0.5 * length).rem_euclid(length) - 0.5 * length;
                 }
-                // Run the tree ahead: half a gap behind, or round the cycle when ahead of the
+                // Run the tree ahead: most of a gap behind, or round the cycle when ahead of the
                 // initiator. A TimeScale above the machine multiplies the step, so the rate seen at
                 // the last correction divides it.
                 let gap = if behind > PHASE_TOLERANCE && behind < PHASE_CYCLE {
                     PHASE_GAIN * behind
-                } else if cyclic && behind < -PHASE_TOLERANCE {
+                } else if cyclic && behind < -PHASE_AHEAD {
                     length + behind
                 } else {
                     continue;
