@@ -931,3 +931,57 @@ fn a_third_of_the_squad_lagging_210_ms_is_measured_and_the_squad_meets_the_contr
         );
     }
 }
+
+/// A move far longer than the contract's settle time (a 144 m line re-forming as a column of
+/// five files, the keyframe suite's squad): the squad takes the time the distance needs at
+/// `max_speed`, no agent runs faster than that, and it settles once the planned travel is over.
+#[test]
+fn a_long_move_settles_after_the_travel_its_distance_needs_at_max_speed() {
+    let cfg = SquadConfig::default();
+    let mut squad = Squad::new(120, true, cfg);
+    squad.form(&def("(shape: Line)")).unwrap();
+    squad.snap_to_slots();
+    for _ in 0..60 {
+        squad.step();
+    }
+    squad.form(&def("(shape: Column(files: 5))")).unwrap();
+    let farthest = (0..squad.len())
+        .map(|i| {
+            squad
+                .position(i)
+                .distance(squad.slot_pos(squad.slot_of(i).unwrap()))
+        })
+        .fold(0.0f32, f32::max);
+    let mut last: Vec<Vec2> = (0..squad.len()).map(|i| squad.position(i)).collect();
+    let mut top_speed = 0.0f32;
+    let mut settled = None;
+    for _ in 0..(90 * 60) {
+        squad.step();
+        for (i, p) in last.iter_mut().enumerate() {
+            top_speed = top_speed.max(squad.position(i).distance(*p) * 60.0);
+            *p = squad.position(i);
+        }
+        if let Some(m) = squad.take_settled() {
+            settled = Some(m);
+            break;
+        }
+    }
+    let m = settled.expect("the column settles");
+    let need = 1.5 * farthest / (0.85 * cfg.max_speed);
+    eprintln!(
+        "farthest {farthest:.1} m, travel {:.2} s (distance at max speed {:.2} s), settled {:.2} s, top speed {top_speed:.2} m/s (max {})",
+        m.travel_time,
+        farthest / cfg.max_speed,
+        m.settle_time,
+        cfg.max_speed
+    );
+    assert!(farthest > 50.0, "a long move: {farthest} m");
+    assert!((m.travel_time - need).abs() <= 0.02 * need, "{m:?}");
+    assert!(top_speed <= cfg.max_speed * 1.01, "{top_speed} m/s");
+    assert!(
+        m.settle_time <= m.travel_time + cfg.contract_settle,
+        "{m:?}"
+    );
+    assert!(!m.contract_met, "a 40 s move cannot meet a 1.2 s settle");
+    assert!(m.spacing_error <= cfg.contract_spacing, "{m:?}");
+}

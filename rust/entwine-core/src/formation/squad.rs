@@ -199,8 +199,14 @@ pub struct Metrics {
     pub active: u32,
     /// Agents in each state: idle, moving, aligning, stabilizing.
     pub states: [u32; 4],
-    /// Whether the last settle met every clause of the contract.
+    /// Whether the last settle met every clause of the contract (settle time included: a move
+    /// whose `travel_time` exceeds the contract's settle time cannot meet it).
     pub contract_met: bool,
+    /// Seconds the last command's move was planned to take, s: the reference glides each agent
+    /// to its new slot along a smoothstep whose peak speed keeps 15 % of `max_speed` (and 10 % of
+    /// `max_turn_rate`) in hand, so the farthest agent's distance sets it. A settle time far
+    /// above the contract's is explained by a long move when this is close to it.
+    pub travel_time: f32,
 }
 
 /// Where the formation stands and how it moves.
@@ -781,6 +787,8 @@ impl Squad {
         self.settle_counter = 0;
         self.metrics.settle_time = -1.0;
         self.metrics.contract_met = false;
+        // A settle of the previous command that nobody took is not this command's.
+        self.settled_pending = None;
     }
 
     /// Moves the current command's clock forward by `seconds` (clamped to 0..=10), e.g. to catch up
@@ -1308,7 +1316,8 @@ impl Squad {
         &self.metrics
     }
 
-    /// Returns the metrics of a settle that happened since the last call (once per command).
+    /// Returns the metrics of a settle of the current command that happened since the last call
+    /// (once per command; a new command drops an untaken settle of the previous one).
     pub fn take_settled(&mut self) -> Option<Metrics> {
         self.settled_pending.take()
     }
@@ -1654,6 +1663,7 @@ impl Squad {
             since_command: self.since_command,
             settle_time: self.metrics.settle_time,
             contract_met: self.metrics.contract_met,
+            travel_time: self.transition,
             ..Metrics::default()
         };
         let (mut sum_e, mut sum_h, mut sum_h2) = (0.0f32, 0.0f32, 0.0f32);
