@@ -42,4 +42,6 @@ pub use baseline::{Baseline, BaselineFit};
 pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gesture};
 pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
-pub use squad::{Anchor, Metrics, Squad, SquadConfig, TICK, TICK_HZ};
+pub use squad::{
+    move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, MOVE_RAMP, TICK, TICK_HZ,
+};

@@ -703,17 +703,21 @@ impl Squad {
                 .max(1.5 * d / (0.85 * self.cfg.max_speed))
                 .max(1.5 * turn / (0.9 * self.cfg.max_turn_rate));
         }
+        // A long move cruises instead: the same peak speed, reached and left over `MOVE_RAMP` s.
+        if t > 3.0 * MOVE_RAMP {
+            t = t / 1.5 + MOVE_RAMP;
+        }
         self.transition = if t.is_finite() { t.min(600.0) } else { 600.0 };
         // The reference leads by the latency (see `step`): start the previous reference where the
         // led one was a tick ago, so the first feed-forward is the profile's own speed.
         let (lead_pos, lead_yaw) = self.leads();
-        let by = smoothstep((lead_yaw - TICK) / self.transition);
+        let by = move_profile(lead_yaw - TICK, self.transition);
         for i in 0..self.n {
             let s = self.slot_of[i];
             if s == NONE || !self.active[i] {
                 continue;
             }
-            let b = smoothstep((self.lead_of(i, lead_pos) - TICK) / self.transition);
+            let b = move_profile(self.lead_of(i, lead_pos) - TICK, self.transition);
             let (slot, yaw) = (self.slot_pos(s as usize), self.slot_yaw(s as usize));
             self.ref_prev[i] = self.pos[i].lerp(slot, b);
             self.ref_heading_prev[i] =
@@ -1014,6 +1018,13 @@ impl Squad {
             self.transition = h.transition.min(600.0);
             self.since_command = (h.since_command + age).clamp(0.0, 1.0e6);
         }
+        // The share of the current move done (the reference goes start → slot by the profile).
+        let done = if self.transition > 0.0 {
+            let (lead, _) = self.leads();
+            move_profile(self.since_command + lead, self.transition)
+        } else {
+            1.0
+        };
         for (i, a) in range.zip(agents) {
             let Some(s) = a.slot else { continue };
             let mine = self.slot_of[i];
@@ -1034,8 +1045,17 @@ impl Squad {
                 let d = target - self.pos[i];
                 self.pos[i] += d;
                 self.prev_pos[i] += d;
-                self.start_rel[i] += d;
                 self.ref_prev[i] += d;
+                // The move's start is put where the authority's must be for its reference to pass
+                // through the corrected position now (the authority's agents track their
+                // references), so the copy's reference runs on as the authority's does; late in
+                // a move (the start barely matters then) it moves with the correction.
+                if done < 0.9 {
+                    let slot = self.slot_pos(s as usize) - self.anchor.pos;
+                    self.start_rel[i] = (target - self.anchor.pos - slot * done) / (1.0 - done);
+                } else {
+                    self.start_rel[i] += d;
+                }
             }
             let yaw = a.heading + self.omega[i] * age;
             if yaw.is_finite() {
@@ -1437,8 +1457,8 @@ impl Squad {
         let (lead_pos, lead_yaw) = self.leads();
         let (blend, blend_yaw) = if self.transition > 0.0 {
             (
-                smoothstep((self.since_command + lead_pos) / self.transition),
-                smoothstep((self.since_command + lead_yaw) / self.transition),
+                move_profile(self.since_command + lead_pos, self.transition),
+                move_profile(self.since_command + lead_yaw, self.transition),
             )
         } else {
             (1.0, 1.0)
@@ -1480,7 +1500,10 @@ impl Squad {
             let blend = if self.simulate {
                 blend
             } else if self.transition > 0.0 {
-                smoothstep((self.since_command + self.lead_of(i, lead_pos)) / self.transition)
+                move_profile(
+                    self.since_command + self.lead_of(i, lead_pos),
+                    self.transition,
+                )
             } else {
                 1.0
             };
@@ -1750,6 +1773,39 @@ impl Squad {
 /// Returns `true` when `p` is finite and within [`MAX_COORDINATE`].
 fn usable(p: Vec2) -> bool {
     p.is_finite() && p.abs().max_element() <= MAX_COORDINATE
+}
+
+/// Seconds a long move takes to reach its cruising speed and to stop from it (see [`move_profile`]).
+pub const MOVE_RAMP: f32 = 2.0;
+
+/// Returns how far (0..=1) a move planned to take `total` s has gone `t` s after it began: a
+/// smoothstep for moves of up to `3 × MOVE_RAMP` s; a longer move speeds up over [`MOVE_RAMP`] s
+/// (acceleration rising and falling as a smoothstep's), cruises at `1 / (total − MOVE_RAMP)` of
+/// its distance per second, and slows down the same way, so it peaks at the speed a smoothstep of
+/// `1.5 × (total − MOVE_RAMP)` s would and arrives a third sooner on long moves.
+#[must_use]
+pub fn move_profile(t: f32, total: f32) -> f32 {
+    if !total.is_finite() || total <= 0.0 {
+        return 1.0;
+    }
+    if total <= 3.0 * MOVE_RAMP {
+        return smoothstep(t / total);
+    }
+    let t = if t.is_finite() {
+        t.clamp(0.0, total)
+    } else {
+        total
+    };
+    let cruise = 1.0 / (total - MOVE_RAMP);
+    // Distance covered while the speed rises as a smoothstep over the ramp: ∫ smoothstep.
+    let ramp = |u: f32| cruise * MOVE_RAMP * (u * u * u - 0.5 * u * u * u * u);
+    if t < MOVE_RAMP {
+        ramp(t / MOVE_RAMP)
+    } else if t <= total - MOVE_RAMP {
+        cruise * (0.5 * MOVE_RAMP + (t - MOVE_RAMP))
+    } else {
+        (1.0 - ramp((total - t) / MOVE_RAMP)).min(1.0)
+    }
 }
 
 /// Returns the cubic smoothstep of `u` clamped to 0..=1.
