@@ -71,6 +71,12 @@ func limits() -> Array:
 	return contract()
 
 
+## The scale of the whole world (characters, floor, distances): the suite's distances are in
+## metres at scale 1 and multiplied by it where they are lengths of the scene.
+func world_scale() -> float:
+	return 1.0
+
+
 ## Whether point `j` of the view (0 initiator hand, 1 recipient hand, 2 recipient root, 3 initiator
 ## root, 4 and 5 the hands' IK targets) is asserted on this viewpoint (else only printed).
 func asserted(_j: int, _recipient: bool) -> bool:
@@ -102,6 +108,7 @@ func _dial() -> bool:
 func _base() -> Node3D:
 	var world := add(Node3D.new()) as Node3D
 	world.name = "World"
+	world.scale = Vector3.ONE * world_scale()
 	add_floor(world)
 	_room = HoldHandRoom.new()
 	_room.name = "Room"
@@ -124,6 +131,7 @@ func _characters(world: Node3D, ids: Array) -> void:
 		var c := CHARACTER.instantiate() as TestCharacter
 		c.name = "Player%d" % id
 		c.position = Vector3(i * 3.0, 0, 0)
+		c.move_speed *= world_scale()
 		var sync := PlayerSync.new()
 		sync.name = "Sync"
 		sync.owner_peer = id
@@ -286,8 +294,8 @@ func test_client_pair_over_the_network() -> void:
 		if _clock.server_time() > _probe.values["walked"] + 5.0:
 			break
 	_recording = false
-	check(_chars[a].global_position.distance_to(Vector3.ZERO) > 3.0,
-		"the initiator walked", "> 3 m", _chars[a].global_position)
+	check(_chars[a].global_position.distance_to(Vector3.ZERO) > 3.0 * world_scale(),
+		"the initiator walked", "> %.0f m" % (3.0 * world_scale()), _chars[a].global_position)
 	for id in [a, b]:
 		var blend: float = _chars[id].animation_tree.get("parameters/move/blend_amount")
 		check(blend < 0.5, "%s stands in the initiator's animation here" % ("A" if id == a else "B"), "< 0.5", blend)
@@ -420,7 +428,7 @@ func test_client_pair_over_the_network() -> void:
 ## A well-formed key frame from A that puts A at `where`: a lie, unless it walked there.
 func _lie(where: Vector3) -> PackedByteArray:
 	var f := PackedByteArray()
-	f.resize(50)
+	f.resize(51)  # a key frame's size with no hand samples; byte 15 (the scale code) 0: scale 1
 	f.encode_u8(0, 0xB1)  # on the shared clock, a key frame
 	f.encode_u16(1, int(round(_clock.server_time() * 1000.0)) % 65536)
 	f.encode_float(3, where.x)
@@ -508,8 +516,9 @@ func _compare(recipient: bool) -> void:
 		if j == 2 or j == 3:
 			# While gliding in at the start: at most blend_speed (4 m/s) on top of the pair's own
 			# motion (the roots; the hands also fade into their IK then).
-			check(blending[j] <= own[j] + 4.0 / 60.0 + 0.005, "the %s's %s glides in at the start, never jumps" % [who, labels[j]],
-				"<= %.1f mm" % ((own[j] + 4.0 / 60.0 + 0.005) * 1000.0), blending[j] * 1000.0)
+			var glide: float = own[j] + (4.0 / 60.0 + 0.005) * world_scale()
+			check(blending[j] <= glide, "the %s's %s glides in at the start, never jumps" % [who, labels[j]],
+				"<= %.1f mm" % (glide * 1000.0), blending[j] * 1000.0)
 	var delays := Array(_delays)
 	delays.sort()
 	var over := _overshoot(stop)

@@ -312,7 +312,8 @@ fn prop_hold_hand_decoders() {
             }
         }
         let reference = g.chance(0.5).then(|| g.pose().position);
-        if let Ok(frame) = Frame::decode(&bytes, reference) {
+        let scale = [1.0, 0.01, 100.0, 245.0, f32::NAN, 0.0, -1.0, 1e30][g.below(8)];
+        if let Ok(frame) = Frame::decode(&bytes, reference, scale) {
             always_finite(
                 "decoded pair",
                 &[frame.pair.initiator, frame.pair.recipient_local],

@@ -36,8 +36,8 @@ use glam::{Quat, Vec3};
 use crate::kit::{exp_alpha, move_towards, slerp_shortest, Pose};
 
 use super::stream::{
-    unwrap_stamp, AnimSnapshot, Frame, HandOffsets, HandSample, Malformed, StreamRates, FRAME_MARK,
-    KEY, SHARED_MARK, TELEPORT,
+    scale_code, scale_of_code, unwrap_stamp, AnimSnapshot, Frame, HandOffsets, HandSample,
+    Malformed, StreamRates, FRAME_MARK, KEY, SHARED_MARK, TELEPORT,
 };
 
 /// Fastest vertical speed (m/s) accepted for the initiator's root: a long fall, not a lie.
@@ -100,10 +100,12 @@ const ANIM_SLOTS: usize = 12;
 pub struct ReplayTuning {
     /// The rates the initiator sends at.
     pub rates: StreamRates,
-    /// Fastest the initiator's root may move horizontally between samples (m/s) without a teleport
-    /// mark (vertically: [`MAX_FALL_SPEED`]).
+    /// Fastest the initiator's root may move horizontally between samples (m/s at scale 1, times
+    /// the pair's scale: see [`super::stream::PairSender::set_scale`]) without a teleport mark (vertically:
+    /// [`MAX_FALL_SPEED`], also times the scale).
     pub max_root_speed: f32,
-    /// How fast a root glides from where this peer last showed it into the stream (m/s).
+    /// How fast a root glides from where this peer last showed it into the stream (m/s at scale
+    /// 1, times the pair's scale).
     pub blend_speed: f32,
     /// Seconds without hand samples before the hands fade out.
     pub ik_timeout: f32,
@@ -284,9 +286,19 @@ pub struct PairReplay {
     stale: u32,
     malformed: u32,
     too_fast: u32,
+    /// The pair's scale from the last key frame ([`scale_code`]; the distances in this module's
+    /// constants are for scale 1 and are multiplied by it).
+    scale: i8,
 }
 
 impl PairReplay {
+    /// Returns the pair's scale (the characters' height over a 1.75 m human) as the initiator
+    /// last sent it in a key frame, 1 before any.
+    #[must_use]
+    pub fn scale(&self) -> f32 {
+        scale_of_code(self.scale)
+    }
+
     /// Offers a frame's bytes received at `now` (receiver clock, seconds; the shared clock when
     /// `shared_clock`); returns what was kept, or why nothing was (then counted).
     pub fn receive(
@@ -302,10 +314,16 @@ impl PairReplay {
         if reference.is_none() && marked && head & KEY == 0 {
             return Err(Refused::NoKey);
         }
-        let frame = Frame::decode(bytes, reference).map_err(|e| {
+        let frame = Frame::decode(bytes, reference, self.scale()).map_err(|e| {
             self.malformed += 1;
             Refused::Malformed(e)
         })?;
+        let s = if frame.is_key() {
+            scale_code(frame.scale)
+        } else {
+            self.scale
+        };
+        let scale = scale_of_code(s);
         let now = if now.is_finite() { now } else { 0.0 };
         // Both ends on the shared clock, or else the offset between the two is estimated; a
         // change of mode (a clock synchronised late) starts the estimate over.
@@ -335,13 +353,13 @@ impl PairReplay {
         let (before, after) = self.poses.around(t);
         let lost_track = before.is_none_or(|(u, _)| t - u > RESYNC_AFTER);
         if !teleport && !lost_track {
-            let limit = tuning.max_root_speed.max(0.0);
+            let limit = tuning.max_root_speed.max(0.0) * scale;
             // Horizontally at the speed limit; vertically as fast as anything falls.
             let too_fast = [before, after].into_iter().flatten().any(|(u, e)| {
                 let dt = (t - u).abs() as f32;
                 let d = p - e.initiator.position;
-                Vec3::new(d.x, 0.0, d.z).length() > limit * dt + 0.01
-                    || d.y.abs() > MAX_FALL_SPEED * dt + 0.01
+                Vec3::new(d.x, 0.0, d.z).length() > limit * dt + 0.01 * scale
+                    || d.y.abs() > (MAX_FALL_SPEED * dt + 0.01) * scale
             });
             if too_fast {
                 self.too_fast += 1;
@@ -387,6 +405,7 @@ impl PairReplay {
         if let Some(o) = frame.offsets {
             self.offsets = Some(o);
         }
+        self.scale = s;
         let mut got = Received {
             pose: true,
             ..Received::default()
@@ -418,6 +437,7 @@ impl PairReplay {
     ) -> Option<PairView> {
         self.poses.newest()?;
         let rates = tuning.rates.sanitized();
+        let scale = self.scale();
         let dt = if dt.is_finite() {
             dt.clamp(0.0, 1.0)
         } else {
@@ -466,10 +486,10 @@ impl PairReplay {
             }
             for k in 0..2 {
                 let dp = last[k].position - again[k].position;
-                if dp.length() < TELEPORT_DISTANCE && !crossed_teleport {
+                if dp.length() < TELEPORT_DISTANCE * scale && !crossed_teleport {
                     // While a root still glides in from where this peer saw it, what the first
                     // samples correct glides in with it (at blend_speed).
-                    if self.blend[k].length() > BLEND_JOIN {
+                    if self.blend[k].length() > BLEND_JOIN * scale {
                         self.blend[k] += dp;
                     } else {
                         self.correction[k] += dp;
@@ -493,7 +513,7 @@ impl PairReplay {
             for k in 0..2 {
                 if let Some(s) = seen[k].filter(|s| s.is_finite()) {
                     let d = s.position - raw[k].position;
-                    if d.length() < 100.0 {
+                    if d.length() < 100.0 * scale {
                         self.blend[k] = d;
                         self.blend_rotation[k] =
                             crate::kit::pose::unit_quat(s.rotation * raw[k].rotation.inverse());
@@ -502,20 +522,20 @@ impl PairReplay {
             }
         }
         let speed = if speed.is_finite() {
-            speed.min(50.0)
+            speed.min(50.0 * scale)
         } else {
             0.0
         };
         self.last_raw = Some((t, raw));
         let alpha = exp_alpha(dt, CORRECTION_TIME);
-        let correction_floor = (speed * CORRECTION_SHARE + CORRECTION_FLOOR) * dt;
-        let blend_cap = tuning.blend_speed.max(0.0) * dt;
+        let correction_floor = (speed * CORRECTION_SHARE + CORRECTION_FLOOR * scale) * dt;
+        let blend_cap = tuning.blend_speed.max(0.0) * scale * dt;
         let mut shown = raw;
         for k in 0..2 {
-            let large = (self.correction[k].length() - CORRECTION_SMALL).max(0.0);
-            let standing = (1.0 - speed / CORRECTION_SLOW).max(0.0);
-            let correction_cap =
-                correction_floor + (large * CORRECTION_RATE).min(CORRECTION_LARGE * standing) * dt;
+            let large = (self.correction[k].length() - CORRECTION_SMALL * scale).max(0.0);
+            let standing = (1.0 - speed / (CORRECTION_SLOW * scale)).max(0.0);
+            let correction_cap = correction_floor
+                + (large * CORRECTION_RATE).min(CORRECTION_LARGE * scale * standing) * dt;
             self.correction[k] = fade(self.correction[k], alpha, correction_cap);
             self.blend[k] = fade(self.blend[k], alpha, blend_cap);
             self.correction_rotation[k] =
@@ -540,6 +560,7 @@ impl PairReplay {
     /// Returns both roots and the contact rotation at sender time `t`, and whether a teleport lies
     /// between the last frame's moment and `t`.
     fn sample(&self, t: f64) -> ([Pose; 2], Quat, bool) {
+        let scale = self.scale();
         let crossed = self.last_raw.is_some_and(|(last_t, _)| {
             self.poses
                 .slice()
@@ -586,7 +607,10 @@ impl PairReplay {
                             })
                         });
                         let speed = v.length();
-                        if speed.is_finite() && speed * span < TELEPORT_DISTANCE && speed >= 1e-6 {
+                        if speed.is_finite()
+                            && speed * span < TELEPORT_DISTANCE * scale
+                            && speed >= 1e-6 * scale
+                        {
                             let decel = v0.map_or(0.0, |v0| ((v0 - speed) / span).max(0.0));
                             let run = if decel > 0.0 {
                                 let x = x.min(speed / decel);

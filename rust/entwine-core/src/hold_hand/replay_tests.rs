@@ -61,6 +61,8 @@ struct Run {
     delays: Vec<f32>,
     bytes: usize,
     seconds: f64,
+    too_fast: u32,
+    scale: f32,
 }
 
 fn percentile(v: &[f32], p: f64) -> f32 {
@@ -71,9 +73,31 @@ fn percentile(v: &[f32], p: f64) -> f32 {
 
 /// Runs 9 s: the pair starts at 0, walks from 0.5 s, stops at 6 s. The receiver shares the clock.
 fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
+    run_scaled(net, seed, seen, 1.0)
+}
+
+/// [`run`] with characters `scale` times the size of a 1.75 m human: every distance and speed of
+/// the walk, the follow offset and the hands are that many times larger.
+fn run_scaled(net: &Net, seed: u64, seen: [Option<Pose>; 2], scale: f32) -> Run {
     let stop = 6.0;
     let tuning = ReplayTuning::default();
+    let truth = |t: f64, stop: f64| {
+        let (i, r, c) = truth(t, stop);
+        (
+            Pose::new(i.position * scale, i.rotation),
+            Pose::new(r.position * scale, r.rotation),
+            c * scale,
+        )
+    };
+    let offsets = || {
+        let o = offsets();
+        HandOffsets {
+            initiator: Pose::new(o.initiator.position * scale, o.initiator.rotation),
+            recipient: Pose::new(o.recipient.position * scale, o.recipient.rotation),
+        }
+    };
     let mut sender = PairSender::default();
+    sender.set_scale(scale);
     sender.restart();
     let mut rx = PairReplay::default();
     let mut rng = Lcg(seed);
@@ -88,6 +112,8 @@ fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
         delays: Vec::new(),
         bytes: 0,
         seconds: 9.0,
+        too_fast: 0,
+        scale: 1.0,
     };
     let mut last_frame = Vec::new();
     let mut last_shown: Option<[Vec3; 2]> = None;
@@ -158,7 +184,7 @@ fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
                     .max(shown[1].distance(truth_now[1])),
             );
             if let Some(h) = view.hands {
-                let expect = ti.transform_point(tc + Vec3::new(0.0, 0.0, 0.02));
+                let expect = ti.transform_point(tc + Vec3::new(0.0, 0.0, 0.02) * scale);
                 out.hand_errors
                     .push(h.initiator_hand.position.distance(expect));
             }
@@ -171,7 +197,56 @@ fn run(net: &Net, seed: u64, seen: [Option<Pose>; 2]) -> Run {
             }
         }
     }
+    out.too_fast = rx.too_fast();
+    out.scale = rx.scale();
     out
+}
+
+#[test]
+fn a_pair_a_hundred_times_larger_or_smaller_replays_to_the_same_accuracy_in_proportion() {
+    // A rig imported in centimetres (scale 100) walks at 140 m/s with its partner 82 m beside it
+    // and its hands 2 m from the contact; one at 0.01 is a 1.75 cm figurine. Both are sent over
+    // ranges in proportion (the scale rides in key frames) and meet the 100/20/5 % contract in
+    // proportion, with no frame refused as too fast.
+    let (_, net, p95_limit, max_limit) = conditions().into_iter().nth(1).unwrap();
+    for scale in [100.0f32, 0.01] {
+        for seed in 1..=3 {
+            let r = run_scaled(&net, seed, [None, None], scale);
+            let p95 = percentile(&r.errors, 0.95) / scale;
+            let max = percentile(&r.errors, 1.0) / scale;
+            let hand95 = percentile(&r.hand_errors, 0.95) / scale;
+            println!(
+                "scale {scale} seed {seed}: roots p95 {:.1} max {:.1} mm, hands p95 {:.1} mm at scale 1; overshoot {:.1} mm; {} too fast; scale on the wire {}",
+                p95 * 1e3,
+                max * 1e3,
+                hand95 * 1e3,
+                r.overshoot / scale * 1e3,
+                r.too_fast,
+                r.scale
+            );
+            assert!((r.scale / scale - 1.0).abs() < 0.03, "{}", r.scale);
+            assert_eq!(r.too_fast, 0, "scale {scale} seed {seed}");
+            assert!(
+                p95 <= p95_limit && max <= max_limit,
+                "scale {scale} seed {seed}: {p95} {max}"
+            );
+            assert!(
+                hand95 <= p95_limit,
+                "scale {scale} seed {seed}: hands {hand95}"
+            );
+            assert!(
+                r.steps <= 1.25 * r.truth_steps,
+                "scale {scale}: {} vs {}",
+                r.steps,
+                r.truth_steps
+            );
+            assert!(
+                r.overshoot <= 0.03 * scale,
+                "scale {scale}: {}",
+                r.overshoot
+            );
+        }
+    }
 }
 
 fn conditions() -> [(&'static str, Net, f32, f32); 3] {

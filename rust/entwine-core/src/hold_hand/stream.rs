@@ -14,7 +14,8 @@
 //! |---|---|
 //! | 1 | [`FRAME_MARK`] or [`SHARED_MARK`] (the stamp is on the shared clock) in the high nibble, flags in the low one: [`KEY`], [`ANIM`], [`TELEPORT`], [`TILTED`] |
 //! | 2 | stamp: the sender's clock in milliseconds, modulo 65 536 |
-//! | 12 or 6 | initiator root position, world: `KEY`: 3 × f32; else 3 × u16 millimetres modulo 65.536 m, resolved near the receiver's last one |
+//! | 12 or 6 | initiator root position, world: `KEY`: 3 × f32; else 3 × u16 millimetres (times the pair's scale) modulo 65 536 of them, resolved near the receiver's last one |
+//! | 1, `KEY` only | the pair's scale ([`scale_code`]: i8, 2^(code/16)); the ranges below are multiplied by it, and a receiver keeps it for the frames that follow |
 //! | 2 or 4 | initiator root rotation, world: yaw (u16), or smallest three when `TILTED` |
 //! | 6 | recipient root position in the initiator's frame (3 × i16 over ±[`LOCAL_RANGE`] m) |
 //! | 2 or 4 | recipient root rotation in the initiator's frame, as above |
@@ -36,7 +37,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::kit::{is_upright, ByteReader, ByteWriter, Pose, ShortBuffer};
+use crate::kit::{is_upright, ByteReader, ByteWriter, Pose, ShortBuffer, WRAP_STEP};
 
 pub use super::anim::{AnimSnapshot, MAX_ANIM_BYTES, MAX_ANIM_VALUES};
 
@@ -52,9 +53,10 @@ pub const ANIM: u8 = 2;
 pub const TELEPORT: u8 = 4;
 /// Flag: a root is not upright, so rotations are sent in full.
 pub const TILTED: u8 = 8;
-/// Range (m) of positions in the initiator's frame: ±4 m, so 0.12 mm steps.
+/// Range (m) of positions in the initiator's frame at scale 1: ±4 m, so 0.12 mm steps (times the
+/// pair's scale, see [`scale_code`]).
 pub const LOCAL_RANGE: f32 = 4.0;
-/// Range (m) of the hands' offsets from the contact.
+/// Range (m) of the hands' offsets from the contact at scale 1 (times the pair's scale).
 pub const OFFSET_RANGE: f32 = 2.0;
 /// Largest accepted world coordinate (m); farther is treated as corrupt.
 pub const MAX_WORLD: f32 = 1.0e6;
@@ -64,14 +66,14 @@ pub const MAX_HAND_SAMPLES: usize = 4;
 pub const KEY_REPEATS: u8 = 3;
 /// Seconds between key frames otherwise.
 pub const KEY_INTERVAL: f32 = 1.0;
-/// Hand offsets that moved less than this (m) and turned less than [`OFFSET_ANGLE_TOLERANCE`]
+/// Hand offsets that moved less than this (m, times the pair's scale) and turned less than [`OFFSET_ANGLE_TOLERANCE`]
 /// (rad) since the ones last announced in a key frame count as unchanged (a grip found from the
 /// animated hands varies by fractions of a millimetre from frame to frame).
 pub const OFFSET_TOLERANCE: f32 = 0.002;
 /// See [`OFFSET_TOLERANCE`].
 pub const OFFSET_ANGLE_TOLERANCE: f32 = 0.02;
 /// A frame whose initiator velocity (horizontal, measured from the previous frame) differs from the
-/// previous frame's by more than this (m/s) — a start, a stop, a sharp turn — is sent twice (again
+/// previous frame's by more than this (m/s, times the pair's scale) — a start, a stop, a sharp turn — is sent twice (again
 /// on the next physics frame): a receiver that misses the frame where the motion changed carries
 /// the old motion on, and at a stop that runs past it.
 pub const REPEAT_SPEED_CHANGE: f32 = 0.5;
@@ -150,6 +152,23 @@ impl Default for HandOffsets {
     }
 }
 
+/// Returns the wire code of a pair's scale (the characters' height over a 1.75 m human): the
+/// nearest sixteenth of an octave, 2^(code/16), from 2^−8 (0.004) to 2^7.94 (245); anything else
+/// (NaN, zero, negative) is scale 1.
+#[must_use]
+pub fn scale_code(scale: f32) -> i8 {
+    if !scale.is_finite() || scale <= 0.0 {
+        return 0;
+    }
+    (scale.log2() * 16.0).round().clamp(-128.0, 127.0) as i8
+}
+
+/// Returns the scale a [`scale_code`] stands for.
+#[must_use]
+pub fn scale_of_code(code: i8) -> f32 {
+    (f32::from(code) / 16.0).exp2()
+}
+
 /// One decoded frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Frame {
@@ -159,6 +178,8 @@ pub struct Frame {
     pub flags: u8,
     /// The sender's clock in milliseconds, modulo 65 536.
     pub stamp: u16,
+    /// The pair's scale: a key frame's own, else the one the receiver passed in.
+    pub scale: f32,
     /// Both roots and the contact's rotation.
     pub pair: PairSample,
     /// Key frames: the hands' offsets.
@@ -192,8 +213,9 @@ impl Frame {
 
     /// Returns the frame in `bytes`, or why it is malformed. A non-key frame's initiator position
     /// is resolved near `reference` (the receiver's last one); without a reference it cannot be
-    /// read and is [`Malformed::Value`].
-    pub fn decode(bytes: &[u8], reference: Option<Vec3>) -> Result<Self, Malformed> {
+    /// read and is [`Malformed::Value`]. Its ranges are those of `scale` (the last key frame's; a
+    /// key frame carries its own).
+    pub fn decode(bytes: &[u8], reference: Option<Vec3>, scale: f32) -> Result<Self, Malformed> {
         if bytes.len() < 3 || bytes.len() > MAX_FRAME_BYTES {
             return Err(Malformed::Size);
         }
@@ -219,12 +241,20 @@ impl Frame {
             }
             Vec3::from_array(p)
         } else {
+            if !scale.is_finite() || scale <= 0.0 {
+                return Err(Malformed::Value);
+            }
             let reference = reference.ok_or(Malformed::Value)?;
-            let p = r.get_wrapped(reference).map_err(short)?;
+            let p = r.get_wrapped(reference, WRAP_STEP * scale).map_err(short)?;
             if !p.is_finite() || p.abs().max_element() > MAX_WORLD {
                 return Err(Malformed::Value);
             }
             p
+        };
+        let scale = if key {
+            scale_of_code(r.get_u8().map_err(short)? as i8)
+        } else {
+            scale
         };
         let rotation = |r: &mut ByteReader| {
             if tilted {
@@ -234,12 +264,12 @@ impl Frame {
             }
         };
         let initiator = Pose::new(position, rotation(&mut r)?);
-        let local_position = r.get_position(LOCAL_RANGE).map_err(short)?;
+        let local_position = r.get_position(LOCAL_RANGE * scale).map_err(short)?;
         let recipient_local = Pose::new(local_position, rotation(&mut r)?);
         let contact_rotation = r.get_rotation().map_err(short)?;
         let offsets = if key {
             let mut hand = || -> Result<Pose, Malformed> {
-                let p = r.get_position(OFFSET_RANGE).map_err(short)?;
+                let p = r.get_position(OFFSET_RANGE * scale).map_err(short)?;
                 Ok(Pose::new(p, r.get_rotation().map_err(short)?))
             };
             Some(HandOffsets {
@@ -264,7 +294,7 @@ impl Frame {
             let packed = r.get_u8().map_err(short)?;
             *h = HandSample {
                 time: age,
-                contact: r.get_position(LOCAL_RANGE).map_err(short)?,
+                contact: r.get_position(LOCAL_RANGE * scale).map_err(short)?,
                 weight: f32::from(packed & 0x1F) / 31.0,
                 connected: packed & 0x20 != 0,
                 arm_override: packed & 0x40 != 0,
@@ -286,6 +316,7 @@ impl Frame {
             shared_clock,
             flags,
             stamp,
+            scale,
             pair: PairSample {
                 initiator,
                 recipient_local,
@@ -378,6 +409,8 @@ pub struct PairSender {
     /// The last frame's stamp time, initiator position and horizontal velocity.
     last_motion: Option<(f64, Vec3, Vec3)>,
     repeat: bool,
+    /// The pair's scale ([`scale_code`]).
+    scale: i8,
 }
 
 impl PairSender {
@@ -387,6 +420,7 @@ impl PairSender {
             started: true,
             clocks: [f32::INFINITY; 3],
             keys_left: KEY_REPEATS,
+            scale: self.scale,
             ..Self::default()
         };
     }
@@ -400,6 +434,22 @@ impl PairSender {
     /// Stops sending until the next restart.
     pub fn stop(&mut self) {
         self.started = false;
+    }
+
+    /// Sets the pair's scale (the characters' height over a 1.75 m human): positions are sent over
+    /// ranges that many times [`LOCAL_RANGE`] and [`OFFSET_RANGE`]. A change starts key frames.
+    pub fn set_scale(&mut self, scale: f32) {
+        let code = scale_code(scale);
+        if code != self.scale {
+            self.scale = code;
+            self.keys_left = KEY_REPEATS;
+        }
+    }
+
+    /// Returns the scale frames are sent at (as receivers decode it).
+    #[must_use]
+    pub fn scale(&self) -> f32 {
+        scale_of_code(self.scale)
     }
 
     /// Marks the next frames as a teleport: receivers jump instead of gliding.
@@ -473,6 +523,7 @@ impl PairSender {
         anim: Option<&AnimSnapshot>,
         out: &mut [u8],
     ) -> Result<usize, ShortBuffer> {
+        let scale = scale_of_code(self.scale);
         // Hand offsets travel in key frames: a change (beyond what a receiver would notice) starts
         // new ones; the offsets sent are the ones last announced, so a receiver holds exactly them.
         let changed = self.offsets.is_none_or(|sent| {
@@ -482,7 +533,7 @@ impl PairSender {
             ]
             .iter()
             .any(|(a, b)| {
-                a.position.distance(b.position) > OFFSET_TOLERANCE
+                a.position.distance(b.position) > OFFSET_TOLERANCE * scale
                     || a.rotation.angle_between(b.rotation) > OFFSET_ANGLE_TOLERANCE
                     || !b.is_finite()
             })
@@ -531,7 +582,10 @@ impl PairSender {
                 })?;
             }
         } else {
-            w.put_wrapped(p)?;
+            w.put_wrapped(p, WRAP_STEP * scale)?;
+        }
+        if key {
+            w.put_u8(self.scale as u8)?;
         }
         let rotation = |w: &mut ByteWriter, q: Quat| {
             if tilted {
@@ -541,12 +595,12 @@ impl PairSender {
             }
         };
         rotation(&mut w, pair.initiator.rotation)?;
-        w.put_position(pair.recipient_local.position, LOCAL_RANGE)?;
+        w.put_position(pair.recipient_local.position, LOCAL_RANGE * scale)?;
         rotation(&mut w, pair.recipient_local.rotation)?;
         w.put_rotation(pair.contact_rotation)?;
         if key {
             for hand in [offsets.initiator, offsets.recipient] {
-                w.put_position(hand.position, OFFSET_RANGE)?;
+                w.put_position(hand.position, OFFSET_RANGE * scale)?;
                 w.put_rotation(hand.rotation)?;
             }
         }
@@ -565,7 +619,7 @@ impl PairSender {
                 | u8::from(h.has_shared_reach) << 7;
             w.put_u8(age)?;
             w.put_u8(packed)?;
-            w.put_position(h.contact, LOCAL_RANGE)?;
+            w.put_position(h.contact, LOCAL_RANGE * scale)?;
         }
         if let (true, Some(snapshot)) = (send_anim, anim) {
             snapshot.encode(&mut w)?;
@@ -579,7 +633,7 @@ impl PairSender {
         let (velocity, sharp) = match self.last_motion {
             Some((t0, p0, v0)) if now > t0 && now - t0 <= 0.5 => {
                 let v = (flat - p0) / (now - t0) as f32;
-                (v, (v - v0).length() > REPEAT_SPEED_CHANGE)
+                (v, (v - v0).length() > REPEAT_SPEED_CHANGE * scale)
             }
             _ => (Vec3::ZERO, false),
         };
@@ -683,8 +737,8 @@ mod tests {
                         &mut buf,
                     )
                     .unwrap();
-                let f =
-                    Frame::decode(&buf[..n], Some(Vec3::new(k as f32 * 0.02, 0.0, -2.0))).unwrap();
+                let f = Frame::decode(&buf[..n], Some(Vec3::new(k as f32 * 0.02, 0.0, -2.0)), 1.0)
+                    .unwrap();
                 frames += 1;
                 keys += usize::from(f.is_key());
                 hands += f.hand_count;
@@ -697,8 +751,8 @@ mod tests {
         assert!((3 + 8..=3 + 9).contains(&keys), "{keys}");
         assert_eq!(
             bytes,
-            100 * 40 + keys * 26 - 8,
-            "40-byte frames, key frames 26 more"
+            100 * 40 + keys * 27 - 8,
+            "40-byte frames, key frames 27 more (full position, scale, hand offsets)"
         );
     }
 
@@ -732,7 +786,7 @@ mod tests {
                 &mut buf,
             )
             .unwrap();
-        let f = Frame::decode(&buf[..n], None).unwrap();
+        let f = Frame::decode(&buf[..n], None, 1.0).unwrap();
         assert!(f.is_key());
         assert_eq!(f.stamp, stamp_of(10.0));
         assert_eq!(
@@ -776,7 +830,7 @@ mod tests {
                     &mut buf,
                 )
                 .unwrap();
-            let f = Frame::decode(&buf[..n], Some(Vec3::new(1234.0, 0.0, -2.0))).unwrap();
+            let f = Frame::decode(&buf[..n], Some(Vec3::new(1234.0, 0.0, -2.0)), 1.0).unwrap();
             assert!(f.anim().is_none());
             assert!(
                 f.pair
@@ -811,7 +865,7 @@ mod tests {
             let n = s
                 .write(now, false, pair_at(0.0), offsets(), Some(&anim), &mut buf)
                 .unwrap();
-            let f = Frame::decode(&buf[..n], Some(Vec3::new(0.0, 0.0, -2.0))).unwrap();
+            let f = Frame::decode(&buf[..n], Some(Vec3::new(0.0, 0.0, -2.0)), 1.0).unwrap();
             sent.push((now, f.anim().map(|a| a.shot(0))));
         }
         let frames = sent.len();
@@ -834,7 +888,7 @@ mod tests {
         let n = s
             .write(1.0, false, pair, offsets(), None, &mut buf)
             .unwrap();
-        let f = Frame::decode(&buf[..n], None).unwrap();
+        let f = Frame::decode(&buf[..n], None, 1.0).unwrap();
         assert_eq!(f.flags & (TILTED | TELEPORT), TILTED | TELEPORT);
         assert!(
             f.pair
@@ -847,7 +901,7 @@ mod tests {
             .write(1.1, false, pair, offsets(), None, &mut buf)
             .unwrap();
         assert_eq!(
-            Frame::decode(&buf[..n], None).unwrap().flags & TELEPORT,
+            Frame::decode(&buf[..n], None, 1.0).unwrap().flags & TELEPORT,
             0,
             "once"
         );
@@ -868,21 +922,27 @@ mod tests {
                 &mut buf,
             )
             .unwrap();
-        assert!(Frame::decode(&buf[..n], None).is_ok());
-        assert_eq!(Frame::decode(&[], None), Err(Malformed::Size));
-        assert_eq!(Frame::decode(&buf[..n - 1], None), Err(Malformed::Size));
+        assert!(Frame::decode(&buf[..n], None, 1.0).is_ok());
+        assert_eq!(Frame::decode(&[], None, 1.0), Err(Malformed::Size));
+        assert_eq!(
+            Frame::decode(&buf[..n - 1], None, 1.0),
+            Err(Malformed::Size)
+        );
         let mut long = [0u8; MAX_FRAME_BYTES];
         long[..n].copy_from_slice(&buf[..n]);
-        assert_eq!(Frame::decode(&long[..n + 1], None), Err(Malformed::Size));
+        assert_eq!(
+            Frame::decode(&long[..n + 1], None, 1.0),
+            Err(Malformed::Size)
+        );
         let mut wrong = buf;
         wrong[0] = 0x11;
-        assert_eq!(Frame::decode(&wrong[..n], None), Err(Malformed::Kind));
+        assert_eq!(Frame::decode(&wrong[..n], None, 1.0), Err(Malformed::Kind));
         let mut nan = buf;
         nan[3..7].copy_from_slice(&f32::NAN.to_le_bytes());
-        assert_eq!(Frame::decode(&nan[..n], None), Err(Malformed::Value));
+        assert_eq!(Frame::decode(&nan[..n], None, 1.0), Err(Malformed::Value));
         let mut far = buf;
         far[3..7].copy_from_slice(&2.0e7f32.to_le_bytes());
-        assert_eq!(Frame::decode(&far[..n], None), Err(Malformed::Value));
+        assert_eq!(Frame::decode(&far[..n], None, 1.0), Err(Malformed::Value));
         // A non-key frame cannot be read without a reference.
         for _ in 0..3 {
             s.write(1.0, false, pair_at(3.0), offsets(), None, &mut buf)
@@ -896,8 +956,8 @@ mod tests {
         let n = s2
             .write(1.0, false, pair_at(3.0), offsets(), None, &mut buf)
             .unwrap();
-        assert_eq!(Frame::decode(&buf[..n], None), Err(Malformed::Value));
-        assert!(Frame::decode(&buf[..n], Some(Vec3::ZERO)).is_ok());
+        assert_eq!(Frame::decode(&buf[..n], None, 1.0), Err(Malformed::Value));
+        assert!(Frame::decode(&buf[..n], Some(Vec3::ZERO), 1.0).is_ok());
         let mut x = 12345u32;
         for len in 0..MAX_FRAME_BYTES + 4 {
             let mut junk = [0u8; MAX_FRAME_BYTES + 4];
@@ -906,7 +966,7 @@ mod tests {
                 *b = (x >> 24) as u8;
             }
             junk[0] = FRAME_MARK | (junk[0] & 0x0F);
-            if let Ok(f) = Frame::decode(&junk[..len], Some(Vec3::ZERO)) {
+            if let Ok(f) = Frame::decode(&junk[..len], Some(Vec3::ZERO), 1.0) {
                 assert!(f.pair.initiator.is_finite() && f.pair.recipient_local.is_finite());
             }
         }
@@ -973,7 +1033,8 @@ mod tests {
             o.initiator.position.x += 0.0003 * (k as f32 * 0.7).sin();
             if s.tick(1.0 / 60.0, &rates).frame {
                 let n = s.write(now, true, pair_at(0.0), o, None, &mut buf).unwrap();
-                let f = Frame::decode(&buf[..n], Some(pair_at(0.0).initiator.position)).unwrap();
+                let f =
+                    Frame::decode(&buf[..n], Some(pair_at(0.0).initiator.position), 1.0).unwrap();
                 frames += 1;
                 keys += usize::from(f.flags & KEY != 0);
             }
@@ -987,7 +1048,7 @@ mod tests {
         let n = s
             .write(11.0, true, pair_at(0.0), o, None, &mut buf)
             .unwrap();
-        let f = Frame::decode(&buf[..n], Some(pair_at(0.0).initiator.position)).unwrap();
+        let f = Frame::decode(&buf[..n], Some(pair_at(0.0).initiator.position), 1.0).unwrap();
         assert!(f.flags & KEY != 0);
     }
 }

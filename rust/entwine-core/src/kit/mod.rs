@@ -25,7 +25,7 @@ pub use pose::{rotation_of_axes, Pose};
 pub use quant::{
     decode_half, decode_position, decode_rotation, decode_unit, decode_wrapped, decode_yaw,
     encode_half, encode_position, encode_rotation, encode_unit, encode_wrapped, encode_yaw,
-    is_upright, ByteReader, ByteWriter, ShortBuffer, POSITION_BYTES, ROTATION_BYTES,
+    is_upright, ByteReader, ByteWriter, ShortBuffer, POSITION_BYTES, ROTATION_BYTES, WRAP_STEP,
 };
 pub use seq::{Seq16, SequenceGate};
 pub use smoothing::{

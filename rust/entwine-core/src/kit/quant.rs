@@ -210,17 +210,29 @@ pub fn decode_half(h: u16) -> f32 {
     }
 }
 
-/// Millimetres per step of a wrapped position.
-const WRAP_STEP: f64 = 1.0e-3;
+/// Metres per step of a wrapped position at scale 1 (a millimetre).
+pub const WRAP_STEP: f32 = 1.0e-3;
 
-/// Returns `world` (metres) as three u16 millimetre counts modulo 65.536 m: the low bits only, so
-/// that a receiver who knows a reference within ±32 m rebuilds the position with
-/// [`decode_wrapped`]. Non-finite components encode 0.
+/// Returns a usable wrapped-position step (m): `step` when finite and positive, else
+/// [`WRAP_STEP`].
+fn wrap_step(step: f32) -> f64 {
+    if step.is_finite() && step > 0.0 {
+        f64::from(step)
+    } else {
+        f64::from(WRAP_STEP)
+    }
+}
+
+/// Returns `world` (metres) as three u16 counts of `step` metres (e.g. [`WRAP_STEP`], a
+/// millimetre: modulo 65.536 m) keeping the low bits only, so that a receiver who knows a
+/// reference within ±32 768 steps rebuilds the position with [`decode_wrapped`]. Non-finite
+/// components encode 0; a non-finite or non-positive step is [`WRAP_STEP`].
 #[must_use]
-pub fn encode_wrapped(world: Vec3) -> [u16; 3] {
+pub fn encode_wrapped(world: Vec3, step: f32) -> [u16; 3] {
+    let step = wrap_step(step);
     world.to_array().map(|c| {
         let steps = if c.is_finite() {
-            (f64::from(c) / WRAP_STEP).round()
+            (f64::from(c) / step).round()
         } else {
             0.0
         };
@@ -229,17 +241,19 @@ pub fn encode_wrapped(world: Vec3) -> [u16; 3] {
 }
 
 /// Returns the position nearest `reference` whose low bits are `codes` (see [`encode_wrapped`]):
-/// exact to 0.5 mm when the true position is within ±32.7 m of `reference` on every axis.
+/// exact to half a step when the true position is within ±32 767 steps of `reference` on every
+/// axis (±32.7 m for [`WRAP_STEP`]).
 #[must_use]
-pub fn decode_wrapped(codes: [u16; 3], reference: Vec3) -> Vec3 {
+pub fn decode_wrapped(codes: [u16; 3], reference: Vec3, step: f32) -> Vec3 {
+    let step = wrap_step(step);
     let mut out = [0.0f32; 3];
     for ((o, code), r) in out.iter_mut().zip(codes).zip(reference.to_array()) {
         let r = if r.is_finite() { f64::from(r) } else { 0.0 };
-        let r_steps = (r / WRAP_STEP).round();
+        let r_steps = (r / step).round();
         let r_code = r_steps.rem_euclid(65536.0) as i64;
         let diff = (i64::from(code) - r_code).rem_euclid(65536);
         let diff = if diff >= 32768 { diff - 65536 } else { diff };
-        *o = ((r_steps + diff as f64) * WRAP_STEP) as f32;
+        *o = ((r_steps + diff as f64) * step) as f32;
     }
     Vec3::from_array(out)
 }
@@ -337,8 +351,8 @@ impl<'a> ByteWriter<'a> {
     }
 
     /// Returns `Ok` after writing `world` with [`encode_wrapped`] (6 bytes).
-    pub fn put_wrapped(&mut self, world: Vec3) -> Result<(), ShortBuffer> {
-        let [x, y, z] = encode_wrapped(world).map(u16::to_le_bytes);
+    pub fn put_wrapped(&mut self, world: Vec3, step: f32) -> Result<(), ShortBuffer> {
+        let [x, y, z] = encode_wrapped(world, step).map(u16::to_le_bytes);
         self.put([x[0], x[1], y[0], y[1], z[0], z[1]])
     }
 }
@@ -417,14 +431,14 @@ impl<'a> ByteReader<'a> {
     }
 
     /// Returns the next 6 bytes decoded with [`decode_wrapped`] near `reference`.
-    pub fn get_wrapped(&mut self, reference: Vec3) -> Result<Vec3, ShortBuffer> {
+    pub fn get_wrapped(&mut self, reference: Vec3, step: f32) -> Result<Vec3, ShortBuffer> {
         let b: [u8; 6] = self.take()?;
         let codes = [
             u16::from_le_bytes([b[0], b[1]]),
             u16::from_le_bytes([b[2], b[3]]),
             u16::from_le_bytes([b[4], b[5]]),
         ];
-        Ok(decode_wrapped(codes, reference))
+        Ok(decode_wrapped(codes, reference, step))
     }
 }
 
@@ -691,11 +705,17 @@ mod tests {
                 rng.signed() * 1.0e5,
             );
             let near = p + Vec3::new(rng.signed(), rng.signed(), rng.signed()) * 30.0;
-            let back = decode_wrapped(encode_wrapped(p), near);
+            let back = decode_wrapped(encode_wrapped(p, WRAP_STEP), near, WRAP_STEP);
             // f32 world coordinates of 1e5 m have 8 mm steps of their own.
             let tol = 5.1e-4 + p.abs().max_element() * f32::EPSILON;
             assert!((back - p).abs().max_element() <= tol, "{p} {near} {back}");
         }
-        assert!(decode_wrapped([1, 2, 3], Vec3::splat(f32::NAN)).is_finite());
+        assert!(decode_wrapped([1, 2, 3], Vec3::splat(f32::NAN), WRAP_STEP).is_finite());
+        assert!(decode_wrapped([1, 2, 3], Vec3::ONE, f32::NAN).is_finite());
+        assert!(decode_wrapped([1, 2, 3], Vec3::ONE, -1.0).is_finite());
+        // At a hundredth of a millimetre (a figurine at scale 0.01).
+        let p = Vec3::new(0.123_45, -0.2, 0.3);
+        let back = decode_wrapped(encode_wrapped(p, 1e-5), p + Vec3::splat(0.2), 1e-5);
+        assert!(back.distance(p) <= 1e-5, "{back}");
     }
 }

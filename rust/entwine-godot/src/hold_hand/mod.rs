@@ -99,10 +99,13 @@ pub struct HoldHandComponent {
     /// Scale this node's lengths and speeds with the initiator's size: [member follow_offset],
     /// [member preparation_offset], [member stop_radius], [member min_follow_speed],
     /// [member max_follow_speed], [member reconnect_distance] and [member disconnect_distance] are
-    /// then given for the 1.75 m reference human the seed was tuned for and multiplied by
-    /// `k = h / 1.75`, `h` being the initiator's height in the world (the humanoid found in its
-    /// skeleton, times the skeleton's scale in the world). A 1.75 m character gets the values as
-    /// set; a rig imported at 0.01, or a giant, gets them in proportion. Off: every value is in
+    /// then given for a 1.75 m reference human and multiplied by `k = h / 1.75`, `h` being the
+    /// initiator's height in the world (the humanoid found in its skeleton, times the skeleton's
+    /// scale in the world). A 1.75 m character gets the values as set; a rig imported at 0.01, or
+    /// a giant, gets them in proportion. Over the network the initiator sends `k` (to 4 %) with
+    /// the pair, so positions travel over ranges in proportion (±4 m × k around the initiator,
+    /// millimetres × k) and every remote peer multiplies [member max_root_speed],
+    /// [member blend_speed] and its own correction thresholds by it. Off: every value is in
     /// metres (and m/s) as set. See [method get_proportion].
     #[export_group(name = "Follow")]
     #[export]
@@ -251,14 +254,16 @@ pub struct HoldHandComponent {
     #[init(val = 0.1)]
     animation_interval: f32,
     /// Fastest the initiator's root may move horizontally between two of its samples (m/s; up or
-    /// down, 60 m/s, as fast as anything falls): frames that would move it faster are refused and counted (`too_fast` in [method get_network_stats]), unless
+    /// down, 60 m/s, as fast as anything falls; both times the pair's scale, see
+    /// [member auto_proportions]): frames that would move it faster are refused and counted (`too_fast` in [method get_network_stats]), unless
     /// the initiator marked a teleport ([method teleport]; at most one a second). Guards every peer
     /// against a lying or broken initiator.
     #[export(range = (0.5, 100.0, 0.5, suffix = "m/s"))]
     #[init(val = 12.0)]
     max_root_speed: f32,
     /// How fast a remote peer glides each character from where it last showed it into the pair when
-    /// the pair starts (instead of snapping to the initiator's one-off preparation placement).
+    /// the pair starts (instead of snapping to the initiator's one-off preparation placement); times
+    /// the pair's scale (see [member auto_proportions]).
     #[export(range = (0.1, 50.0, 0.1, suffix = "m/s"))]
     #[init(val = 4.0)]
     blend_speed: f32,
@@ -631,8 +636,8 @@ impl HoldHandComponent {
 
     /// Tells every peer that this initiator's next jump is a teleport (a respawn, a cutscene cut):
     /// remote views jump with it instead of gliding, and the jump is not refused by
-    /// [member max_root_speed]. An initiator that moves more than 3 m in one physics frame is
-    /// marked automatically.
+    /// [member max_root_speed]. An initiator that moves more than 3 m (times the pair's scale) in
+    /// one physics frame is marked automatically.
     #[func]
     pub fn teleport(&mut self) {
         self.sender.teleport();
@@ -1838,10 +1843,16 @@ impl HoldHandComponent {
         self.net.view_time = now;
         self.net.view_delay = 0.0;
         let me = self.root_pose();
-        // An initiator that jumped more than 3 m since the last physics frame teleported.
+        // The pair's scale rides in key frames: positions go over ranges in proportion, and
+        // receivers scale their thresholds and speed limits by it.
+        let k = self.proportion();
+        self.sender.set_scale(k);
+        let k = self.sender.scale();
+        // An initiator that jumped more than 3 m (times the scale) since the last physics frame
+        // teleported.
         if let (Some(me), Some(last)) = (me, self.net.last_root) {
             if me.position.distance(last.position)
-                > entwine_core::hold_hand::replay::TELEPORT_DISTANCE
+                > entwine_core::hold_hand::replay::TELEPORT_DISTANCE * k
             {
                 self.sender.teleport();
             }
