@@ -445,3 +445,49 @@ fn regression_convex_hull_sliver_inside_test() {
         "hull point {q} is {gap} m from {p}"
     );
 }
+
+/// `cargo xtask fuzz 600` (seed 0x7f06818d8433620e): a snapshot whose play position and elapsed
+/// time are both huge interpolated to an infinite position.
+#[test]
+fn regression_anim_position_stays_finite_when_run_on_with_huge_times() {
+    use entwine_core::hold_hand::{AnimSnapshot, MachineState};
+    let mut s = AnimSnapshot::default();
+    assert!(s.push_machine(MachineState {
+        node: 1,
+        travel: 1,
+        position: f32::MAX,
+    }));
+    for (s_of_the_way, elapsed) in [(0.5, f32::MAX), (1.0, 3.0e38), (f32::NAN, f32::INFINITY)] {
+        let out = s.at(None, s_of_the_way, elapsed, 0);
+        assert!(out.machines()[0].position.is_finite(), "{out:?}");
+    }
+}
+
+/// `cargo xtask fuzz 600` (seed 0x998f3b3966df2d0c): a pair sample with a rotation whose squared
+/// length underflows normalised to a quaternion of length 0.99, which glam refuses to rotate by (a
+/// debug assertion in the sender's upright test).
+#[test]
+fn regression_tiny_rotations_normalise_before_they_rotate() {
+    // x ≈ 1.6e-22, y = w = the smallest subnormal: its squared length underflows.
+    let tiny = Quat::from_array([
+        f32::from_bits(458_704_768),
+        f32::from_bits(1),
+        0.0,
+        f32::from_bits(1),
+    ]);
+    let pair = PairSample {
+        initiator: Pose::new(Vec3::ZERO, tiny),
+        recipient_local: Pose::new(Vec3::X, tiny),
+        contact_rotation: tiny,
+    };
+    let mut s = PairSender::default();
+    s.restart();
+    let mut buf = [0u8; MAX_FRAME_BYTES];
+    let n = s
+        .write(0.0, true, pair, HandOffsets::default(), None, &mut buf)
+        .unwrap();
+    let mut rx = PairReplay::default();
+    assert!(rx
+        .receive(&buf[..n], 0.0, true, &ReplayTuning::default())
+        .is_ok());
+}

@@ -335,9 +335,17 @@ impl AnimSnapshot {
             0.0
         };
         let mut out = *self;
-        let advance = |a: f32, b: Option<f32>| match b {
-            Some(b) if b >= a => a + (b - a) * s,
-            _ => a + elapsed,
+        // A position stays finite whatever it and `elapsed` are (a sum of two huge values is not).
+        let advance = |a: f32, b: Option<f32>| {
+            let p = match b {
+                Some(b) if b >= a => a + (b - a) * s,
+                _ => a + elapsed,
+            };
+            if p.is_finite() {
+                p
+            } else {
+                f32::MAX
+            }
         };
         if let Some(n) = next {
             if n.value_count == self.value_count {

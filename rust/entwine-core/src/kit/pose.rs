@@ -146,10 +146,16 @@ pub(crate) fn mul_quat(a: Quat, b: Quat) -> Quat {
     }
 }
 
-/// Returns `q` scaled to unit length, or the identity if `q` is zero, too
-/// large to normalise, or non-finite.
+/// Returns `q` scaled to unit length, or the identity if `q` is zero or non-finite. Any finite
+/// length normalises exactly (within glam's unit tolerance): `q` is first divided by its largest
+/// component, so neither a huge nor a subnormal length loses the result's precision.
 pub fn unit_quat(q: Quat) -> Quat {
-    Vec4::from(q)
+    let v = Vec4::from(q);
+    let m = v.abs().max_element();
+    if !m.is_finite() || m <= 0.0 {
+        return Quat::IDENTITY;
+    }
+    (v / m)
         .try_normalize()
         .map_or(Quat::IDENTITY, Quat::from_vec4)
 }
@@ -332,6 +338,13 @@ mod tests {
         );
         let half = unit_quat(Quat::from_xyzw(FRAC_1_SQRT_2, 0.0, 0.0, FRAC_1_SQRT_2));
         assert!((half.length() - 1.0).abs() < TOL);
+        // Subnormal and huge lengths normalise exactly (a fuzzed frame once decoded a tiny one,
+        // which normalised to a length glam refuses to rotate by).
+        for k in [1e-40f32, 3e-39, 1e-20, 1e20, 3e38] {
+            let q = unit_quat(Quat::from_xyzw(0.3 * k, -0.5 * k, 0.1 * k, 0.8 * k));
+            assert!(q.is_normalized(), "{k}: {q}");
+            assert!((q.w - 0.8 / 0.99f32.sqrt()).abs() < 1e-5, "{k}: {q}");
+        }
     }
 
     #[test]
