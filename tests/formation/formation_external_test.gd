@@ -8,7 +8,6 @@ extends EntwineTest
 ## neighbouring pair ≤ 5 cm and the heading standard deviation ≤ 3°.
 
 const FORMATIONS := ["line", "column", "wedge", "circle", "arc", "spiral", "box", "hollow_box"]
-const DT := 1.0 / 60.0
 
 
 ## A controller with `count` CharacterBody3D children (no collision layers: bodies pass through
@@ -31,7 +30,8 @@ func _squad(count: int, latency: float) -> FormationController:
 
 ## One trial: returns [settle s (or -1), worst spacing m, worst heading std °] over the settle and
 ## the following second.
-func _trial(squad: FormationController, f: String, latency: float, rng: RandomNumberGenerator) -> Array:
+func _trial(squad: FormationController, f: String, latency: float, rng: RandomNumberGenerator, hz: int) -> Array:
+	var dt := 1.0 / hz
 	var n := squad.get_agent_count()
 	var bodies: Array[CharacterBody3D] = []
 	for i in n:
@@ -49,7 +49,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 		bodies[i].position = p
 		bodies[i].velocity = Vector3.ZERO
 		squad.place_agent(i, p, rng.randf_range(-PI, PI))
-	var lag := int(round(latency * 60.0))
+	var lag := int(round(latency * hz))
 	var queues: Array = []
 	var last: Array[Vector3] = []
 	for i in n:
@@ -67,8 +67,8 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	var spacing := 0.0
 	var heading := 0.0
 	var held := 0
-	for t in 240:
-		squad.advance(DT)
+	for t in 4 * hz:
+		squad.advance(dt)
 		for i in n:
 			var cmd := bodies[i].velocity
 			if rng.randf() < 0.03:
@@ -84,15 +84,19 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 			spacing = maxf(spacing, squad.get_pair_spacing_error())
 			heading = maxf(heading, squad.get_metrics()["heading_std"])
 			held += 1
-			if held > 60:
+			if held > hz:
 				break
 	squad.settled.disconnect(on_settled)
-	if got.is_empty() or held <= 60:
+	if got.is_empty() or held <= hz:
 		return [-1.0, spacing, heading]
 	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, got["heading_std"])]
 
 
-func _run_case(count: int, latency: float, seed: int) -> void:
+## Runs every formation with `count` agents at `latency`, the game's physics at `hz` ticks a
+## second (the squad steps at its own fixed 60 Hz; the bodies get one command per physics tick).
+func _run_case(count: int, latency: float, seed: int, hz := 60) -> void:
+	var was := Engine.physics_ticks_per_second
+	Engine.physics_ticks_per_second = hz
 	var squad := _squad(count, latency)
 	await physics_frames(1)
 	squad.set_physics_process(false)
@@ -100,13 +104,14 @@ func _run_case(count: int, latency: float, seed: int) -> void:
 	var rng := RandomNumberGenerator.new()
 	rng.seed = seed
 	for f in FORMATIONS:
-		var r := _trial(squad, f, latency, rng)
-		var tag := "%d external agents, %d ms, %s" % [count, int(latency * 1000.0), f]
+		var r := _trial(squad, f, latency, rng, hz)
+		var tag := "%d external agents, %d ms, %d Hz physics, %s" % [count, int(latency * 1000.0), hz, f]
 		check(r[0] >= 0.0, "%s: settles and holds for a second" % tag)
 		check(r[0] <= 1.2, "%s: settled within 1.2 s" % tag, "<= 1.2", r[0])
 		check(r[1] <= 0.05, "%s: spacing over every neighbouring pair within 5 cm" % tag, "<= 0.05", r[1])
 		check(r[2] <= 3.0, "%s: heading std within 3°" % tag, "<= 3", r[2])
 		print("external %s: settle %.3f s, worst spacing %.1f mm, worst heading std %.2f°" % [tag, r[0], r[1] * 1000.0, r[2]])
+	Engine.physics_ticks_per_second = was
 
 
 func test_37_agents_at_0_ms() -> void:
@@ -131,3 +136,11 @@ func test_120_agents_at_120_ms() -> void:
 
 func test_120_agents_at_250_ms() -> void:
 	await _run_case(120, 0.25, 6)
+
+
+func test_37_agents_at_120_ms_with_30_hz_physics() -> void:
+	await _run_case(37, 0.12, 7, 30)
+
+
+func test_37_agents_at_120_ms_with_20_hz_physics() -> void:
+	await _run_case(37, 0.12, 8, 20)

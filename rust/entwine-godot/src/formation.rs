@@ -845,10 +845,12 @@ impl FormationController {
         self.squad.heading(index.max(0) as usize) + self.base().get_global_rotation().y
     }
 
-    /// Returns agent `index`'s commanded global velocity in m/s.
+    /// Returns agent `index`'s commanded global velocity in m/s: the mean of the commands of the
+    /// fixed 60 Hz ticks this physics frame ran (one at 60 Hz, two at 30 Hz), which is what a body
+    /// you move yourself once per physics frame should move at.
     #[func]
     pub fn get_agent_velocity(&self, index: i32) -> Vector3 {
-        let v = self.squad.velocity(index.max(0) as usize);
+        let v = self.squad.frame_velocity(index.max(0) as usize);
         self.base().get_global_basis() * Vector3::new(v.x, 0.0, v.y)
     }
 
@@ -2121,7 +2123,8 @@ impl FormationController {
             if !self.agents[i].is_instance_valid() || !self.squad.is_active(i) {
                 continue;
             }
-            let v = self.squad.velocity(i);
+            // The mean command of this frame's ticks: a body moves once per physics frame.
+            let v = self.squad.frame_velocity(i);
             let heading = self.squad.heading(i);
             let mut node = self.agents[i].clone();
             let mut rot = node.get_rotation();

@@ -1053,3 +1053,37 @@ fn the_move_profile_starts_and_ends_at_rest_and_cruises_on_long_moves() {
         assert!((0.0..=1.0).contains(&b), "{t} {total}: {b}");
     }
 }
+
+#[test]
+fn a_frame_of_several_ticks_commands_their_mean_velocity() {
+    // At 30 Hz physics one advance runs two 60 Hz ticks: a body moved once per frame at the
+    // frame's velocity covers both ticks' displacement; one more frame that runs no tick (physics
+    // faster than 60 Hz) keeps that command.
+    let mut squad = Squad::new(6, true, SquadConfig::default());
+    squad.form(&def("(shape: Line)")).unwrap();
+    let mut rng = Rng::new(3);
+    scatter(&mut squad, &mut rng, 1.0);
+    squad.form(&def("(shape: Line)")).unwrap();
+    let mut twin = squad.clone();
+    let ran = squad.advance(2.0 * TICK + 1e-6);
+    assert_eq!(ran, 2);
+    let mut sum = vec![Vec2::ZERO; 6];
+    for _ in 0..2 {
+        twin.step();
+        for (i, s) in sum.iter_mut().enumerate() {
+            *s += twin.velocity(i);
+        }
+    }
+    for (i, s) in sum.iter().enumerate() {
+        assert!(
+            squad.frame_velocity(i).distance(*s * 0.5) < 1e-6,
+            "agent {i}"
+        );
+        assert!(s.length() > 0.0, "agent {i} moves");
+    }
+    let before: Vec<Vec2> = (0..6).map(|i| squad.frame_velocity(i)).collect();
+    assert_eq!(squad.advance(0.25 * TICK), 0);
+    for (i, b) in before.iter().enumerate() {
+        assert_eq!(squad.frame_velocity(i), *b);
+    }
+}

@@ -255,6 +255,10 @@ pub struct Squad {
     heading: Vec<f32>,
     prev_heading: Vec<f32>,
     vel: Vec<Vec2>,
+    /// Per agent: the mean commanded velocity over the ticks the last `advance` ran (what a body
+    /// moved once per physics frame should move at), and the running sum behind it.
+    frame_vel: Vec<Vec2>,
+    frame_sum: Vec<Vec2>,
     omega: Vec<f32>,
     state: Vec<AgentState>,
     counter: Vec<u8>,
@@ -327,6 +331,8 @@ impl Squad {
             heading: Vec::new(),
             prev_heading: Vec::new(),
             vel: Vec::new(),
+            frame_vel: Vec::new(),
+            frame_sum: Vec::new(),
             omega: Vec::new(),
             state: Vec::new(),
             counter: Vec::new(),
@@ -388,6 +394,8 @@ impl Squad {
         self.heading.resize(n, self.anchor.facing_yaw);
         self.prev_heading.resize(n, self.anchor.facing_yaw);
         self.vel.resize(n, Vec2::ZERO);
+        self.frame_vel.resize(n, Vec2::ZERO);
+        self.frame_sum.resize(n, Vec2::ZERO);
         self.omega.resize(n, 0.0);
         self.state.resize(n, AgentState::Idle);
         self.counter.resize(n, 0);
@@ -1262,6 +1270,16 @@ impl Squad {
         self.vel.get(i).copied().unwrap_or(Vec2::ZERO)
     }
 
+    /// Returns agent `i`'s mean commanded velocity (x, z, m/s) over the ticks the last
+    /// [`Squad::advance`] ran: what a body that moves once per physics frame should move at for
+    /// that frame, so that it covers the squad's displacement whatever the physics rate (at 30 Hz
+    /// the squad runs two 60 Hz ticks per frame; moving at the last one's command alone would
+    /// drop the first's).
+    #[must_use]
+    pub fn frame_velocity(&self, i: usize) -> Vec2 {
+        self.frame_vel.get(i).copied().unwrap_or(Vec2::ZERO)
+    }
+
     /// Returns agent `i`'s commanded turn rate in rad/s.
     #[must_use]
     pub fn turn_rate(&self, i: usize) -> f32 {
@@ -1406,10 +1424,21 @@ impl Squad {
         }
         self.accumulator += dt;
         let mut ran = 0;
+        self.frame_sum.fill(Vec2::ZERO);
         while self.accumulator >= TICK && ran < MAX_CATCH_UP {
             self.accumulator -= TICK;
             self.step();
+            for (sum, v) in self.frame_sum.iter_mut().zip(&self.vel) {
+                *sum += *v;
+            }
             ran += 1;
+        }
+        // A frame that ran no tick (physics faster than 60 Hz) keeps the last frame's command.
+        if ran > 0 {
+            let k = 1.0 / ran as f32;
+            for (f, sum) in self.frame_vel.iter_mut().zip(&self.frame_sum) {
+                *f = *sum * k;
+            }
         }
         if ran == MAX_CATCH_UP && self.accumulator >= TICK {
             self.accumulator %= TICK;
