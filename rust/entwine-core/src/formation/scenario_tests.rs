@@ -1067,7 +1067,7 @@ fn a_frame_of_several_ticks_commands_their_mean_velocity() {
     let mut twin = squad.clone();
     let ran = squad.advance(2.0 * TICK + 1e-6);
     assert_eq!(ran, 2);
-    let mut sum = vec![Vec2::ZERO; 6];
+    let mut sum = [Vec2::ZERO; 6];
     for _ in 0..2 {
         twin.step();
         for (i, s) in sum.iter_mut().enumerate() {
