@@ -260,7 +260,13 @@ impl AnimRig {
                         pb.travel(target);
                     }
                 }
-                let heading = pb.get_travel_path().back();
+                // The travel path (an engine array) is only read while this machine is elsewhere:
+                // in step, the initiator's own travel target says whether a travel is under way.
+                let heading = if current != *node {
+                    pb.get_travel_path().back()
+                } else {
+                    None
+                };
                 if current != *node && heading.as_ref() != Some(target) {
                     follower.mismatch[i] += dt.max(0.0);
                     if follower.mismatch[i] > grace || !pb.is_playing() {
@@ -274,7 +280,7 @@ impl AnimRig {
                 // play position that fell behind (once per frame).
                 if phased
                     || current != *node
-                    || heading.is_some()
+                    || (m.travel != NO_NODE && m.travel != m.node)
                     || snap.shots != 0
                     || !pb.get_fading_from_node().is_empty()
                 {
