@@ -4,14 +4,18 @@ extends EntwineBench
 ## Rust: a FormationController with AGENTS internal agents (a column of 100 files) forming up from a
 ## scatter and then marching, stepped with `advance(1/60)` (the tick alone, no rendering).
 ## GDScript: the same algorithm (`gd_formation.gd`) on GD_AGENTS agents, scaled per agent to AGENTS.
-## NavigationServer3D: AGENTS avoidance agents (radius 0.2 m, 3 m/s, 10 neighbours) on one map with
-## a desired velocity each, its own per-physics-frame processing time (Performance monitor).
-## ratio = GDScript ms / Rust ms (per AGENTS agents); vs_navigation = navigation ms / Rust ms.
+## In the tree: the same squad marching under its own physics processing, and NavigationServer3D
+## with AGENTS avoidance agents (radius 0.2 m, 3 m/s, 10 neighbours) on one active map, each
+## measured as CPU time per physics frame (all threads) above a bare scene, in interleaved rounds.
+## ratio = GDScript ms / Rust advance() ms (per AGENTS agents); vs_navigation = navigation CPU ms /
+## the squad's CPU ms in the tree.
 
 const AGENTS := 10000
 const GD_AGENTS := 1000
 const TICKS := 120
 const ROUNDS := 5
+const WARM_UP := 30
+const MEASURE_FRAMES := 180
 const GD_FORMATION := preload("res://tests/bench/gd_formation.gd")
 
 
@@ -22,14 +26,13 @@ func _initialize() -> void:
 func _run() -> void:
 	var rust_ms := _bench_rust()
 	var gd_ms := _bench_gdscript() * float(AGENTS) / GD_AGENTS
-	var nav_ms := await _bench_navigation()
+	var tree := await _bench_in_the_tree()
+	var nav_ms: float = tree[1]
 	var nav_text := "n/a" if nav_ms < 0.0 else "%.3f" % nav_ms
-	var nav_ratio := "n/a" if nav_ms < 0.0 else "%.1fx" % (nav_ms / rust_ms)
-	print("bench formation: %d agents per 60 Hz tick; rust %.3f ms/tick; gdscript same algorithm %.3f ms/tick (measured on %d agents, scaled ×%d); NavigationServer3D avoidance %s ms/tick; vs_navigation=%s ratio=%.1fx" % [
-		AGENTS, rust_ms, gd_ms, GD_AGENTS, AGENTS / GD_AGENTS, nav_text, nav_ratio, gd_ms / rust_ms])
+	var nav_ratio := "n/a" if nav_ms < 0.0 or tree[0] <= 0.0 else "%.1fx" % (nav_ms / tree[0])
+	print("bench formation: %d agents per 60 Hz tick; rust advance() %.3f ms/tick; in the tree %.3f ms CPU/frame (rounds %.3f-%.3f); gdscript same algorithm %.3f ms/tick (measured on %d agents, scaled ×%d); NavigationServer3D avoidance %s ms CPU/frame (rounds %.3f-%.3f); vs_navigation=%s ratio=%.1fx" % [
+		AGENTS, rust_ms, tree[0], tree[2], tree[3], gd_ms, GD_AGENTS, AGENTS / GD_AGENTS, nav_text, tree[4], tree[5], nav_ratio, gd_ms / rust_ms])
 	quit(0)
-
-
 func _bench_rust() -> float:
 	var squad := FormationController.new()
 	squad.agent_source = FormationController.AGENTS_INTERNAL
@@ -74,10 +77,27 @@ func _bench_gdscript() -> float:
 	return median(samples)
 
 
-func _bench_navigation() -> float:
+## The squad and NavigationServer3D avoidance as a game runs them, each physics frame at 60 Hz:
+## the CPU time the process uses per physics frame (all threads: avoidance runs on worker threads)
+## with the squad's physics processing on, with the navigation map active, and with neither, in
+## ROUNDS interleaved rounds of MEASURE_FRAMES frames each after WARM_UP frames (the first steps of
+## a newly active map are much slower than its steady state). Returns [squad ms, navigation ms,
+## squad lowest, squad highest, navigation lowest, navigation highest], each the median over the
+## rounds of that configuration minus the bare one; -1 where CPU time cannot be read.
+func _bench_in_the_tree() -> Array:
+	if cpu_seconds() < 0.0:
+		return [-1.0, -1.0, -1.0, -1.0, -1.0, -1.0]
+	var squad := FormationController.new()
+	squad.agent_source = FormationController.AGENTS_INTERNAL
+	squad.emit_agent_signals = false
+	squad.hot_reload = false
+	squad.internal_agent_count = AGENTS
+	squad.add_formation("bench", "(shape: Column(files: 100), spacing: 1.2)")
+	root.add_child(squad)
+	squad.form("bench")
+	squad.march(Vector3(0, 0, -1), 1.4)
 	var nav := NavigationServer3D
 	var map := nav.map_create()
-	nav.map_set_active(map, true)
 	var agents: Array[RID] = []
 	var rng := RandomNumberGenerator.new()
 	rng.seed = 3
@@ -97,12 +117,17 @@ func _bench_navigation() -> float:
 		nav.agent_set_position(a, p)
 		nav.agent_set_velocity(a, (slot - p) * 1.8)
 		agents.append(a)
-	var samples: Array[float] = []
-	for f in 10:
-		await physics_frame
-	for f in 60:
-		await physics_frame
-		samples.append(Performance.get_monitor(Performance.TIME_NAVIGATION_PROCESS) * 1000.0)
+	var runs := {"bare": [], "squad": [], "nav": []}
+	for r in ROUNDS:
+		for config in ["bare", "squad", "nav"]:
+			squad.set_physics_process(config == "squad")
+			nav.map_set_active(map, config == "nav")
+			for f in WARM_UP:
+				await physics_frame
+			var c0 := cpu_seconds()
+			for f in MEASURE_FRAMES:
+				await physics_frame
+			runs[config].append((cpu_seconds() - c0) * 1000.0 / MEASURE_FRAMES)
 	# Detach before freeing: freeing avoidance agents with callbacks straight away crashes Godot 4.6.
 	for a in agents:
 		nav.agent_set_avoidance_callback(a, Callable())
@@ -112,7 +137,13 @@ func _bench_navigation() -> float:
 	for a in agents:
 		nav.free_rid(a)
 	nav.free_rid(map)
+	squad.free()
 	await physics_frame
-	var ms := median(samples)
-	return ms if ms > 0.0 else -1.0
-
+	var bare := median(runs["bare"])
+	var out := []
+	for config in ["squad", "nav"]:
+		var costs: Array = runs[config].map(func(x: float) -> float: return maxf(x - bare, 0.0))
+		out.append(median(costs))
+		out.append(costs.min())
+		out.append(costs.max())
+	return [out[0], out[3], out[1], out[2], out[4], out[5]]

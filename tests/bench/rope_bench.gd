@@ -104,11 +104,13 @@ func _run() -> void:
 	var gs := median(gd_sim)
 
 	# --- SpringBoneSimulator3D on 32-bone chains ---
-	var spring_ms: float = await _spring_bones()
-	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame" % spring_ms
+	var spring_r: Array = await _spring_bones()
+	var spring_ms: float = spring_r[0]
+	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame (rounds %.2f-%.2f)" % spring_r
+	var vs_spring := "n/a" if spring_ms < 0.0 else "%.1fx" % (spring_ms / maxf(rs, 0.001))
 
-	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (%.2f substeps in use on average), mesh update %.2f ms/frame (max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s ratio=%.1fx" % [
-		ROPES, POINTS, ITERATIONS, rs, substeps, rm, stretch * 100.0, gs, ROPES, POINTS, spring, gs / maxf(rs, 0.001)])
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (%.2f substeps in use on average), mesh update %.2f ms/frame (max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s ratio=%.1fx" % [
+		ROPES, POINTS, ITERATIONS, rs, substeps, rm, stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring, gs / maxf(rs, 0.001)])
 	quit(0)
 
 
@@ -125,11 +127,15 @@ func _move(nodes: Array, f: int, dt: float) -> void:
 		nodes[i].position = _home(i) + offset
 
 
-## Returns the cost of SpringBoneSimulator3D per frame (ms) on ROPES skeletons with POINTS-bone chains:
-## frame time with the simulators minus frame time with the bare skeletons. -1 when unavailable.
-func _spring_bones() -> float:
+## Returns the cost of SpringBoneSimulator3D per frame (ms) on ROPES skeletons with POINTS-bone chains
+## and the spread of the rounds, [median, lowest, highest]: frames run unthrottled (headless Godot
+## otherwise pads each to about 6.9 ms, which hid the simulators' cost), and in each of ROUNDS
+## interleaved rounds the frame time with the simulators active minus that with them inactive (the
+## bare skeletons). [-1, -1, -1] when unavailable.
+func _spring_bones() -> Array:
 	if not ClassDB.class_exists("SpringBoneSimulator3D"):
-		return -1.0
+		return [-1.0, -1.0, -1.0]
+	unthrottle()
 	var skeletons: Array[Skeleton3D] = []
 	for i in ROPES:
 		var s := Skeleton3D.new()
@@ -142,17 +148,26 @@ func _spring_bones() -> float:
 		s.position = _home(i)
 		root.add_child(s)
 		skeletons.append(s)
-	var bare := await _frame_ms(skeletons)
+	var sims: Array[Node] = []
 	for s in skeletons:
 		var sim: Node = ClassDB.instantiate("SpringBoneSimulator3D")
 		sim.set("setting_count", 1)
 		sim.call("set_root_bone", 0, 0)
 		sim.call("set_end_bone", 0, POINTS - 1)
 		s.add_child(sim)
-	var with_sim := await _frame_ms(skeletons)
+		sims.append(sim)
+	var costs: Array[float] = []
+	for r in ROUNDS:
+		for sim in sims:
+			sim.set("active", false)
+		var bare := await _frame_ms(skeletons)
+		for sim in sims:
+			sim.set("active", true)
+		var with_sim := await _frame_ms(skeletons)
+		costs.append(maxf(with_sim - bare, 0.0))
 	for s in skeletons:
 		s.free()
-	return maxf(with_sim - bare, 0.0)
+	return [median(costs), costs.min(), costs.max()]
 
 
 func _frame_ms(skeletons: Array[Skeleton3D]) -> float:
