@@ -158,12 +158,21 @@ func test_an_obstacle_cuts_the_rope_once() -> void:
 	await physics_frames(20)
 	var dt := 1.0 / Engine.physics_ticks_per_second
 	var saw_loose := false
+	var shown_right := true
 	var v := 0.0
 	for f in 150:
 		v = minf(8.0, v + 8.0 * dt)
 		anchor.position.z -= v * dt
 		await physics_frame
-		saw_loose = saw_loose or rope.get_loose_points().size() > 0
+		var loose := rope.get_loose_points().size() > 1
+		saw_loose = saw_loose or loose
+		# The cut-off piece's tube shows while the piece is there (it fades), and not before.
+		var tube := rope.get_node_or_null(^"LooseTube") as MeshInstance3D
+		if tube != null and (loose or cuts.is_empty()):
+			shown_right = shown_right and tube.visible == loose
+	check(shown_right, "the cut-off piece's tube is shown exactly while the piece exists")
+	var tube := rope.get_node_or_null(^"LooseTube") as MeshInstance3D
+	check(tube != null and not tube.visible, "the cut-off piece's tube is hidden once it faded")
 	check(cuts.size() == 1, "rope_cut emitted once", 1, cuts.size())
 	if cuts.size() >= 1:
 		var at: Vector3 = cuts[0][1]

@@ -25,6 +25,8 @@ pub struct TubeMesh {
     normal_stride: usize,
     normal_offset: usize,
     tangent_offset: Option<usize>,
+    /// Whether the instance was last left shown (a hidden, empty tube is not rebuilt).
+    pub shown: bool,
 }
 
 impl TubeMesh {
@@ -110,6 +112,7 @@ impl TubeMesh {
             normal_stride: normal_stride.max(4),
             normal_offset,
             tangent_offset,
+            shown: true,
         }
     }
 

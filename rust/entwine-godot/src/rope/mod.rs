@@ -1254,12 +1254,20 @@ impl RopeSimulation {
             t.update(&self.scratch[..n], radius);
         }
         if let Some(t) = self.loose_tube.as_mut() {
+            // The cut-off piece's tube is rebuilt and uploaded only while there is a piece to
+            // show; once hidden it is left alone until the next cut.
             let n = rope.loose_interpolated(alpha, &mut self.scratch);
-            t.update(&self.scratch[..n], radius);
-            let mut node = t.instance.clone();
             let opacity = rope.loose_opacity();
-            node.set_visible(n > 1 && opacity > 0.0);
-            node.set_transparency(1.0 - opacity);
+            let show = n > 1 && opacity > 0.0;
+            if show {
+                t.update(&self.scratch[..n], radius);
+            }
+            if show || t.shown {
+                let mut node = t.instance.clone();
+                node.set_visible(show);
+                node.set_transparency(1.0 - opacity);
+                t.shown = show;
+            }
         }
         if let Some((_, mm)) = self.debug.as_mut() {
             let n = rope.interpolated(alpha, &mut self.scratch);
