@@ -14,6 +14,10 @@
 //!   IK and end bones are never chosen; among several candidates the one nearest the root wins. A
 //!   missing forearm or upper arm (leg: shin, thigh) is taken from the hierarchy above the hand
 //!   (foot), skipping twist bones; a missing neck is the head's parent and a missing chest the neck's.
+//!   Limbs named only after the part plus a number, as COLLADA exports name them
+//!   (`arm_joint_L_1` …, `leg_joint_L_1` … `leg_joint_L_5`, `neck_joint_1`, `torso_joint_1` …),
+//!   are read as one chain in depth order when each is a descendant of the one before: upper arm,
+//!   forearm, hand; thigh, shin, foot, toes; neck, head; hips, spine, chest, upper chest.
 //! * **the body's axes** in the skeleton's space: up from the hips to the head, right from the left
 //!   to the right upper arm (or leg), forward = up × right. A rig facing +Z gets forward +Z.
 //! * **proportions**: height, arm and leg lengths, shoulder width, head size, hand width.
@@ -167,11 +171,11 @@ impl Role {
     pub fn tried(self) -> &'static str {
         use Role::*;
         match self {
-            Hips => "Hips, hips | hip | pelvis",
-            Spine => "Spine, spine",
+            Hips => "Hips, hips | hip | pelvis, else the first of a numbered torso chain",
+            Spine => "Spine, spine | torso",
             Chest | UpperChest => "Chest, chest | upper chest, else the neck's parent",
             Neck => "Neck, neck, else the head's parent",
-            Head => "Head, head",
+            Head => "Head, head, else the last of a chain of bones all named neck + a number",
             LeftShoulder | RightShoulder => "<side>Shoulder, side + shoulder | clavicle | collar",
             LeftUpperArm | RightUpperArm => {
                 "<side>UpperArm, side + upper arm | arm | up arm (upper_arm.l, UpperArm_L, \
@@ -182,12 +186,18 @@ impl Role {
                 "<side>LowerArm, side + lower arm | forearm | elbow, else the hand's parent (twist \
                  bones skipped)"
             }
-            LeftHand | RightHand => "<side>Hand, side + hand | wrist",
+            LeftHand | RightHand => {
+                "<side>Hand, side + hand | wrist, else the third of a chain of bones all named \
+                 side + arm + a number (arm_joint_L_1 …)"
+            }
             LeftUpperLeg | RightUpperLeg => "<side>UpperLeg, side + upper leg | thigh | up leg",
             LeftLowerLeg | RightLowerLeg => {
                 "<side>LowerLeg, side + lower leg | leg | shin | calf | knee, else the foot's parent"
             }
-            LeftFoot | RightFoot => "<side>Foot, side + foot | ankle",
+            LeftFoot | RightFoot => {
+                "<side>Foot, side + foot | ankle, else the third of a chain of bones all named side + \
+                 leg + a number (leg_joint_L_1 …)"
+            }
             LeftToes | RightToes => "<side>Toes, side + toes | toe | toe base | ball",
             _ => "side + index | middle | ring | little | pinky (first joint nearest the hand)",
         }
@@ -231,6 +241,7 @@ const NOISE_WORDS: &[&str] = &[
     "bone",
     "jnt",
     "joint",
+    "skeleton",
     "f",
 ];
 
@@ -311,7 +322,7 @@ pub fn role_from_name(name: &str) -> Option<Role> {
     }
     Some(match key {
         "hips" | "hip" | "pelvis" => Role::Hips,
-        "spine" => Role::Spine,
+        "spine" | "torso" => Role::Spine,
         "chest" => Role::Chest,
         "upperchest" => Role::UpperChest,
         "neck" => Role::Neck,
@@ -429,6 +440,84 @@ impl Humanoid {
                 if d < best_depth[role as usize] {
                     best_depth[role as usize] = d;
                     bones[role as usize] = Some(i);
+                }
+            }
+        }
+        // Bones all named after one part plus a number (`arm_joint_L_1`, `arm_joint_L_2`, …;
+        // `neck_1`, `neck_2`; `torso_1` …): the bones that name gives, in depth order, when each
+        // is a descendant of the one before (one chain, not two branches).
+        let is_ancestor = |a: usize, mut b: usize| {
+            for _ in 0..=n {
+                match usize::try_from(parents[b]) {
+                    Ok(p) if p < n => {
+                        if p == a {
+                            return true;
+                        }
+                        b = p;
+                    }
+                    _ => return false,
+                }
+            }
+            false
+        };
+        let numbered_chain = |role: Role| -> Vec<usize> {
+            let mut chain: Vec<(usize, usize)> = names
+                .iter()
+                .enumerate()
+                .take(n)
+                .filter(|(_, name)| role_from_name(name.as_ref()) == Some(role))
+                .map(|(i, _)| (depth(i), i))
+                .collect();
+            chain.sort_unstable();
+            let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
+            if c.windows(2).all(|w| is_ancestor(w[0], w[1])) {
+                c
+            } else {
+                Vec::new()
+            }
+        };
+        // An arm named only "arm" (upper arm, forearm, hand) or a leg named only "leg" (thigh,
+        // shin, foot, toes) when its end bone has no name of its own.
+        for side in [Side::Left, Side::Right] {
+            let [upper_arm, lower_arm, hand] = Role::arm(side);
+            let [upper_leg, lower_leg, foot] = Role::leg(side);
+            let toes = match side {
+                Side::Left => Role::LeftToes,
+                Side::Right => Role::RightToes,
+            };
+            if bones[hand as usize].is_none() && bones[lower_arm as usize].is_none() {
+                let c = numbered_chain(upper_arm);
+                if c.len() >= 3 {
+                    for (role, &bone) in [upper_arm, lower_arm, hand].iter().zip(&c) {
+                        bones[*role as usize] = Some(bone);
+                    }
+                }
+            }
+            if bones[foot as usize].is_none() && bones[upper_leg as usize].is_none() {
+                let c = numbered_chain(lower_leg);
+                if c.len() >= 3 {
+                    for (role, &bone) in [upper_leg, lower_leg, foot, toes].iter().zip(&c) {
+                        bones[*role as usize] = Some(bone);
+                    }
+                }
+            }
+        }
+        // A neck named only "neck" with no head bone: the last of its chain is the head.
+        if bones[Role::Head as usize].is_none() {
+            let c = numbered_chain(Role::Neck);
+            if c.len() >= 2 {
+                bones[Role::Neck as usize] = Some(c[0]);
+                bones[Role::Head as usize] = c.last().copied();
+            }
+        }
+        // A torso named only "spine" or "torso" plus a number, with no hips bone. With the head
+        // found, the chain is the body below the neck: hips, spine, chest, upper chest.
+        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_some() {
+            let c = numbered_chain(Role::Spine);
+            if c.len() >= 2 {
+                let roles = [Role::Hips, Role::Spine, Role::Chest, Role::UpperChest];
+                for (role, &bone) in roles.iter().zip(&c) {
+                    bones[*role as usize] = Some(bone);
                 }
             }
         }

@@ -449,3 +449,81 @@ fn hostile_skeletons_give_finite_rigs() {
     assert_eq!(h.height, REFERENCE_HEIGHT);
     assert_eq!(h.forward, Vec3::NEG_Z);
 }
+
+/// A rig named like a COLLADA export (glTF sample "Cesium Man"): no bone is called hips, head, hand
+/// or foot; the torso, neck, arms and legs are chains named after the part plus a number
+/// (`Skeleton_torso_joint_1`, `leg_joint_L_1` … `leg_joint_L_5`, `Skeleton_arm_joint_L__4_` counting
+/// down), every bone rolled at random about its own axis, T-pose, facing +Z.
+#[test]
+fn chains_named_after_the_part_plus_a_number() {
+    let mut rng = Lcg(15);
+    let mut body: Vec<(&str, &str, Vec3)> = vec![
+        ("Skeleton_torso_joint_1", "", Vec3::new(0.0, 0.68, 0.0)),
+        ("Skeleton_torso_joint_2", "Skeleton_torso_joint_1", Vec3::new(0.0, 0.83, 0.0)),
+        ("torso_joint_3", "Skeleton_torso_joint_2", Vec3::new(0.0, 1.08, 0.0)),
+        ("Skeleton_neck_joint_1", "torso_joint_3", Vec3::new(0.0, 1.14, 0.0)),
+        ("Skeleton_neck_joint_2", "Skeleton_neck_joint_1", Vec3::new(0.0, 1.19, 0.0)),
+    ];
+    // The character faces +Z: its left is +X.
+    for (side, s) in [("L", 1.0f32), ("R", -1.0)] {
+        let leak = |n: String| -> &'static str { Box::leak(n.into_boxed_str()) };
+        let arm = [
+            leak(format!("Skeleton_arm_joint_{side}__4_")),
+            leak(format!("Skeleton_arm_joint_{side}__3_")),
+            leak(format!("Skeleton_arm_joint_{side}__2_")),
+        ];
+        body.push((arm[0], "torso_joint_3", Vec3::new(0.09 * s, 1.08, 0.0)));
+        body.push((arm[1], arm[0], Vec3::new(0.31 * s, 1.08, 0.0)));
+        body.push((arm[2], arm[1], Vec3::new(0.56 * s, 1.08, 0.0)));
+        let leg = [1, 2, 3, 5].map(|k| leak(format!("leg_joint_{side}_{k}")));
+        body.push((leg[0], "Skeleton_torso_joint_1", Vec3::new(0.07 * s, 0.62, 0.0)));
+        body.push((leg[1], leg[0], Vec3::new(0.07 * s, 0.35, 0.0)));
+        body.push((leg[2], leg[1], Vec3::new(0.07 * s, 0.07, 0.0)));
+        body.push((leg[3], leg[2], Vec3::new(0.07 * s, 0.0, 0.12)));
+    }
+    let names: Vec<&str> = body.iter().map(|b| b.0).collect();
+    let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
+    let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
+    let rest: Vec<(Vec3, Quat)> = body
+        .iter()
+        .map(|b| {
+            let axis = Vec3::new(rng.signed(), rng.signed(), rng.signed())
+                .try_normalize()
+                .unwrap_or(Vec3::X);
+            (b.2, Quat::from_axis_angle(axis, rng.signed() * 3.1))
+        })
+        .collect();
+    let h = Humanoid::derive(&names, &parents, &rest);
+    for (role, name) in [
+        (Role::Hips, "Skeleton_torso_joint_1"),
+        (Role::Spine, "Skeleton_torso_joint_2"),
+        (Role::Chest, "torso_joint_3"),
+        (Role::Neck, "Skeleton_neck_joint_1"),
+        (Role::Head, "Skeleton_neck_joint_2"),
+        (Role::LeftUpperArm, "Skeleton_arm_joint_L__4_"),
+        (Role::LeftLowerArm, "Skeleton_arm_joint_L__3_"),
+        (Role::LeftHand, "Skeleton_arm_joint_L__2_"),
+        (Role::RightUpperArm, "Skeleton_arm_joint_R__4_"),
+        (Role::RightLowerArm, "Skeleton_arm_joint_R__3_"),
+        (Role::RightHand, "Skeleton_arm_joint_R__2_"),
+        (Role::LeftUpperLeg, "leg_joint_L_1"),
+        (Role::LeftLowerLeg, "leg_joint_L_2"),
+        (Role::LeftFoot, "leg_joint_L_3"),
+        (Role::LeftToes, "leg_joint_L_5"),
+        (Role::RightUpperLeg, "leg_joint_R_1"),
+        (Role::RightLowerLeg, "leg_joint_R_2"),
+        (Role::RightFoot, "leg_joint_R_3"),
+        (Role::RightToes, "leg_joint_R_5"),
+    ] {
+        assert_eq!(h.bone(role), Some(index(name) as usize), "{role:?}");
+    }
+    assert!(vec_angle(h.forward, Vec3::Z) < 1e-4, "{:?}", h.forward);
+    assert!(vec_angle(h.up, Vec3::Y) < 1e-4, "{:?}", h.up);
+    assert!((h.arm_length[0] - 0.47).abs() < 1e-4, "{:?}", h.arm_length);
+    // Two limbs that merely share a name are not a chain: both arms called "arm" on one side
+    // keep the hierarchy rule (nothing is read as a hand).
+    let split = ["Hips", "arm_L_1", "arm_L_2", "Head"];
+    let h = Humanoid::derive(&split, &[-1, 0, 0, 0], &[(Vec3::ZERO, Quat::IDENTITY); 4]);
+    assert_eq!(h.bone(Role::LeftHand), None);
+    assert_eq!(h.bone(Role::LeftUpperArm), Some(1));
+}
