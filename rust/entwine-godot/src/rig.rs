@@ -1,8 +1,9 @@
 //! The one place where a skeleton becomes a core [`Humanoid`]: every node that needs bones, body
-//! axes or proportions asks here.
+//! axes or proportions asks here. When the skeleton draws skinned meshes, their extent gives the
+//! height ([`Humanoid::fit_extent`]).
 
 use entwine_core::rig::{Humanoid, Role};
-use godot::classes::Skeleton3D;
+use godot::classes::{MeshInstance3D, Skeleton3D};
 use godot::prelude::*;
 
 use crate::convert::{rotation, vec3};
@@ -20,7 +21,54 @@ pub fn humanoid(skeleton: &Gd<Skeleton3D>) -> Humanoid {
         let t = skeleton.get_bone_global_rest(i);
         rest.push((vec3(t.origin), rotation(t.basis)));
     }
-    Humanoid::derive(&names, &parents, &rest)
+    let mut h = Humanoid::derive(&names, &parents, &rest);
+    if let Some((lowest, highest)) = skinned_extent(skeleton, h.up) {
+        h.fit_extent(lowest, highest, &rest);
+    }
+    h
+}
+
+/// The lowest and highest points along `up` (skeleton space) of the skinned meshes drawn by
+/// `skeleton` (its MeshInstance3D children with a Skin), at the rest pose: each mesh's bounding box
+/// carried by its first bound bone's rest × bind pose. `None` without such a mesh.
+fn skinned_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> {
+    let mut extent: Option<(f32, f32)> = None;
+    for child in skeleton.get_children().iter_shared() {
+        let Ok(mi) = child.try_cast::<MeshInstance3D>() else {
+            continue;
+        };
+        let (Some(mesh), Some(skin)) = (mi.get_mesh(), mi.get_skin()) else {
+            continue;
+        };
+        let drawn_by = mi.get_node_or_null(&mi.get_skeleton_path());
+        if drawn_by.is_none_or(|n| n != skeleton.clone().upcast::<Node>()) {
+            continue;
+        }
+        let Some(to_skeleton) = (0..skin.get_bind_count()).find_map(|b| {
+            let mut bone = skin.get_bind_bone(b);
+            if bone < 0 {
+                bone = skeleton.find_bone(&GString::from(&skin.get_bind_name(b)));
+            }
+            (bone >= 0 && bone < skeleton.get_bone_count())
+                .then(|| skeleton.get_bone_global_rest(bone) * skin.get_bind_pose(b))
+        }) else {
+            continue;
+        };
+        let aabb = mesh.get_aabb();
+        for k in 0..8 {
+            let corner = aabb.position
+                + Vector3::new(
+                    if k & 1 == 0 { 0.0 } else { aabb.size.x },
+                    if k & 2 == 0 { 0.0 } else { aabb.size.y },
+                    if k & 4 == 0 { 0.0 } else { aabb.size.z },
+                );
+            let h = vec3(to_skeleton * corner).dot(up);
+            if h.is_finite() {
+                extent = Some(extent.map_or((h, h), |(lo, hi)| (lo.min(h), hi.max(h))));
+            }
+        }
+    }
+    extent
 }
 
 /// A node's name for a skeleton in warnings: its path in the tree, else its name.
@@ -62,5 +110,55 @@ pub fn pick(
             label(skeleton),
             role.tried()
         )),
+    }
+}
+
+/// What Entwine's nodes find in a humanoid skeleton with no bone name set by hand: which bone plays
+/// each part, the body's axes and proportions. Every node that drives bones builds the same
+/// description; call [method describe] to see it (for a new character, or a warning that a bone was
+/// not found).
+#[derive(GodotClass)]
+#[class(init, base = RefCounted)]
+pub struct HumanoidRig {
+    base: Base<RefCounted>,
+}
+
+#[godot_api]
+impl HumanoidRig {
+    /// Describes the humanoid in [param skeleton] from its bone names and rest pose. Returns a
+    /// Dictionary:
+    ///
+    /// - `bones`: Dictionary from each part's name in Godot's humanoid profile (`Hips`,
+    ///   `LeftUpperArm`, `RightHand`, `LeftIndexProximal`…) to the bone's name, for the parts found;
+    /// - `up`, `right`, `forward`: the body's axes in the skeleton's space (unit Vector3);
+    /// - `height`: the standing height in the skeleton's units (the head joint's height over the toes'
+    ///   joints divided by 0.9); `arm_length`, `leg_length`: Vector2 (left, right);
+    ///   `shoulder_width`, `head_size`: floats.
+    ///
+    /// An invalid skeleton gives an empty Dictionary. Allocates: not for per-frame use.
+    #[func]
+    fn describe(skeleton: Option<Gd<Skeleton3D>>) -> VarDictionary {
+        let mut out = VarDictionary::new();
+        let Some(skeleton) = skeleton.filter(|s| s.is_instance_valid()) else {
+            godot_warn!("HumanoidRig.describe: no skeleton given; returning an empty Dictionary");
+            return out;
+        };
+        let h = humanoid(&skeleton);
+        let mut bones = VarDictionary::new();
+        for &role in Role::ALL {
+            if let Some(i) = h.bone(role) {
+                bones.set(role.godot_name(), &skeleton.get_bone_name(i as i32));
+            }
+        }
+        out.set("bones", &bones);
+        out.set("up", crate::convert::vector3(h.up));
+        out.set("right", crate::convert::vector3(h.right));
+        out.set("forward", crate::convert::vector3(h.forward));
+        out.set("height", h.height);
+        out.set("arm_length", Vector2::new(h.arm_length[0], h.arm_length[1]));
+        out.set("leg_length", Vector2::new(h.leg_length[0], h.leg_length[1]));
+        out.set("shoulder_width", h.shoulder_width);
+        out.set("head_size", h.head_size);
+        out
     }
 }

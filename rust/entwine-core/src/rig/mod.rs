@@ -776,6 +776,36 @@ impl Humanoid {
             && self.palm.iter().chain(&self.finger).all(|v| v.is_finite())
     }
 
+    /// Measures the height from the body's outer extent instead of the head joint: `lowest` and
+    /// `highest` are the lowest and highest points of the character's skinned meshes along
+    /// [`Self::up`] (dot products with `up`, in the skeleton's space, rest pose). A stylised body
+    /// (a large head, the head joint well below nine tenths of the height) is measured as it is
+    /// drawn: `height = highest − lowest`, `head_size = highest −` the head joint's height (at least
+    /// a twentieth of the height). An extent that is not finite, not positive or does not reach above
+    /// the head joint is ignored (the joint-based height stays).
+    pub fn fit_extent(&mut self, lowest: f32, highest: f32, rest: &[(Vec3, Quat)]) {
+        let height = highest - lowest;
+        if !(lowest.is_finite() && highest.is_finite() && height.is_finite() && height > 0.0) {
+            return;
+        }
+        let head = self
+            .bone(Role::Head)
+            .and_then(|i| rest.get(i))
+            .map(|r| r.0.dot(self.up))
+            .filter(|h| h.is_finite());
+        let Some(head) = head.filter(|&h| h < highest) else {
+            return;
+        };
+        // Without finger bones the hands were sized from the joint-based height.
+        for s in 0..2 {
+            if self.knuckles[s] <= 0.0 {
+                self.hand_width[s] = height / 20.0;
+            }
+        }
+        self.height = height;
+        self.head_size = (highest - head).max(height / 20.0);
+    }
+
     /// The bone that plays `role`, if one was found.
     #[must_use]
     pub fn bone(&self, role: Role) -> Option<usize> {

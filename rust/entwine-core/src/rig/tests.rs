@@ -527,3 +527,28 @@ fn chains_named_after_the_part_plus_a_number() {
     assert_eq!(h.bone(Role::LeftHand), None);
     assert_eq!(h.bone(Role::LeftUpperArm), Some(1));
 }
+
+/// A big-headed body (head joint at 0.79 of its 1.51 m): its skinned mesh's extent gives the height
+/// and the head's size; a mesh extent below the head joint, inverted or NaN is ignored.
+#[test]
+fn the_mesh_extent_measures_a_stylised_body() {
+    let names = ["Hips", "Head", "LeftToes", "RightToes"];
+    let rest = [
+        (Vec3::new(0.0, 0.68, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.0, 1.19, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.07, 0.02, 0.03), Quat::IDENTITY),
+        (Vec3::new(-0.07, 0.02, 0.03), Quat::IDENTITY),
+    ];
+    let mut h = Humanoid::derive(&names, &[-1, 0, 0, 0], &rest);
+    // From the joints alone: (1.19 − 0.02) / 0.9 = 1.30 m, 14 % short.
+    assert!((h.height - 1.3).abs() < 1e-3, "{}", h.height);
+    let joints = h.clone();
+    for (lo, hi) in [(0.0, 1.0), (1.0, 0.0), (f32::NAN, 1.5), (0.0, f32::INFINITY)] {
+        h.fit_extent(lo, hi, &rest);
+        assert_eq!(h, joints, "{lo} {hi}");
+    }
+    h.fit_extent(0.0, 1.5066, &rest);
+    assert!((h.height - 1.5066).abs() < 1e-4, "{}", h.height);
+    assert!((h.head_size - 0.3166).abs() < 1e-4, "{}", h.head_size);
+    assert!((h.hand_width[0] - 1.5066 / 20.0).abs() < 1e-5);
+}
