@@ -412,6 +412,8 @@ pub struct Humanoid {
     pub palm: [Vec3; 2],
     /// From each wrist toward its fingers, in the skeleton's space, rest pose (unit).
     pub finger: [Vec3; 2],
+    /// Each hand's size measured from its own vertices ([`Self::fit_hand`]), if it was.
+    pub measured_hand: [Option<HandSize>; 2],
 }
 
 impl Humanoid {
@@ -736,6 +738,7 @@ impl Humanoid {
             head_size,
             hand_width,
             knuckles: knuckle_reach,
+            measured_hand: [None; 2],
             palm,
             finger,
         };
@@ -806,6 +809,78 @@ impl Humanoid {
         self.head_size = (highest - head).max(height / 20.0);
     }
 
+    /// Measures the hand on `side` from its own vertices (those its hand bone mostly draws): `lo`
+    /// and `hi` are their bounds in the hand bone's rest frame (`rotation` is that frame's rotation
+    /// in the skeleton's space; the bounds are in the skeleton's units). A hand modelled without
+    /// finger bones (a mitten, a fist) then gets:
+    ///
+    /// * its palm on the box's thinnest axis, on the side the rule without fingers guessed (toward
+    ///   the midline and down), and its fingers the finger direction made perpendicular to it;
+    /// * its length from the wrist to the farthest vertex along the fingers, its width across;
+    /// * its thickness as twice the distance from the wrist to the palm's surface, so that a grip
+    ///   ([`HandSize::thickness`] / 2 out of the palm) sits on the surface however the bone lies in
+    ///   the hand.
+    ///
+    /// Bounds that are not finite, empty, or a palm surface behind the wrist leave the hand as it
+    /// was.
+    pub fn fit_hand(&mut self, side: Side, lo: Vec3, hi: Vec3, rotation: Quat) {
+        let s = side as usize;
+        let size = hi - lo;
+        if !(lo.is_finite() && hi.is_finite() && size.min_element() > 0.0 && rotation.is_finite()) {
+            return;
+        }
+        let k = if size.x <= size.y && size.x <= size.z {
+            0
+        } else if size.y <= size.z {
+            1
+        } else {
+            2
+        };
+        let mut axis = Vec3::ZERO;
+        axis[k] = 1.0;
+        let Some(mut palm) = rotate(rotation, axis).try_normalize() else {
+            return;
+        };
+        let mut surface = hi[k];
+        if palm.dot(self.palm[s]) < 0.0 {
+            palm = -palm;
+            surface = -lo[k];
+        }
+        let Some(finger) = (self.finger[s] - palm * palm.dot(self.finger[s])).try_normalize()
+        else {
+            return;
+        };
+        if !(surface > 0.0) {
+            return;
+        }
+        // The box's corners along the fingers and across, in the skeleton's axes.
+        let (mut length, mut across_lo, mut across_hi) = (0.0f32, f32::MAX, f32::MIN);
+        let across = palm.cross(finger);
+        for c in 0..8 {
+            let corner = Vec3::new(
+                if c & 1 == 0 { lo.x } else { hi.x },
+                if c & 2 == 0 { lo.y } else { hi.y },
+                if c & 4 == 0 { lo.z } else { hi.z },
+            );
+            let p = rotate(rotation, corner);
+            length = length.max(p.dot(finger));
+            across_lo = across_lo.min(p.dot(across));
+            across_hi = across_hi.max(p.dot(across));
+        }
+        let width = across_hi - across_lo;
+        if !(length > 0.0 && width.is_finite() && width > 0.0) {
+            return;
+        }
+        self.palm[s] = palm;
+        self.finger[s] = finger;
+        self.hand_width[s] = width;
+        self.measured_hand[s] = Some(HandSize {
+            length,
+            width,
+            thickness: 2.0 * surface,
+        });
+    }
+
     /// The bone that plays `role`, if one was found.
     #[must_use]
     pub fn bone(&self, role: Role) -> Option<usize> {
@@ -828,10 +903,14 @@ impl Humanoid {
     ///   fingers' widths), or `height / 20` without finger bones;
     /// * thickness: `width × HAND_THICKNESS_RATIO`.
     ///
-    /// For the 1.75 m reference human without fingers: 0.189 × 0.0875 × 0.031 m.
+    /// For the 1.75 m reference human without fingers: 0.189 × 0.0875 × 0.031 m. A hand measured
+    /// from its vertices ([`Self::fit_hand`]) has that size instead.
     #[must_use]
     pub fn hand_size(&self, side: Side) -> HandSize {
         let s = side as usize;
+        if let Some(measured) = self.measured_hand[s] {
+            return measured;
+        }
         let width = if self.knuckles[s] > 0.0 {
             self.hand_width[s] * 4.0 / 3.0
         } else {

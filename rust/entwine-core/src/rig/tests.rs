@@ -459,10 +459,26 @@ fn chains_named_after_the_part_plus_a_number() {
     let mut rng = Lcg(15);
     let mut body: Vec<(&str, &str, Vec3)> = vec![
         ("Skeleton_torso_joint_1", "", Vec3::new(0.0, 0.68, 0.0)),
-        ("Skeleton_torso_joint_2", "Skeleton_torso_joint_1", Vec3::new(0.0, 0.83, 0.0)),
-        ("torso_joint_3", "Skeleton_torso_joint_2", Vec3::new(0.0, 1.08, 0.0)),
-        ("Skeleton_neck_joint_1", "torso_joint_3", Vec3::new(0.0, 1.14, 0.0)),
-        ("Skeleton_neck_joint_2", "Skeleton_neck_joint_1", Vec3::new(0.0, 1.19, 0.0)),
+        (
+            "Skeleton_torso_joint_2",
+            "Skeleton_torso_joint_1",
+            Vec3::new(0.0, 0.83, 0.0),
+        ),
+        (
+            "torso_joint_3",
+            "Skeleton_torso_joint_2",
+            Vec3::new(0.0, 1.08, 0.0),
+        ),
+        (
+            "Skeleton_neck_joint_1",
+            "torso_joint_3",
+            Vec3::new(0.0, 1.14, 0.0),
+        ),
+        (
+            "Skeleton_neck_joint_2",
+            "Skeleton_neck_joint_1",
+            Vec3::new(0.0, 1.19, 0.0),
+        ),
     ];
     // The character faces +Z: its left is +X.
     for (side, s) in [("L", 1.0f32), ("R", -1.0)] {
@@ -476,7 +492,11 @@ fn chains_named_after_the_part_plus_a_number() {
         body.push((arm[1], arm[0], Vec3::new(0.31 * s, 1.08, 0.0)));
         body.push((arm[2], arm[1], Vec3::new(0.56 * s, 1.08, 0.0)));
         let leg = [1, 2, 3, 5].map(|k| leak(format!("leg_joint_{side}_{k}")));
-        body.push((leg[0], "Skeleton_torso_joint_1", Vec3::new(0.07 * s, 0.62, 0.0)));
+        body.push((
+            leg[0],
+            "Skeleton_torso_joint_1",
+            Vec3::new(0.07 * s, 0.62, 0.0),
+        ));
         body.push((leg[1], leg[0], Vec3::new(0.07 * s, 0.35, 0.0)));
         body.push((leg[2], leg[1], Vec3::new(0.07 * s, 0.07, 0.0)));
         body.push((leg[3], leg[2], Vec3::new(0.07 * s, 0.0, 0.12)));
@@ -543,7 +563,12 @@ fn the_mesh_extent_measures_a_stylised_body() {
     // From the joints alone: (1.19 − 0.02) / 0.9 = 1.30 m, 14 % short.
     assert!((h.height - 1.3).abs() < 1e-3, "{}", h.height);
     let joints = h.clone();
-    for (lo, hi) in [(0.0, 1.0), (1.0, 0.0), (f32::NAN, 1.5), (0.0, f32::INFINITY)] {
+    for (lo, hi) in [
+        (0.0, 1.0),
+        (1.0, 0.0),
+        (f32::NAN, 1.5),
+        (0.0, f32::INFINITY),
+    ] {
         h.fit_extent(lo, hi, &rest);
         assert_eq!(h, joints, "{lo} {hi}");
     }
@@ -551,4 +576,67 @@ fn the_mesh_extent_measures_a_stylised_body() {
     assert!((h.height - 1.5066).abs() < 1e-4, "{}", h.height);
     assert!((h.head_size - 0.3166).abs() < 1e-4, "{}", h.head_size);
     assert!((h.hand_width[0] - 1.5066 / 20.0).abs() < 1e-5);
+}
+
+/// A mitten hand without finger bones (as Cesium Man's): its forearm runs down and forward, the
+/// hand lies flat (palm down, T-pose) and its bone is rolled. The hand's own vertex bounds give the
+/// palm (thinnest axis, on the guessed side), the length along the fingers and the thickness as
+/// twice the wrist-to-palm distance; degenerate bounds change nothing.
+#[test]
+fn a_hand_measured_from_its_vertices() {
+    let names = ["Hips", "Head", "arm_L_1", "arm_L_2", "arm_L_3"];
+    let elbow = Vec3::new(0.31, 0.96, 0.0);
+    let wrist = Vec3::new(0.45, 0.88, 0.08);
+    let roll = Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.3);
+    let rest = [
+        (Vec3::new(0.0, 0.68, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.0, 1.19, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.09, 1.07, 0.0), Quat::IDENTITY),
+        (elbow, Quat::IDENTITY),
+        (wrist, roll),
+    ];
+    let mut h = Humanoid::derive(&names, &[-1, 0, 0, 2, 3], &rest);
+    assert_eq!(h.bone(Role::LeftHand), Some(4));
+    let guessed = h.palm[0];
+    // The mitten, in the skeleton's axes from the wrist: 14 cm out along +X, 8 cm across (Z),
+    // 6 cm thick (Y), 2 cm above and 4 cm below the wrist; as bounds in the rolled bone's frame.
+    let (world_lo, world_hi) = (Vec3::new(-0.01, -0.04, -0.04), Vec3::new(0.14, 0.02, 0.04));
+    let inv = roll.conjugate();
+    // The bone's frame is only rotated about Y and X, so take the box's corners through it and
+    // bound them (a box in the bone's frame that holds the hand).
+    let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+    for c in 0..8 {
+        let p = Vec3::new(
+            if c & 1 == 0 { world_lo.x } else { world_hi.x },
+            if c & 2 == 0 { world_lo.y } else { world_hi.y },
+            if c & 4 == 0 { world_lo.z } else { world_hi.z },
+        );
+        lo = lo.min(inv * p);
+        hi = hi.max(inv * p);
+    }
+    let before = h.clone();
+    for (a, b) in [(hi, lo), (Vec3::NAN, hi), (lo, lo)] {
+        h.fit_hand(Side::Left, a, b, roll);
+        assert_eq!(h, before);
+    }
+    // Unrolled: the bone's frame is the skeleton's, the thinnest axis Y, the palm down.
+    let mut flat = before.clone();
+    flat.fit_hand(Side::Left, world_lo, world_hi, Quat::IDENTITY);
+    assert!(
+        vec_angle(flat.palm[0], Vec3::NEG_Y) < 1e-4,
+        "{:?}",
+        flat.palm[0]
+    );
+    assert!(flat.palm[0].dot(guessed) > 0.0);
+    assert!(flat.finger[0].dot(flat.palm[0]).abs() < 1e-5);
+    let size = flat.hand_size(Side::Left);
+    // The palm's surface 4 cm below the wrist: thickness 8 cm.
+    assert!((size.thickness - 0.08).abs() < 1e-5, "{size:?}");
+    assert!(size.length > 0.1 && size.length < 0.16, "{size:?}");
+    assert!(size.width > 0.07 && size.width < 0.16, "{size:?}");
+    // Rolled: the same palm in the skeleton's space, up to the box's looser fit.
+    h.fit_hand(Side::Left, lo, hi, roll);
+    assert!(h.measured_hand[0].is_some());
+    assert!(h.palm[0].dot(guessed) > 0.0);
+    assert!(h.finger[0].dot(h.palm[0]).abs() < 1e-5);
 }
