@@ -78,3 +78,30 @@ static func skinned_bounds(root: Node3D) -> AABB:
 				else:
 					box = box.expand(local)
 	return box
+
+
+## A TestCharacter body (capsule, movement) carrying the model at [param path] instead of its own
+## rig, turned so that the model's [param facing] (in its file; glTF characters face +Z) is the
+## body's −Z, its first animation looping on physics frames. The model is the body's child "Model".
+static func on_test_body(path: String, facing := Vector3(0, 0, 1)) -> TestCharacter:
+	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
+	body.drive_animation = false
+	for n in ["Skeleton3D", "AnimationTree", "AnimationPlayer"]:
+		var old := body.get_node_or_null(n)
+		if old != null:
+			body.remove_child(old)
+			old.free()
+	var root := instantiate(path)
+	if root == null:
+		return body
+	root.name = "Model"
+	root.rotation.y = -Vector3(0, 0, -1).signed_angle_to(facing, Vector3.UP)
+	body.add_child(root)
+	var ap := animation_player(root)
+	if ap != null and not ap.get_animation_list().is_empty():
+		var anim: StringName = ap.get_animation_list()[0]
+		ap.get_animation(anim).loop_mode = Animation.LOOP_LINEAR
+		ap.callback_mode_process = AnimationMixer.ANIMATION_CALLBACK_MODE_PROCESS_PHYSICS
+		ap.autoplay = anim
+		ap.play(anim)
+	return body

@@ -222,24 +222,10 @@ func test_limb_ik_and_godot_two_bone_ik_agree_on_each_arm() -> void:
 ## A TestCharacter body (capsule, movement) carrying the model instead of its own rig, turned to face
 ## the body's −Z, its walk animation looping.
 func _character(m: Dictionary, world: Node3D, at: Vector3) -> Array:
-	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
-	body.drive_animation = false
-	for n in ["Skeleton3D", "AnimationTree", "AnimationPlayer"]:
-		var old := body.get_node(n)
-		body.remove_child(old)
-		old.free()
-	var root := GltfModel.instantiate(m["path"])
-	root.rotation.y = Vector3(0, 0, -1).signed_angle_to(m["facing"], Vector3.UP) * -1.0
-	body.add_child(root)
+	var body := GltfModel.on_test_body(m["path"], m["facing"])
 	body.position = at
 	world.add_child(body)
-	var ap := GltfModel.animation_player(root)
-	if ap != null and not ap.get_animation_list().is_empty():
-		var name: StringName = ap.get_animation_list()[0]
-		ap.get_animation(name).loop_mode = Animation.LOOP_LINEAR
-		ap.callback_mode_process = AnimationMixer.ANIMATION_CALLBACK_MODE_PROCESS_PHYSICS
-		ap.play(name)
-	return [body, root]
+	return [body, body.get_node("Model")]
 
 
 ## Two instances walk holding hands: both hands within 1 cm of the shared contact, the two hands
