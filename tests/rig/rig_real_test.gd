@@ -353,3 +353,84 @@ func test_rope_hangs_from_the_hand_bone_while_the_model_animates() -> void:
 		print("real %s: rope first point to the hand bone %.4f mm at most over 120 frames (the hand moved %.3f m)" % [m["name"], worst * 1000.0, moved])
 		world.queue_free()
 		await frames(2)
+
+
+## The model's root scaled (1, 1.2, 1) (a stretched import): the height seen in the world, LimbIK on
+## each arm and a walking pair, each figure printed and asserted: the height against the stretched
+## mesh's bounds (10 %), LimbIK within 1 cm × 1.2, both hands within 1 cm × 1.2 of the contact and
+## overlapping by at most 5 mm × 1.2.
+func test_a_model_stretched_1_2_times_upward() -> void:
+	_rng.seed = 16
+	var stretch := Vector3(1, 1.2, 1)
+	for m in MODELS:
+		var holder := add(Node3D.new()) as Node3D
+		var root := _model(m, holder)
+		root.scale = stretch
+		var sk := GltfModel.skeleton(root)
+		await frames(1)
+		var d := HumanoidRig.describe(sk)
+		var height: float = d["height"] * (sk.global_transform.basis * (d["up"] as Vector3)).length()
+		var bounds := GltfModel.skinned_bounds(root)
+		var herr := absf(height - bounds.size.y) / bounds.size.y
+		check(herr <= 0.10, "%s stretched: height within 10 %% of the mesh's bounds" % m["name"], bounds.size.y, height)
+		var worst := 0.0
+		for side in ["Left", "Right"]:
+			var bones := ["UpperArm", "LowerArm", "Hand"].map(func(b: String) -> int: return sk.find_bone(m["bones"][side + b]))
+			var rest := await _world_poses(sk, bones)
+			var reach := rest[0].origin.distance_to(rest[1].origin) + rest[1].origin.distance_to(rest[2].origin)
+			var ik := LimbIK.new()
+			ik.limb = LimbIK.LIMB_LEFT_ARM if side == "Left" else LimbIK.LIMB_RIGHT_ARM
+			sk.add_child(ik)
+			for t in 4:
+				var dir := Vector3(_rng.randf_range(-1, 1), _rng.randf_range(-1, 1), _rng.randf_range(-1, 1)).normalized()
+				# Half the reach at most: every direction stays reachable however the stretch bends it.
+				var goal := rest[0].origin + dir * reach * _rng.randf_range(0.3, 0.5)
+				ik.target_transform = Transform3D(Basis.IDENTITY, goal)
+				var got := await _world_poses(sk, bones)
+				worst = maxf(worst, got[2].origin.distance_to(goal))
+			ik.queue_free()
+			await frames(2)
+		check(worst <= 0.012, "%s stretched: LimbIK within 1 cm × 1.2 of reachable targets" % m["name"], 0.012, worst)
+		holder.queue_free()
+		# A walking pair of stretched models.
+		var world := add(Node3D.new()) as Node3D
+		add_floor(world)
+		var room := HoldHandRoom.new()
+		world.add_child(room)
+		var made := []
+		var comps := []
+		for i in 2:
+			made.append(_character(m, world, Vector3(i * 0.8, 0, 0)))
+			(made[i][1] as Node3D).scale = stretch
+			var comp := HoldHandComponent.new()
+			made[i][0].add_child(comp)
+			comps.append(comp)
+		await physics_frames(2)
+		var boxes := [null, null]
+		var contacts := [Vector3.ZERO]
+		for i in 2:
+			var psk := GltfModel.skeleton(made[i][1])
+			var bone := psk.find_bone(m["bones"]["LeftHand" if i == 0 else "RightHand"])
+			var rest_box: Array = _rest_hand_box(made[i][1], psk, bone)
+			psk.skeleton_updated.connect(func() -> void:
+				boxes[i] = _posed_box(psk, bone, rest_box[0])
+				if i == 0:
+					contacts[0] = comps[0].get_contact_point())
+		check(comps[0].request(comps[1]) and comps[1].accept(), "%s stretched: paired" % m["name"])
+		made[0][0].move_input = Vector3(0, 0, -1)
+		var gap := 0.0
+		var overlap := 0.0
+		var samples := 0
+		for f in 180:
+			await physics_frame
+			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and boxes[0] != null and boxes[1] != null:
+				samples += 1
+				gap = maxf(gap, maxf(HAND_BOX.distance_to(boxes[0], contacts[0]), HAND_BOX.distance_to(boxes[1], contacts[0])))
+				overlap = maxf(overlap, HAND_BOX.overlap(boxes[0], boxes[1]))
+		check(samples > 30, "%s stretched: hands held while walking" % m["name"], "> 30", samples)
+		check(gap <= 0.012, "%s stretched: both hands within 1 cm × 1.2 of the contact" % m["name"], 0.012, gap)
+		check(overlap <= 0.006, "%s stretched: the hands overlap by at most 5 mm × 1.2" % m["name"], 0.006, overlap)
+		print("real %s stretched (1, 1.2, 1): height %.4f m, mesh bounds %.4f m (%.2f %%); limb_ik worst %.4f mm; hold_hand hand to contact %.3f mm, hands overlap %.3f mm over %d frames" % [
+			m["name"], height, bounds.size.y, herr * 100.0, worst * 1000.0, gap * 1000.0, overlap * 1000.0, samples])
+		world.queue_free()
+		await frames(2)
