@@ -4,7 +4,7 @@ extends Node3D
 ## Beside them a pair of Cesium Men (a real glTF humanoid, loaded at run time, no bone set by hand)
 ## walks the same loop further out, holding hands the same way.
 
-var title := "HoldHandComponent — the partner follows, the hands meet (debug: reach spheres, contact)"
+var title := "HoldHandComponent — the partner follows, the hands meet (debug: reach spheres, contact); left: Cesium Man, a real glTF humanoid"
 
 ## Radius (m) and angular speed (rad/s) of the walked loop.
 const LOOP_RADIUS := 2.5

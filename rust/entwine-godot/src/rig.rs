@@ -98,12 +98,16 @@ fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec
                 continue;
             }
             let per = bones.len() / n;
+            if per == 0 {
+                continue;
+            }
             let (bones, weights, verts) = (bones.as_slice(), weights.as_slice(), verts.as_slice());
-            for v in 0..n {
+            let influences = bones.chunks_exact(per).zip(weights.chunks_exact(per));
+            for (vertex, (bones, weights)) in verts.iter().zip(influences) {
                 let mut best = (-1, 0.0f32);
-                for k in v * per..(v + 1) * per {
-                    if weights[k] > best.1 {
-                        best = (bones[k], weights[k]);
+                for (&b, &w) in bones.iter().zip(weights) {
+                    if w > best.1 {
+                        best = (b, w);
                     }
                 }
                 let Some(&b) = usize::try_from(best.0).ok().and_then(|i| binds.get(i)) else {
@@ -113,7 +117,7 @@ fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec
                     continue;
                 }
                 let at_rest = skeleton.get_bone_global_rest(b) * skin.get_bind_pose(best.0);
-                let p = vec3(frame * (at_rest * verts[v]));
+                let p = vec3(frame * (at_rest * *vertex));
                 if p.is_finite() {
                     bounds = Some(bounds.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
                 }

@@ -850,7 +850,7 @@ impl Humanoid {
         else {
             return;
         };
-        if !(surface > 0.0) {
+        if surface.is_nan() || surface <= 0.0 {
             return;
         }
         // The box's corners along the fingers and across, in the skeleton's axes.
