@@ -83,17 +83,20 @@ static func skinned_bounds(root: Node3D) -> AABB:
 ## A TestCharacter body (capsule, movement) carrying the model at [param path] instead of its own
 ## rig, turned so that the model's [param facing] (in its file; glTF characters face +Z) is the
 ## body's −Z, its first animation looping on physics frames. The model is the body's child "Model".
+## When the file cannot be read (an exported build does not carry it: its folder is kept out of the
+## import), the test character keeps its own rig, with a warning.
 static func on_test_body(path: String, facing := Vector3(0, 0, 1)) -> TestCharacter:
 	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
+	var root := instantiate(path)
+	if root == null:
+		push_warning("GltfModel: '%s' not loaded; the test character keeps its own rig" % path)
+		return body
 	body.drive_animation = false
 	for n in ["Skeleton3D", "AnimationTree", "AnimationPlayer"]:
 		var old := body.get_node_or_null(n)
 		if old != null:
 			body.remove_child(old)
 			old.free()
-	var root := instantiate(path)
-	if root == null:
-		return body
 	root.name = "Model"
 	root.rotation.y = -Vector3(0, 0, -1).signed_angle_to(facing, Vector3.UP)
 	body.add_child(root)

@@ -59,6 +59,8 @@ func _world_poses(sk: Skeleton3D, bones: Array) -> Array[Transform3D]:
 func _model(m: Dictionary, parent: Node) -> Node3D:
 	var root := GltfModel.instantiate(m["path"])
 	check(root != null, "%s: loaded from its glTF file" % m["name"])
+	if root == null:
+		root = Node3D.new()
 	parent.add_child(root)
 	return root
 
@@ -225,6 +227,7 @@ func _character(m: Dictionary, world: Node3D, at: Vector3) -> Array:
 	var body := GltfModel.on_test_body(m["path"], m["facing"])
 	body.position = at
 	world.add_child(body)
+	check(body.has_node("Model"), "%s: the model is on the body" % m["name"])
 	return [body, body.get_node("Model")]
 
 
