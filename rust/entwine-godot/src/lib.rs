@@ -22,6 +22,7 @@ pub use formation::{
 pub use hold_hand::{HoldHandComponent, HoldHandRoom};
 pub use limb_ik::LimbIK;
 pub use net_clock::NetClock;
+pub use rig::HumanoidRig;
 pub use rope::{RopeBoneChain, RopeChainFit, RopePreset, RopeSimulation};
 
 struct Entwine;

@@ -1,14 +1,18 @@
 //! The one place where a skeleton becomes a core [`Humanoid`]: every node that needs bones, body
-//! axes or proportions asks here.
+//! axes or proportions asks here. When the skeleton draws skinned meshes, their extent gives the
+//! height ([`Humanoid::fit_extent`]).
 
-use entwine_core::rig::{Humanoid, Role};
-use godot::classes::Skeleton3D;
+use entwine_core::rig::{Humanoid, Role, Side};
+use godot::classes::mesh::ArrayType;
+use godot::classes::{ArrayMesh, MeshInstance3D, Skeleton3D, Skin};
 use godot::prelude::*;
 
 use crate::convert::{rotation, vec3};
 
-/// Describes the humanoid in `skeleton` from its bone names and rest pose (allocates: call it when a
-/// node resolves its bones, never per frame).
+/// Describes the humanoid in `skeleton` from its bone names and rest pose, and, when the skeleton
+/// draws skinned meshes, the height from their extent and each finger-less hand from its own
+/// vertices (allocates and reads the meshes' vertices: call it when a node resolves its bones, never
+/// per frame).
 pub fn humanoid(skeleton: &Gd<Skeleton3D>) -> Humanoid {
     let n = skeleton.get_bone_count().max(0);
     let mut names = Vec::with_capacity(n as usize);
@@ -20,7 +24,139 @@ pub fn humanoid(skeleton: &Gd<Skeleton3D>) -> Humanoid {
         let t = skeleton.get_bone_global_rest(i);
         rest.push((vec3(t.origin), rotation(t.basis)));
     }
-    Humanoid::derive(&names, &parents, &rest)
+    let mut h = Humanoid::derive(&names, &parents, &rest);
+    if let Some((lowest, highest)) = skinned_extent(skeleton, h.up) {
+        h.fit_extent(lowest, highest, &rest);
+    }
+    for side in [Side::Left, Side::Right] {
+        let hand = h.bone(Role::arm(side)[2]);
+        if let Some(hand) = hand.filter(|_| h.knuckles[side as usize] <= 0.0) {
+            if let Some((lo, hi)) = bone_vertex_bounds(skeleton, hand as i32) {
+                let frame = skeleton.get_bone_global_rest(hand as i32);
+                h.fit_hand(side, lo, hi, rotation(frame.basis));
+            }
+        }
+    }
+    h
+}
+
+/// The skinned meshes drawn by `skeleton`: its MeshInstance3D children with a Skin and this
+/// skeleton, with each bind's bone index.
+fn skinned_meshes(skeleton: &Gd<Skeleton3D>) -> Vec<(Gd<MeshInstance3D>, Gd<Skin>)> {
+    let mut out = Vec::new();
+    for child in skeleton.get_children().iter_shared() {
+        let Ok(mi) = child.try_cast::<MeshInstance3D>() else {
+            continue;
+        };
+        let Some(skin) = mi.get_skin() else {
+            continue;
+        };
+        let drawn_by = mi.get_node_or_null(&mi.get_skeleton_path());
+        if drawn_by.is_some_and(|n| n == skeleton.clone().upcast::<Node>())
+            && mi.get_mesh().is_some()
+        {
+            out.push((mi, skin));
+        }
+    }
+    out
+}
+
+/// The bone a skin's bind `b` moves (by index, else by name), or -1.
+fn bind_bone(skeleton: &Gd<Skeleton3D>, skin: &Gd<Skin>, b: i32) -> i32 {
+    let bone = skin.get_bind_bone(b);
+    if bone >= 0 && bone < skeleton.get_bone_count() {
+        return bone;
+    }
+    skeleton.find_bone(&GString::from(&skin.get_bind_name(b)))
+}
+
+/// The bounds, in `bone`'s rest frame (rotation and origin; skeleton units), of the vertices the
+/// bone draws with the largest weight, at the rest pose. `None` without any.
+fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec3, glam::Vec3)> {
+    let rest = skeleton.get_bone_global_rest(bone);
+    let frame = Transform3D::new(rest.basis.orthonormalized(), rest.origin).affine_inverse();
+    let mut bounds: Option<(glam::Vec3, glam::Vec3)> = None;
+    for (mi, skin) in skinned_meshes(skeleton) {
+        let Some(mesh) = mi.get_mesh().and_then(|m| m.try_cast::<ArrayMesh>().ok()) else {
+            continue;
+        };
+        let binds: Vec<i32> = (0..skin.get_bind_count())
+            .map(|b| bind_bone(skeleton, &skin, b))
+            .collect();
+        for surface in 0..mesh.get_surface_count() {
+            let arrays = mesh.surface_get_arrays(surface);
+            let get = |k: ArrayType| arrays.get(k.ord() as usize);
+            let (Some(verts), Some(bones), Some(weights)) = (
+                get(ArrayType::VERTEX).and_then(|v| v.try_to::<PackedVector3Array>().ok()),
+                get(ArrayType::BONES).and_then(|v| v.try_to::<PackedInt32Array>().ok()),
+                get(ArrayType::WEIGHTS).and_then(|v| v.try_to::<PackedFloat32Array>().ok()),
+            ) else {
+                continue;
+            };
+            let n = verts.len();
+            if n == 0 || bones.len() != weights.len() || bones.len() % n != 0 {
+                continue;
+            }
+            let per = bones.len() / n;
+            if per == 0 {
+                continue;
+            }
+            let (bones, weights, verts) = (bones.as_slice(), weights.as_slice(), verts.as_slice());
+            let influences = bones.chunks_exact(per).zip(weights.chunks_exact(per));
+            for (vertex, (bones, weights)) in verts.iter().zip(influences) {
+                let mut best = (-1, 0.0f32);
+                for (&b, &w) in bones.iter().zip(weights) {
+                    if w > best.1 {
+                        best = (b, w);
+                    }
+                }
+                let Some(&b) = usize::try_from(best.0).ok().and_then(|i| binds.get(i)) else {
+                    continue;
+                };
+                if b != bone {
+                    continue;
+                }
+                let at_rest = skeleton.get_bone_global_rest(b) * skin.get_bind_pose(best.0);
+                let p = vec3(frame * (at_rest * *vertex));
+                if p.is_finite() {
+                    bounds = Some(bounds.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
+                }
+            }
+        }
+    }
+    bounds
+}
+
+/// The lowest and highest points along `up` (skeleton space) of the skinned meshes drawn by
+/// `skeleton` (its MeshInstance3D children with a Skin), at the rest pose: each mesh's bounding box
+/// carried by its first bound bone's rest × bind pose. `None` without such a mesh.
+fn skinned_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> {
+    let mut extent: Option<(f32, f32)> = None;
+    for (mi, skin) in skinned_meshes(skeleton) {
+        let Some(mesh) = mi.get_mesh() else {
+            continue;
+        };
+        let Some(to_skeleton) = (0..skin.get_bind_count()).find_map(|b| {
+            let bone = bind_bone(skeleton, &skin, b);
+            (bone >= 0).then(|| skeleton.get_bone_global_rest(bone) * skin.get_bind_pose(b))
+        }) else {
+            continue;
+        };
+        let aabb = mesh.get_aabb();
+        for k in 0..8 {
+            let corner = aabb.position
+                + Vector3::new(
+                    if k & 1 == 0 { 0.0 } else { aabb.size.x },
+                    if k & 2 == 0 { 0.0 } else { aabb.size.y },
+                    if k & 4 == 0 { 0.0 } else { aabb.size.z },
+                );
+            let h = vec3(to_skeleton * corner).dot(up);
+            if h.is_finite() {
+                extent = Some(extent.map_or((h, h), |(lo, hi)| (lo.min(h), hi.max(h))));
+            }
+        }
+    }
+    extent
 }
 
 /// A node's name for a skeleton in warnings: its path in the tree, else its name.
@@ -62,5 +198,55 @@ pub fn pick(
             label(skeleton),
             role.tried()
         )),
+    }
+}
+
+/// What Entwine's nodes find in a humanoid skeleton with no bone name set by hand: which bone plays
+/// each part, the body's axes and proportions. Every node that drives bones builds the same
+/// description; call [method describe] to see it (for a new character, or a warning that a bone was
+/// not found).
+#[derive(GodotClass)]
+#[class(init, base = RefCounted)]
+pub struct HumanoidRig {
+    base: Base<RefCounted>,
+}
+
+#[godot_api]
+impl HumanoidRig {
+    /// Describes the humanoid in [param skeleton] from its bone names and rest pose. Returns a
+    /// Dictionary:
+    ///
+    /// - `bones`: Dictionary from each part's name in Godot's humanoid profile (`Hips`,
+    ///   `LeftUpperArm`, `RightHand`, `LeftIndexProximal`…) to the bone's name, for the parts found;
+    /// - `up`, `right`, `forward`: the body's axes in the skeleton's space (unit Vector3);
+    /// - `height`: the standing height in the skeleton's units (the head joint's height over the toes'
+    ///   joints divided by 0.9); `arm_length`, `leg_length`: Vector2 (left, right);
+    ///   `shoulder_width`, `head_size`: floats.
+    ///
+    /// An invalid skeleton gives an empty Dictionary. Allocates: not for per-frame use.
+    #[func]
+    fn describe(skeleton: Option<Gd<Skeleton3D>>) -> VarDictionary {
+        let mut out = VarDictionary::new();
+        let Some(skeleton) = skeleton.filter(|s| s.is_instance_valid()) else {
+            godot_warn!("HumanoidRig.describe: no skeleton given; returning an empty Dictionary");
+            return out;
+        };
+        let h = humanoid(&skeleton);
+        let mut bones = VarDictionary::new();
+        for &role in Role::ALL {
+            if let Some(i) = h.bone(role) {
+                bones.set(role.godot_name(), &skeleton.get_bone_name(i as i32));
+            }
+        }
+        out.set("bones", &bones);
+        out.set("up", crate::convert::vector3(h.up));
+        out.set("right", crate::convert::vector3(h.right));
+        out.set("forward", crate::convert::vector3(h.forward));
+        out.set("height", h.height);
+        out.set("arm_length", Vector2::new(h.arm_length[0], h.arm_length[1]));
+        out.set("leg_length", Vector2::new(h.leg_length[0], h.leg_length[1]));
+        out.set("shoulder_width", h.shoulder_width);
+        out.set("head_size", h.head_size);
+        out
     }
 }

@@ -14,6 +14,10 @@
 //!   IK and end bones are never chosen; among several candidates the one nearest the root wins. A
 //!   missing forearm or upper arm (leg: shin, thigh) is taken from the hierarchy above the hand
 //!   (foot), skipping twist bones; a missing neck is the head's parent and a missing chest the neck's.
+//!   Limbs named only after the part plus a number, as COLLADA exports name them
+//!   (`arm_joint_L_1` …, `leg_joint_L_1` … `leg_joint_L_5`, `neck_joint_1`, `torso_joint_1` …),
+//!   are read as one chain in depth order when each is a descendant of the one before: upper arm,
+//!   forearm, hand; thigh, shin, foot, toes; neck, head; hips, spine, chest, upper chest.
 //! * **the body's axes** in the skeleton's space: up from the hips to the head, right from the left
 //!   to the right upper arm (or leg), forward = up × right. A rig facing +Z gets forward +Z.
 //! * **proportions**: height, arm and leg lengths, shoulder width, head size, hand width.
@@ -167,11 +171,11 @@ impl Role {
     pub fn tried(self) -> &'static str {
         use Role::*;
         match self {
-            Hips => "Hips, hips | hip | pelvis",
-            Spine => "Spine, spine",
+            Hips => "Hips, hips | hip | pelvis, else the first of a numbered torso chain",
+            Spine => "Spine, spine | torso",
             Chest | UpperChest => "Chest, chest | upper chest, else the neck's parent",
             Neck => "Neck, neck, else the head's parent",
-            Head => "Head, head",
+            Head => "Head, head, else the last of a chain of bones all named neck + a number",
             LeftShoulder | RightShoulder => "<side>Shoulder, side + shoulder | clavicle | collar",
             LeftUpperArm | RightUpperArm => {
                 "<side>UpperArm, side + upper arm | arm | up arm (upper_arm.l, UpperArm_L, \
@@ -182,12 +186,18 @@ impl Role {
                 "<side>LowerArm, side + lower arm | forearm | elbow, else the hand's parent (twist \
                  bones skipped)"
             }
-            LeftHand | RightHand => "<side>Hand, side + hand | wrist",
+            LeftHand | RightHand => {
+                "<side>Hand, side + hand | wrist, else the third of a chain of bones all named \
+                 side + arm + a number (arm_joint_L_1 …)"
+            }
             LeftUpperLeg | RightUpperLeg => "<side>UpperLeg, side + upper leg | thigh | up leg",
             LeftLowerLeg | RightLowerLeg => {
                 "<side>LowerLeg, side + lower leg | leg | shin | calf | knee, else the foot's parent"
             }
-            LeftFoot | RightFoot => "<side>Foot, side + foot | ankle",
+            LeftFoot | RightFoot => {
+                "<side>Foot, side + foot | ankle, else the third of a chain of bones all named side + \
+                 leg + a number (leg_joint_L_1 …)"
+            }
             LeftToes | RightToes => "<side>Toes, side + toes | toe | toe base | ball",
             _ => "side + index | middle | ring | little | pinky (first joint nearest the hand)",
         }
@@ -231,6 +241,7 @@ const NOISE_WORDS: &[&str] = &[
     "bone",
     "jnt",
     "joint",
+    "skeleton",
     "f",
 ];
 
@@ -311,7 +322,7 @@ pub fn role_from_name(name: &str) -> Option<Role> {
     }
     Some(match key {
         "hips" | "hip" | "pelvis" => Role::Hips,
-        "spine" => Role::Spine,
+        "spine" | "torso" => Role::Spine,
         "chest" => Role::Chest,
         "upperchest" => Role::UpperChest,
         "neck" => Role::Neck,
@@ -401,6 +412,8 @@ pub struct Humanoid {
     pub palm: [Vec3; 2],
     /// From each wrist toward its fingers, in the skeleton's space, rest pose (unit).
     pub finger: [Vec3; 2],
+    /// Each hand's size measured from its own vertices ([`Self::fit_hand`]), if it was.
+    pub measured_hand: [Option<HandSize>; 2],
 }
 
 impl Humanoid {
@@ -429,6 +442,84 @@ impl Humanoid {
                 if d < best_depth[role as usize] {
                     best_depth[role as usize] = d;
                     bones[role as usize] = Some(i);
+                }
+            }
+        }
+        // Bones all named after one part plus a number (`arm_joint_L_1`, `arm_joint_L_2`, …;
+        // `neck_1`, `neck_2`; `torso_1` …): the bones that name gives, in depth order, when each
+        // is a descendant of the one before (one chain, not two branches).
+        let is_ancestor = |a: usize, mut b: usize| {
+            for _ in 0..=n {
+                match usize::try_from(parents[b]) {
+                    Ok(p) if p < n => {
+                        if p == a {
+                            return true;
+                        }
+                        b = p;
+                    }
+                    _ => return false,
+                }
+            }
+            false
+        };
+        let numbered_chain = |role: Role| -> Vec<usize> {
+            let mut chain: Vec<(usize, usize)> = names
+                .iter()
+                .enumerate()
+                .take(n)
+                .filter(|(_, name)| role_from_name(name.as_ref()) == Some(role))
+                .map(|(i, _)| (depth(i), i))
+                .collect();
+            chain.sort_unstable();
+            let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
+            if c.windows(2).all(|w| is_ancestor(w[0], w[1])) {
+                c
+            } else {
+                Vec::new()
+            }
+        };
+        // An arm named only "arm" (upper arm, forearm, hand) or a leg named only "leg" (thigh,
+        // shin, foot, toes) when its end bone has no name of its own.
+        for side in [Side::Left, Side::Right] {
+            let [upper_arm, lower_arm, hand] = Role::arm(side);
+            let [upper_leg, lower_leg, foot] = Role::leg(side);
+            let toes = match side {
+                Side::Left => Role::LeftToes,
+                Side::Right => Role::RightToes,
+            };
+            if bones[hand as usize].is_none() && bones[lower_arm as usize].is_none() {
+                let c = numbered_chain(upper_arm);
+                if c.len() >= 3 {
+                    for (role, &bone) in [upper_arm, lower_arm, hand].iter().zip(&c) {
+                        bones[*role as usize] = Some(bone);
+                    }
+                }
+            }
+            if bones[foot as usize].is_none() && bones[upper_leg as usize].is_none() {
+                let c = numbered_chain(lower_leg);
+                if c.len() >= 3 {
+                    for (role, &bone) in [upper_leg, lower_leg, foot, toes].iter().zip(&c) {
+                        bones[*role as usize] = Some(bone);
+                    }
+                }
+            }
+        }
+        // A neck named only "neck" with no head bone: the last of its chain is the head.
+        if bones[Role::Head as usize].is_none() {
+            let c = numbered_chain(Role::Neck);
+            if c.len() >= 2 {
+                bones[Role::Neck as usize] = Some(c[0]);
+                bones[Role::Head as usize] = c.last().copied();
+            }
+        }
+        // A torso named only "spine" or "torso" plus a number, with no hips bone. With the head
+        // found, the chain is the body below the neck: hips, spine, chest, upper chest.
+        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_some() {
+            let c = numbered_chain(Role::Spine);
+            if c.len() >= 2 {
+                let roles = [Role::Hips, Role::Spine, Role::Chest, Role::UpperChest];
+                for (role, &bone) in roles.iter().zip(&c) {
+                    bones[*role as usize] = Some(bone);
                 }
             }
         }
@@ -647,6 +738,7 @@ impl Humanoid {
             head_size,
             hand_width,
             knuckles: knuckle_reach,
+            measured_hand: [None; 2],
             palm,
             finger,
         };
@@ -687,6 +779,108 @@ impl Humanoid {
             && self.palm.iter().chain(&self.finger).all(|v| v.is_finite())
     }
 
+    /// Measures the height from the body's outer extent instead of the head joint: `lowest` and
+    /// `highest` are the lowest and highest points of the character's skinned meshes along
+    /// [`Self::up`] (dot products with `up`, in the skeleton's space, rest pose). A stylised body
+    /// (a large head, the head joint well below nine tenths of the height) is measured as it is
+    /// drawn: `height = highest − lowest`, `head_size = highest −` the head joint's height (at least
+    /// a twentieth of the height). An extent that is not finite, not positive or does not reach above
+    /// the head joint is ignored (the joint-based height stays).
+    pub fn fit_extent(&mut self, lowest: f32, highest: f32, rest: &[(Vec3, Quat)]) {
+        let height = highest - lowest;
+        if !(lowest.is_finite() && highest.is_finite() && height.is_finite() && height > 0.0) {
+            return;
+        }
+        let head = self
+            .bone(Role::Head)
+            .and_then(|i| rest.get(i))
+            .map(|r| r.0.dot(self.up))
+            .filter(|h| h.is_finite());
+        let Some(head) = head.filter(|&h| h < highest) else {
+            return;
+        };
+        // Without finger bones the hands were sized from the joint-based height.
+        for s in 0..2 {
+            if self.knuckles[s] <= 0.0 {
+                self.hand_width[s] = height / 20.0;
+            }
+        }
+        self.height = height;
+        self.head_size = (highest - head).max(height / 20.0);
+    }
+
+    /// Measures the hand on `side` from its own vertices (those its hand bone mostly draws): `lo`
+    /// and `hi` are their bounds in the hand bone's rest frame (`rotation` is that frame's rotation
+    /// in the skeleton's space; the bounds are in the skeleton's units). A hand modelled without
+    /// finger bones (a mitten, a fist) then gets:
+    ///
+    /// * its palm on the box's thinnest axis, on the side the rule without fingers guessed (toward
+    ///   the midline and down), and its fingers the finger direction made perpendicular to it;
+    /// * its length from the wrist to the farthest vertex along the fingers, its width across;
+    /// * its thickness as twice the distance from the wrist to the palm's surface, so that a grip
+    ///   ([`HandSize::thickness`] / 2 out of the palm) sits on the surface however the bone lies in
+    ///   the hand.
+    ///
+    /// Bounds that are not finite, empty, or a palm surface behind the wrist leave the hand as it
+    /// was.
+    pub fn fit_hand(&mut self, side: Side, lo: Vec3, hi: Vec3, rotation: Quat) {
+        let s = side as usize;
+        let size = hi - lo;
+        if !(lo.is_finite() && hi.is_finite() && size.min_element() > 0.0 && rotation.is_finite()) {
+            return;
+        }
+        let k = if size.x <= size.y && size.x <= size.z {
+            0
+        } else if size.y <= size.z {
+            1
+        } else {
+            2
+        };
+        let mut axis = Vec3::ZERO;
+        axis[k] = 1.0;
+        let Some(mut palm) = rotate(rotation, axis).try_normalize() else {
+            return;
+        };
+        let mut surface = hi[k];
+        if palm.dot(self.palm[s]) < 0.0 {
+            palm = -palm;
+            surface = -lo[k];
+        }
+        let Some(finger) = (self.finger[s] - palm * palm.dot(self.finger[s])).try_normalize()
+        else {
+            return;
+        };
+        if surface.is_nan() || surface <= 0.0 {
+            return;
+        }
+        // The box's corners along the fingers and across, in the skeleton's axes.
+        let (mut length, mut across_lo, mut across_hi) = (0.0f32, f32::MAX, f32::MIN);
+        let across = palm.cross(finger);
+        for c in 0..8 {
+            let corner = Vec3::new(
+                if c & 1 == 0 { lo.x } else { hi.x },
+                if c & 2 == 0 { lo.y } else { hi.y },
+                if c & 4 == 0 { lo.z } else { hi.z },
+            );
+            let p = rotate(rotation, corner);
+            length = length.max(p.dot(finger));
+            across_lo = across_lo.min(p.dot(across));
+            across_hi = across_hi.max(p.dot(across));
+        }
+        let width = across_hi - across_lo;
+        if !(length > 0.0 && width.is_finite() && width > 0.0) {
+            return;
+        }
+        self.palm[s] = palm;
+        self.finger[s] = finger;
+        self.hand_width[s] = width;
+        self.measured_hand[s] = Some(HandSize {
+            length,
+            width,
+            thickness: 2.0 * surface,
+        });
+    }
+
     /// The bone that plays `role`, if one was found.
     #[must_use]
     pub fn bone(&self, role: Role) -> Option<usize> {
@@ -709,10 +903,14 @@ impl Humanoid {
     ///   fingers' widths), or `height / 20` without finger bones;
     /// * thickness: `width × HAND_THICKNESS_RATIO`.
     ///
-    /// For the 1.75 m reference human without fingers: 0.189 × 0.0875 × 0.031 m.
+    /// For the 1.75 m reference human without fingers: 0.189 × 0.0875 × 0.031 m. A hand measured
+    /// from its vertices ([`Self::fit_hand`]) has that size instead.
     #[must_use]
     pub fn hand_size(&self, side: Side) -> HandSize {
         let s = side as usize;
+        if let Some(measured) = self.measured_hand[s] {
+            return measured;
+        }
         let width = if self.knuckles[s] > 0.0 {
             self.hand_width[s] * 4.0 / 3.0
         } else {

@@ -449,3 +449,194 @@ fn hostile_skeletons_give_finite_rigs() {
     assert_eq!(h.height, REFERENCE_HEIGHT);
     assert_eq!(h.forward, Vec3::NEG_Z);
 }
+
+/// A rig named like a COLLADA export (glTF sample "Cesium Man"): no bone is called hips, head, hand
+/// or foot; the torso, neck, arms and legs are chains named after the part plus a number
+/// (`Skeleton_torso_joint_1`, `leg_joint_L_1` … `leg_joint_L_5`, `Skeleton_arm_joint_L__4_` counting
+/// down), every bone rolled at random about its own axis, T-pose, facing +Z.
+#[test]
+fn chains_named_after_the_part_plus_a_number() {
+    let mut rng = Lcg(15);
+    let mut body: Vec<(&str, &str, Vec3)> = vec![
+        ("Skeleton_torso_joint_1", "", Vec3::new(0.0, 0.68, 0.0)),
+        (
+            "Skeleton_torso_joint_2",
+            "Skeleton_torso_joint_1",
+            Vec3::new(0.0, 0.83, 0.0),
+        ),
+        (
+            "torso_joint_3",
+            "Skeleton_torso_joint_2",
+            Vec3::new(0.0, 1.08, 0.0),
+        ),
+        (
+            "Skeleton_neck_joint_1",
+            "torso_joint_3",
+            Vec3::new(0.0, 1.14, 0.0),
+        ),
+        (
+            "Skeleton_neck_joint_2",
+            "Skeleton_neck_joint_1",
+            Vec3::new(0.0, 1.19, 0.0),
+        ),
+    ];
+    // The character faces +Z: its left is +X.
+    for (side, s) in [("L", 1.0f32), ("R", -1.0)] {
+        let leak = |n: String| -> &'static str { Box::leak(n.into_boxed_str()) };
+        let arm = [
+            leak(format!("Skeleton_arm_joint_{side}__4_")),
+            leak(format!("Skeleton_arm_joint_{side}__3_")),
+            leak(format!("Skeleton_arm_joint_{side}__2_")),
+        ];
+        body.push((arm[0], "torso_joint_3", Vec3::new(0.09 * s, 1.08, 0.0)));
+        body.push((arm[1], arm[0], Vec3::new(0.31 * s, 1.08, 0.0)));
+        body.push((arm[2], arm[1], Vec3::new(0.56 * s, 1.08, 0.0)));
+        let leg = [1, 2, 3, 5].map(|k| leak(format!("leg_joint_{side}_{k}")));
+        body.push((
+            leg[0],
+            "Skeleton_torso_joint_1",
+            Vec3::new(0.07 * s, 0.62, 0.0),
+        ));
+        body.push((leg[1], leg[0], Vec3::new(0.07 * s, 0.35, 0.0)));
+        body.push((leg[2], leg[1], Vec3::new(0.07 * s, 0.07, 0.0)));
+        body.push((leg[3], leg[2], Vec3::new(0.07 * s, 0.0, 0.12)));
+    }
+    let names: Vec<&str> = body.iter().map(|b| b.0).collect();
+    let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
+    let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
+    let rest: Vec<(Vec3, Quat)> = body
+        .iter()
+        .map(|b| {
+            let axis = Vec3::new(rng.signed(), rng.signed(), rng.signed())
+                .try_normalize()
+                .unwrap_or(Vec3::X);
+            (b.2, Quat::from_axis_angle(axis, rng.signed() * 3.1))
+        })
+        .collect();
+    let h = Humanoid::derive(&names, &parents, &rest);
+    for (role, name) in [
+        (Role::Hips, "Skeleton_torso_joint_1"),
+        (Role::Spine, "Skeleton_torso_joint_2"),
+        (Role::Chest, "torso_joint_3"),
+        (Role::Neck, "Skeleton_neck_joint_1"),
+        (Role::Head, "Skeleton_neck_joint_2"),
+        (Role::LeftUpperArm, "Skeleton_arm_joint_L__4_"),
+        (Role::LeftLowerArm, "Skeleton_arm_joint_L__3_"),
+        (Role::LeftHand, "Skeleton_arm_joint_L__2_"),
+        (Role::RightUpperArm, "Skeleton_arm_joint_R__4_"),
+        (Role::RightLowerArm, "Skeleton_arm_joint_R__3_"),
+        (Role::RightHand, "Skeleton_arm_joint_R__2_"),
+        (Role::LeftUpperLeg, "leg_joint_L_1"),
+        (Role::LeftLowerLeg, "leg_joint_L_2"),
+        (Role::LeftFoot, "leg_joint_L_3"),
+        (Role::LeftToes, "leg_joint_L_5"),
+        (Role::RightUpperLeg, "leg_joint_R_1"),
+        (Role::RightLowerLeg, "leg_joint_R_2"),
+        (Role::RightFoot, "leg_joint_R_3"),
+        (Role::RightToes, "leg_joint_R_5"),
+    ] {
+        assert_eq!(h.bone(role), Some(index(name) as usize), "{role:?}");
+    }
+    assert!(vec_angle(h.forward, Vec3::Z) < 1e-4, "{:?}", h.forward);
+    assert!(vec_angle(h.up, Vec3::Y) < 1e-4, "{:?}", h.up);
+    assert!((h.arm_length[0] - 0.47).abs() < 1e-4, "{:?}", h.arm_length);
+    // Two limbs that merely share a name are not a chain: both arms called "arm" on one side
+    // keep the hierarchy rule (nothing is read as a hand).
+    let split = ["Hips", "arm_L_1", "arm_L_2", "Head"];
+    let h = Humanoid::derive(&split, &[-1, 0, 0, 0], &[(Vec3::ZERO, Quat::IDENTITY); 4]);
+    assert_eq!(h.bone(Role::LeftHand), None);
+    assert_eq!(h.bone(Role::LeftUpperArm), Some(1));
+}
+
+/// A big-headed body (head joint at 0.79 of its 1.51 m): its skinned mesh's extent gives the height
+/// and the head's size; a mesh extent below the head joint, inverted or NaN is ignored.
+#[test]
+fn the_mesh_extent_measures_a_stylised_body() {
+    let names = ["Hips", "Head", "LeftToes", "RightToes"];
+    let rest = [
+        (Vec3::new(0.0, 0.68, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.0, 1.19, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.07, 0.02, 0.03), Quat::IDENTITY),
+        (Vec3::new(-0.07, 0.02, 0.03), Quat::IDENTITY),
+    ];
+    let mut h = Humanoid::derive(&names, &[-1, 0, 0, 0], &rest);
+    // From the joints alone: (1.19 − 0.02) / 0.9 = 1.30 m, 14 % short.
+    assert!((h.height - 1.3).abs() < 1e-3, "{}", h.height);
+    let joints = h.clone();
+    for (lo, hi) in [
+        (0.0, 1.0),
+        (1.0, 0.0),
+        (f32::NAN, 1.5),
+        (0.0, f32::INFINITY),
+    ] {
+        h.fit_extent(lo, hi, &rest);
+        assert_eq!(h, joints, "{lo} {hi}");
+    }
+    h.fit_extent(0.0, 1.5066, &rest);
+    assert!((h.height - 1.5066).abs() < 1e-4, "{}", h.height);
+    assert!((h.head_size - 0.3166).abs() < 1e-4, "{}", h.head_size);
+    assert!((h.hand_width[0] - 1.5066 / 20.0).abs() < 1e-5);
+}
+
+/// A mitten hand without finger bones (as Cesium Man's): its forearm runs down and forward, the
+/// hand lies flat (palm down, T-pose) and its bone is rolled. The hand's own vertex bounds give the
+/// palm (thinnest axis, on the guessed side), the length along the fingers and the thickness as
+/// twice the wrist-to-palm distance; degenerate bounds change nothing.
+#[test]
+fn a_hand_measured_from_its_vertices() {
+    let names = ["Hips", "Head", "arm_L_1", "arm_L_2", "arm_L_3"];
+    let elbow = Vec3::new(0.31, 0.96, 0.0);
+    let wrist = Vec3::new(0.45, 0.88, 0.08);
+    let roll = Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.3);
+    let rest = [
+        (Vec3::new(0.0, 0.68, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.0, 1.19, 0.0), Quat::IDENTITY),
+        (Vec3::new(0.09, 1.07, 0.0), Quat::IDENTITY),
+        (elbow, Quat::IDENTITY),
+        (wrist, roll),
+    ];
+    let mut h = Humanoid::derive(&names, &[-1, 0, 0, 2, 3], &rest);
+    assert_eq!(h.bone(Role::LeftHand), Some(4));
+    let guessed = h.palm[0];
+    // The mitten, in the skeleton's axes from the wrist: 14 cm out along +X, 8 cm across (Z),
+    // 6 cm thick (Y), 2 cm above and 4 cm below the wrist; as bounds in the rolled bone's frame.
+    let (world_lo, world_hi) = (Vec3::new(-0.01, -0.04, -0.04), Vec3::new(0.14, 0.02, 0.04));
+    let inv = roll.conjugate();
+    // The bone's frame is only rotated about Y and X, so take the box's corners through it and
+    // bound them (a box in the bone's frame that holds the hand).
+    let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+    for c in 0..8 {
+        let p = Vec3::new(
+            if c & 1 == 0 { world_lo.x } else { world_hi.x },
+            if c & 2 == 0 { world_lo.y } else { world_hi.y },
+            if c & 4 == 0 { world_lo.z } else { world_hi.z },
+        );
+        lo = lo.min(inv * p);
+        hi = hi.max(inv * p);
+    }
+    let before = h.clone();
+    for (a, b) in [(hi, lo), (Vec3::NAN, hi), (lo, lo)] {
+        h.fit_hand(Side::Left, a, b, roll);
+        assert_eq!(h, before);
+    }
+    // Unrolled: the bone's frame is the skeleton's, the thinnest axis Y, the palm down.
+    let mut flat = before.clone();
+    flat.fit_hand(Side::Left, world_lo, world_hi, Quat::IDENTITY);
+    assert!(
+        vec_angle(flat.palm[0], Vec3::NEG_Y) < 1e-4,
+        "{:?}",
+        flat.palm[0]
+    );
+    assert!(flat.palm[0].dot(guessed) > 0.0);
+    assert!(flat.finger[0].dot(flat.palm[0]).abs() < 1e-5);
+    let size = flat.hand_size(Side::Left);
+    // The palm's surface 4 cm below the wrist: thickness 8 cm.
+    assert!((size.thickness - 0.08).abs() < 1e-5, "{size:?}");
+    assert!(size.length > 0.1 && size.length < 0.16, "{size:?}");
+    assert!(size.width > 0.07 && size.width < 0.16, "{size:?}");
+    // Rolled: the same palm in the skeleton's space, up to the box's looser fit.
+    h.fit_hand(Side::Left, lo, hi, roll);
+    assert!(h.measured_hand[0].is_some());
+    assert!(h.palm[0].dot(guessed) > 0.0);
+    assert!(h.finger[0].dot(h.palm[0]).abs() < 1e-5);
+}
