@@ -393,6 +393,31 @@ func test_recipient_mirrors_the_initiators_animation_except_arms() -> void:
 		"the arm layer is held out of the locomotion on the recipient")
 
 
+## An arm layer inside a nested blend tree (the character's whole tree under a node "body" of an
+## outer one) is found and held out of the mirroring like a top-level one.
+func test_a_nested_arm_layer_is_detected_and_held_out() -> void:
+	var s: Array = await _scene()
+	var chars: Array = s[0]
+	var comps: Array = s[1]
+	for c in chars:
+		c.drive_animation = false
+		var outer := AnimationNodeBlendTree.new()
+		outer.add_node(&"body", (c.animation_tree.tree_root as AnimationNodeBlendTree).duplicate(true))
+		outer.connect_node(&"output", 0, &"body")
+		c.animation_tree.tree_root = outer
+	await physics_frames(2)
+	check(comps[0].get_arm_layers() == PackedStringArray(["parameters/body/arms/blend_amount"]),
+		"the nested arm blend is found", ["parameters/body/arms/blend_amount"], comps[0].get_arm_layers())
+	await _pair(comps)
+	chars[0].animation_tree.set("parameters/body/move/blend_amount", 0.7)
+	chars[0].animation_tree.set("parameters/body/arms/blend_amount", 0.8)
+	await physics_frames(10)
+	check_near(chars[1].animation_tree.get("parameters/body/move/blend_amount"), 0.7, 1e-4,
+		"the nested locomotion blend is mirrored")
+	check_near(chars[1].animation_tree.get("parameters/body/arms/blend_amount"), 0.0, 1e-4,
+		"the nested arm layer is held out of the mirroring")
+
+
 func test_invalid_tuning_warns_and_keeps_following() -> void:
 	var s: Array = await _scene()
 	var chars: Array = s[0]

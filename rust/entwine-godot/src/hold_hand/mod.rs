@@ -2155,7 +2155,8 @@ fn phase_code(p: Phase) -> i32 {
 }
 
 /// Returns the arm-layer parameters of `tree`: the amount of each filtered blend or add node of its
-/// root blend tree whose filter passes a bone of either arm of the humanoid in `skeleton`.
+/// root blend tree, or of a blend tree nested in it (to four levels), whose filter passes a bone of
+/// either arm of the humanoid in `skeleton`.
 fn detect_arm_layers(tree: &Gd<AnimationTree>, skeleton: &Gd<Skeleton3D>) -> PackedStringArray {
     let mut out = PackedStringArray::new();
     let Some(root) = tree
@@ -2185,10 +2186,35 @@ fn detect_arm_layers(tree: &Gd<AnimationTree>, skeleton: &Gd<Skeleton3D>) -> Pac
             NodePath::from(path.as_str())
         })
         .collect();
-    for name in root.get_node_list().iter_shared() {
-        let Some(node) = root.get_node(&name) else {
+    collect_arm_layers(&root, "parameters/", &arm_bones, 0, &mut out);
+    out
+}
+
+/// Adds to `out` the amount parameter (under `prefix`) of each filtered Blend2/Blend3/Add2/Add3 of
+/// `tree` whose filter passes one of `arm_bones`, and those of the blend trees nested in it.
+fn collect_arm_layers(
+    tree: &Gd<AnimationNodeBlendTree>,
+    prefix: &str,
+    arm_bones: &[NodePath],
+    depth: u32,
+    out: &mut PackedStringArray,
+) {
+    for name in tree.get_node_list().iter_shared() {
+        let Some(node) = tree.get_node(&name) else {
             continue;
         };
+        if let Ok(inner) = node.clone().try_cast::<AnimationNodeBlendTree>() {
+            if depth < 4 {
+                collect_arm_layers(
+                    &inner,
+                    &format!("{prefix}{name}/"),
+                    arm_bones,
+                    depth + 1,
+                    out,
+                );
+            }
+            continue;
+        }
         if !node.is_filter_enabled() || !arm_bones.iter().any(|p| node.is_path_filtered(p)) {
             continue;
         }
@@ -2203,9 +2229,8 @@ fn detect_arm_layers(tree: &Gd<AnimationTree>, skeleton: &Gd<Skeleton3D>) -> Pac
         } else {
             continue;
         };
-        out.push(&GString::from(&format!("parameters/{name}/{amount}")));
+        out.push(&GString::from(&format!("{prefix}{name}/{amount}")));
     }
-    out
 }
 
 /// Returns the `[upper, lower, hand]` bone names of a hand's arm: for a named hand its grandparent
