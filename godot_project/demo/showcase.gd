@@ -4,7 +4,8 @@ extends Node3D
 ## With a window: keys 1–9 switch demos, Esc quits. Headless with `-- --screenshots DIR` (what
 ## `cargo xtask demo` does without a display): each demo runs for a few seconds, a frame is saved as
 ## `DIR/NN_name.png`, then the next demo starts; `--only NAME` keeps the demos whose name contains
-## NAME. With `-- --check-extension` (the exported-build check) it prints whether the extension's
+## NAME, `--scene NAME` only the demo called NAME (`cargo xtask demo` runs each scene this way, in
+## its own process). With `-- --check-extension` (the exported-build check) it prints whether the extension's
 ## classes are registered and quits.
 
 const DEMOS := [
@@ -41,9 +42,11 @@ func _ready() -> void:
 		return
 	var only_at := args.find("--only")
 	var only: String = args[only_at + 1] if only_at >= 0 and only_at + 1 < args.size() else ""
+	var scene_at := args.find("--scene")
+	var exact: String = args[scene_at + 1] if scene_at >= 0 and scene_at + 1 < args.size() else ""
 	var shots_at := args.find("--screenshots")
 	if shots_at >= 0 and shots_at + 1 < args.size():
-		_take_screenshots(args[shots_at + 1], only)
+		_take_screenshots(args[shots_at + 1], only, exact)
 	else:
 		_show(0)
 
@@ -68,10 +71,16 @@ func _show(i: int) -> void:
 	_label.text = "Entwine — %s   [%d/%d, keys 1–%d]" % [title, i + 1, DEMOS.size(), DEMOS.size()]
 
 
-func _take_screenshots(dir: String, only: String) -> void:
+func _take_screenshots(dir: String, only: String, exact: String) -> void:
 	DirAccess.make_dir_recursive_absolute(dir)
+	if not exact.is_empty() and not DEMOS.any(func(d: Array) -> bool: return d[0] == exact):
+		push_error("showcase: no demo called '%s'" % exact)
+		get_tree().quit(1)
+		return
 	for i in DEMOS.size():
 		if not only.is_empty() and not DEMOS[i][0].contains(only):
+			continue
+		if not exact.is_empty() and DEMOS[i][0] != exact:
 			continue
 		_show(i)
 		for f in SETTLE_FRAMES:
@@ -89,6 +98,9 @@ func _take_screenshots(dir: String, only: String) -> void:
 			get_tree().quit(1)
 			return
 		print("saved ", path)
+		# A demo with other processes (the networked one) closes them in order.
+		if is_instance_valid(_current) and _current.has_method("finish"):
+			await _current.finish()
 	if _current:
 		_current.queue_free()
 		_current = null

@@ -6,12 +6,14 @@
 //! cargo xtask build [--release]    build the extension into addons/entwine/bin/
 //! cargo xtask test [FILTER]        fmt, clippy, cargo test, then every engine suite in headless Godot
 //!                  [--godot-only]   (skip fmt, clippy and cargo test: for iterating on engine suites)
-//! cargo xtask demo [NAME]          run the demo (a window, or screenshots to target/demo/ when headless)
+//! cargo xtask demo [NAME]          run the demo (a window, or each scene's screenshots to target/demo/
+//!                                  when headless, one Godot and one time limit per scene)
 //! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
 //! cargo xtask fuzz [SECONDS]       the core's property suite for SECONDS (default 60), new seeds
 //! cargo xtask export linux         export the demo, run the exported build, check the extension loaded
 //! ```
 
+mod demo;
 mod godot;
 mod harness;
 mod proc;
@@ -335,64 +337,17 @@ fn cmd_demo(repo: &Path, only: Option<&str>) -> Result<()> {
         println!("demo: opening the showcase window");
         return run_checked(&mut godot.command(&["--path", "godot_project"], Some(repo)));
     }
-    let out = target_dir(repo).join("demo");
-    let _ = fs::remove_dir_all(&out);
-    fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let out_s = out.display().to_string();
-    println!("demo: no display; rendering through Xvfb into {out_s}");
-    let log = target_dir(repo).join("demo.log");
-    let exe = match &godot {
-        Godot::Native(path) => path.display().to_string(),
-        Godot::SidRoot { .. } => "godot".to_string(),
-    };
     if godot.sid_root().is_none() && !Path::new("/usr/bin/xvfb-run").exists() {
         return Err(
             "no display and no xvfb-run: install Xvfb (apt-get install xvfb) or run with a display"
                 .into(),
         );
     }
-    let mut args = vec![
-        "-a",
-        "-s",
-        "-screen 0 1280x720x24",
-        &exe,
-        "--rendering-driver",
-        "opengl3",
-        "--path",
-        "godot_project",
-        "--",
-        "--screenshots",
-        &out_s,
-    ];
-    if let Some(name) = only {
-        args.extend(["--only", name]);
-    }
-    finish_demo(
-        godot.command_with("xvfb-run", &args, Some(repo), &[]),
-        &log,
-        &out,
-    )
-}
-
-fn finish_demo(cmd: std::process::Command, log: &Path, out: &Path) -> Result<()> {
-    let mut child = Guarded::spawn(cmd, log)?;
-    let ending = child.wait(Duration::from_secs(600));
-    let text = fs::read_to_string(log).unwrap_or_default();
-    let mut shots: Vec<PathBuf> = fs::read_dir(out)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    shots.sort();
-    match ending {
-        Ending::Exited(s) if s.success() && !shots.is_empty() => {
-            for shot in shots {
-                println!("screenshot: {}", shot.display());
-            }
-            Ok(())
-        }
-        other => Err(format!(
-            "the demo did not finish cleanly ({other:?}); log:\n{text}"
-        )),
-    }
+    let out = target_dir(repo).join("demo");
+    let _ = fs::remove_dir_all(&out);
+    fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    println!("demo: no display; each scene renders through Xvfb in its own Godot");
+    demo::run_scenes(&godot, repo, &out, only)
 }
 
 fn cmd_bench(repo: &Path, name: Option<&str>) -> Result<()> {
