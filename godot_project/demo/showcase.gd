@@ -5,8 +5,11 @@ extends Node3D
 ## `cargo xtask demo` does without a display): each demo runs for a few seconds, a frame is saved as
 ## `DIR/NN_name.png`, then the next demo starts; `--only NAME` keeps the demos whose name contains
 ## NAME, `--scene NAME` only the demo called NAME (`cargo xtask demo` runs each scene this way, in
-## its own process). With `-- --check-extension` (the exported-build check) it prints whether the extension's
-## classes are registered and quits.
+## its own process). With `-- --check-extension` (the exported-build check) it checks that the
+## extension's classes are registered, that the built-in formations and rope presets are there, and
+## runs every scene (but the networked one, which starts other processes: its script is only
+## loaded) for a moment; it prints `ENTWINE_EXTENSION_OK …` and quits with 0, or names what is
+## missing and quits with 1.
 
 const DEMOS := [
 	["limb_ik", "res://demo/limb_ik_demo.gd"],
@@ -17,6 +20,11 @@ const DEMOS := [
 	["rope", "res://demo/rope_demo.gd"],
 	["rope_bridge", "res://demo/rope_bridge_demo.gd"],
 ]
+## The formations and rope presets the addon ships (built into the library).
+const BUILTIN_FORMATIONS := ["arc", "box", "circle", "column", "hollow_box", "line", "spiral", "wedge"]
+const BUILTIN_PRESETS := ["low", "mid", "high"]
+## Frames each scene runs during the exported-build check.
+const CHECK_FRAMES := 20
 const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "SoldierBearing", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset", "RopeBoneChain"]
 ## Frames a demo runs before its screenshot.
 const SETTLE_FRAMES := 150
@@ -109,10 +117,63 @@ func _take_screenshots(dir: String, only: String, exact: String) -> void:
 
 
 func _check_extension() -> void:
+	var problems: Array[String] = []
 	var missing := EXTENSION_CLASSES.filter(func(c: String) -> bool: return not ClassDB.class_exists(c))
-	if missing.is_empty():
-		print("ENTWINE_EXTENSION_OK classes=", ",".join(EXTENSION_CLASSES))
+	if not missing.is_empty():
+		printerr("Entwine extension not loaded; missing classes: ", missing)
+		get_tree().quit(1)
+		return
+	# Formations: every built-in one is known and accepted.
+	var squad := FormationController.new()
+	squad.agent_source = FormationController.AGENTS_INTERNAL
+	squad.internal_agent_count = 12
+	var rejected: Array[String] = []
+	squad.formation_rejected.connect(func(n: String, why: String) -> void: rejected.append("%s (%s)" % [n, why]))
+	add_child(squad)
+	var names := squad.get_formation_names()
+	for f in BUILTIN_FORMATIONS:
+		if not f in names:
+			problems.append("formation '%s' missing (have %s)" % [f, names])
+		elif not squad.form(f):
+			problems.append("formation '%s' refused" % f)
+		squad.snap_to_slots()
+	for r in rejected:
+		problems.append("formation rejected: " + r)
+	squad.queue_free()
+	# Rope presets: the built-in table.
+	var rope := RopeSimulation.new()
+	add_child(rope)
+	var presets := rope.get_preset_names()
+	for p in BUILTIN_PRESETS:
+		if not p in presets or not rope.apply_preset(p):
+			problems.append("rope preset '%s' missing (have %s)" % [p, presets])
+	rope.queue_free()
+	# Every scene loads and runs for a moment.
+	_label = Label.new()
+	var layer := CanvasLayer.new()
+	layer.add_child(_label)
+	add_child(layer)
+	var ran: Array[String] = []
+	for i in DEMOS.size():
+		var script := load(DEMOS[i][1]) as GDScript
+		if script == null:
+			problems.append("scene %s: script does not load" % DEMOS[i][0])
+			continue
+		if DEMOS[i][0] == "hold_hand_net":
+			continue
+		_show(i)
+		for f in CHECK_FRAMES:
+			await get_tree().process_frame
+		ran.append(DEMOS[i][0])
+	if _current:
+		_current.queue_free()
+		_current = null
+	await get_tree().process_frame
+	if problems.is_empty():
+		print("ENTWINE_EXTENSION_OK classes=%d formations=%s presets=%s scenes=%s" % [EXTENSION_CLASSES.size(),
+			",".join(BUILTIN_FORMATIONS), ",".join(BUILTIN_PRESETS), ",".join(ran)])
 		get_tree().quit(0)
 	else:
-		printerr("Entwine extension not loaded; missing classes: ", missing)
+		for p in problems:
+			printerr("Entwine exported-build check: ", p)
 		get_tree().quit(1)
