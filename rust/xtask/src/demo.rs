@@ -274,7 +274,10 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(select(&names, Some("rope")), vec!["rope"]);
-        assert_eq!(select(&names, Some("hand")), vec!["hold_hand", "hold_hand_net"]);
+        assert_eq!(
+            select(&names, Some("hand")),
+            vec!["hold_hand", "hold_hand_net"]
+        );
         assert_eq!(select(&names, None).len(), 4);
         assert!(select(&names, Some("nothing")).is_empty());
     }

@@ -190,7 +190,11 @@ pub fn place_sid_templates(root: &Path, version: &str) -> Result<()> {
         let install = format!(
             "apt-get {apt} update -q && DEBIAN_FRONTEND=noninteractive apt-get {apt} install -y -q --no-install-recommends godot-template-release"
         );
-        run_checked(Command::new("chroot").arg(root).args(["sh", "-c", &install]))?;
+        run_checked(
+            Command::new("chroot")
+                .arg(root)
+                .args(["sh", "-c", &install]),
+        )?;
     }
     let dir = root
         .join("root/.local/share/godot/export_templates")

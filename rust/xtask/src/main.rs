@@ -12,9 +12,12 @@
 //! cargo xtask fuzz [SECONDS]       the core's property suite for SECONDS (default 60), new seeds
 //! cargo xtask export linux         export release and debug builds of the demo, run each, check
 //!                                  the extension and its data loaded
+//! cargo xtask export android       build the Android library with cargo-ndk and export a debug APK
+//!                                  (stops at once, naming what to install, without NDK/SDK)
 //! cargo xtask package              target/package/entwine-VERSION.zip for the Asset Library
 //! ```
 
+mod android;
 mod demo;
 mod godot;
 mod harness;
@@ -33,7 +36,7 @@ use godot::Godot;
 use proc::{Ending, Guarded};
 use util::{cargo, repo_root, run_checked, Result};
 
-const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | fuzz [SECONDS] | export linux | package>";
+const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | fuzz [SECONDS] | export linux|android | package>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -62,7 +65,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn locate_godot(repo: &Path) -> Result<Godot> {
+pub(crate) fn locate_godot(repo: &Path) -> Result<Godot> {
     let godot = Godot::locate_or_provision(repo)?;
     println!("godot: {} — {}", godot.describe(), godot.version()?);
     Ok(godot)
@@ -84,7 +87,7 @@ fn cmd_godot(repo: &Path, args: &[String]) -> Result<()> {
 
 /// Where a Linux x86_64 library goes: the three slots of the `.gdextension`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
+pub(crate) enum Slot {
     /// `linux.editor.x86_64`: loaded by the editor binary (the editor itself, tests, the demo,
     /// benchmarks); with class docs.
     Editor,
@@ -112,7 +115,7 @@ fn build_extension(repo: &Path, release: bool) -> Result<()> {
 
 /// Builds the library for `slot` (optimised with `release`) and places it in `addons/entwine/bin/`;
 /// returns where it was placed.
-fn build_slot(repo: &Path, slot: Slot, release: bool) -> Result<PathBuf> {
+pub(crate) fn build_slot(repo: &Path, slot: Slot, release: bool) -> Result<PathBuf> {
     let release = release || slot == Slot::Release;
     let mut cmd = cargo();
     cmd.current_dir(repo).args(["build", "-p", "entwine-godot"]);
@@ -134,8 +137,12 @@ fn build_slot(repo: &Path, slot: Slot, release: bool) -> Result<PathBuf> {
     fs::copy(&built, &tmp)
         .map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), tmp.display()))?;
     if slot == Slot::Release {
-        run_checked(std::process::Command::new("strip").arg("--strip-unneeded").arg(&tmp))
-            .map_err(|e| format!("cannot strip the release library (is binutils installed?): {e}"))?;
+        run_checked(
+            std::process::Command::new("strip")
+                .arg("--strip-unneeded")
+                .arg(&tmp),
+        )
+        .map_err(|e| format!("cannot strip the release library (is binutils installed?): {e}"))?;
     }
     fs::rename(&tmp, &dest).map_err(|e| format!("cannot place {}: {e}", dest.display()))?;
     println!(
@@ -153,14 +160,14 @@ fn megabytes(path: &Path) -> String {
     })
 }
 
-fn target_dir(repo: &Path) -> PathBuf {
+pub(crate) fn target_dir(repo: &Path) -> PathBuf {
     env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo.join("target"))
 }
 
 /// Imports the demo project once so class names and the extension are registered.
-fn import_project(godot: &Godot, repo: &Path) -> Result<()> {
+pub(crate) fn import_project(godot: &Godot, repo: &Path) -> Result<()> {
     let log = target_dir(repo).join("godot-import.log");
     let cmd = godot.command(
         &["--headless", "--path", "godot_project", "--import"],
@@ -440,8 +447,11 @@ fn cmd_bench(repo: &Path, name: Option<&str>) -> Result<()> {
 }
 
 fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
+    if platform == Some("android") {
+        return android::export(repo);
+    }
     if platform != Some("linux") {
-        return Err("usage: cargo xtask export linux (Android and iOS: see the README)".into());
+        return Err("usage: cargo xtask export <linux | android> (iOS: see the README)".into());
     }
     build_extension(repo, false)?;
     let debug_lib = build_slot(repo, Slot::Debug, false)?;
@@ -463,7 +473,14 @@ fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
         let log = target_dir(repo).join(format!("export-{kind}.log"));
         let flag = format!("--export-{kind}");
         let cmd = godot.command(
-            &["--headless", "--path", "godot_project", &flag, "Linux", &exe_s],
+            &[
+                "--headless",
+                "--path",
+                "godot_project",
+                &flag,
+                "Linux",
+                &exe_s,
+            ],
             Some(repo),
         );
         let mut child = Guarded::spawn(cmd, &log)?;
