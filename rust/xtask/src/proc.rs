@@ -65,7 +65,7 @@ impl Guarded {
         let mut polls = 0u32;
         loop {
             polls = polls.wrapping_add(1);
-            if polls % 5 == 0 {
+            if polls.is_multiple_of(5) {
                 watch();
             }
             match self.child.try_wait() {

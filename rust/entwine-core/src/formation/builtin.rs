@@ -61,7 +61,10 @@ mod tests {
             );
         }
         assert_eq!(builtin_formations().count(), BUILTIN_FORMATIONS.len());
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../addons/entwine/formations");
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../addons/entwine/formations"
+        );
         let mut files: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
