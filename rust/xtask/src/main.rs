@@ -22,6 +22,8 @@ mod demo;
 mod godot;
 mod harness;
 mod package;
+#[cfg(test)]
+mod portable;
 mod proc;
 mod relay;
 mod util;
