@@ -140,7 +140,7 @@ impl Godot {
                 let inner_repo = root.join(repo.strip_prefix("/").unwrap_or(repo));
                 let _ = fs::create_dir_all(&inner_repo);
                 let _ = fs::create_dir_all(root.join("proc"));
-                // Inside the root, Godot's home is the root's own /root, whatever HOME the caller
+                // Inside the root, Godot's home is the root's own home folder, whatever HOME the caller
                 // has: its settings and export templates live there.
                 let home = [
                     ("HOME", "/root"),
@@ -181,7 +181,7 @@ impl Godot {
 }
 
 /// Places the sid root's export templates where its Godot looks for them (`~/.local/share/godot/
-/// export_templates/VERSION/` of its own `/root`, which is its `HOME` whatever the caller's is),
+/// export_templates/VERSION/` in its own home folder, its `HOME` whatever the caller's is),
 /// installing the release template first into a root made before it was part of [`SID_PACKAGES`].
 pub fn place_sid_templates(root: &Path, version: &str) -> Result<()> {
     if !root.join("usr/bin/godot-template-release").exists() {
