@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask godot [-- ARGS...]   find or provision Godot ≥ 4.5; print it; or run it with ARGS
 //! cargo xtask build [--release]    build the extension into addons/entwine/bin/
-//! cargo xtask test [FILTER]        fmt, clippy, cargo test, then every engine suite in headless Godot
+//! cargo xtask test [FILTER]        fmt, clippy, mobile checks, cargo test, then every engine suite
 //!                  [--godot-only]   (skip fmt, clippy and cargo test: for iterating on engine suites)
 //! cargo xtask demo [NAME]          run the demo (a window, or each scene's screenshots to target/demo/
 //!                                  when headless, one Godot and one time limit per scene)
@@ -228,8 +228,38 @@ fn rust_checks(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
         "-D",
         "warnings",
     ]))?;
+    mobile_checks(repo)?;
     println!("== cargo test --workspace");
     cargo_tests(repo, filter)
+}
+
+/// Mobile targets `cargo check`ed by `cargo xtask test` when their standard library is installed
+/// (`rustup target add …`; CI installs them).
+const MOBILE_TARGETS: [&str; 2] = ["aarch64-linux-android", "aarch64-apple-ios"];
+
+/// Runs `cargo check` of the glue (as exported: without class docs) for each installed mobile target.
+fn mobile_checks(repo: &Path) -> Result<()> {
+    let installed = std::process::Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    for target in MOBILE_TARGETS {
+        if !installed.lines().any(|l| l.trim() == target) {
+            println!("== cargo check --target {target}: skipped (rustup target add {target})");
+            continue;
+        }
+        println!("== cargo check -p entwine-godot --no-default-features --target {target}");
+        run_checked(cargo().current_dir(repo).args([
+            "check",
+            "-p",
+            "entwine-godot",
+            "--no-default-features",
+            "--target",
+            target,
+        ]))?;
+    }
+    Ok(())
 }
 
 /// Runs `cargo test --workspace`, echoing its output, and returns the summed counts.
