@@ -375,6 +375,8 @@ func _build_meshes() -> void:
 				var sphere := SphereMesh.new()
 				sphere.radius = 0.095
 				sphere.height = 0.23
+				sphere.radial_segments = 16
+				sphere.rings = 8
 				head.mesh = sphere
 				head.material_override = mat
 				head.position = Vector3(0.0, 0.05, -0.01)
@@ -386,6 +388,8 @@ func _build_meshes() -> void:
 				var s := SphereMesh.new()
 				s.radius = 0.015
 				s.height = 0.03
+				s.radial_segments = 8
+				s.rings = 4
 				eye.mesh = s
 				eye.material_override = dark
 				att.add_child(eye)
@@ -407,10 +411,14 @@ func _build_meshes() -> void:
 				_add_capsule(att, 0.052, length, mat)
 
 
-## Capsule along the bone's +Y from its head to its tip.
+## Capsule along the bone's +Y from its head to its tip. Twelve sides are smooth enough at a limb's
+## size (the default 64 × 8 makes every character some 50,000 triangles, slow to draw — and to cast
+## shadows — in software rendering).
 func _add_capsule(parent: Node3D, radius: float, length: float, mat: Material) -> void:
 	var mi := MeshInstance3D.new()
 	var cap := CapsuleMesh.new()
+	cap.radial_segments = 12
+	cap.rings = 2
 	cap.radius = radius
 	cap.height = maxf(length + radius, 2.0 * radius)
 	mi.mesh = cap

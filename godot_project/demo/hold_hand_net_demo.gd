@@ -28,6 +28,7 @@ var _active_for := 0.0
 var _done := false
 var _saved := false
 var _all_saved := false
+var _leaving := false
 
 
 func _ready() -> void:
@@ -73,9 +74,21 @@ func _ready() -> void:
 func _spawn_peers() -> void:
 	var forwarded: Array[String] = []
 	var args := OS.get_cmdline_args()
-	var driver_at := args.find("--rendering-driver")
-	if driver_at >= 0 and driver_at + 1 < args.size():
-		forwarded = ["--rendering-driver", args[driver_at + 1]]
+	for option in ["--rendering-driver", "--audio-driver"]:
+		var at := args.find(option)
+		if at >= 0 and at + 1 < args.size():
+			forwarded.append_array([option, args[at + 1]])
+	if "--disable-vsync" in args:
+		forwarded.append("--disable-vsync")
+	if not _shot_dir.is_empty():
+		# Screenshots under Xvfb: no sound card, and four software-rendered views share the CPU. The
+		# peers draw half-size views at a fixed 20 frames of game time per rendered frame: at a
+		# few frames a second, Godot would otherwise run several physics steps back to back per
+		# frame, and frames stamped microseconds apart would carry poses 50 ms apart (receivers
+		# refuse such frames as too fast).
+		if not "--audio-driver" in forwarded:
+			forwarded.append_array(["--audio-driver", "Dummy"])
+		forwarded.append_array(["--resolution", "640x360", "--fixed-fps", "20"])
 	for i in ROLES.size():
 		var cmd: Array[String] = forwarded.duplicate()
 		cmd.append_array(["--path", ProjectSettings.globalize_path("res://"), "--position",
@@ -136,7 +149,7 @@ func _ask() -> void:
 
 
 func _process(delta: float) -> void:
-	if _started_at < 0.0:
+	if _started_at < 0.0 or _leaving or multiplayer.multiplayer_peer == null:
 		return
 	if _comps["initiator"].get_phase() == HoldHandComponent.PHASE_ACTIVE:
 		_active_for += delta
@@ -195,11 +208,56 @@ func saved() -> void:
 		_all_saved = true  # the showcase takes the server's view next, then this node leaves
 
 
-## Every view is saved: the clients close.
+## Every view is saved (server side, called by the showcase after its own screenshot): the pair
+## ends, the clients stop publishing, then leave; the server waits for their processes to exit and
+## closes last, so that no peer receives data for a node or from a peer that is already gone.
+func finish() -> void:
+	if _role != "server" or multiplayer.multiplayer_peer == null:
+		return
+	stop.rpc()
+	await get_tree().create_timer(0.8).timeout
+	# One at a time: the server tells the others when a peer leaves, and must not tell a peer that
+	# is leaving too.
+	var deadline := Time.get_ticks_msec() + 15000
+	for role in ROLES:
+		var id: int = _ids.get(role, 0)
+		if id == 0 or not id in multiplayer.get_peers():
+			continue
+		leave.rpc_id(id)
+		while id in multiplayer.get_peers() and Time.get_ticks_msec() < deadline:
+			await get_tree().process_frame
+	while Time.get_ticks_msec() < deadline and _pids.any(func(p: int) -> bool: return p > 0 and OS.is_process_running(p)):
+		await get_tree().process_frame
+	for pid in _pids:
+		if pid > 0 and OS.is_process_running(pid):
+			push_warning("hold_hand_net demo: a peer process (pid %d) did not leave; killing it" % pid)
+			OS.kill(pid)
+	_pids.clear()
+	_started_at = -1.0
+	multiplayer.multiplayer_peer.close()
+	multiplayer.multiplayer_peer = null
+
+
+## First step of the teardown (clients): the initiator ends the pair; every client stops publishing
+## its character's position.
+@rpc("authority", "call_remote", "reliable")
+func stop() -> void:
+	_leaving = true
+	if _role == "initiator" and _comps.has("initiator"):
+		_comps["initiator"].cancel()
+	for c: Node in _chars.values():
+		var sync := c.get_node_or_null("Sync")
+		if sync != null and sync.is_multiplayer_authority():
+			sync.queue_free()
+
+
+## Last step of the teardown (clients): close the connection and quit.
 @rpc("authority", "call_remote", "reliable")
 func leave() -> void:
-	await get_tree().create_timer(0.3).timeout
-	multiplayer.multiplayer_peer = null
+	_leaving = true
+	for c: Node in _chars.values():
+		c.queue_free()
+	await get_tree().process_frame
 	get_tree().quit(0)
 
 
@@ -209,12 +267,9 @@ func is_done() -> bool:
 
 
 func _exit_tree() -> void:
+	# Without finish() (a window closed, a run cut short): the other processes end with this one.
 	if _role != "server":
 		return
-	if multiplayer.multiplayer_peer != null and not multiplayer.get_peers().is_empty():
-		leave.rpc()
-		multiplayer.poll()
-	if not _all_saved:
-		for pid in _pids:
-			if pid > 0 and OS.is_process_running(pid):
-				OS.kill(pid)
+	for pid in _pids:
+		if pid > 0 and OS.is_process_running(pid):
+			OS.kill(pid)

@@ -4,8 +4,12 @@ extends Node3D
 ## With a window: keys 1–9 switch demos, Esc quits. Headless with `-- --screenshots DIR` (what
 ## `cargo xtask demo` does without a display): each demo runs for a few seconds, a frame is saved as
 ## `DIR/NN_name.png`, then the next demo starts; `--only NAME` keeps the demos whose name contains
-## NAME. With `-- --check-extension` (the exported-build check) it prints whether the extension's
-## classes are registered and quits.
+## NAME, `--scene NAME` only the demo called NAME (`cargo xtask demo` runs each scene this way, in
+## its own process). With `-- --check-extension` (the exported-build check) it checks that the
+## extension's classes are registered, that the built-in formations and rope presets are there, and
+## runs every scene (but the networked one, which starts other processes: its script is only
+## loaded) for a moment; it prints `ENTWINE_EXTENSION_OK …` and quits with 0, or names what is
+## missing and quits with 1.
 
 const DEMOS := [
 	["limb_ik", "res://demo/limb_ik_demo.gd"],
@@ -16,6 +20,11 @@ const DEMOS := [
 	["rope", "res://demo/rope_demo.gd"],
 	["rope_bridge", "res://demo/rope_bridge_demo.gd"],
 ]
+## The formations and rope presets the addon ships (built into the library).
+const BUILTIN_FORMATIONS := ["arc", "box", "circle", "column", "hollow_box", "line", "spiral", "wedge"]
+const BUILTIN_PRESETS := ["low", "mid", "high"]
+## Frames each scene runs during the exported-build check.
+const CHECK_FRAMES := 20
 const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "SoldierBearing", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset", "RopeBoneChain"]
 ## Frames a demo runs before its screenshot.
 const SETTLE_FRAMES := 150
@@ -41,9 +50,11 @@ func _ready() -> void:
 		return
 	var only_at := args.find("--only")
 	var only: String = args[only_at + 1] if only_at >= 0 and only_at + 1 < args.size() else ""
+	var scene_at := args.find("--scene")
+	var exact: String = args[scene_at + 1] if scene_at >= 0 and scene_at + 1 < args.size() else ""
 	var shots_at := args.find("--screenshots")
 	if shots_at >= 0 and shots_at + 1 < args.size():
-		_take_screenshots(args[shots_at + 1], only)
+		_take_screenshots(args[shots_at + 1], only, exact)
 	else:
 		_show(0)
 
@@ -68,10 +79,16 @@ func _show(i: int) -> void:
 	_label.text = "Entwine — %s   [%d/%d, keys 1–%d]" % [title, i + 1, DEMOS.size(), DEMOS.size()]
 
 
-func _take_screenshots(dir: String, only: String) -> void:
+func _take_screenshots(dir: String, only: String, exact: String) -> void:
 	DirAccess.make_dir_recursive_absolute(dir)
+	if not exact.is_empty() and not DEMOS.any(func(d: Array) -> bool: return d[0] == exact):
+		push_error("showcase: no demo called '%s'" % exact)
+		get_tree().quit(1)
+		return
 	for i in DEMOS.size():
 		if not only.is_empty() and not DEMOS[i][0].contains(only):
+			continue
+		if not exact.is_empty() and DEMOS[i][0] != exact:
 			continue
 		_show(i)
 		for f in SETTLE_FRAMES:
@@ -89,6 +106,9 @@ func _take_screenshots(dir: String, only: String) -> void:
 			get_tree().quit(1)
 			return
 		print("saved ", path)
+		# A demo with other processes (the networked one) closes them in order.
+		if is_instance_valid(_current) and _current.has_method("finish"):
+			await _current.finish()
 	if _current:
 		_current.queue_free()
 		_current = null
@@ -97,10 +117,63 @@ func _take_screenshots(dir: String, only: String) -> void:
 
 
 func _check_extension() -> void:
+	var problems: Array[String] = []
 	var missing := EXTENSION_CLASSES.filter(func(c: String) -> bool: return not ClassDB.class_exists(c))
-	if missing.is_empty():
-		print("ENTWINE_EXTENSION_OK classes=", ",".join(EXTENSION_CLASSES))
+	if not missing.is_empty():
+		printerr("Entwine extension not loaded; missing classes: ", missing)
+		get_tree().quit(1)
+		return
+	# Formations: every built-in one is known and accepted.
+	var squad := FormationController.new()
+	squad.agent_source = FormationController.AGENTS_INTERNAL
+	squad.internal_agent_count = 12
+	var rejected: Array[String] = []
+	squad.formation_rejected.connect(func(n: String, why: String) -> void: rejected.append("%s (%s)" % [n, why]))
+	add_child(squad)
+	var names := squad.get_formation_names()
+	for f in BUILTIN_FORMATIONS:
+		if not f in names:
+			problems.append("formation '%s' missing (have %s)" % [f, names])
+		elif not squad.form(f):
+			problems.append("formation '%s' refused" % f)
+		squad.snap_to_slots()
+	for r in rejected:
+		problems.append("formation rejected: " + r)
+	squad.queue_free()
+	# Rope presets: the built-in table.
+	var rope := RopeSimulation.new()
+	add_child(rope)
+	var presets := rope.get_preset_names()
+	for p in BUILTIN_PRESETS:
+		if not p in presets or not rope.apply_preset(p):
+			problems.append("rope preset '%s' missing (have %s)" % [p, presets])
+	rope.queue_free()
+	# Every scene loads and runs for a moment.
+	_label = Label.new()
+	var layer := CanvasLayer.new()
+	layer.add_child(_label)
+	add_child(layer)
+	var ran: Array[String] = []
+	for i in DEMOS.size():
+		var script := load(DEMOS[i][1]) as GDScript
+		if script == null:
+			problems.append("scene %s: script does not load" % DEMOS[i][0])
+			continue
+		if DEMOS[i][0] == "hold_hand_net":
+			continue
+		_show(i)
+		for f in CHECK_FRAMES:
+			await get_tree().process_frame
+		ran.append(DEMOS[i][0])
+	if _current:
+		_current.queue_free()
+		_current = null
+	await get_tree().process_frame
+	if problems.is_empty():
+		print("ENTWINE_EXTENSION_OK classes=%d formations=%s presets=%s scenes=%s" % [EXTENSION_CLASSES.size(),
+			",".join(BUILTIN_FORMATIONS), ",".join(BUILTIN_PRESETS), ",".join(ran)])
 		get_tree().quit(0)
 	else:
-		printerr("Entwine extension not loaded; missing classes: ", missing)
+		for p in problems:
+			printerr("Entwine exported-build check: ", p)
 		get_tree().quit(1)

@@ -93,10 +93,12 @@ const KIND_END_SALUTE: i64 = 7;
 /// [method get_agent_latency]). Everything
 /// happens in the controller's local frame: move or turn the controller and the squad goes with it.
 ///
-/// **Formations** are `.ron` files in [member formations_dir] (the addon ships line, column,
-/// wedge, circle, arc, spiral, box and hollow_box), or text given to [method add_formation]. Files
-/// are re-read when they change ([member hot_reload]); a file that does not parse is reported with
-/// its path, line and column and the previous version stays in use.
+/// **Formations** are `.ron` files in [member formations_dir], or text given to [method add_formation].
+/// The addon's own (line, column, wedge, circle, arc, spiral, box and hollow_box) are also built into
+/// the library, so an exported game has them without exporting the files; a file of the same name
+/// replaces a built-in one. Files are re-read when they change ([member hot_reload], on in the
+/// editor, off in exported games unless set); a file that does not parse is reported with its path,
+/// line and column and the previous version stays in use.
 ///
 /// **Commands**: [method form], [method march], [method march_to], [method halt], [method face],
 /// [method dress]. Each one starts a settle clock; when the squad meets the contract (neighbour
@@ -158,7 +160,8 @@ pub struct FormationController {
     #[export]
     #[var(set = set_formation)]
     formation: GString,
-    /// Re-read changed formation files while running (checked twice a second).
+    /// Re-read changed formation files while running (checked twice a second). On by default in the
+    /// editor and when running from it, off in exported games.
     #[export]
     hot_reload: bool,
     /// Optional leader: the formation's centre and facing follow this node (global transform).
@@ -354,6 +357,9 @@ struct Soldier {
 /// A command the server sent: (id, server time, kind, name, vector, scalar).
 type SentCommand = (u32, f64, i64, String, Vector3, f32);
 
+/// Where the addon's formation files are.
+const DEFAULT_FORMATIONS_DIR: &str = "res://addons/entwine/formations";
+
 struct FormationFile {
     path: String,
     modified: u64,
@@ -371,9 +377,9 @@ impl INode3D for FormationController {
             agent_mesh: None,
             move_bodies: true,
             emit_agent_signals: true,
-            formations_dir: "res://addons/entwine/formations".into(),
+            formations_dir: DEFAULT_FORMATIONS_DIR.into(),
             formation: "line".into(),
-            hot_reload: true,
+            hot_reload: godot::classes::Os::singleton().has_feature("editor"),
             leader: NodePath::default(),
             max_speed: cfg.max_speed,
             max_turn_rate: cfg.max_turn_rate.to_degrees(),
@@ -1580,11 +1586,26 @@ impl FormationController {
     }
 
     fn load_formation_dir(&mut self) {
+        // The shipped formations are built into the library (an exported game has them without the
+        // files); files in formations_dir, and add_formation(), add to or replace them.
+        for (name, def) in entwine_core::formation::builtin::builtin_formations() {
+            self.formations
+                .entry(name.to_string())
+                .or_insert(FormationFile {
+                    path: String::new(),
+                    modified: 0,
+                    def,
+                });
+        }
         let dir = self.formations_dir.to_string();
         if dir.is_empty() {
             return;
         }
         if DirAccess::open(&self.formations_dir).is_none() {
+            // The addon's own folder is absent from exports that leave out `*.ron`: nothing lost.
+            if dir.trim_end_matches('/') == DEFAULT_FORMATIONS_DIR {
+                return;
+            }
             self.warn_plain(&format!(
                 "formations_dir '{dir}' cannot be opened; only formations added with add_formation() are available"
             ));

@@ -19,6 +19,7 @@ pub const MIN_VERSION: (u32, u32) = (4, 5);
 const SID_PACKAGES: &[&str] = &[
     "godot",
     "godot-template-debug",
+    "godot-template-release",
     "xvfb",
     "xauth",
     "libgl1-mesa-dri",
@@ -139,8 +140,18 @@ impl Godot {
                 let inner_repo = root.join(repo.strip_prefix("/").unwrap_or(repo));
                 let _ = fs::create_dir_all(&inner_repo);
                 let _ = fs::create_dir_all(root.join("proc"));
-                let env_words: String = envs
+                // Inside the root, Godot's home is the root's own home folder, whatever HOME the caller
+                // has: its settings and export templates live there.
+                let home = [
+                    ("HOME", "/root"),
+                    ("XDG_DATA_HOME", "/root/.local/share"),
+                    ("XDG_CONFIG_HOME", "/root/.config"),
+                    ("XDG_CACHE_HOME", "/root/.cache"),
+                ];
+                let env_words: String = home
                     .iter()
+                    .filter(|(k, _)| !envs.iter().any(|(e, _)| e == k))
+                    .chain(envs.iter())
                     .map(|(k, v)| format!("{k}={} ", shell_quote(v)))
                     .collect();
                 let inner = format!(
@@ -167,6 +178,39 @@ impl Godot {
             }
         }
     }
+}
+
+/// Places the sid root's export templates where its Godot looks for them (`~/.local/share/godot/
+/// export_templates/VERSION/` in its own home folder, its `HOME` whatever the caller's is),
+/// installing the release template first into a root made before it was part of [`SID_PACKAGES`].
+pub fn place_sid_templates(root: &Path, version: &str) -> Result<()> {
+    if !root.join("usr/bin/godot-template-release").exists() {
+        eprintln!("xtask: adding godot-template-release to {}", root.display());
+        let apt = "-o Acquire::Check-Valid-Until=false";
+        let install = format!(
+            "apt-get {apt} update -q && DEBIAN_FRONTEND=noninteractive apt-get {apt} install -y -q --no-install-recommends godot-template-release"
+        );
+        run_checked(
+            Command::new("chroot")
+                .arg(root)
+                .args(["sh", "-c", &install]),
+        )?;
+    }
+    let dir = root
+        .join("root/.local/share/godot/export_templates")
+        .join(template_dir_name(version));
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (binary, template) in [
+        ("godot-template-debug", "linux_debug.x86_64"),
+        ("godot-template-release", "linux_release.x86_64"),
+    ] {
+        let dest = dir.join(template);
+        if !dest.exists() {
+            fs::copy(root.join("usr/bin").join(binary), &dest)
+                .map_err(|e| format!("cannot place the export template {template}: {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Returns the cache folder for provisioned tools: `$ENTWINE_CACHE`, else `$XDG_CACHE_HOME/entwine`,

@@ -56,7 +56,18 @@ impl Guarded {
 
     /// Waits until the child exits or `limit` has passed since it started (then kills its group).
     pub fn wait(&mut self, limit: Duration) -> Ending {
+        self.wait_watching(limit, || {})
+    }
+
+    /// As [`Guarded::wait`], calling `watch` about ten times a second while the child runs (to
+    /// report progress from its log).
+    pub fn wait_watching(&mut self, limit: Duration, mut watch: impl FnMut()) -> Ending {
+        let mut polls = 0u32;
         loop {
+            polls = polls.wrapping_add(1);
+            if polls.is_multiple_of(5) {
+                watch();
+            }
             match self.child.try_wait() {
                 Ok(Some(status)) => return Ending::Exited(status),
                 Ok(None) if self.started.elapsed() >= limit => {

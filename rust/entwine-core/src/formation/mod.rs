@@ -17,6 +17,8 @@
 //! [`bearing`] is the soldiers' upper body, orthogonal to the state machine: eyes right toward the
 //! rank's guide during a dress, the salute, rate-limited look math for a skeleton modifier.
 //!
+//! [`builtin`] embeds the formations the addon ships, so exported games have them without the files.
+//!
 //! [`record`] keeps a 1,000-frame ring of every agent for replay and export; [`net`] tracks the
 //! networked command pipeline's acknowledgements.
 
@@ -24,6 +26,7 @@ pub mod agent;
 pub mod assign;
 pub mod baseline;
 pub mod bearing;
+pub mod builtin;
 pub mod hash;
 pub mod keyframe;
 pub mod latency;
