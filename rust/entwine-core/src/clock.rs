@@ -105,6 +105,56 @@ impl ClockSync {
     }
 }
 
+/// Stamps a stream sampled once per physics tick: each tick's time is the last one plus the tick's
+/// `dt` (give or take up to [`TickClock::CATCH_UP`] of it, toward the clock it reads), held within
+/// [`TickClock::MAX_LAG`] behind and [`TickClock::MAX_LEAD`] ahead of that clock.
+///
+/// When a game falls behind, Godot runs several physics ticks back to back in one rendered frame;
+/// the clock reads almost the same time for each while the poses they produce are a tick apart. A
+/// stream stamped with the clock's reading would tell receivers the character moved several ticks'
+/// distance in no time (and a speed limit would refuse it); stamped here, the ticks stay a tick
+/// apart, and a game that runs slower than real time for longer follows the clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TickClock {
+    last: Option<f64>,
+}
+
+impl TickClock {
+    /// Longest a stamp may trail the clock (s): a burst of up to nine 60 Hz ticks keeps its spacing.
+    pub const MAX_LAG: f64 = 0.15;
+    /// Furthest a stamp may run ahead of the clock (s).
+    pub const MAX_LEAD: f64 = 0.02;
+    /// Share of a tick by which a stamp off the clock closes on it per tick, so that the lag a stall
+    /// left (Godot drops the ticks beyond `max_physics_steps_per_frame`), or a lead, does not stay.
+    pub const CATCH_UP: f64 = 0.1;
+
+    /// Returns the stamp of a physics tick of `dt` seconds at clock reading `now`.
+    pub fn tick(&mut self, now: f64, dt: f32) -> f64 {
+        if !now.is_finite() {
+            return self.last.unwrap_or(0.0);
+        }
+        let dt = if dt.is_finite() {
+            f64::from(dt.clamp(0.0, 1.0))
+        } else {
+            0.0
+        };
+        let t = match self.last {
+            Some(last) => {
+                let gap = (now - (last + dt)).clamp(-Self::CATCH_UP * dt, Self::CATCH_UP * dt);
+                (last + dt + gap).clamp(now - Self::MAX_LAG, now + Self::MAX_LEAD)
+            }
+            None => now,
+        };
+        self.last = Some(t);
+        t
+    }
+
+    /// Forgets the last stamp: the next tick takes the clock's reading.
+    pub fn reset(&mut self) {
+        self.last = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +233,58 @@ mod tests {
         assert_eq!(c.rejected(), 4);
         assert_eq!(c.rtt(), None);
         assert_eq!(c.offset(), 0.0);
+    }
+
+    #[test]
+    fn ticks_run_back_to_back_stay_a_tick_apart() {
+        let dt = 1.0 / 60.0;
+        let mut c = TickClock::default();
+        let mut now = 10.0;
+        assert_eq!(c.tick(now, dt), 10.0);
+        // Steady 60 Hz: the clock's own times.
+        for _ in 0..10 {
+            now += f64::from(dt);
+            assert!((c.tick(now, dt) - now).abs() < 1e-9);
+        }
+        // A stall of five ticks' time, then five ticks at (nearly) the same reading: each is a
+        // tick (give or take a tenth) after the one before, and the last is near the reading.
+        now += 5.0 * f64::from(dt);
+        let mut last = c.tick(now - 4.0 * f64::from(dt), dt);
+        for k in 1..5 {
+            let t = c.tick(now + 1e-5 * f64::from(k), dt);
+            let step = (t - last) / f64::from(dt);
+            assert!(
+                (0.9 - 1e-9..=1.1 + 1e-9).contains(&step),
+                "tick {k}: {step} ticks"
+            );
+            last = t;
+        }
+        assert!((last - now).abs() <= 0.5 * f64::from(dt), "{}", last - now);
+        // A stall that dropped ticks: the lag it leaves closes at a tenth of a tick per tick.
+        now += 0.5;
+        let t0 = c.tick(now, dt);
+        assert!((now - t0 - TickClock::MAX_LAG).abs() < 1e-9);
+        for _ in 0..100 {
+            now += f64::from(dt);
+            last = c.tick(now, dt);
+        }
+        assert!((last - now).abs() < 1e-9, "caught up: {}", now - last);
+        // A game running at half speed for a second: the stamps follow the clock, at most
+        // MAX_LAG behind, never ahead by more than MAX_LEAD.
+        for _ in 0..60 {
+            now += 2.0 * f64::from(dt);
+            let t = c.tick(now, dt);
+            assert!(t <= now + TickClock::MAX_LEAD && t >= now - TickClock::MAX_LAG - 1e-9);
+        }
+        // A clock that jumps back (resynchronised): the stamp is held within reach of it.
+        now -= 1.0;
+        let t = c.tick(now, dt);
+        assert!(t <= now + TickClock::MAX_LEAD + 1e-9);
+        // Bad input.
+        let before = c.tick(now, dt);
+        assert_eq!(c.tick(f64::NAN, dt), before);
+        assert!(c.tick(now, f32::NAN).is_finite());
+        c.reset();
+        assert_eq!(c.tick(3.0, dt), 3.0);
     }
 }

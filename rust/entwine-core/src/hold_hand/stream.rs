@@ -8,7 +8,9 @@
 //! per-message headers, which are most of the bytes at these sizes.
 //!
 //! Every frame is stamped with the sender's clock (the server's clock when the game has a
-//! `NetClock`), so a receiver places each sample on one timeline and interpolates between them.
+//! `NetClock`), read once per physics tick through [`crate::clock::TickClock`] so that ticks run
+//! back to back stay a tick apart, and a receiver places each sample on one timeline and
+//! interpolates between them.
 //!
 //! | bytes | field |
 //! |---|---|

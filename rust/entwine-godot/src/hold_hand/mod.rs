@@ -309,6 +309,10 @@ struct NetRuntime {
     last_ik: Option<LastHands>,
     /// The clock that stamps the stream (resolved on each pair start).
     clock: Option<Gd<NetClock>>,
+    /// Per-physics-tick times read from that clock: the initiator's stamps, and a remote peer's
+    /// replay clock (ticks run back to back in one rendered frame stay a tick apart).
+    stamps: entwine_core::clock::TickClock,
+    view_ticks: entwine_core::clock::TickClock,
     /// The initiator's root last physics frame (to notice a teleport).
     last_root: Option<Pose>,
     /// Where this peer showed each character (initiator, recipient) when the pair started.
@@ -1277,6 +1281,7 @@ impl HoldHandComponent {
                 self.runtime.mirror_rig.ready = false;
                 self.runtime.mirror_follow.reset();
                 self.sender.restart();
+                self.net.stamps.reset();
                 self.net.last_root = None;
             }
             None => {}
@@ -1839,7 +1844,8 @@ impl HoldHandComponent {
         if room.bind().local_peer().is_none() {
             return;
         }
-        let (now, shared) = self.clock_now();
+        let (wall, shared) = self.clock_now();
+        let now = self.net.stamps.tick(wall, dt);
         self.net.view_time = now;
         self.net.view_delay = 0.0;
         let me = self.root_pose();
@@ -1957,7 +1963,8 @@ impl HoldHandComponent {
             // glides from there.
             self.net.seen = [self.root_pose(), partner.bind().root_pose()];
         }
-        let (now, _) = self.clock_now();
+        let (wall, _) = self.clock_now();
+        let now = self.net.view_ticks.tick(wall, dt);
         let tuning = self.replay_tuning();
         let Some(view) = self.receiver.render(now, dt, self.net.seen, &tuning) else {
             return; // nothing before the first frame
