@@ -3,12 +3,15 @@
 
 use std::collections::HashMap;
 
+use entwine_core::formation::command::{
+    self, flight_age, route, Command, CommandLog, NetAction, Order, Rejection, Route,
+};
 use entwine_core::formation::keyframe::{
     decode_chunk, encode_chunk, KeyAgent, KeyframeHeader, MAX_CHUNK_AGENTS,
 };
-use entwine_core::formation::net::{AckAction, AckTracker, SeenIds};
 use entwine_core::formation::{
-    AgentState, Eyes, FormationDef, Gains, Gesture, Metrics, Squad, SquadConfig, Thresholds,
+    AgentState, Eyes, FormationDef, Gains, Gesture, Metrics, Squad, SquadConfig, SquadParam,
+    Thresholds,
 };
 use glam::Vec2;
 use godot::classes::mesh::PrimitiveType;
@@ -22,10 +25,12 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+use crate::convert::{vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
 
 mod bearing;
+mod config;
 pub use bearing::SoldierBearing;
 
 /// A child agent the game's physics moves: driven by velocity.
@@ -66,15 +71,6 @@ pub enum AgentSource {
     /// `MultiMeshInstance3D` (thousands of agents).
     Internal,
 }
-
-const KIND_FORM: i64 = 0;
-const KIND_MARCH: i64 = 1;
-const KIND_MARCH_TO: i64 = 2;
-const KIND_HALT: i64 = 3;
-const KIND_FACE: i64 = 4;
-const KIND_DRESS: i64 = 5;
-const KIND_SALUTE: i64 = 6;
-const KIND_END_SALUTE: i64 = 7;
 
 /// A squad that forms up and marches in formations defined as data, holding a measured contract.
 ///
@@ -169,8 +165,8 @@ pub struct FormationController {
     #[export_group(name = "Motion")]
     #[export(range = (0.01, 100.0, 0.01, suffix = "m/s"))]
     max_speed: f32,
-    /// Fastest an agent turns, degrees per second (1..=5000).
-    #[export(range = (1.0, 5000.0, 1.0, suffix = "°/s"))]
+    /// Fastest an agent turns, degrees per second (0.58..=5729.6, i.e. 0.01..=100 rad/s).
+    #[export(range = (0.58, 5729.6, 0.1, suffix = "°/s"))]
     max_turn_rate: f32,
     /// Shortest time for agents to reach new slots after a command, s (0.05..=60). Longer moves
     /// take as long as `max_speed` requires.
@@ -203,7 +199,8 @@ pub struct FormationController {
     /// Ticks (at 60 Hz) a condition must hold before an agent changes state (1..=120).
     #[export(range = (1.0, 120.0, 1.0))]
     debounce_frames: i32,
-    /// δ: heading error under which an agent counts as facing right, degrees (0.01..=57).
+    /// δ: heading error under which an agent counts as facing right, degrees (0.0058..=57.29,
+    /// i.e. 0.0001..=1 rad).
     #[export(range = (0.01, 57.0, 0.01, suffix = "°"))]
     heading_tolerance: f32,
     /// Highest gain reached near the end of a transition (remaining-time guidance), 1/s (0..=30).
@@ -222,7 +219,7 @@ pub struct FormationController {
     #[export_group(name = "Contract")]
     #[export(range = (0.0, 10.0, 0.001, suffix = "m"))]
     contract_spacing: f32,
-    /// Contract: largest standard deviation of heading errors, degrees.
+    /// Contract: largest standard deviation of heading errors, degrees (0..=183.3, i.e. 0..=3.2 rad).
     #[export(range = (0.0, 180.0, 0.01, suffix = "°"))]
     contract_heading: f32,
     /// Contract: longest time from a command to settling, s.
@@ -318,9 +315,9 @@ pub struct FormationController {
     last_states: Vec<u8>,
     reload_timer: f64,
     warned: u64,
-    last_command: Option<(i64, String, Vector3, f32)>,
     replay_frame: Option<usize>,
-    tracker: AckTracker,
+    /// Duplicate suppression, numbering, the resend ring, acknowledgements, ids already applied.
+    commands: CommandLog,
     /// Whether the MultiplayerAPI's `peer_disconnected` is connected to this controller.
     watching_peers: bool,
     kf_since: f32,
@@ -331,8 +328,6 @@ pub struct FormationController {
     kf_header: KeyframeHeader,
     /// Keyframe bytes sent (server, summed over peers), chunks applied, malformed, stale.
     kf_stats: [i64; 4],
-    sent: std::collections::VecDeque<SentCommand>,
-    seen: SeenIds,
     ready: bool,
     soldiers: Vec<Option<Soldier>>,
     heads: Vec<Option<Vector3>>,
@@ -350,9 +345,6 @@ struct Soldier {
     /// Whether the controller created the modifiers (and frees them when the agent leaves).
     owned: bool,
 }
-
-/// A command the server sent: (id, server time, kind, name, vector, scalar).
-type SentCommand = (u32, f64, i64, String, Vector3, f32);
 
 struct FormationFile {
     path: String,
@@ -427,12 +419,9 @@ impl INode3D for FormationController {
             last_states: Vec::new(),
             reload_timer: 0.0,
             warned: 0,
-            last_command: None,
             replay_frame: None,
-            tracker: AckTracker::default(),
+            commands: CommandLog::default(),
             watching_peers: false,
-            sent: std::collections::VecDeque::new(),
-            seen: SeenIds::default(),
             ready: false,
             soldier_bearings: true,
             head_turn_speed: 180.0,
@@ -595,39 +584,39 @@ impl FormationController {
     /// of the command still settling.
     #[func]
     pub fn form(&mut self, name: GString) -> bool {
-        self.command(KIND_FORM, name.to_string(), Vector3::ZERO, 0.0)
+        self.command(Command::form(name.to_string()))
     }
 
     /// Marches the squad along `direction` (global; its vertical part is ignored) at `speed` m/s
     /// until [method halt]. Agents turn in place to face the direction of march.
     #[func]
     pub fn march(&mut self, direction: Vector3, speed: f32) -> bool {
-        self.command(KIND_MARCH, String::new(), direction, speed)
+        self.command(Command::march(vec3(direction), speed))
     }
 
     /// Marches the squad's centre to `target` (global position) at `speed` m/s and halts there.
     #[func]
     pub fn march_to(&mut self, target: Vector3, speed: f32) -> bool {
-        self.command(KIND_MARCH_TO, String::new(), target, speed)
+        self.command(Command::march_to(vec3(target), speed))
     }
 
     /// Stops marching (the squad brakes at [member march_acceleration]).
     #[func]
     pub fn halt(&mut self) -> bool {
-        self.command(KIND_HALT, String::new(), Vector3::ZERO, 0.0)
+        self.command(Command::halt())
     }
 
     /// Turns every agent in place to face the global yaw `angle` (radians, like `rotation.y`).
     #[func]
     pub fn face(&mut self, angle: f32) -> bool {
-        self.command(KIND_FACE, String::new(), Vector3::ZERO, angle)
+        self.command(Command::face(angle))
     }
 
     /// Re-fits the formation to where the squad stands (baseline by weighted PCA and weighted
     /// median), closes gaps left by dropped agents and re-forms: drill's "dress".
     #[func]
     pub fn dress(&mut self) -> bool {
-        self.command(KIND_DRESS, String::new(), Vector3::ZERO, 0.0)
+        self.command(Command::dress())
     }
 
     /// Every agent salutes: soldiers with a skeleton raise the right hand to the brow through their
@@ -647,13 +636,13 @@ impl FormationController {
             );
             self.warn_once(1 << 45, &msg);
         }
-        self.command(KIND_SALUTE, String::new(), Vector3::ZERO, seconds)
+        self.command(Command::salute(seconds))
     }
 
     /// Ends the salute: hands down (blended over the bearing's `salute_time`).
     #[func]
     pub fn end_salute(&mut self) -> bool {
-        self.command(KIND_END_SALUTE, String::new(), Vector3::ZERO, 0.0)
+        self.command(Command::end_salute())
     }
 
     /// Returns true while the squad salutes.
@@ -798,7 +787,7 @@ impl FormationController {
     /// the contract too. Returns how many agents left.
     #[func]
     pub fn drop_peer(&mut self, peer_id: i32) -> i32 {
-        self.tracker.forget(peer_id);
+        self.commands.forget_peer(peer_id);
         self.deactivate_peer(peer_id) as i32
     }
 
@@ -1084,27 +1073,27 @@ impl FormationController {
             return;
         };
         let sender = mp.get_remote_sender_id();
-        if sender != 1 || mp.is_server() {
-            let reason = format!("command {id} from peer {sender}, who is not the server");
-            self.warn_plain(&format!("{reason}; rejected"));
-            self.signals()
-                .command_rejected()
-                .emit(&command_name(kind), &reason);
-            return;
-        }
-        let id_u = u32::try_from(id).unwrap_or(0);
-        if self.seen.first_time(id_u) {
-            // With a shared clock, catch up with the time the command spent in flight.
-            let age = match self.server_time() {
-                Some(now) if stamp >= 0.0 => (now - stamp).clamp(0.0, 1.0) as f32,
-                _ => 0.0,
-            };
-            if self.apply(kind, name.to_string(), v, s) {
-                self.squad.age_command(age);
+        match self.commands.receive(id, sender, mp.is_server()) {
+            Err(r) => {
+                self.refuse(command::wire_name(kind), &r);
+                return;
             }
-            self.signals()
-                .command_received()
-                .emit(id, &command_name(kind));
+            Ok(true) => {
+                match Command::from_wire(kind, name.to_string(), vec3(v), s) {
+                    Some(cmd) => {
+                        // With a shared clock, catch up with the time the command spent in flight.
+                        let age = flight_age(self.server_time(), stamp);
+                        if self.apply(cmd) {
+                            self.squad.age_command(age);
+                        }
+                    }
+                    None => self.refuse("unknown", &Rejection::UnknownKind(kind)),
+                }
+                self.signals()
+                    .command_received()
+                    .emit(id, command::wire_name(kind));
+            }
+            Ok(false) => {}
         }
         if self.acknowledge_commands {
             if let Err(e) = self.rpcs().net_ack(id).call_id(1) {
@@ -1123,13 +1112,13 @@ impl FormationController {
             return;
         }
         let sender = mp.get_remote_sender_id();
-        let _ = self.tracker.ack(u32::try_from(id).unwrap_or(0), sender);
+        let _ = self.commands.ack(id, sender);
     }
 
     /// Returns how many acknowledgements the server still waits for.
     #[func]
     pub fn get_pending_acks(&self) -> i32 {
-        self.tracker.pending() as i32
+        self.commands.pending_acks() as i32
     }
 
     /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
@@ -1222,7 +1211,7 @@ impl FormationController {
         let Ok(peer) = i32::try_from(peer_id) else {
             return;
         };
-        self.tracker.forget(peer);
+        self.commands.forget_peer(peer);
         if self.deactivate_peer(peer) > 0 {
             self.signals().peer_dropped().emit(peer_id);
         }
@@ -1289,57 +1278,46 @@ impl FormationController {
     }
 
     /// Routes a command: local, or (networked) from the server to every client.
-    fn command(&mut self, kind: i64, name: String, v: Vector3, s: f32) -> bool {
-        if self.networked && self.is_online() {
-            let mp = self
-                .base()
-                .get_multiplayer()
-                .expect("online implies multiplayer");
-            if !mp.is_server() {
-                let reason = "only the server issues commands when networked".to_string();
-                self.warn_plain(&format!("{}: {reason}; rejected", command_name(kind)));
-                self.signals()
-                    .command_rejected()
-                    .emit(&command_name(kind), &reason);
-                return false;
+    fn command(&mut self, cmd: Command) -> bool {
+        let mp = self.base().get_multiplayer();
+        let is_server = mp.as_ref().is_some_and(|mp| mp.is_server());
+        match route(self.networked, self.is_online(), is_server) {
+            Route::Local => self.apply(cmd),
+            Route::Refuse => {
+                self.refuse(cmd.kind.name(), &Rejection::IssuedByClient);
+                false
             }
-            if !self.apply(kind, name.clone(), v, s) {
-                return false;
-            }
-            let id = self.tracker.next_id();
-            let stamp = self.server_time().unwrap_or(-1.0);
-            for peer in mp.get_peers().as_slice() {
-                if self.tracker.is_dropped(*peer) {
-                    continue;
+            Route::Broadcast => {
+                if !self.apply(cmd.clone()) {
+                    return false;
                 }
-                self.send_command(*peer, id, stamp, kind, &name, v, s);
-                self.tracker
-                    .sent(id, *peer, Time::singleton().get_ticks_usec() as f64 * 1e-6);
+                let stamp = self.server_time().unwrap_or(-1.0);
+                let id = self.commands.issue(cmd, stamp);
+                let Some(sent) = self.commands.sent(id).cloned() else {
+                    return true;
+                };
+                let Some(mp) = mp else {
+                    return true;
+                };
+                for peer in mp.get_peers().as_slice() {
+                    if self.commands.is_dropped(*peer) {
+                        continue;
+                    }
+                    self.send_command(*peer, &sent);
+                    self.commands.sent_to(id, *peer, now_seconds());
+                }
+                true
             }
-            if self.sent.len() >= 64 {
-                self.sent.pop_front();
-            }
-            self.sent.push_back((id, stamp, kind, name, v, s));
-            return true;
         }
-        self.apply(kind, name, v, s)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn send_command(
-        &mut self,
-        peer: i32,
-        id: u32,
-        stamp: f64,
-        kind: i64,
-        name: &str,
-        v: Vector3,
-        s: f32,
-    ) {
-        let name = GString::from(name);
+    fn send_command(&mut self, peer: i32, sent: &command::Sent) {
+        let c = &sent.command;
+        let name = GString::from(c.name.as_str());
+        let (id, kind, v) = (i64::from(sent.id), c.kind.wire(), vector3(c.vector));
         if let Err(e) = self
             .rpcs()
-            .net_command(i64::from(id), stamp, kind, &name, v, s)
+            .net_command(id, sent.stamp, kind, &name, v, c.scalar)
             .call_id(i64::from(peer))
         {
             self.warn_plain(&format!("cannot send command {id} to peer {peer}: {e:?}"));
@@ -1359,24 +1337,20 @@ impl FormationController {
         }
         // Peers that disconnected owe nothing: forget them, so a disconnect with a command in
         // flight never turns into a drop.
-        if (self.tracker.pending() > 0 || self.tracker.dropped_count() > 0) && self.is_online() {
+        if self.commands.tracks_peers() && self.is_online() {
             if let Some(mp) = self.base().get_multiplayer() {
                 if mp.is_server() {
                     let peers = mp.get_peers();
                     let peers = peers.as_slice();
-                    self.tracker.retain_connected(|p| peers.contains(&p));
+                    self.commands.retain_connected(|p| peers.contains(&p));
                 }
             }
         }
-        let now = Time::singleton().get_ticks_usec() as f64 * 1e-6;
-        while let Some(action) = self.tracker.poll(now) {
+        let now = now_seconds();
+        while let Some(action) = self.commands.poll(now) {
             match action {
-                AckAction::Resend { peer, id } => {
-                    if let Some((sid, stamp, kind, name, v, s)) = self.sent_command(id) {
-                        self.send_command(peer, sid, stamp, kind, &name, v, s);
-                    }
-                }
-                AckAction::Drop { peer } => {
+                NetAction::Resend { peer, sent } => self.send_command(peer, &sent),
+                NetAction::Drop { peer } => {
                     self.warn_plain(&format!(
                         "peer {peer} never acknowledged a command (3 resends); dropped from the contract"
                     ));
@@ -1418,9 +1392,7 @@ impl FormationController {
         let mut agents = core::mem::take(&mut self.kf_agents);
         self.squad.keyframe_header(&mut header);
         header.seq = self.kf_seq;
-        header.server_time = self
-            .server_time()
-            .unwrap_or(Time::singleton().get_ticks_usec() as f64 * 1e-6);
+        header.server_time = self.server_time().unwrap_or_else(now_seconds);
         header.formation.clear();
         header.formation.push_str(&self.formation.to_string());
         for first in (0..self.squad.len()).step_by(MAX_CHUNK_AGENTS) {
@@ -1452,94 +1424,39 @@ impl FormationController {
             .set_active_where(|i| owner.get(i) == Some(&peer), false)
     }
 
-    fn sent_command(&self, id: u32) -> Option<SentCommand> {
-        self.sent.iter().find(|c| c.0 == id).cloned()
-    }
-
     /// Applies a command locally. Returns false when rejected.
-    fn apply(&mut self, kind: i64, name: String, v: Vector3, s: f32) -> bool {
-        let key = (kind, name.clone(), v, s);
-        let bearing_only = kind == KIND_SALUTE || kind == KIND_END_SALUTE;
-        if self.squad.metrics().settle_time < 0.0
-            && self.last_command.as_ref() == Some(&key)
-            && kind != KIND_DRESS
-            && !bearing_only
-        {
-            let reason = "duplicate of the command still settling".to_string();
-            self.signals()
-                .command_rejected()
-                .emit(&command_name(kind), &reason);
+    fn apply(&mut self, cmd: Command) -> bool {
+        let settling = self.squad.metrics().settle_time < 0.0;
+        if let Err(r) = self.commands.admit(&cmd, settling) {
+            self.refuse(cmd.kind.name(), &r);
             return false;
         }
-        let basis_inv = self.base().get_global_basis().inverse();
-        let ok = match kind {
-            KIND_FORM => self.apply_form(&name),
-            KIND_MARCH | KIND_MARCH_TO => {
-                if !v.is_finite() || !s.is_finite() || s < 0.0 {
-                    self.reject_command(
-                        kind,
-                        &format!("direction/target must be finite and speed ≥ 0 (got {v}, {s})"),
-                    );
-                    false
-                } else if kind == KIND_MARCH {
-                    let d = basis_inv * v;
-                    let d = Vec2::new(d.x, d.z);
-                    if d.length_squared() < 1e-12 {
-                        self.reject_command(kind, "direction has no horizontal part");
-                        false
-                    } else {
-                        self.squad.march(d, s);
-                        true
-                    }
-                } else {
-                    let t = self.base().to_local(v);
-                    self.squad.march_to(Vec2::new(t.x, t.z), s);
-                    true
-                }
+        let frame = NodeFrame(self.to_gd().upcast());
+        let ok = match cmd.localize(&frame) {
+            Err(r) => {
+                self.refuse(cmd.kind.name(), &r);
+                false
             }
-            KIND_HALT => {
-                self.squad.halt();
-                true
-            }
-            KIND_FACE => {
-                if s.is_finite() {
-                    let yaw = s - self.base().get_global_rotation().y;
-                    self.squad.face(yaw);
-                    true
-                } else {
-                    self.reject_command(kind, "angle must be finite");
-                    false
-                }
-            }
-            KIND_DRESS => {
-                self.squad.dress();
-                true
-            }
-            KIND_SALUTE => {
-                self.squad.salute(if s.is_finite() { s } else { 0.0 });
-                true
-            }
-            KIND_END_SALUTE => {
-                self.squad.end_salute();
-                true
-            }
-            _ => false,
+            Ok(Order::Form(name)) => self.apply_form(name),
+            Ok(order) => order.apply(&mut self.squad),
         };
-        if ok && !bearing_only {
-            self.last_command = Some(key);
-            self.sync_live();
-        }
         if ok {
+            self.commands.applied(&cmd);
+            if !cmd.kind.bearing_only() {
+                self.sync_live();
+            }
             self.emit_bearing_signals();
         }
         ok
     }
 
-    fn reject_command(&mut self, kind: i64, reason: &str) {
-        self.warn_plain(&format!("{}: {reason}; ignored", command_name(kind)));
-        self.signals()
-            .command_rejected()
-            .emit(&command_name(kind), reason);
+    /// Reports a refused command: a warning (none for a duplicate) and [signal command_rejected].
+    fn refuse(&mut self, name: &str, why: &Rejection) {
+        if let Some(w) = why.warning(name) {
+            self.warn_plain(&w);
+        }
+        let reason = why.to_string();
+        self.signals().command_rejected().emit(name, &reason);
     }
 
     fn apply_form(&mut self, name: &str) -> bool {
@@ -1647,149 +1564,64 @@ impl FormationController {
             self.load_file(&name, &path);
             let after = self.formations.get(&name).map(|f| f.def.clone());
             if name == self.current && before != after {
-                self.last_command = None;
+                self.commands.forget_last();
                 let _ = self.apply_form(&name);
             }
         }
     }
 
+    /// Returns the squad's configuration from the properties, sanitized by the core; each
+    /// corrected property is warned about once.
     fn config(&mut self) -> SquadConfig {
         let d = SquadConfig::default();
-        let mut warned = self.warned;
-        // (property, value, accepted range, fallback) of each rejected value, warned once each.
-        let mut bad: Vec<(String, f32, f32, f32, f32)> = Vec::new();
-        let mut check = |bit: u32, prop: &str, v: f32, lo: f32, hi: f32, def: f32| -> f32 {
-            if v.is_finite() && v >= lo && v <= hi {
-                v
-            } else {
-                let fallback = if v.is_finite() { v.clamp(lo, hi) } else { def };
-                if warned & (1 << bit) == 0 {
-                    warned |= 1 << bit;
-                    bad.push((prop.to_string(), v, lo, hi, fallback));
-                }
-                fallback
-            }
-        };
-        let align = check(
-            0,
-            "align_threshold",
-            self.align_threshold,
-            0.001,
-            10.0,
-            0.05,
-        );
-        let cfg = SquadConfig {
+        let raw = SquadConfig {
             gains: Gains {
-                k1: check(1, "k1", self.k1, 0.0, 20.0, d.gains.k1),
-                k2: check(2, "k2", self.k2, 0.0, 20.0, d.gains.k2),
-                k3: check(3, "k3", self.k3, 0.0, 10.0, d.gains.k3),
-                integral_limit: check(4, "integral_limit", self.integral_limit, 0.0, 10.0, 0.5),
+                k1: self.k1,
+                k2: self.k2,
+                k3: self.k3,
+                integral_limit: self.integral_limit,
             },
             thresholds: Thresholds {
-                align,
-                stable: check(
-                    5,
-                    "stable_threshold",
-                    self.stable_threshold,
-                    0.0005,
-                    align,
-                    0.03_f32.min(align),
-                ),
-                frames: check(
-                    6,
-                    "debounce_frames",
-                    self.debounce_frames as f32,
-                    1.0,
-                    120.0,
-                    5.0,
-                ) as u8,
-                heading: check(
-                    7,
-                    "heading_tolerance",
-                    self.heading_tolerance,
-                    0.01,
-                    57.0,
-                    2.0,
-                )
-                .to_radians(),
+                align: self.align_threshold,
+                stable: self.stable_threshold,
+                frames: self.debounce_frames.clamp(0, 255) as u8,
+                heading: self.heading_tolerance.to_radians(),
             },
-            max_speed: check(8, "max_speed", self.max_speed, 0.01, 100.0, d.max_speed),
-            max_turn_rate: check(9, "max_turn_rate", self.max_turn_rate, 1.0, 5000.0, 360.0)
-                .to_radians(),
-            repulsion_radius: check(
-                10,
-                "repulsion_radius",
-                self.repulsion_radius,
-                0.0,
-                10.0,
-                0.4,
-            ),
-            repulsion_strength: check(
-                11,
-                "repulsion_strength",
-                self.repulsion_strength,
-                0.0,
-                100.0,
-                d.repulsion_strength,
-            ),
-            arrival_time: check(
-                12,
-                "arrival_time",
-                self.arrival_time,
-                0.05,
-                60.0,
-                d.arrival_time,
-            ),
-            transition_gain_max: check(
-                13,
-                "transition_gain_max",
-                self.transition_gain_max,
-                0.0,
-                30.0,
-                d.transition_gain_max,
-            ),
-            anchor_acceleration: check(
-                14,
-                "march_acceleration",
-                self.march_acceleration,
-                0.1,
-                100.0,
-                3.0,
-            ),
-            contract_spacing: check(
-                15,
-                "contract_spacing",
-                self.contract_spacing,
-                0.0,
-                10.0,
-                0.05,
-            ),
-            contract_heading: check(
-                16,
-                "contract_heading",
-                self.contract_heading,
-                0.0,
-                180.0,
-                3.0,
-            )
-            .to_radians(),
-            contract_settle: check(17, "contract_settle", self.contract_settle, 0.0, 600.0, 1.2),
-            latency: check(
-                18,
-                "actuation_latency",
-                self.actuation_latency,
-                0.0,
-                1.0,
-                0.0,
-            ),
+            max_speed: self.max_speed,
+            max_turn_rate: self.max_turn_rate.to_radians(),
+            repulsion_radius: self.repulsion_radius,
+            repulsion_strength: self.repulsion_strength,
+            arrival_time: self.arrival_time,
+            transition_gain_max: self.transition_gain_max,
+            anchor_acceleration: self.march_acceleration,
+            contract_spacing: self.contract_spacing,
+            contract_heading: self.contract_heading.to_radians(),
+            contract_settle: self.contract_settle,
+            latency: self.actuation_latency,
             measure_latency: self.measure_latency,
             latency_gains: d.latency_gains,
-            step_noise: check(19, "step_noise", self.step_noise, 0.0, 1.0, 0.0),
+            step_noise: self.step_noise,
         };
-        self.warned = warned;
-        for (prop, v, lo, hi, fallback) in bad {
+        let warned = self.warned;
+        let mut new = [None; SquadParam::ALL.len()];
+        let cfg = raw.sanitized(|c| {
+            if warned & (1 << c.param as u32) == 0 {
+                new[c.param as usize] = Some(c);
+            }
+        });
+        for c in new.into_iter().flatten() {
+            self.warned |= 1 << c.param as u32;
+            let (prop, got) = config::property(self, c.param);
+            let unit = if c.param.is_angle() {
+                f32::to_degrees
+            } else {
+                std::convert::identity
+            };
             self.warn_plain(&format!(
-                "{prop} must be in {lo}..={hi} (got {v}); using {fallback}"
+                "{prop} must be in {}..={} (got {got}); using {}",
+                unit(c.lo),
+                unit(c.hi),
+                unit(c.used)
             ));
         }
         cfg
@@ -1827,7 +1659,7 @@ impl FormationController {
         }
         self.peer_of_agent.resize(n, 0);
         self.last_states = vec![0; n];
-        self.last_command = None;
+        self.commands.forget_last();
         let name = self.formation.to_string();
         if let Some(file) = self.formations.get(&name) {
             let def = file.def.clone();
@@ -2429,18 +2261,24 @@ fn free_bearing(bearing: Gd<SoldierBearing>) {
     bearing.queue_free();
 }
 
-fn command_name(kind: i64) -> GString {
-    GString::from(match kind {
-        KIND_FORM => "form",
-        KIND_MARCH => "march",
-        KIND_MARCH_TO => "march_to",
-        KIND_HALT => "halt",
-        KIND_FACE => "face",
-        KIND_DRESS => "dress",
-        KIND_SALUTE => "salute",
-        KIND_END_SALUTE => "end_salute",
-        _ => "unknown",
-    })
+/// The node's frame for [`Command::localize`]: the parent frame is global.
+struct NodeFrame(Gd<Node3D>);
+
+impl command::Frame for NodeFrame {
+    fn direction_to_local(&self, v: glam::Vec3) -> glam::Vec3 {
+        vec3(self.0.get_global_basis().inverse() * vector3(v))
+    }
+    fn point_to_local(&self, p: glam::Vec3) -> glam::Vec3 {
+        vec3(self.0.to_local(vector3(p)))
+    }
+    fn yaw(&self) -> f32 {
+        self.0.get_global_rotation().y
+    }
+}
+
+/// Returns the engine's monotonic clock in seconds.
+fn now_seconds() -> f64 {
+    Time::singleton().get_ticks_usec() as f64 * 1e-6
 }
 
 fn state_color(s: AgentState) -> Color {

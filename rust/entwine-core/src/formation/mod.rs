@@ -17,13 +17,15 @@
 //! [`bearing`] is the soldiers' upper body, orthogonal to the state machine: eyes right toward the
 //! rank's guide during a dress, the salute, rate-limited look math for a skeleton modifier.
 //!
-//! [`record`] keeps a 1,000-frame ring of every agent for replay and export; [`net`] tracks the
-//! networked command pipeline's acknowledgements.
+//! [`command`] is the command model (kinds, validation into the squad's frame, duplicates,
+//! routing, the resend ring); [`record`] keeps a 1,000-frame ring of every agent for replay and
+//! export; [`net`] tracks the networked command pipeline's acknowledgements.
 
 pub mod agent;
 pub mod assign;
 pub mod baseline;
 pub mod bearing;
+pub mod command;
 pub mod hash;
 pub mod keyframe;
 pub mod latency;
@@ -42,4 +44,4 @@ pub use baseline::{Baseline, BaselineFit};
 pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gesture};
 pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
-pub use squad::{Anchor, Metrics, Squad, SquadConfig, TICK, TICK_HZ};
+pub use squad::{Anchor, Metrics, Squad, SquadConfig, SquadParam, TICK, TICK_HZ};
