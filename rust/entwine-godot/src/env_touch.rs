@@ -354,47 +354,55 @@ impl EnvironmentInteractionStateMachine {
     #[constant]
     const SIDE_RIGHT: i64 = 1;
 
+    /// Sets [member character_path] (see the property for its range and effect).
     #[func]
     fn set_character_path(&mut self, path: NodePath) {
         self.character_path = path;
         self.invalidate();
     }
 
+    /// Sets [member skeleton_path] (see the property for its range and effect).
     #[func]
     fn set_skeleton_path(&mut self, path: NodePath) {
         self.skeleton_path = path;
         self.invalidate();
     }
 
+    /// Sets [member character_height] (see the property for its range and effect).
     #[func]
     fn set_character_height(&mut self, height: f32) {
         self.character_height = height;
         self.invalidate();
     }
 
+    /// Sets [member left_arm_bones] (see the property for its range and effect).
     #[func]
     fn set_left_arm_bones(&mut self, bones: PackedStringArray) {
         self.left_arm_bones = bones;
         self.invalidate();
     }
 
+    /// Sets [member right_arm_bones] (see the property for its range and effect).
     #[func]
     fn set_right_arm_bones(&mut self, bones: PackedStringArray) {
         self.right_arm_bones = bones;
         self.invalidate();
     }
 
+    /// Sets [member interactable_mask] (see the property for its range and effect).
     #[func]
     fn set_interactable_mask(&mut self, mask: u32) {
         self.interactable_mask = mask;
         self.invalidate();
     }
 
+    /// Returns [member move_input] (see the property).
     #[func]
     fn get_move_input(&self) -> Vector3 {
         self.move_input
     }
 
+    /// Sets [member move_input] (see the property for its range and effect).
     #[func]
     fn set_move_input(&mut self, input: Vector3) {
         self.move_input = input;

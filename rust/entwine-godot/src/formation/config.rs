@@ -1,9 +1,66 @@
-//! The controller's tuning properties as the core's `SquadParam`s: which property each one is and
-//! its value as the user set it, for the warnings about corrected values.
+//! Configuration: the tuning properties gathered into a `SquadConfig` that the core sanitizes,
+//! and each corrected `SquadParam` named by its property in a warning given once.
 
-use entwine_core::formation::SquadParam;
+use entwine_core::formation::{Gains, SquadConfig, SquadParam, Thresholds};
 
 use super::FormationController;
+
+impl FormationController {
+    /// Returns the squad's configuration from the properties, sanitized by the core; each
+    /// corrected property is warned about once.
+    pub(super) fn config(&mut self) -> SquadConfig {
+        let d = SquadConfig::default();
+        let raw = SquadConfig {
+            gains: Gains {
+                k1: self.k1,
+                k2: self.k2,
+                k3: self.k3,
+                integral_limit: self.integral_limit,
+            },
+            thresholds: Thresholds {
+                align: self.align_threshold,
+                stable: self.stable_threshold,
+                frames: self.debounce_frames.clamp(0, 255) as u8,
+                heading: self.heading_tolerance.to_radians(),
+            },
+            max_speed: self.max_speed,
+            max_turn_rate: self.max_turn_rate.to_radians(),
+            repulsion_radius: self.repulsion_radius,
+            repulsion_strength: self.repulsion_strength,
+            arrival_time: self.arrival_time,
+            transition_gain_max: self.transition_gain_max,
+            anchor_acceleration: self.march_acceleration,
+            contract_spacing: self.contract_spacing,
+            contract_heading: self.contract_heading.to_radians(),
+            contract_settle: self.contract_settle,
+            latency: self.actuation_latency,
+            measure_latency: self.measure_latency,
+            latency_gains: d.latency_gains,
+            step_noise: self.step_noise,
+        };
+        let mut new = [None; SquadParam::ALL.len()];
+        let cfg = raw.sanitized(|c| new[c.param as usize] = Some(c));
+        for c in new.into_iter().flatten() {
+            if self.warnings.printed(c.param as u32) {
+                continue;
+            }
+            let (prop, got) = property(self, c.param);
+            let unit = if c.param.is_angle() {
+                f32::to_degrees
+            } else {
+                std::convert::identity
+            };
+            let msg = format!(
+                "{prop} must be in {}..={} (got {got}); using {}",
+                unit(c.lo),
+                unit(c.hi),
+                unit(c.used)
+            );
+            self.warn_once(c.param as u32, &msg);
+        }
+        cfg
+    }
+}
 
 /// Returns the property that sets `param` and its value as set (degrees for angles, as shown).
 pub(super) fn property(c: &FormationController, param: SquadParam) -> (&'static str, f32) {
