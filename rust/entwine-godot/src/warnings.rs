@@ -29,6 +29,16 @@ pub fn warn(node: &Gd<impl Inherits<Node>>, message: &str) {
 pub struct Warnings {
     printed: u64,
     throttle: WarnThrottle<u32, 8>,
+    /// (kind, key) pairs printed by [`Warnings::once_for`] and [`Warnings::on_change`].
+    keyed: Vec<(u32, u64)>,
+}
+
+/// Returns a key for a message or a name (for [`Warnings::on_change`]).
+pub fn key_of(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 impl Default for Warnings {
@@ -36,6 +46,7 @@ impl Default for Warnings {
         Self {
             printed: 0,
             throttle: WarnThrottle::new(THROTTLE_SECONDS),
+            keyed: Vec::new(),
         }
     }
 }
@@ -86,6 +97,52 @@ impl Warnings {
     /// Lets every kind print again.
     pub fn clear_all(&mut self) {
         self.printed = 0;
+    }
+
+    /// Prints `message` about `node` unless it was already printed for (`kind`, `key`) — one
+    /// warning per offending object, say. Returns whether it printed.
+    pub fn once_for(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        kind: u32,
+        key: u64,
+        message: &str,
+    ) -> bool {
+        if self.printed_for(kind, key) {
+            return false;
+        }
+        self.keyed.push((kind, key));
+        warn(node, message);
+        true
+    }
+
+    /// Returns whether a warning was printed for (`kind`, `key`) and not cleared since.
+    #[must_use]
+    pub fn printed_for(&self, kind: u32, key: u64) -> bool {
+        self.keyed.contains(&(kind, key))
+    }
+
+    /// Prints `message` about `node` unless the last warning of `kind` had the same `key`: a
+    /// problem that changes is reported again. Returns whether it printed.
+    pub fn on_change(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        kind: u32,
+        key: u64,
+        message: &str,
+    ) -> bool {
+        if self.printed_for(kind, key) {
+            return false;
+        }
+        self.clear_keys(kind);
+        self.keyed.push((kind, key));
+        warn(node, message);
+        true
+    }
+
+    /// Forgets every key printed for `kind` (the problems were fixed or the objects are gone).
+    pub fn clear_keys(&mut self, kind: u32) {
+        self.keyed.retain(|&(k, _)| k != kind);
     }
 
     /// Prints `message` about `node` unless `kind` was printed in the last [`THROTTLE_SECONDS`]
