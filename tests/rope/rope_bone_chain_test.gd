@@ -345,7 +345,8 @@ func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
 	# No rope.
 	chain.rope = null
 	await physics_frames(10)
-	check(logged_count("RopeBoneChain 'Chain': rope is not set") == 1, "no rope: one warning", 1, logged_count("RopeBoneChain 'Chain': rope is not set"))
+	var no_rope := "RopeBoneChain '%s': rope is not set" % str(chain.get_path())
+	check(logged_count(no_rope) == 1, "no rope: one warning", 1, logged_count(no_rope))
 	check(at_rest.call(), "no rope: the bones are left alone")
 	check(not chain.is_following(), "no rope: not following")
 	check(stopped.size() == 1, "following_stopped once", 1, stopped.size())

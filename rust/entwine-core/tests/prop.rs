@@ -1031,7 +1031,20 @@ fn prop_formation_squad() {
         let n = g
             .count()
             .min(if g.mode == Mode::Hostile { 200 } else { 40 });
-        let mut squad = Squad::new(n, g.chance(0.7), cfg.sanitized());
+        let mut reported = Vec::new();
+        let fixed = cfg.sanitized(|c| reported.push(c));
+        for c in &reported {
+            if !(c.used.is_finite() && c.used >= c.lo && c.used <= c.hi) {
+                return Err(format!(
+                    "{c:?}: the value used is outside the accepted range"
+                ));
+            }
+        }
+        let first = reported.len();
+        if fixed.sanitized(|c| reported.push(c)) != fixed || reported.len() != first {
+            return Err(format!("sanitizing twice reported again: {reported:?}"));
+        }
+        let mut squad = Squad::new(n, g.chance(0.7), fixed);
         let def =
             FormationDef::from_ron("(shape: Line, spacing: 1.2)").map_err(|e| format!("{e:?}"))?;
         let _ = squad.form(&def);

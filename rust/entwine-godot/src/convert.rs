@@ -4,7 +4,7 @@
 //! conversions go through fields; they are cheap and inlined.
 
 use entwine_core::kit::{rotation_of_axes, Pose};
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec2, Vec3};
 use godot::builtin::{Basis, Quaternion, Transform3D, Vector3};
 
 /// Returns the core vector for a Godot vector.
@@ -17,6 +17,19 @@ pub fn vec3(v: Vector3) -> Vec3 {
 #[inline]
 pub fn vector3(v: Vec3) -> Vector3 {
     Vector3::new(v.x, v.y, v.z)
+}
+
+/// Returns the ground-plane point of a Godot vector: `(x, z)`, the plane the core's 2D systems
+/// (formations) work in; `y` is dropped.
+#[inline]
+pub fn ground(v: Vector3) -> Vec2 {
+    Vec2::new(v.x, v.z)
+}
+
+/// Returns the Godot vector over ground-plane point `p` at height `y`: `(p.x, y, p.y)`.
+#[inline]
+pub fn from_ground(p: Vec2, y: f32) -> Vector3 {
+    Vector3::new(p.x, y, p.y)
 }
 
 /// Returns the Godot quaternion for a core quaternion.

@@ -20,6 +20,14 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+use crate::warnings::{key_of, Warnings};
+
+/// Warning kinds (see [`Warnings`]): the setup failure and config issue (each reported again when
+/// it changes) and, per collider, one without usable shapes.
+const WARN_SETUP: u32 = 0;
+const WARN_CONFIG: u32 = 1;
+const WARN_COLLIDER: u32 = 2;
+
 use crate::convert::{affine, pose, quaternion, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use entwine_core::rig::{Role as RigRole, Side as RigSide};
@@ -239,15 +247,13 @@ pub struct EnvironmentInteractionStateMachine {
     rig: Option<Rig>,
     /// Set when a property that affects the setup changes.
     dirty: bool,
-    /// The last setup failure already warned about.
-    warned_setup: Option<String>,
-    warned_config: Option<&'static str>,
+    /// Warnings: the last setup failure and config issue, and colliders without usable shapes
+    /// (skipped until the setup is rebuilt).
+    warnings: Warnings,
     has_move_input: bool,
     last_config: Option<TouchConfig>,
     colliders: Vec<Collider>,
     candidates: Vec<Candidate>,
-    /// Colliders already warned about (no usable shapes).
-    warned_colliders: Vec<InstanceId>,
     ray: Option<Gd<PhysicsRayQueryParameters3D>>,
     query: Option<Gd<PhysicsShapeQueryParameters3D>>,
     exclude: Array<Rid>,
@@ -354,47 +360,55 @@ impl EnvironmentInteractionStateMachine {
     #[constant]
     const SIDE_RIGHT: i64 = 1;
 
+    /// Sets [member character_path] (see the property for its range and effect).
     #[func]
     fn set_character_path(&mut self, path: NodePath) {
         self.character_path = path;
         self.invalidate();
     }
 
+    /// Sets [member skeleton_path] (see the property for its range and effect).
     #[func]
     fn set_skeleton_path(&mut self, path: NodePath) {
         self.skeleton_path = path;
         self.invalidate();
     }
 
+    /// Sets [member character_height] (see the property for its range and effect).
     #[func]
     fn set_character_height(&mut self, height: f32) {
         self.character_height = height;
         self.invalidate();
     }
 
+    /// Sets [member left_arm_bones] (see the property for its range and effect).
     #[func]
     fn set_left_arm_bones(&mut self, bones: PackedStringArray) {
         self.left_arm_bones = bones;
         self.invalidate();
     }
 
+    /// Sets [member right_arm_bones] (see the property for its range and effect).
     #[func]
     fn set_right_arm_bones(&mut self, bones: PackedStringArray) {
         self.right_arm_bones = bones;
         self.invalidate();
     }
 
+    /// Sets [member interactable_mask] (see the property for its range and effect).
     #[func]
     fn set_interactable_mask(&mut self, mask: u32) {
         self.interactable_mask = mask;
         self.invalidate();
     }
 
+    /// Returns [member move_input] (see the property).
     #[func]
     fn get_move_input(&self) -> Vector3 {
         self.move_input
     }
 
+    /// Sets [member move_input] (see the property for its range and effect).
     #[func]
     fn set_move_input(&mut self, input: Vector3) {
         self.move_input = input;
@@ -569,18 +583,11 @@ impl EnvironmentInteractionStateMachine {
         self.dirty = true;
     }
 
-    fn name(&self) -> GString {
-        GString::from(&self.base().get_name())
-    }
-
     fn warn_collider(&mut self, id: InstanceId, why: &str) {
-        if !self.warned_colliders.contains(&id) {
-            self.warned_colliders.push(id);
-            godot_warn!(
-                "EnvironmentInteractionStateMachine '{}': {why}.",
-                self.name()
-            );
-        }
+        let node = self.to_gd();
+        let key = id.to_i64() as u64;
+        self.warnings
+            .once_for(&node, WARN_COLLIDER, key, &format!("{why}."));
     }
 
     /// One physics frame: gather, step the core, apply, draw.
@@ -590,17 +597,14 @@ impl EnvironmentInteractionStateMachine {
             self.teardown();
             match self.setup() {
                 Ok(rig) => {
-                    self.warned_setup = None;
+                    self.warnings.clear_keys(WARN_SETUP);
                     self.rig = Some(rig);
                 }
                 Err(why) => {
-                    if self.warned_setup.as_deref() != Some(why.as_str()) {
-                        godot_warn!(
-                            "EnvironmentInteractionStateMachine '{}': {why}; the node stays idle until this is fixed.",
-                            self.name()
-                        );
-                        self.warned_setup = Some(why);
-                    }
+                    let node = self.to_gd();
+                    let msg = format!("{why}; the node stays idle until this is fixed.");
+                    self.warnings
+                        .on_change(&node, WARN_SETUP, key_of(&why), &msg);
                     return;
                 }
             }
@@ -755,7 +759,7 @@ impl EnvironmentInteractionStateMachine {
                     c.seen = true;
                     continue;
                 }
-                if self.warned_colliders.contains(&id) {
+                if self.warnings.printed_for(WARN_COLLIDER, id.to_i64() as u64) {
                     continue;
                 }
                 self.add_collider(object);
@@ -931,17 +935,15 @@ impl EnvironmentInteractionStateMachine {
         self.last_config = Some(config);
         match config.check() {
             Some(issue) => {
-                if self.warned_config != Some(issue.field) {
-                    godot_warn!(
-                        "EnvironmentInteractionStateMachine '{}': property '{}' must be {}; its default is used instead.",
-                        self.name(),
-                        issue.field,
-                        issue.accepted
-                    );
-                    self.warned_config = Some(issue.field);
-                }
+                let node = self.to_gd();
+                let msg = format!(
+                    "property '{}' must be {}; its default is used instead.",
+                    issue.field, issue.accepted
+                );
+                let key = key_of(issue.field);
+                self.warnings.on_change(&node, WARN_CONFIG, key, &msg);
             }
-            None => self.warned_config = None,
+            None => self.warnings.clear_keys(WARN_CONFIG),
         }
         self.core.set_config(config);
     }
@@ -1095,7 +1097,7 @@ impl EnvironmentInteractionStateMachine {
         ray.set_collision_mask(self.interactable_mask);
         ray.set_exclude(&self.exclude);
         self.ray = Some(ray);
-        self.warned_colliders.clear();
+        self.warnings.clear_keys(WARN_COLLIDER);
         self.colliders.clear();
         self.last_position = None;
         Ok(Rig {

@@ -4,6 +4,7 @@
 
 use godot::prelude::*;
 
+mod bones;
 mod convert;
 mod env_touch;
 mod formation;
@@ -13,6 +14,8 @@ mod net_clock;
 mod rig;
 mod rope;
 mod scene;
+mod time;
+mod warnings;
 
 pub use env_touch::EnvironmentInteractionStateMachine;
 pub use formation::{

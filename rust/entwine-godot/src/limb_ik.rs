@@ -5,6 +5,12 @@ use entwine_core::rig::{Role, Side};
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
+use crate::bones::{is_ancestor, is_uniform};
+use crate::warnings::Warnings;
+
+/// Warning kind: the chain cannot be resolved (printed once until it resolves).
+const WARN_CHAIN: u32 = 0;
+
 use crate::convert::{pose, quaternion, rotation, transform_scaled, vec3};
 use crate::rig;
 
@@ -121,7 +127,7 @@ pub struct LimbIK {
     /// The skeleton the chain was resolved for and its bone count (a change re-resolves).
     resolved_for: Option<(InstanceId, i32)>,
     /// Set after a warning so that a broken setup warns once, not every frame.
-    warned: bool,
+    warnings: Warnings,
     /// The chain's `[upper, lower, end]` poses (skeleton space) as they were before this modifier.
     animated: [Transform3D; 3],
     /// Last frame's bend side, so that a pole passing in line with the limb cannot flip the elbow.
@@ -193,15 +199,6 @@ impl ISkeletonModifier3D for LimbIK {
             }
         }
     }
-}
-
-/// Returns whether a scale is the same on all three axes (within 0.1 %).
-fn is_uniform(scale: Vector3) -> bool {
-    let (lo, hi) = (
-        scale.x.min(scale.y).min(scale.z),
-        scale.x.max(scale.y).max(scale.z),
-    );
-    lo > 0.0 && hi - lo <= 1e-3 * hi
 }
 
 #[godot_api]
@@ -342,7 +339,7 @@ impl LimbIK {
         self.pole_memory.reset();
         self.chain = None;
         self.resolved_for = None;
-        self.warned = false;
+        self.warnings.clear(WARN_CHAIN);
     }
 
     /// Returns the chain's bone indices, resolving (and warning once) when the skeleton changed.
@@ -355,20 +352,17 @@ impl LimbIK {
         let names = [&self.upper_bone, &self.lower_bone, &self.end_bone];
         self.chain = match find_chain(skeleton, names, self.limb) {
             Ok(chain) => {
-                self.warned = false;
+                self.warnings.clear(WARN_CHAIN);
                 let direct = skeleton.get_bone_parent(chain[1]) == chain[0]
                     && skeleton.get_bone_parent(chain[2]) == chain[1];
                 self.upper_parent = direct.then(|| skeleton.get_bone_parent(chain[0]));
                 Some(chain)
             }
             Err(why) => {
-                if !self.warned {
-                    godot_warn!(
-                        "LimbIK '{}': {why}; the modifier leaves the pose alone until the chain is fixed.",
-                        rig::label(&self.to_gd())
-                    );
-                    self.warned = true;
-                }
+                let node = self.to_gd();
+                let msg =
+                    format!("{why}; the modifier leaves the pose alone until the chain is fixed.");
+                self.warnings.once(&node, WARN_CHAIN, &msg);
                 None
             }
         };
@@ -436,18 +430,4 @@ fn find_chain(
         }
     }
     Ok(chain)
-}
-
-fn is_ancestor(skeleton: &Gd<Skeleton3D>, ancestor: i32, mut bone: i32) -> bool {
-    // A malformed skeleton cannot loop forever: parents are bounded by the bone count.
-    for _ in 0..=skeleton.get_bone_count() {
-        bone = skeleton.get_bone_parent(bone);
-        if bone < 0 {
-            return false;
-        }
-        if bone == ancestor {
-            return true;
-        }
-    }
-    false
 }

@@ -2,8 +2,10 @@
 
 use entwine_core::clock::ClockSync;
 use godot::classes::multiplayer_peer::ConnectionStatus;
-use godot::classes::{INode, Node, Time};
+use godot::classes::{INode, Node};
 use godot::prelude::*;
+
+use crate::time::now;
 
 /// The multiplayer server's clock, shared with every client.
 ///
@@ -133,9 +135,4 @@ impl NetClock {
             .is_some_and(|p| p.get_connection_status() == ConnectionStatus::CONNECTED);
         connected && !mp.is_server()
     }
-}
-
-/// Returns this process's monotonic clock in seconds.
-fn now() -> f64 {
-    Time::singleton().get_ticks_usec() as f64 * 1e-6
 }

@@ -19,14 +19,16 @@
 //!
 //! [`builtin`] embeds the formations the addon ships, so exported games have them without the files.
 //!
-//! [`record`] keeps a 1,000-frame ring of every agent for replay and export; [`net`] tracks the
-//! networked command pipeline's acknowledgements.
+//! [`command`] is the command model (kinds, validation into the squad's frame, duplicates,
+//! routing, the resend ring); [`record`] keeps a 1,000-frame ring of every agent for replay and
+//! export; [`net`] tracks the networked command pipeline's acknowledgements.
 
 pub mod agent;
 pub mod assign;
 pub mod baseline;
 pub mod bearing;
 pub mod builtin;
+pub mod command;
 pub mod hash;
 pub mod keyframe;
 pub mod latency;
@@ -46,5 +48,6 @@ pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gestur
 pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
 pub use squad::{
-    move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, MOVE_RAMP, TICK, TICK_HZ,
+    move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, SquadParam, MOVE_RAMP, TICK,
+    TICK_HZ,
 };

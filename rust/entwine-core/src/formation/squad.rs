@@ -33,6 +33,7 @@ use super::latency::{LatencyEstimator, LAG_CANDIDATES};
 use super::record::{Recorder, Sample, DEFAULT_FRAMES};
 use super::rng::Rng;
 use super::shape::{forward_of, rotate, yaw_of, FormationDef, FormationError, MAX_AGENTS};
+use crate::kit::param::{check, Correction};
 use crate::kit::{move_towards_vec3, wrap_angle as kit_wrap_angle};
 
 /// Returns `a` wrapped into [−π, π]: the kit's `wrap_angle`, with a fast path for the common case
@@ -142,34 +143,238 @@ impl Default for SquadConfig {
     }
 }
 
-impl SquadConfig {
-    /// Returns the config with every value made finite and in a safe range (NaN → default).
+/// A [`SquadConfig`] parameter that [`SquadConfig::sanitized`] can correct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SquadParam {
+    /// `gains.k1`, 0..=20 1/s.
+    K1,
+    /// `gains.k2`, 0..=20 1/s.
+    K2,
+    /// `gains.k3`, 0..=10 1/s².
+    K3,
+    /// `gains.integral_limit`, 0..=10 m·s.
+    IntegralLimit,
+    /// `thresholds.align`, 0.001..=10 m.
+    Align,
+    /// `thresholds.stable`, 0.0005 m..=`thresholds.align`.
+    Stable,
+    /// `thresholds.frames`, 1..=120 ticks.
+    Frames,
+    /// `thresholds.heading`, 0.0001..=1 rad.
+    Heading,
+    /// `max_speed`, 0.01..=100 m/s.
+    MaxSpeed,
+    /// `max_turn_rate`, 0.01..=100 rad/s.
+    MaxTurnRate,
+    /// `repulsion_radius`, 0..=10 m.
+    RepulsionRadius,
+    /// `repulsion_strength`, 0..=100 m²/s.
+    RepulsionStrength,
+    /// `arrival_time`, 0.05..=60 s.
+    ArrivalTime,
+    /// `transition_gain_max`, 0..=30 1/s.
+    TransitionGainMax,
+    /// `anchor_acceleration`, 0.1..=100 m/s².
+    AnchorAcceleration,
+    /// `contract_spacing`, 0..=10 m.
+    ContractSpacing,
+    /// `contract_heading`, 0..=3.2 rad.
+    ContractHeading,
+    /// `contract_settle`, 0..=600 s.
+    ContractSettle,
+    /// `latency`, 0..=1 s.
+    Latency,
+    /// `step_noise`, 0..=1 m.
+    StepNoise,
+}
+
+impl SquadParam {
+    /// Every parameter, in declaration order (`ALL[p as usize] == p`).
+    pub const ALL: [Self; 20] = [
+        Self::K1,
+        Self::K2,
+        Self::K3,
+        Self::IntegralLimit,
+        Self::Align,
+        Self::Stable,
+        Self::Frames,
+        Self::Heading,
+        Self::MaxSpeed,
+        Self::MaxTurnRate,
+        Self::RepulsionRadius,
+        Self::RepulsionStrength,
+        Self::ArrivalTime,
+        Self::TransitionGainMax,
+        Self::AnchorAcceleration,
+        Self::ContractSpacing,
+        Self::ContractHeading,
+        Self::ContractSettle,
+        Self::Latency,
+        Self::StepNoise,
+    ];
+
+    /// Returns whether the parameter is an angle or an angular rate (radians in the core), so a
+    /// caller that shows degrees converts it.
     #[must_use]
-    pub fn sanitized(mut self) -> Self {
+    pub fn is_angle(self) -> bool {
+        matches!(
+            self,
+            Self::Heading | Self::MaxTurnRate | Self::ContractHeading
+        )
+    }
+}
+
+impl SquadConfig {
+    /// Returns the config with every value finite and in its accepted range (see [`SquadParam`]):
+    /// out-of-range values are clamped, non-finite ones take the default. Calls `on_issue` once
+    /// for every parameter it corrected. `latency_gains` is corrected silently.
+    #[must_use]
+    pub fn sanitized(mut self, mut on_issue: impl FnMut(Correction<SquadParam>)) -> Self {
+        use SquadParam as P;
         let d = Self::default();
-        let fix = crate::kit::clamp_finite;
-        self.gains.k1 = fix(self.gains.k1, 0.0, 20.0, d.gains.k1);
-        self.gains.k2 = fix(self.gains.k2, 0.0, 20.0, d.gains.k2);
-        self.gains.k3 = fix(self.gains.k3, 0.0, 10.0, d.gains.k3);
-        self.gains.integral_limit = fix(self.gains.integral_limit, 0.0, 10.0, 0.5);
+        let on = &mut on_issue;
+        let g = &mut self.gains;
+        check(&mut g.k1, 0.0, 20.0, d.gains.k1, P::K1, on);
+        check(&mut g.k2, 0.0, 20.0, d.gains.k2, P::K2, on);
+        check(&mut g.k3, 0.0, 10.0, d.gains.k3, P::K3, on);
+        let limit = d.gains.integral_limit;
+        check(
+            &mut g.integral_limit,
+            0.0,
+            10.0,
+            limit,
+            P::IntegralLimit,
+            on,
+        );
         let t = &mut self.thresholds;
-        t.align = fix(t.align, 0.001, 10.0, d.thresholds.align);
-        t.stable = fix(t.stable, 0.0005, t.align, d.thresholds.stable.min(t.align));
-        t.frames = t.frames.clamp(1, 120);
-        t.heading = fix(t.heading, 1e-4, 1.0, d.thresholds.heading);
-        self.max_speed = fix(self.max_speed, 0.01, 100.0, d.max_speed);
-        self.max_turn_rate = fix(self.max_turn_rate, 0.01, 100.0, d.max_turn_rate);
-        self.repulsion_radius = fix(self.repulsion_radius, 0.0, 10.0, d.repulsion_radius);
-        self.repulsion_strength = fix(self.repulsion_strength, 0.0, 100.0, d.repulsion_strength);
-        self.arrival_time = fix(self.arrival_time, 0.05, 60.0, d.arrival_time);
-        self.transition_gain_max = fix(self.transition_gain_max, 0.0, 30.0, d.transition_gain_max);
-        self.anchor_acceleration = fix(self.anchor_acceleration, 0.1, 100.0, 3.0);
-        self.contract_spacing = fix(self.contract_spacing, 0.0, 10.0, d.contract_spacing);
-        self.contract_heading = fix(self.contract_heading, 0.0, 3.2, d.contract_heading);
-        self.contract_settle = fix(self.contract_settle, 0.0, 600.0, d.contract_settle);
-        self.latency = fix(self.latency, 0.0, MAX_LATENCY_TICKS as f32 * TICK, 0.0);
+        check(&mut t.align, 0.001, 10.0, d.thresholds.align, P::Align, on);
+        let stable = d.thresholds.stable.min(t.align);
+        check(&mut t.stable, 0.0005, t.align, stable, P::Stable, on);
+        let frames = t.frames.clamp(1, 120);
+        if frames != t.frames {
+            on(Correction {
+                param: P::Frames,
+                got: f32::from(t.frames),
+                lo: 1.0,
+                hi: 120.0,
+                used: f32::from(frames),
+            });
+            t.frames = frames;
+        }
+        check(
+            &mut t.heading,
+            1e-4,
+            1.0,
+            d.thresholds.heading,
+            P::Heading,
+            on,
+        );
+        check(
+            &mut self.max_speed,
+            0.01,
+            100.0,
+            d.max_speed,
+            P::MaxSpeed,
+            on,
+        );
+        let turn = d.max_turn_rate;
+        check(
+            &mut self.max_turn_rate,
+            0.01,
+            100.0,
+            turn,
+            P::MaxTurnRate,
+            on,
+        );
+        let radius = d.repulsion_radius;
+        check(
+            &mut self.repulsion_radius,
+            0.0,
+            10.0,
+            radius,
+            P::RepulsionRadius,
+            on,
+        );
+        let strength = d.repulsion_strength;
+        check(
+            &mut self.repulsion_strength,
+            0.0,
+            100.0,
+            strength,
+            P::RepulsionStrength,
+            on,
+        );
+        check(
+            &mut self.arrival_time,
+            0.05,
+            60.0,
+            d.arrival_time,
+            P::ArrivalTime,
+            on,
+        );
+        let gain = d.transition_gain_max;
+        check(
+            &mut self.transition_gain_max,
+            0.0,
+            30.0,
+            gain,
+            P::TransitionGainMax,
+            on,
+        );
+        let accel = d.anchor_acceleration;
+        check(
+            &mut self.anchor_acceleration,
+            0.1,
+            100.0,
+            accel,
+            P::AnchorAcceleration,
+            on,
+        );
+        let spacing = d.contract_spacing;
+        check(
+            &mut self.contract_spacing,
+            0.0,
+            10.0,
+            spacing,
+            P::ContractSpacing,
+            on,
+        );
+        let heading = d.contract_heading;
+        check(
+            &mut self.contract_heading,
+            0.0,
+            3.2,
+            heading,
+            P::ContractHeading,
+            on,
+        );
+        let settle = d.contract_settle;
+        check(
+            &mut self.contract_settle,
+            0.0,
+            600.0,
+            settle,
+            P::ContractSettle,
+            on,
+        );
+        let max_latency = MAX_LATENCY_TICKS as f32 * TICK;
+        check(
+            &mut self.latency,
+            0.0,
+            max_latency,
+            d.latency,
+            P::Latency,
+            on,
+        );
         self.latency_gains = self.latency_gains.sanitized();
-        self.step_noise = fix(self.step_noise, 0.0, 1.0, 0.0);
+        check(
+            &mut self.step_noise,
+            0.0,
+            1.0,
+            d.step_noise,
+            P::StepNoise,
+            on,
+        );
         self
     }
 }
@@ -322,7 +527,7 @@ impl Squad {
     #[must_use]
     pub fn new(n: usize, simulate: bool, cfg: SquadConfig) -> Self {
         let mut s = Self {
-            cfg: cfg.sanitized(),
+            cfg: cfg.sanitized(|_| {}),
             simulate,
             n: 0,
             active: Vec::new(),
@@ -510,7 +715,7 @@ impl Squad {
     /// Replaces the configuration (sanitised). A new latency (or turning measurement on or off)
     /// resets the actuation delay line and the measured latencies.
     pub fn set_config(&mut self, cfg: SquadConfig) {
-        let cfg = cfg.sanitized();
+        let cfg = cfg.sanitized(|_| {});
         let relatch =
             cfg.latency != self.cfg.latency || cfg.measure_latency != self.cfg.measure_latency;
         self.cfg = cfg;

@@ -6,11 +6,13 @@
 //! * [`quant`]: quantised network encodings and a byte writer/reader.
 //! * [`ik`]: the analytic two-bone limb solver.
 //! * [`limit`]: flood protection: per-key token buckets and throttled warnings in fixed tables.
+//! * [`param`]: typed reports of the parameters a `sanitized(on_issue)` corrected.
 //!
 //! Every item is re-exported here, so `entwine_core::kit::Pose` works.
 
 pub mod ik;
 pub mod limit;
+pub mod param;
 pub mod pose;
 pub mod quant;
 pub mod seq;
@@ -21,6 +23,7 @@ pub(crate) mod test_util;
 
 pub use ik::{solve_limb, LimbGoal, LimbPose, PoleMemory};
 pub use limit::{KeyedTable, RateLimit, RateLimiter, TokenBucket, WarnThrottle};
+pub use param::Correction;
 pub use pose::{rotation_of_axes, Pose};
 pub use quant::{
     decode_half, decode_position, decode_rotation, decode_unit, decode_wrapped, decode_yaw,

@@ -2,17 +2,21 @@
 //! (`entwine_core::formation::bearing`).
 
 use entwine_core::formation::bearing::{
-    align_pair, chain_deltas, chain_local_rotations, look_angles, rotate_vec, BearingConfig,
-    BearingMotion, BodyFrame,
+    chain_deltas, chain_local_rotations, look_angles, rotate_vec, BearingConfig, BearingMotion,
 };
-use glam::{Quat, Vec2, Vec3};
+use glam::{Quat, Vec2};
 use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
+use crate::bones::is_uniform;
 use crate::convert::{quaternion, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::rig;
-use entwine_core::rig::{Humanoid, Role as RigRole, Side};
+use crate::warnings::{self, Warnings};
+
+mod rig_data;
+
+use rig_data::{rotation_of, salute_arm, Rig};
 
 /// A soldier's bearing on top of its animation: the head (and a little of the neck and chest)
 /// turns toward a point — "eyes right" on the guide during a dress — and the right hand rises to
@@ -141,7 +145,7 @@ pub struct SoldierBearing {
     rig: Option<Rig>,
     /// The skeleton and bone count the rig was resolved for.
     resolved_for: Option<(InstanceId, i32)>,
-    warned: u8,
+    warnings: Warnings,
     /// Set by a [FormationController] on the bearings it gives its soldiers: the kinds of warning
     /// one of them already printed for the squad, and the squad's name, so that a squad of the
     /// same rig warns once, naming the first soldier and the squad, not once per soldier.
@@ -153,36 +157,19 @@ pub struct SoldierBearing {
     salute_target: Transform3D,
 }
 
-/// Bones and rest-pose data resolved once per skeleton.
-#[derive(Clone, Copy)]
-struct Rig {
-    head: i32,
-    neck: i32,
-    chest: i32,
-    /// Parents of `[chest, neck, head]` (−1 for a missing bone or a root).
-    parents: [i32; 3],
-    /// Whether chest, neck and head (those present) each descend from the one before.
-    in_order: bool,
-    frame: BodyFrame,
-    /// The head's forward in its own (bone) frame.
-    head_forward: Vec3,
-    /// The hand bone's salute pose in the head's frame (rotation; position is the offset).
-    hand_in_head: Option<(Quat, Vec3)>,
-}
-
 /// Warnings shared by the bearings of one squad (see `SoldierBearing::squad`).
 #[derive(Clone)]
 pub(crate) struct SquadWarnings {
-    /// The warning bits some soldier of the squad printed.
-    pub printed: std::rc::Rc<std::cell::Cell<u8>>,
+    /// The warning kinds some soldier of the squad printed.
+    pub printed: std::rc::Rc<std::cell::RefCell<Warnings>>,
     /// The squad's node path, for the message.
     pub name: String,
 }
 
-const WARN_HEAD: u8 = 1;
-const WARN_IK: u8 = 2;
-const WARN_FRAME: u8 = 4;
-const WARN_RANGE: u8 = 8;
+const WARN_HEAD: u32 = 0;
+const WARN_IK: u32 = 1;
+const WARN_FRAME: u32 = 2;
+const WARN_RANGE: u32 = 3;
 
 #[godot_api]
 impl ISkeletonModifier3D for SoldierBearing {
@@ -306,7 +293,7 @@ impl SoldierBearing {
     #[func]
     pub fn set_salute_ik(&mut self, path: NodePath) {
         self.salute_ik = path;
-        self.warned &= !WARN_IK;
+        self.warnings.clear(WARN_IK);
     }
 
     /// Returns the salute's [LimbIK] path.
@@ -394,27 +381,29 @@ impl SoldierBearing {
     fn invalidate(&mut self) {
         self.rig = None;
         self.resolved_for = None;
-        self.warned &= !(WARN_HEAD | WARN_FRAME);
+        self.warnings.clear(WARN_HEAD);
+        self.warnings.clear(WARN_FRAME);
     }
 
-    fn warn_once(&mut self, bit: u8, msg: &str) {
-        if self.warned & bit == 0 {
-            self.warned |= bit;
-            match &self.squad {
-                Some(squad) => {
-                    let printed = squad.printed.get();
-                    if printed & bit == 0 {
-                        squad.printed.set(printed | bit);
-                        godot_warn!(
-                            "SoldierBearing '{}': {msg} (printed once for squad '{}'; its other \
-                             soldiers may have the same problem)",
-                            rig::label(&self.to_gd()),
+    fn warn_once(&mut self, kind: u32, msg: &str) {
+        if !self.warnings.mark(kind) {
+            return;
+        }
+        let node = self.to_gd();
+        match &self.squad {
+            Some(squad) => {
+                if squad.printed.borrow_mut().mark(kind) {
+                    warnings::warn(
+                        &node,
+                        &format!(
+                            "{msg} (printed once for squad '{}'; its other soldiers may have the \
+                             same problem)",
                             squad.name
-                        );
-                    }
+                        ),
+                    );
                 }
-                None => godot_warn!("SoldierBearing '{}': {msg}", rig::label(&self.to_gd())),
             }
+            None => warnings::warn(&node, msg),
         }
     }
 
@@ -434,7 +423,7 @@ impl SoldierBearing {
             ("neck_share", self.neck_share, 0.0, 1.0),
             ("salute_time", self.salute_time, 0.01, 10.0),
         ];
-        if self.warned & WARN_RANGE == 0 {
+        if !self.warnings.printed(WARN_RANGE) {
             if let Some((name, v, lo, hi)) = checks
                 .iter()
                 .find(|(_, v, lo, hi)| !v.is_finite() || v < lo || v > hi)
@@ -459,114 +448,6 @@ impl SoldierBearing {
             return None;
         }
         self.base().try_get_node_as::<LimbIK>(&self.salute_ik)
-    }
-
-    /// Returns the rig for `skeleton`, resolving it (and warning once) when the skeleton changed.
-    fn resolve(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<Rig> {
-        let key = (skeleton.instance_id(), skeleton.get_bone_count());
-        if self.resolved_for == Some(key) {
-            return self.rig;
-        }
-        self.resolved_for = Some(key);
-        self.rig = None;
-        let humanoid = rig::humanoid(skeleton);
-        let find = |property: &str, name: &GString, role: RigRole| {
-            rig::pick(skeleton, property, name, role, &humanoid)
-        };
-        let head = match find("head_bone", &self.head_bone, RigRole::Head) {
-            Ok(head) => head,
-            Err(why) => {
-                let msg = format!("{why}; the bearing leaves the pose alone");
-                self.warn_once(WARN_HEAD, &msg);
-                return None;
-            }
-        };
-        let forward = if self.body_forward == Vector3::ZERO {
-            humanoid.forward
-        } else {
-            vec3(self.body_forward)
-        };
-        let up = if self.body_forward == Vector3::ZERO {
-            humanoid.up
-        } else {
-            Vec3::Y
-        };
-        let Some(frame) = BodyFrame::new(forward, up) else {
-            let msg = format!(
-                "body_forward must be a horizontal direction (got {}); using (0, 0, -1)",
-                self.body_forward
-            );
-            self.warn_once(WARN_FRAME, &msg);
-            self.body_forward = Vector3::new(0.0, 0.0, -1.0);
-            self.resolved_for = None;
-            return self.resolve(skeleton);
-        };
-        let head_rest = skeleton.get_bone_global_rest(head);
-        let head_rest_rot = rotation_of(head_rest.basis);
-        let head_forward = rotate_vec(head_rest_rot.conjugate(), frame.forward);
-        let hand = find("hand_bone", &self.hand_bone, RigRole::RightHand).unwrap_or(-1);
-        if let Some(mut ik) = self
-            .own_ik
-            .and_then(|id| Gd::<LimbIK>::try_from_instance_id(id).ok())
-        {
-            // The LimbIK made for the salute follows the hand bone the bearing uses.
-            let [upper, lower, hand] = salute_arm(skeleton, &self.hand_bone, &humanoid);
-            let mut b = ik.bind_mut();
-            if b.get_resolved_bones().get(2) != Some(hand.clone()) {
-                b.set_upper_bone(upper);
-                b.set_lower_bone(lower);
-                b.set_end_bone(hand);
-            }
-        }
-        let hand_in_head = (hand >= 0).then(|| {
-            let hand_rest = skeleton.get_bone_global_rest(hand);
-            let parent = skeleton.get_bone_parent(hand);
-            // The hand points along the forearm at rest; its palm faces the body (inward).
-            let fingers = if parent >= 0 {
-                vec3(hand_rest.origin - skeleton.get_bone_global_rest(parent).origin)
-            } else {
-                -frame.up
-            };
-            let salute_fingers = frame.to_skeleton(Vec3::new(-0.95, 0.3, -0.2));
-            let salute_palm = frame.to_skeleton(Vec3::new(0.0, -0.7, -0.7));
-            let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
-            let hand_rot = turn * rotation_of(hand_rest.basis);
-            // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
-            let offset = frame.to_skeleton(vec3(self.salute_hand_offset) * humanoid.scale());
-            (
-                head_rest_rot.conjugate() * hand_rot,
-                rotate_vec(head_rest_rot.conjugate(), offset),
-            )
-        });
-        let (neck, chest) = (
-            find("neck_bone", &self.neck_bone, RigRole::Neck).unwrap_or(-1),
-            find("chest_bone", &self.chest_bone, RigRole::Chest).unwrap_or(-1),
-        );
-        let present: Vec<i32> = [chest, neck, head]
-            .into_iter()
-            .filter(|b| *b >= 0)
-            .collect();
-        let in_order = present
-            .windows(2)
-            .all(|w| is_ancestor(skeleton, w[0], w[1]));
-        let parent = |b: i32| {
-            if b >= 0 {
-                skeleton.get_bone_parent(b)
-            } else {
-                -1
-            }
-        };
-        self.rig = Some(Rig {
-            head,
-            neck,
-            chest,
-            parents: [parent(chest), parent(neck), parent(head)],
-            in_order,
-            frame,
-            head_forward,
-            hand_in_head,
-        });
-        self.rig
     }
 
     /// Writes the salute's target, pole and weight into its [LimbIK] (after the look moved the head).
@@ -621,69 +502,4 @@ impl SoldierBearing {
             ik.set_active(true);
         }
     }
-}
-
-/// Returns whether `ancestor` is a proper ancestor of `bone` (bounded by the bone count).
-fn is_ancestor(skeleton: &Gd<Skeleton3D>, ancestor: i32, mut bone: i32) -> bool {
-    for _ in 0..=skeleton.get_bone_count() {
-        bone = skeleton.get_bone_parent(bone);
-        if bone < 0 {
-            return false;
-        }
-        if bone == ancestor {
-            return true;
-        }
-    }
-    false
-}
-
-/// Returns whether a scale is the same on all three axes (within 0.1 %).
-fn is_uniform(scale: Vector3) -> bool {
-    let (lo, hi) = (
-        scale.x.min(scale.y).min(scale.z),
-        scale.x.max(scale.y).max(scale.z),
-    );
-    lo > 0.0 && hi - lo <= 1e-3 * hi
-}
-
-/// Returns the `[upper, lower, hand]` names of the saluting arm: for a named hand its grandparent
-/// and parent, for an empty name the humanoid's right arm (Godot's names when nothing is found, so
-/// the [LimbIK] warns about them).
-fn salute_arm(skeleton: &Gd<Skeleton3D>, hand: &GString, humanoid: &Humanoid) -> [GString; 3] {
-    let fallback = RigRole::arm(Side::Right).map(|r| GString::from(r.godot_name()));
-    if hand.is_empty() {
-        let found = RigRole::arm(Side::Right).map(|r| humanoid.bone(r));
-        return match found {
-            [Some(u), Some(l), Some(h)] => [u, l, h].map(|b| skeleton.get_bone_name(b as i32)),
-            _ => fallback,
-        };
-    }
-    let h = skeleton.find_bone(hand);
-    let lower = if h >= 0 {
-        skeleton.get_bone_parent(h)
-    } else {
-        -1
-    };
-    let upper = if lower >= 0 {
-        skeleton.get_bone_parent(lower)
-    } else {
-        -1
-    };
-    if upper >= 0 {
-        [
-            skeleton.get_bone_name(upper),
-            skeleton.get_bone_name(lower),
-            hand.clone(),
-        ]
-    } else {
-        [fallback[0].clone(), fallback[1].clone(), hand.clone()]
-    }
-}
-
-/// Returns the rotation of a basis (scale removed) as a core quaternion.
-fn rotation_of(basis: Basis) -> Quat {
-    let q = crate::convert::rotation(basis);
-    glam::Vec4::from(q)
-        .try_normalize()
-        .map_or(Quat::IDENTITY, Quat::from_vec4)
 }

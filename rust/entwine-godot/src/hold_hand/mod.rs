@@ -22,6 +22,8 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+use crate::warnings::Warnings;
+
 use crate::convert::{pose, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
@@ -321,8 +323,8 @@ struct NetRuntime {
     view_time: f64,
     view_delay: f32,
     view_blend: f32,
-    /// Per-kind warnings: when each was last printed and how many were held back since.
-    throttle: [(f64, i64); 3],
+    /// Throttled warnings (forged, malformed, too fast).
+    throttle: Warnings,
     /// What the animation snapshots carry (found the same way on every peer), the last snapshot
     /// read, and what each replica (initiator, recipient) last applied.
     anim_rig: anim::AnimRig,
@@ -356,12 +358,10 @@ struct LastHands {
     has_shared_reach: bool,
 }
 
-/// Throttled warning kinds (at most one per [`WARN_EVERY`] seconds each, with a count).
-const THROTTLE_FORGED: usize = 0;
-const THROTTLE_MALFORMED: usize = 1;
-const THROTTLE_TOO_FAST: usize = 2;
-/// Seconds between two warnings of one throttled kind.
-const WARN_EVERY: f64 = 10.0;
+/// Throttled warning kinds (at most one per ten seconds each, with a count; see [`Warnings`]).
+const THROTTLE_FORGED: u32 = 0;
+const THROTTLE_MALFORMED: u32 = 1;
+const THROTTLE_TOO_FAST: u32 = 2;
 
 /// Per-interaction state the component restores or rebuilds.
 #[derive(Default)]
@@ -402,7 +402,7 @@ struct Runtime {
     /// Debug drawing (made when `debug_draw` is first used).
     debug_mesh: Option<Gd<ImmediateMesh>>,
     shared_reach: bool,
-    warned: u32,
+    warnings: Warnings,
 }
 
 /// A hand as the grip needs it, in its skeleton's units (see [`HandShape`]).
@@ -930,29 +930,19 @@ impl HoldHandComponent {
         self.runtime.joined_as
     }
 
+    /// Prints `message` once per warning `bit` (a one-bit mask: its index is the kind).
     fn warn_once(&mut self, bit: u32, message: String) {
-        if self.runtime.warned & bit == 0 {
-            self.runtime.warned |= bit;
-            godot_warn!("{}: {message}", self.label());
-        }
+        let node = self.to_gd();
+        self.runtime
+            .warnings
+            .once(&node, bit.trailing_zeros(), &message);
     }
 
-    /// Prints `message` unless this kind was printed in the last [`WARN_EVERY`] seconds (then
-    /// counts it, and says how many were held back next time).
-    fn warn_throttled(&mut self, kind: usize, message: String) {
-        let now = local_seconds();
-        let (last, held) = self.net.throttle[kind];
-        if last > 0.0 && now - last < WARN_EVERY {
-            self.net.throttle[kind].1 += 1;
-            return;
-        }
-        self.net.throttle[kind] = (now, 0);
-        let more = if held > 0 {
-            format!(" ({held} more like it in the last {WARN_EVERY:.0} s)")
-        } else {
-            String::new()
-        };
-        godot_warn!("{}: {message}{more}", self.label());
+    /// Prints `message` unless this kind was printed in the last ten seconds (then counts it, and
+    /// says how many were held back next time).
+    fn warn_throttled(&mut self, kind: u32, message: String) {
+        let node = self.to_gd();
+        self.net.throttle.throttled(&node, kind, &message);
     }
 
     /// Returns the stream clock's time now and whether it is shared by every peer (a synchronised
@@ -971,7 +961,7 @@ impl HoldHandComponent {
                 let c = c.bind();
                 (c.server_time(), c.is_synced())
             }
-            None => (local_seconds(), false),
+            None => (crate::time::now(), false),
         }
     }
 
@@ -2270,9 +2260,4 @@ fn chain_for_hand(
         skeleton.get_bone_name(lower),
         hand.clone(),
     ])
-}
-
-/// Returns this process's monotonic clock in seconds.
-fn local_seconds() -> f64 {
-    godot::classes::Time::singleton().get_ticks_usec() as f64 * 1e-6
 }

@@ -4,8 +4,10 @@
 use entwine_core::hold_hand::{Interaction, PlayerId, Room, RoomError, RoomEvent};
 use entwine_core::kit::{KeyedTable, RateLimit, TokenBucket, WarnThrottle};
 use godot::classes::multiplayer_peer::ConnectionStatus;
-use godot::classes::{INode, Node, OfflineMultiplayerPeer, Time};
+use godot::classes::{INode, Node, OfflineMultiplayerPeer};
 use godot::prelude::*;
+
+use crate::time::now;
 
 use super::HoldHandComponent;
 
@@ -673,8 +675,4 @@ fn held_back(held: u32) -> String {
     } else {
         format!("; {held} more like it held back in the last {WARN_INTERVAL} s")
     }
-}
-
-fn now() -> f64 {
-    Time::singleton().get_ticks_usec() as f64 * 1e-6
 }

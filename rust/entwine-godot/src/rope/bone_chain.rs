@@ -11,6 +11,8 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+use crate::warnings::Warnings;
+
 use super::RopeSimulation;
 use crate::convert::{pose, quaternion, vec3, vector3};
 
@@ -103,11 +105,11 @@ pub struct RopeBoneChain {
     /// Per bone: its global scale this frame (scratch).
     scales: Vec<Vector3>,
     following: bool,
-    warned: u32,
+    warnings: Warnings,
     debug: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>, Gd<Material>)>,
 }
 
-/// Warning slots (bits of `warned`): each kind of bad input warns once until it is fixed.
+/// Warning kinds (see [`Warnings`]): each kind of bad input warns once until it is fixed.
 mod warn {
     pub const ROPE: u32 = 0;
     pub const CHAIN: u32 = 1;
@@ -120,7 +122,7 @@ impl ISkeletonModifier3D for RopeBoneChain {
     fn process_modification_with_delta(&mut self, _delta: f64) {
         match self.modify() {
             Ok(()) => {
-                self.warned = 0;
+                self.warnings.clear_all();
                 if !self.following {
                     self.following = true;
                     let count = self.bones.len() as i32;
@@ -130,13 +132,9 @@ impl ISkeletonModifier3D for RopeBoneChain {
             Err(None) => {}
             Err(Some((bit, why))) => {
                 self.hide_debug();
-                if self.warned & (1 << bit) == 0 {
-                    self.warned |= 1 << bit;
-                    godot_warn!(
-                        "RopeBoneChain '{}': {why}; the bones are left alone until it is fixed.",
-                        self.base().get_name()
-                    );
-                }
+                let node = self.to_gd();
+                let msg = format!("{why}; the bones are left alone until it is fixed.");
+                self.warnings.once(&node, bit, &msg);
                 if let Some(chain) = self.chain.as_mut() {
                     chain.reset_history();
                 }
@@ -178,7 +176,7 @@ impl RopeBoneChain {
     #[func]
     pub fn set_rope(&mut self, rope: Option<Gd<RopeSimulation>>) {
         self.rope = rope;
-        self.warned &= !(1 << warn::ROPE);
+        self.warnings.clear(warn::ROPE);
         if let Some(chain) = self.chain.as_mut() {
             chain.reset_history();
         }
@@ -256,7 +254,7 @@ impl RopeBoneChain {
     fn invalidate(&mut self) {
         self.resolved_for = None;
         self.chain = None;
-        self.warned &= !(1 << warn::CHAIN);
+        self.warnings.clear(warn::CHAIN);
     }
 
     /// Poses the chain on the rope for this frame.

@@ -18,6 +18,8 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+use crate::warnings::Warnings;
+
 pub use bone_chain::{RopeBoneChain, RopeChainFit};
 pub use preset::RopePreset;
 
@@ -263,14 +265,14 @@ pub struct RopeSimulation {
     #[init(val = -2)]
     bone_cache: i32,
     exclude_dirty: bool,
-    warned: u64,
+    warnings: Warnings,
     /// Target length set before the rope exists.
     pending_length: Option<f32>,
     /// A cut separated the end from [member end_node] (until the property is set again).
     end_detached: bool,
 }
 
-/// Warning slots (bits of `warned`): each kind of bad input warns once until it is fixed.
+/// Warning kinds (see [`Warnings`]): each kind of bad input warns once until it is fixed.
 mod warn {
     pub const PARAM_BASE: u32 = 0; // ParamIssue discriminants 0..16
     pub const POINT_COUNT: u32 = 20;
@@ -327,6 +329,7 @@ impl RopeSimulation {
 
     // --- properties -------------------------------------------------------------------------
 
+    /// Sets [member anchor_node] (see the property for its range and effect).
     #[func]
     fn set_anchor_node(&mut self, path: NodePath) {
         self.anchor_node = path;
@@ -336,6 +339,7 @@ impl RopeSimulation {
         self.clear_warning(warn::ANCHOR_NODE);
     }
 
+    /// Sets [member anchor_bone] (see the property for its range and effect).
     #[func]
     fn set_anchor_bone(&mut self, bone: GString) {
         self.anchor_bone = bone;
@@ -343,12 +347,14 @@ impl RopeSimulation {
         self.clear_warning(warn::ANCHOR_BONE);
     }
 
+    /// Sets [member exclude_anchor_body] (see the property for its range and effect).
     #[func]
     fn set_exclude_anchor_body(&mut self, on: bool) {
         self.exclude_anchor_body = on;
         self.exclude_dirty = true;
     }
 
+    /// Sets [member end_node] (see the property for its range and effect).
     #[func]
     fn set_end_node(&mut self, path: NodePath) {
         self.end_node = path;
@@ -357,6 +363,7 @@ impl RopeSimulation {
         self.clear_warning(warn::END_NODE);
     }
 
+    /// Sets [member point_count] (see the property for its range and effect).
     #[func]
     fn set_point_count(&mut self, count: i32) {
         let max = self.capacity.clamp(2, MAX_CAPACITY as i32);
@@ -376,6 +383,7 @@ impl RopeSimulation {
         }
     }
 
+    /// Sets [member capacity] (see the property for its range and effect).
     #[func]
     fn set_capacity(&mut self, capacity: i32) {
         let fixed = capacity.clamp(2, MAX_CAPACITY as i32);
@@ -395,12 +403,14 @@ impl RopeSimulation {
         }
     }
 
+    /// Sets [member segment_length] (see the property for its range and effect).
     #[func]
     fn set_segment_length(&mut self, v: f32) {
         self.segment_length = v;
         self.sync_params();
     }
 
+    /// Returns [member length] (see the property).
     #[func]
     fn get_length(&self) -> f32 {
         match &self.rope {
@@ -411,6 +421,7 @@ impl RopeSimulation {
         }
     }
 
+    /// Sets [member length] (see the property for its range and effect).
     #[func]
     fn set_length(&mut self, length: f32) {
         if !length.is_finite() || length < 0.0 {
@@ -429,90 +440,105 @@ impl RopeSimulation {
         }
     }
 
+    /// Sets [member length_speed] (see the property for its range and effect).
     #[func]
     fn set_length_speed(&mut self, v: f32) {
         self.length_speed = v;
         self.sync_params();
     }
 
+    /// Sets [member damping] (see the property for its range and effect).
     #[func]
     fn set_damping(&mut self, v: f32) {
         self.damping = v;
         self.sync_params();
     }
 
+    /// Sets [member iterations] (see the property for its range and effect).
     #[func]
     fn set_iterations(&mut self, v: i32) {
         self.iterations = v;
         self.sync_params();
     }
 
+    /// Sets [member substeps] (see the property for its range and effect).
     #[func]
     fn set_substeps(&mut self, v: i32) {
         self.substeps = v;
         self.sync_params();
     }
 
+    /// Sets [member gravity_scale] (see the property for its range and effect).
     #[func]
     fn set_gravity_scale(&mut self, v: f32) {
         self.gravity_scale = v;
         self.sync_params();
     }
 
+    /// Sets [member stretch_limit] (see the property for its range and effect).
     #[func]
     fn set_stretch_limit(&mut self, v: f32) {
         self.stretch_limit = v;
         self.sync_params();
     }
 
+    /// Sets [member point_mass] (see the property for its range and effect).
     #[func]
     fn set_point_mass(&mut self, v: f32) {
         self.point_mass = v;
         self.sync_params();
     }
 
+    /// Sets [member ground_enabled] (see the property for its range and effect).
     #[func]
     fn set_ground_enabled(&mut self, v: bool) {
         self.ground_enabled = v;
         self.sync_params();
     }
 
+    /// Sets [member ground_height] (see the property for its range and effect).
     #[func]
     fn set_ground_height(&mut self, v: f32) {
         self.ground_height = v;
         self.sync_params();
     }
 
+    /// Sets [member radius] (see the property for its range and effect).
     #[func]
     fn set_radius(&mut self, v: f32) {
         self.radius = v;
         self.sync_params();
     }
 
+    /// Sets [member friction] (see the property for its range and effect).
     #[func]
     fn set_friction(&mut self, v: f32) {
         self.friction = v;
         self.sync_params();
     }
 
+    /// Sets [member tear_ratio] (see the property for its range and effect).
     #[func]
     fn set_tear_ratio(&mut self, v: f32) {
         self.tear_ratio = v;
         self.sync_params();
     }
 
+    /// Sets [member fade_time] (see the property for its range and effect).
     #[func]
     fn set_fade_time(&mut self, v: f32) {
         self.fade_time = v;
         self.sync_params();
     }
 
+    /// Sets [member tube_enabled] (see the property for its range and effect).
     #[func]
     fn set_tube_enabled(&mut self, on: bool) {
         self.tube_enabled = on;
         self.rebuild_visuals();
     }
 
+    /// Sets [member tube_sides] (see the property for its range and effect).
     #[func]
     fn set_tube_sides(&mut self, sides: i32) {
         let fixed = sides.clamp(3, 64);
@@ -526,6 +552,7 @@ impl RopeSimulation {
         self.rebuild_visuals();
     }
 
+    /// Sets [member smoothing] (see the property for its range and effect).
     #[func]
     fn set_smoothing(&mut self, rings: i32) {
         let fixed = rings.clamp(1, 8);
@@ -539,6 +566,7 @@ impl RopeSimulation {
         self.rebuild_visuals();
     }
 
+    /// Sets [member material] (see the property for its range and effect).
     #[func]
     fn set_material(&mut self, material: Option<Gd<Material>>) {
         self.material = material;
@@ -551,12 +579,14 @@ impl RopeSimulation {
         }
     }
 
+    /// Sets [member debug_draw] (see the property for its range and effect).
     #[func]
     fn set_debug_draw(&mut self, on: bool) {
         self.debug_draw = on;
         self.rebuild_visuals();
     }
 
+    /// Sets [member preset] (see the property for its range and effect).
     #[func]
     fn set_preset(&mut self, preset: Option<Gd<RopePreset>>) {
         self.preset = preset;
@@ -566,6 +596,7 @@ impl RopeSimulation {
         }
     }
 
+    /// Sets [member presets_file] (see the property for its range and effect).
     #[func]
     fn set_presets_file(&mut self, path: GString) {
         self.presets_file = path;
@@ -573,6 +604,7 @@ impl RopeSimulation {
         self.clear_warning(warn::PRESETS_FILE);
     }
 
+    /// Returns [member tension] (see the property).
     #[func]
     fn get_tension(&self) -> Vector3 {
         self.rope
@@ -871,7 +903,7 @@ impl RopeSimulation {
         }
         if k == 0 {
             // Every parameter is valid again: later bad values warn again.
-            self.warned &= !0xFFFF;
+            self.warnings.clear_below(16);
         }
         self.segment_length = fixed.segment_length;
         self.damping = fixed.damping;
@@ -1298,14 +1330,12 @@ impl RopeSimulation {
         self.rope.as_ref().map_or(0, Rope::capacity)
     }
 
-    fn warn_once(&mut self, bit: u32, message: &str) {
-        if self.warned & (1 << bit) == 0 {
-            self.warned |= 1 << bit;
-            godot_warn!("RopeSimulation '{}': {message}", self.base().get_name());
-        }
+    fn warn_once(&mut self, kind: u32, message: &str) {
+        let node = self.to_gd();
+        self.warnings.once(&node, kind, message);
     }
 
-    fn clear_warning(&mut self, bit: u32) {
-        self.warned &= !(1 << bit);
+    fn clear_warning(&mut self, kind: u32) {
+        self.warnings.clear(kind);
     }
 }

@@ -1,0 +1,187 @@
+//! The soldier's rig: its head, neck, chest and saluting arm found once per skeleton (named bones
+//! or the humanoid's), with the rest-pose data the look and the salute need.
+
+use entwine_core::formation::bearing::{align_pair, rotate_vec, BodyFrame};
+use entwine_core::rig::{Humanoid, Role as RigRole, Side};
+use glam::{Quat, Vec3};
+use godot::classes::Skeleton3D;
+use godot::prelude::*;
+
+use super::{SoldierBearing, WARN_FRAME, WARN_HEAD};
+use crate::bones::is_ancestor;
+use crate::convert::vec3;
+use crate::limb_ik::LimbIK;
+use crate::rig;
+
+/// Bones and rest-pose data resolved once per skeleton.
+#[derive(Clone, Copy)]
+pub(super) struct Rig {
+    pub(super) head: i32,
+    pub(super) neck: i32,
+    pub(super) chest: i32,
+    /// Parents of `[chest, neck, head]` (−1 for a missing bone or a root).
+    pub(super) parents: [i32; 3],
+    /// Whether chest, neck and head (those present) each descend from the one before.
+    pub(super) in_order: bool,
+    pub(super) frame: BodyFrame,
+    /// The head's forward in its own (bone) frame.
+    pub(super) head_forward: Vec3,
+    /// The hand bone's salute pose in the head's frame (rotation; position is the offset).
+    pub(super) hand_in_head: Option<(Quat, Vec3)>,
+}
+
+impl SoldierBearing {
+    /// Returns the rig for `skeleton`, resolving it (and warning once) when the skeleton changed.
+    pub(super) fn resolve(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<Rig> {
+        let key = (skeleton.instance_id(), skeleton.get_bone_count());
+        if self.resolved_for == Some(key) {
+            return self.rig;
+        }
+        self.resolved_for = Some(key);
+        self.rig = None;
+        let humanoid = rig::humanoid(skeleton);
+        let find = |property: &str, name: &GString, role: RigRole| {
+            rig::pick(skeleton, property, name, role, &humanoid)
+        };
+        let head = match find("head_bone", &self.head_bone, RigRole::Head) {
+            Ok(head) => head,
+            Err(why) => {
+                let msg = format!("{why}; the bearing leaves the pose alone");
+                self.warn_once(WARN_HEAD, &msg);
+                return None;
+            }
+        };
+        let forward = if self.body_forward == Vector3::ZERO {
+            humanoid.forward
+        } else {
+            vec3(self.body_forward)
+        };
+        let up = if self.body_forward == Vector3::ZERO {
+            humanoid.up
+        } else {
+            Vec3::Y
+        };
+        let Some(frame) = BodyFrame::new(forward, up) else {
+            let msg = format!(
+                "body_forward must be a horizontal direction (got {}); using (0, 0, -1)",
+                self.body_forward
+            );
+            self.warn_once(WARN_FRAME, &msg);
+            self.body_forward = Vector3::new(0.0, 0.0, -1.0);
+            self.resolved_for = None;
+            return self.resolve(skeleton);
+        };
+        let head_rest = skeleton.get_bone_global_rest(head);
+        let head_rest_rot = rotation_of(head_rest.basis);
+        let head_forward = rotate_vec(head_rest_rot.conjugate(), frame.forward);
+        let hand = find("hand_bone", &self.hand_bone, RigRole::RightHand).unwrap_or(-1);
+        if let Some(mut ik) = self
+            .own_ik
+            .and_then(|id| Gd::<LimbIK>::try_from_instance_id(id).ok())
+        {
+            // The LimbIK made for the salute follows the hand bone the bearing uses.
+            let [upper, lower, hand] = salute_arm(skeleton, &self.hand_bone, &humanoid);
+            let mut b = ik.bind_mut();
+            if b.get_resolved_bones().get(2) != Some(hand.clone()) {
+                b.set_upper_bone(upper);
+                b.set_lower_bone(lower);
+                b.set_end_bone(hand);
+            }
+        }
+        let hand_in_head = (hand >= 0).then(|| {
+            let hand_rest = skeleton.get_bone_global_rest(hand);
+            let parent = skeleton.get_bone_parent(hand);
+            // The hand points along the forearm at rest; its palm faces the body (inward).
+            let fingers = if parent >= 0 {
+                vec3(hand_rest.origin - skeleton.get_bone_global_rest(parent).origin)
+            } else {
+                -frame.up
+            };
+            let salute_fingers = frame.to_skeleton(Vec3::new(-0.95, 0.3, -0.2));
+            let salute_palm = frame.to_skeleton(Vec3::new(0.0, -0.7, -0.7));
+            let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
+            let hand_rot = turn * rotation_of(hand_rest.basis);
+            // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
+            let offset = frame.to_skeleton(vec3(self.salute_hand_offset) * humanoid.scale());
+            (
+                head_rest_rot.conjugate() * hand_rot,
+                rotate_vec(head_rest_rot.conjugate(), offset),
+            )
+        });
+        let (neck, chest) = (
+            find("neck_bone", &self.neck_bone, RigRole::Neck).unwrap_or(-1),
+            find("chest_bone", &self.chest_bone, RigRole::Chest).unwrap_or(-1),
+        );
+        let present: Vec<i32> = [chest, neck, head]
+            .into_iter()
+            .filter(|b| *b >= 0)
+            .collect();
+        let in_order = present
+            .windows(2)
+            .all(|w| is_ancestor(skeleton, w[0], w[1]));
+        let parent = |b: i32| {
+            if b >= 0 {
+                skeleton.get_bone_parent(b)
+            } else {
+                -1
+            }
+        };
+        self.rig = Some(Rig {
+            head,
+            neck,
+            chest,
+            parents: [parent(chest), parent(neck), parent(head)],
+            in_order,
+            frame,
+            head_forward,
+            hand_in_head,
+        });
+        self.rig
+    }
+}
+
+/// Returns the `[upper, lower, hand]` names of the saluting arm: for a named hand its grandparent
+/// and parent, for an empty name the humanoid's right arm (Godot's names when nothing is found, so
+/// the [LimbIK] warns about them).
+pub(super) fn salute_arm(
+    skeleton: &Gd<Skeleton3D>,
+    hand: &GString,
+    humanoid: &Humanoid,
+) -> [GString; 3] {
+    let fallback = RigRole::arm(Side::Right).map(|r| GString::from(r.godot_name()));
+    if hand.is_empty() {
+        let found = RigRole::arm(Side::Right).map(|r| humanoid.bone(r));
+        return match found {
+            [Some(u), Some(l), Some(h)] => [u, l, h].map(|b| skeleton.get_bone_name(b as i32)),
+            _ => fallback,
+        };
+    }
+    let h = skeleton.find_bone(hand);
+    let lower = if h >= 0 {
+        skeleton.get_bone_parent(h)
+    } else {
+        -1
+    };
+    let upper = if lower >= 0 {
+        skeleton.get_bone_parent(lower)
+    } else {
+        -1
+    };
+    if upper >= 0 {
+        [
+            skeleton.get_bone_name(upper),
+            skeleton.get_bone_name(lower),
+            hand.clone(),
+        ]
+    } else {
+        [fallback[0].clone(), fallback[1].clone(), hand.clone()]
+    }
+}
+
+/// Returns the rotation of a basis (scale removed) as a core quaternion.
+pub(super) fn rotation_of(basis: Basis) -> Quat {
+    let q = crate::convert::rotation(basis);
+    glam::Vec4::from(q)
+        .try_normalize()
+        .map_or(Quat::IDENTITY, Quat::from_vec4)
+}

@@ -1,0 +1,594 @@
+//! The node: `FormationController`'s properties, signals, constants and frame callbacks; the rest
+//! of its behaviour is in the sibling files, each over the core's `Squad` and `CommandLog`.
+
+use std::collections::HashMap;
+
+use entwine_core::formation::command::CommandLog;
+use entwine_core::formation::keyframe::{KeyAgent, KeyframeHeader};
+use entwine_core::formation::{Squad, SquadConfig};
+use godot::classes::{INode3D, ImmediateMesh, Mesh, MeshInstance3D, MultiMesh, Node3D};
+use godot::prelude::*;
+
+mod agents;
+mod bearing;
+mod commands;
+mod config;
+mod library;
+mod network;
+mod queries;
+mod rendering;
+mod replay;
+mod shape;
+mod soldiers;
+
+pub use bearing::SoldierBearing;
+pub use shape::{FormationFacing, FormationKind, FormationShape};
+
+use agents::Body;
+use library::{FormationFile, DEFAULT_FORMATIONS_DIR};
+use queries::metrics_dict;
+use soldiers::Soldier;
+
+use crate::warnings::{self, Warnings};
+
+/// Warning kinds (each printed once): below 20 the tuning properties (`SquadParam as u32`).
+mod warn {
+    pub const AGENT_COUNT: u32 = 40;
+    pub const PLACE_AGENT: u32 = 41;
+    pub const NO_CHILDREN: u32 = 42;
+    pub const LEADER: u32 = 43;
+    pub const HEAD_TURN_SPEED: u32 = 44;
+    pub const SALUTE_DURATION: u32 = 45;
+    pub const KEYFRAME_FOREIGN: u32 = 46;
+    pub const KEYFRAME_MALFORMED: u32 = 47;
+    pub const KEYFRAME_SIZE: u32 = 48;
+    pub const KEYFRAME_ENCODE: u32 = 49;
+}
+
+/// Where the agents come from.
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum AgentSource {
+    /// The controller's `Node3D` children. `CharacterBody3D` children are driven by velocity
+    /// (their `velocity` is set and, with `move_bodies`, `move_and_slide()` is called);
+    /// `RigidBody3D` children too (their `linear_velocity` is set for the physics step); other
+    /// `Node3D` children are moved directly.
+    #[default]
+    Children,
+    /// `internal_agent_count` agents simulated by the controller and drawn with one
+    /// `MultiMeshInstance3D` (thousands of agents).
+    Internal,
+}
+
+/// A squad that forms up and marches in formations defined as data, holding a measured contract.
+///
+/// **Agents** are the controller's [Node3D] children, or (with [member agent_source] = Internal)
+/// [member internal_agent_count] agents drawn with a [MultiMeshInstance3D]. [CharacterBody3D]
+/// and [RigidBody3D] children are driven by velocity so the game keeps its own movement and
+/// collisions: a character body's `velocity` is set (see [member move_bodies]); a rigid body's
+/// `linear_velocity` is set before each physics step, its vertical part left to gravity, its spin
+/// about the vertical cleared, and `can_sleep` is turned off (a sleeping body ignores the velocity
+/// it is given). Every body's yaw is set by the controller: lock a rigid body's rotation about X
+/// and Z (`axis_lock_angular_x`, `axis_lock_angular_z`) so it cannot tip over, and give it no
+/// friction against the ground (a [PhysicsMaterial] with `friction` 0): friction brakes the
+/// velocity it is given every step, which the feedback then has to make up. Body agents may act
+/// on commands late (network, animation, the game's own movement): each one's latency is measured
+/// from its motion and compensated per agent ([member measure_latency],
+/// [method get_agent_latency]). Everything
+/// happens in the controller's local frame: move or turn the controller and the squad goes with it.
+///
+/// **Formations** are `.ron` files in [member formations_dir], or text given to [method add_formation].
+/// The addon's own (line, column, wedge, circle, arc, spiral, box and hollow_box) are also built into
+/// the library, so an exported game has them without exporting the files; a file of the same name
+/// replaces a built-in one. Files are re-read when they change ([member hot_reload], on in the
+/// editor, off in exported games unless set); a file that does not parse is reported with its path,
+/// line and column and the previous version stays in use.
+///
+/// **Commands**: [method form], [method march], [method march_to], [method halt], [method face],
+/// [method dress]. Each one starts a settle clock; when the squad meets the contract (neighbour
+/// spacing error ≤ [member contract_spacing], heading standard deviation ≤
+/// [member contract_heading], every agent within [member align_threshold] of its slot) the
+/// [signal settled] signal reports the metrics, including whether it took ≤ [member contract_settle].
+///
+/// **Control**: slots are assigned by minimum total travel (paths do not cross); each agent tracks
+/// its slot with a PID ([member k1], [member k2], [member k3]) and a debounced
+/// idle/moving/aligning/stabilizing state machine at a fixed 60 Hz, with soft-wall repulsion
+/// between agents. Rendering interpolates between ticks.
+///
+/// **Bearing**: every child agent with a [Skeleton3D] (a `get_skeleton()` method such as the
+/// test character's, else its first [Skeleton3D] descendant) gets a [SoldierBearing] modifier (and
+/// a [LimbIK] for the salute) under that skeleton, unless [member soldier_bearings] is off. During
+/// [method dress] every soldier with a file-mate on its right turns its eyes right — the head, and
+/// a little of the neck and chest, toward its rank's guide (the last of the file-mates on its
+/// right; the guide keeps eyes front) at most [member head_turn_speed] degrees per second — and
+/// back to the front on the next command ([signal eyes_changed]). [method salute] raises every
+/// soldier's right hand to the brow until [method end_salute] (or for [member salute_duration]
+/// seconds) ([signal salute_changed]); it is an agent state that changes no position or heading
+/// rule. Agents without a skeleton (internal MultiMesh agents, plain nodes) are unaffected; a
+/// soldier whose skeleton disappears mid-drill gives one warning and keeps marching.
+///
+/// **Network** (with [member networked]): the server's commands are stamped with the
+/// [NetClock]'s time, sent to every client, acknowledged, resent after 100 ms up to three times; a
+/// peer that never acknowledges is dropped ([signal peer_dropped]) and its agents leave the
+/// contract. Commands from anyone but the server are rejected.
+#[derive(GodotClass)]
+#[class(base = Node3D)]
+pub struct FormationController {
+    base: Base<Node3D>,
+
+    /// Children (Node3D / CharacterBody3D / RigidBody3D) or internal MultiMesh agents.
+    #[export_group(name = "Agents")]
+    #[export]
+    #[var(set = set_agent_source)]
+    agent_source: AgentSource,
+    /// Number of internal agents (agent_source = Internal), 0..=65536.
+    #[export(range = (0.0, 65536.0, 1.0))]
+    #[var(set = set_internal_agent_count)]
+    internal_agent_count: i32,
+    /// Mesh drawn for each internal agent (a capsule when empty). Forward is −Z.
+    #[export]
+    agent_mesh: Option<Gd<Mesh>>,
+    /// For CharacterBody3D children: call `move_and_slide()` after setting `velocity`. Turn off
+    /// when the body's own script moves it with the velocity it is given.
+    #[export]
+    move_bodies: bool,
+    /// Emit [signal agent_state_changed] for every agent state change (turn off for huge crowds).
+    #[export]
+    emit_agent_signals: bool,
+
+    /// Folder scanned for `*.ron` formation files (the file name without extension is the name).
+    #[export_group(name = "Formation")]
+    #[export(dir)]
+    formations_dir: GString,
+    /// The formation in use. Setting it calls [method form].
+    #[export]
+    #[var(set = set_formation)]
+    formation: GString,
+    /// Re-read changed formation files while running (checked twice a second). On by default in the
+    /// editor and when running from it, off in exported games.
+    #[export]
+    hot_reload: bool,
+    /// Optional leader: the formation's centre and facing follow this node (global transform).
+    #[export]
+    leader: NodePath,
+
+    /// Fastest an agent moves, m/s (0.01..=100).
+    #[export_group(name = "Motion")]
+    #[export(range = (0.01, 100.0, 0.01, suffix = "m/s"))]
+    max_speed: f32,
+    /// Fastest an agent turns, degrees per second (0.58..=5729.6, i.e. 0.01..=100 rad/s).
+    #[export(range = (0.58, 5729.6, 0.1, suffix = "°/s"))]
+    max_turn_rate: f32,
+    /// Shortest time for agents to reach new slots after a command, s (0.05..=60). Longer moves
+    /// take as long as `max_speed` requires.
+    #[export(range = (0.05, 60.0, 0.01, suffix = "s"))]
+    arrival_time: f32,
+    /// How fast marching starts and stops, m/s² (0.1..=100).
+    #[export(range = (0.1, 100.0, 0.1, suffix = "m/s²"))]
+    march_acceleration: f32,
+
+    /// Position gain k₁ (1/s, 0..=20): speed per metre of error.
+    #[export_group(name = "Feedback")]
+    #[export(range = (0.0, 20.0, 0.01))]
+    k1: f32,
+    /// Heading gain k₂ (1/s, 0..=20): turn rate per radian of error.
+    #[export(range = (0.0, 20.0, 0.01))]
+    k2: f32,
+    /// Integral gain k₃ (1/s², 0..=10) on the accumulated position error.
+    #[export(range = (0.0, 10.0, 0.001))]
+    k3: f32,
+    /// Anti-windup: largest accumulated position error, m·s (0..=10).
+    #[export(range = (0.0, 10.0, 0.01, suffix = "m·s"))]
+    integral_limit: f32,
+    /// ε: distance from the slot above which an agent starts moving, m (0.001..=10).
+    #[export(range = (0.001, 10.0, 0.001, suffix = "m"))]
+    align_threshold: f32,
+    /// Distance under which an agent must stay for `debounce_frames` ticks to stop moving, m
+    /// (0.0005..=align_threshold).
+    #[export(range = (0.0005, 10.0, 0.001, suffix = "m"))]
+    stable_threshold: f32,
+    /// Ticks (at 60 Hz) a condition must hold before an agent changes state (1..=120).
+    #[export(range = (1.0, 120.0, 1.0))]
+    debounce_frames: i32,
+    /// δ: heading error under which an agent counts as facing right, degrees (0.0058..=57.29,
+    /// i.e. 0.0001..=1 rad).
+    #[export(range = (0.01, 57.0, 0.01, suffix = "°"))]
+    heading_tolerance: f32,
+    /// Highest gain reached near the end of a transition (remaining-time guidance), 1/s (0..=30).
+    #[export(range = (0.0, 30.0, 0.1))]
+    transition_gain_max: f32,
+
+    /// Soft-wall radius r, m (0..=10): agents closer than this push apart. 0 disables.
+    #[export_group(name = "Soft walls")]
+    #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
+    repulsion_radius: f32,
+    /// Soft-wall strength k, m²/s (0..=100): push speed k·(1/d − 1/r).
+    #[export(range = (0.0, 100.0, 0.01))]
+    repulsion_strength: f32,
+
+    /// Contract: largest neighbour-spacing error, m.
+    #[export_group(name = "Contract")]
+    #[export(range = (0.0, 10.0, 0.001, suffix = "m"))]
+    contract_spacing: f32,
+    /// Contract: largest standard deviation of heading errors, degrees (0..=183.3, i.e. 0..=3.2 rad).
+    #[export(range = (0.0, 180.0, 0.01, suffix = "°"))]
+    contract_heading: f32,
+    /// Contract: longest time from a command to settling, s.
+    #[export(range = (0.0, 600.0, 0.01, suffix = "s"))]
+    contract_settle: f32,
+
+    /// Actuation latency, s (0..=1): agents act on commands this late. The controller compensates
+    /// (Smith predictor); internal agents also simulate it (for testing robustness). For body
+    /// agents it is the latency *assumed* until each agent's own is measured (see
+    /// [member measure_latency]); changing it starts the measurement over.
+    #[export_group(name = "Latency and noise")]
+    #[export(range = (0.0, 1.0, 0.001, suffix = "s"))]
+    actuation_latency: f32,
+    /// Body agents: measure each agent's actuation latency — how long after a velocity command
+    /// its body moves with it, found by matching the commands of the last second against its
+    /// observed motion (robust to jitter and lost updates) — and use it for that agent: in the
+    /// prediction, the lead of its path, and its gain k1, lowered for slow agents as the seed
+    /// says ([member k1] kept up to 120 ms, two thirds of it at 210 ms — the seed's 1.8 → 1.2 —
+    /// and at least half of it beyond; [method get_agent_k1]). Measured once the body has moved
+    /// for a fraction of a second with changing commands, at a physics rate of at least the
+    /// controller's 60 Hz. Read it with [method get_agent_latency]. Off: every agent uses
+    /// [member actuation_latency] (internal agents always do), k1 lowered for it the same way.
+    #[export]
+    measure_latency: bool,
+    /// Internal agents only: standard deviation of a random displacement added every tick, m
+    /// (0..=1), to test robustness.
+    #[export(range = (0.0, 1.0, 0.0001, suffix = "m"))]
+    step_noise: f32,
+
+    /// Give every child agent that has a [Skeleton3D] a [SoldierBearing] (eyes right on
+    /// [method dress], [method salute]). Turning it off removes the ones the controller added.
+    #[export_group(name = "Bearing")]
+    #[export]
+    #[var(set = set_soldier_bearings)]
+    soldier_bearings: bool,
+    /// Fastest a soldier's head turns (eyes right and back), degrees per second (1..=3600).
+    #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
+    head_turn_speed: f32,
+    /// How long [method salute] lasts, seconds; 0 holds it until [method end_salute] (0..=600).
+    #[export(range = (0.0, 600.0, 0.1, suffix = "s"))]
+    salute_duration: f32,
+
+    /// Send commands over the multiplayer API (server → clients, acknowledged).
+    #[export_group(name = "Network")]
+    #[export]
+    networked: bool,
+    /// A [NetClock] whose server time stamps the commands (local clock when empty).
+    #[export]
+    net_clock: NodePath,
+    /// Clients acknowledge commands (turn off only to test how the server handles a silent peer).
+    #[export]
+    acknowledge_commands: bool,
+    /// State keyframes the server sends per second (0 = none): the squad's anchor, transition and
+    /// every agent's slot, position and heading, quantised and delta-coded in unreliable chunks of
+    /// up to 96 agents, so late joiners and lossy clients converge on the server's squad (0..=60).
+    #[export(range = (0.0, 60.0, 0.1, suffix = "Hz"))]
+    keyframe_rate: f32,
+
+    /// Draw slots, the baseline, repulsion radii, state colours and (eyes right) each soldier's line
+    /// of sight to its guide.
+    #[export_group(name = "Debug")]
+    #[export]
+    debug_draw: bool,
+    /// Keep the last `record_frames` ticks of every agent for replay and export.
+    #[export]
+    #[var(set = set_recording)]
+    recording: bool,
+    /// Frames the recording ring keeps (1..=100000; 1000 ≈ 16.7 s).
+    #[export(range = (1.0, 100000.0, 1.0))]
+    record_frames: i32,
+
+    /// Live: largest neighbour-spacing error, m.
+    #[var(no_set)]
+    spacing_error: f32,
+    /// Live: standard deviation of heading errors, degrees.
+    #[var(no_set)]
+    heading_std: f32,
+    /// Seconds from the last command to settling, or −1 while settling.
+    #[var(no_set)]
+    settle_time: f32,
+
+    squad: Squad,
+    formations: HashMap<String, FormationFile>,
+    current: String,
+    agents: Vec<Gd<Node3D>>,
+    bodies: Vec<Option<Body>>,
+    peer_of_agent: Vec<i32>,
+    children_seen: i32,
+    multimesh: Option<Gd<MultiMesh>>,
+    mm_buffer: PackedFloat32Array,
+    debug_mesh: Option<Gd<ImmediateMesh>>,
+    debug_instance: Option<Gd<MeshInstance3D>>,
+    last_states: Vec<u8>,
+    reload_timer: f64,
+    warnings: Warnings,
+    replay_frame: Option<usize>,
+    /// Duplicate suppression, numbering, the resend ring, acknowledgements, ids already applied.
+    commands: CommandLog,
+    /// Whether the MultiplayerAPI's `peer_disconnected` is connected to this controller.
+    watching_peers: bool,
+    kf_since: f32,
+    kf_seq: u16,
+    kf_last_seq: Option<u16>,
+    kf_buf: Vec<u8>,
+    kf_agents: Vec<KeyAgent>,
+    kf_header: KeyframeHeader,
+    /// Keyframe bytes sent (server, summed over peers), chunks applied, malformed, stale.
+    kf_stats: [i64; 4],
+    ready: bool,
+    soldiers: Vec<Option<Soldier>>,
+    heads: Vec<Option<Vector3>>,
+    last_eyes_right: bool,
+    last_saluting: bool,
+    last_bearings: Vec<u8>,
+    /// The warning kinds the squad's bearings already printed (each kind once per squad).
+    bearing_warnings: std::rc::Rc<std::cell::RefCell<Warnings>>,
+}
+
+#[godot_api]
+impl INode3D for FormationController {
+    fn init(base: Base<Node3D>) -> Self {
+        let cfg = SquadConfig::default();
+        Self {
+            base,
+            agent_source: AgentSource::Children,
+            internal_agent_count: 20,
+            agent_mesh: None,
+            move_bodies: true,
+            emit_agent_signals: true,
+            formations_dir: DEFAULT_FORMATIONS_DIR.into(),
+            formation: "line".into(),
+            hot_reload: godot::classes::Os::singleton().has_feature("editor"),
+            leader: NodePath::default(),
+            max_speed: cfg.max_speed,
+            max_turn_rate: cfg.max_turn_rate.to_degrees(),
+            arrival_time: cfg.arrival_time,
+            march_acceleration: cfg.anchor_acceleration,
+            k1: cfg.gains.k1,
+            k2: cfg.gains.k2,
+            k3: cfg.gains.k3,
+            integral_limit: cfg.gains.integral_limit,
+            align_threshold: cfg.thresholds.align,
+            stable_threshold: cfg.thresholds.stable,
+            debounce_frames: i32::from(cfg.thresholds.frames),
+            heading_tolerance: cfg.thresholds.heading.to_degrees(),
+            transition_gain_max: cfg.transition_gain_max,
+            repulsion_radius: cfg.repulsion_radius,
+            repulsion_strength: cfg.repulsion_strength,
+            contract_spacing: cfg.contract_spacing,
+            contract_heading: cfg.contract_heading.to_degrees(),
+            contract_settle: cfg.contract_settle,
+            actuation_latency: 0.0,
+            measure_latency: true,
+            step_noise: 0.0,
+            networked: false,
+            net_clock: NodePath::default(),
+            acknowledge_commands: true,
+            keyframe_rate: 2.0,
+            kf_since: 0.0,
+            kf_seq: 0,
+            kf_last_seq: None,
+            kf_buf: Vec::new(),
+            kf_agents: Vec::new(),
+            kf_header: KeyframeHeader::default(),
+            kf_stats: [0; 4],
+            debug_draw: false,
+            recording: false,
+            record_frames: 1000,
+            spacing_error: 0.0,
+            heading_std: 0.0,
+            settle_time: -1.0,
+            squad: Squad::new(0, false, cfg),
+            formations: HashMap::new(),
+            current: "line".into(),
+            agents: Vec::new(),
+            bodies: Vec::new(),
+            peer_of_agent: Vec::new(),
+            children_seen: -1,
+            multimesh: None,
+            mm_buffer: PackedFloat32Array::new(),
+            debug_mesh: None,
+            debug_instance: None,
+            last_states: Vec::new(),
+            reload_timer: 0.0,
+            warnings: Warnings::default(),
+            replay_frame: None,
+            commands: CommandLog::default(),
+            watching_peers: false,
+            ready: false,
+            soldier_bearings: true,
+            head_turn_speed: 180.0,
+            salute_duration: 0.0,
+            soldiers: Vec::new(),
+            heads: Vec::new(),
+            last_eyes_right: false,
+            last_saluting: false,
+            last_bearings: Vec::new(),
+            bearing_warnings: Default::default(),
+        }
+    }
+
+    fn ready(&mut self) {
+        self.load_formation_dir();
+        self.ready = true;
+        self.rebuild_agents(true);
+        if self.recording {
+            self.start_recording();
+        }
+    }
+
+    fn physics_process(&mut self, delta: f64) {
+        if !self.ready {
+            return;
+        }
+        self.hot_reload_tick(delta);
+        self.network_tick();
+        self.keyframe_tick(delta as f32);
+        if self.replay_frame.is_some() {
+            return;
+        }
+        self.run(delta as f32);
+    }
+
+    fn process(&mut self, _delta: f64) {
+        if !self.ready {
+            return;
+        }
+        self.draw_agents();
+        self.draw_debug();
+    }
+}
+
+#[godot_api]
+impl FormationController {
+    /// [member agent_source] value: drive the controller's children.
+    #[constant]
+    const AGENTS_CHILDREN: i64 = 0;
+    /// [member agent_source] value: simulate internal agents drawn with a MultiMesh.
+    #[constant]
+    const AGENTS_INTERNAL: i64 = 1;
+
+    /// Emitted once per command when the squad meets the contract, with the metrics: `settle_time`
+    /// (s), `contract_met`, `spacing_error` (m, over every neighbouring pair: see [method
+    /// get_neighbour_pairs]), `nearest_spacing_error` (m, each slot's nearest neighbour only),
+    /// `heading_std` (degrees), `max_slot_error` (m), `mean_slot_error` (m), `active`, `command`.
+    #[signal]
+    fn settled(metrics: VarDictionary);
+    /// Emitted when a formation is taken into use.
+    #[signal]
+    fn formation_changed(name: GString);
+    /// Emitted when a formation cannot be used (unknown, unparsable, or it cannot seat the squad);
+    /// the previous one stays in use.
+    #[signal]
+    fn formation_rejected(name: GString, reason: GString);
+    /// Emitted when an agent's state changes (0 idle, 1 moving, 2 aligning, 3 stabilizing).
+    #[signal]
+    fn agent_state_changed(index: i64, state: i64);
+    /// Emitted when a command is refused (duplicate, from a non-server peer, bad arguments).
+    #[signal]
+    fn command_rejected(command: GString, reason: GString);
+    /// Emitted on the server when a peer was dropped: it never acknowledged a command, or it
+    /// disconnected while owning agents that took part.
+    #[signal]
+    fn peer_dropped(peer_id: i64);
+    /// Emitted on a client when a command from the server was applied.
+    #[signal]
+    fn command_received(id: i64, command: GString);
+    /// Emitted when the squad's eyes turn right ([method dress]) or back to the front (the next
+    /// command).
+    #[signal]
+    fn eyes_changed(right: bool);
+    /// Emitted when the squad starts or ends a salute.
+    #[signal]
+    fn salute_changed(saluting: bool);
+    /// Emitted when an agent's bearing changes (with [member emit_agent_signals]): bit flags
+    /// [constant BEARING_EYES_RIGHT] and [constant BEARING_SALUTING].
+    #[signal]
+    fn agent_bearing_changed(index: i64, bearing: i64);
+
+    /// [method get_agent_bearing] flag: the agent's eyes are right (it has a guide to dress on).
+    #[constant]
+    const BEARING_EYES_RIGHT: i64 = 1;
+    /// [method get_agent_bearing] flag: the agent salutes.
+    #[constant]
+    const BEARING_SALUTING: i64 = 2;
+
+    // ----- properties -------------------------------------------------------------------------
+
+    /// Sets [member agent_source] (see the property for its range and effect).
+    #[func]
+    fn set_agent_source(&mut self, source: AgentSource) {
+        self.agent_source = source;
+        if self.ready {
+            self.rebuild_agents(true);
+        }
+    }
+
+    /// Sets [member internal_agent_count] (see the property for its range and effect).
+    #[func]
+    fn set_internal_agent_count(&mut self, count: i32) {
+        let clamped = count.clamp(0, 65_536);
+        if clamped != count {
+            self.warn_once(
+                warn::AGENT_COUNT,
+                &format!(
+                    "internal_agent_count must be in 0..=65536 (got {count}); using {clamped}"
+                ),
+            );
+        }
+        self.internal_agent_count = clamped;
+        if self.ready && self.agent_source == AgentSource::Internal {
+            self.rebuild_agents(true);
+        }
+    }
+
+    /// Sets [member soldier_bearings] (see the property for its range and effect).
+    #[func]
+    fn set_soldier_bearings(&mut self, on: bool) {
+        self.soldier_bearings = on;
+        if self.ready {
+            self.attach_bearings();
+        }
+    }
+
+    /// Sets [member formation] (see the property for its range and effect).
+    #[func]
+    fn set_formation(&mut self, name: GString) {
+        self.formation = name.clone();
+        if self.ready {
+            self.form(name);
+        }
+    }
+
+    /// Sets [member recording] (see the property for its range and effect).
+    #[func]
+    fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+        if self.ready {
+            if on {
+                self.start_recording();
+            } else {
+                self.squad.set_recording(0);
+                self.replay_frame = None;
+            }
+        }
+    }
+
+    // ----- network (the handlers are in network.rs) --------------------------------------------
+
+    /// A command from the server, handled on a client: applied once per id (resends are only
+    /// acknowledged), aged by its time in flight when a [NetClock] is set, then acknowledged.
+    #[rpc(any_peer, call_remote, reliable)]
+    fn net_command(&mut self, id: i64, stamp: f64, kind: i64, name: GString, v: Vector3, s: f32) {
+        self.receive_command(id, stamp, kind, name, v, s);
+    }
+
+    /// A client's acknowledgement, handled on the server.
+    #[rpc(any_peer, call_remote, reliable)]
+    fn net_ack(&mut self, id: i64) {
+        self.receive_ack(id);
+    }
+
+    /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
+    /// malformed, stale or foreign chunks are dropped and counted, with one warning.
+    #[rpc(any_peer, call_remote, unreliable, channel = 1)]
+    fn net_keyframe(&mut self, chunk: PackedByteArray) {
+        self.receive_keyframe(chunk);
+    }
+}
+
+impl FormationController {
+    pub(super) fn warn_plain(&self, msg: &str) {
+        warnings::warn(&self.to_gd(), msg);
+    }
+
+    /// Prints `msg` unless warning `kind` (see [`warn`]) was already printed.
+    pub(super) fn warn_once(&mut self, kind: u32, msg: &str) {
+        let node = self.to_gd();
+        self.warnings.once(&node, kind, msg);
+    }
+}

@@ -1,0 +1,171 @@
+//! `FormationShape`: a formation as a Resource edited in the inspector, validated through the
+//! same RON path as the `.ron` files, and the controller's `add_formation_resource`.
+
+use entwine_core::formation::FormationDef;
+use godot::prelude::*;
+
+use super::FormationController;
+
+/// The layout family of a [FormationShape].
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum FormationKind {
+    /// One rank, side by side.
+    #[default]
+    Line,
+    /// Ranks × files.
+    Column,
+    /// An arc bulging forward.
+    Arc,
+    /// A full circle.
+    Circle,
+    /// An Archimedean spiral.
+    Spiral,
+    /// A wedge (chevron) led by the head.
+    Wedge,
+    /// A square block, filled or hollow.
+    Box,
+    /// Explicit points.
+    Custom,
+}
+
+/// Which way agents face in a [FormationShape].
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum FormationFacing {
+    /// Everyone faces the formation's forward.
+    #[default]
+    Forward,
+    /// Away from the centre.
+    Outward,
+    /// Toward the centre.
+    Inward,
+}
+
+/// A formation as a Resource (save it as `.tres`): the same fields as a `.ron` formation file, edited
+/// in the inspector. Register it with [method FormationController.add_formation_resource]; it is
+/// validated exactly like a file.
+#[derive(GodotClass)]
+#[class(init, base = Resource)]
+pub struct FormationShape {
+    base: Base<Resource>,
+    /// Layout family.
+    #[export]
+    kind: FormationKind,
+    /// Distance between neighbours, m (0.05..=100).
+    #[export(range = (0.05, 100.0, 0.01, suffix = "m"))]
+    #[init(val = 1.2)]
+    spacing: f32,
+    /// Turn of the layout and facing relative to the anchor, degrees.
+    #[export(range = (-360.0, 360.0, 0.1, suffix = "°"))]
+    direction: f32,
+    /// Offset of the layout's centre from the anchor (x right, y = z back), m.
+    #[export]
+    offset: Vector2,
+    /// Which way agents face.
+    #[export]
+    facing: FormationFacing,
+    /// Column: agents per rank (0: from `ranks`). Box: agents per side (0: smallest square).
+    #[export(range = (0.0, 65536.0, 1.0))]
+    files: i32,
+    /// Column: number of ranks, used when `files` is 0.
+    #[export(range = (0.0, 65536.0, 1.0))]
+    ranks: i32,
+    /// Arc: radius, m.
+    #[export(range = (0.1, 10000.0, 0.1, suffix = "m"))]
+    #[init(val = 8.0)]
+    radius: f32,
+    /// Spiral: radius of the first slot, m.
+    #[export(range = (0.0, 10000.0, 0.1, suffix = "m"))]
+    #[init(val = 1.5)]
+    initial_radius: f32,
+    /// Spiral: radius gained per radian, m.
+    #[export(range = (0.01, 100.0, 0.01, suffix = "m"))]
+    #[init(val = 0.35)]
+    growth: f32,
+    /// Wedge: opening angle between the arms, degrees (10..=170).
+    #[export(range = (10.0, 170.0, 1.0, suffix = "°"))]
+    #[init(val = 90.0)]
+    wedge_angle: f32,
+    /// Box: only the perimeter is occupied.
+    #[export]
+    hollow: bool,
+    /// Custom: slot positions (x right, y = z back), m, head first.
+    #[export]
+    points: PackedVector2Array,
+}
+
+#[godot_api]
+impl FormationShape {
+    /// Returns the formation as RON text (the format of the `.ron` files).
+    #[func]
+    pub fn to_ron(&self) -> GString {
+        let shape = match self.kind {
+            FormationKind::Line => "Line".to_string(),
+            FormationKind::Column => format!(
+                "Column(files: {}, ranks: {})",
+                self.files.max(0),
+                self.ranks.max(0)
+            ),
+            FormationKind::Arc => format!("Arc(radius: {:?})", self.radius),
+            FormationKind::Circle => "Circle".to_string(),
+            FormationKind::Spiral => format!(
+                "Spiral(initial_radius: {:?}, growth: {:?})",
+                self.initial_radius, self.growth
+            ),
+            FormationKind::Wedge => format!("Wedge(angle: {:?})", self.wedge_angle),
+            FormationKind::Box => {
+                format!("Box(files: {}, hollow: {})", self.files.max(0), self.hollow)
+            }
+            FormationKind::Custom => {
+                let pts: Vec<String> = self
+                    .points
+                    .as_slice()
+                    .iter()
+                    .map(|p| format!("({:?}, {:?})", p.x, p.y))
+                    .collect();
+                format!("Custom(points: [{}])", pts.join(", "))
+            }
+        };
+        let facing = match self.facing {
+            FormationFacing::Forward => "Forward",
+            FormationFacing::Outward => "Outward",
+            FormationFacing::Inward => "Inward",
+        };
+        GString::from(&format!(
+            "(\n    shape: {shape},\n    spacing: {:?},\n    direction: {:?},\n    offset: ({:?}, {:?}),\n    facing: {facing},\n)\n",
+            self.spacing, self.direction, self.offset.x, self.offset.y
+        ))
+    }
+
+    /// Returns an empty string when the formation is valid, else what is wrong (with line and
+    /// column in [method to_ron]'s text).
+    #[func]
+    pub fn validate(&self) -> GString {
+        match FormationDef::from_ron(&self.to_ron().to_string()) {
+            Ok(_) => GString::new(),
+            Err(e) => GString::from(&e.to_string()),
+        }
+    }
+}
+
+#[godot_api(secondary)]
+impl FormationController {
+    /// Registers `shape` under `name` (validated like a file). Returns false and warns when it is
+    /// invalid.
+    #[func]
+    pub fn add_formation_resource(
+        &mut self,
+        name: GString,
+        shape: Option<Gd<FormationShape>>,
+    ) -> bool {
+        let Some(shape) = shape else {
+            self.warn_plain(&format!(
+                "add_formation_resource: no FormationShape given for '{name}'"
+            ));
+            return false;
+        };
+        let text = shape.bind().to_ron();
+        self.add_formation(name, text)
+    }
+}
