@@ -455,7 +455,9 @@ impl FormationController {
     /// Emitted once per command when the squad meets the contract, with the metrics: `settle_time`
     /// (s), `contract_met`, `spacing_error` (m, over every neighbouring pair: see [method
     /// get_neighbour_pairs]), `nearest_spacing_error` (m, each slot's nearest neighbour only),
-    /// `heading_std` (degrees), `max_slot_error` (m), `mean_slot_error` (m), `active`, `command`.
+    /// `heading_std` (degrees), `max_slot_error` (m), `mean_slot_error` (m), `active`, `command`,
+    /// and `travel_time` (s: how long the command's move was planned to take at 85 % of
+    /// [member max_speed]; a move longer than the contract's settle time cannot meet it).
     #[signal]
     fn settled(metrics: VarDictionary);
     /// Emitted when a formation is taken into use.

@@ -186,6 +186,7 @@ pub(super) fn metrics_dict(m: &Metrics, formation: &str) -> VarDictionary {
     let mut d = VarDictionary::new();
     d.set("settle_time", m.settle_time);
     d.set("contract_met", m.contract_met);
+    d.set("travel_time", m.travel_time);
     d.set("spacing_error", m.spacing_error);
     d.set("nearest_spacing_error", m.nearest_spacing_error);
     d.set("heading_std", m.heading_std.to_degrees());
