@@ -92,9 +92,11 @@ pub const ANIM_VALUE_INTERVAL: f32 = 0.1;
 pub const ANIM_DEADBAND: f32 = 1.0e-3;
 /// Tilt (radians) under which a root counts as upright.
 const UPRIGHT_TOLERANCE: f32 = 1.0e-3;
-/// Largest frame in bytes.
+/// Largest frame in bytes: a tilted key frame (mark and stamp, full position, scale, both rotations
+/// in full, the recipient's position, the contact's rotation, the hand offsets) with
+/// [`MAX_HAND_SAMPLES`] hand samples and the largest animation section.
 pub const MAX_FRAME_BYTES: usize =
-    3 + 12 + 4 + 6 + 4 + 4 + 20 + 1 + 8 * MAX_HAND_SAMPLES + MAX_ANIM_BYTES;
+    3 + 12 + 1 + 4 + 6 + 4 + 4 + 20 + 1 + 8 * MAX_HAND_SAMPLES + MAX_ANIM_BYTES;
 
 /// Why a frame was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -756,6 +758,66 @@ mod tests {
             100 * 40 + keys * 27 - 8,
             "40-byte frames, key frames 27 more (full position, scale, hand offsets)"
         );
+    }
+
+    #[test]
+    fn the_largest_frame_fits_in_max_frame_bytes() {
+        // A tilted key frame with every hand sample and the largest animation section: a frame
+        // that did not fit was not sent, and the hand samples piling up kept the next one as large.
+        let mut anim = AnimSnapshot::default();
+        for k in 0..MAX_ANIM_VALUES {
+            assert!(anim.push_value(k as f32 * 0.1));
+        }
+        for k in 0..super::super::anim::MAX_ANIM_MACHINES {
+            assert!(anim.push_machine(super::super::anim::MachineState {
+                node: k as u8,
+                travel: k as u8 + 1,
+                position: 1.5,
+            }));
+        }
+        for k in 0..super::super::anim::MAX_ANIM_SHOTS {
+            assert!(anim.push_shot(k % 2 == 0));
+        }
+        anim.player = Some(super::super::anim::PlayerState {
+            animation: 2,
+            position: 0.5,
+        });
+        let tilt = Quat::from_rotation_x(0.5) * Quat::from_rotation_y(1.0);
+        let pair = PairSample {
+            initiator: Pose::new(Vec3::new(1.0e5, 3.0, -2.0e5), tilt),
+            recipient_local: Pose::new(Vec3::new(-0.82, 0.0, 0.17), tilt),
+            contact_rotation: tilt,
+        };
+        for scale in [1.0, 100.0, 0.01] {
+            let mut s = PairSender::default();
+            s.set_scale(scale);
+            s.restart();
+            for k in 0..MAX_HAND_SAMPLES + 2 {
+                s.push_hands(HandSample {
+                    time: k as f64 * 0.01,
+                    contact: Vec3::new(-0.4, 1.0, -0.1) * scale,
+                    weight: 1.0,
+                    connected: true,
+                    arm_override: true,
+                    has_shared_reach: true,
+                });
+            }
+            let mut buf = [0u8; MAX_FRAME_BYTES];
+            let n = s
+                .write(
+                    0.1,
+                    true,
+                    pair,
+                    HandOffsets::default(),
+                    Some(&anim),
+                    &mut buf,
+                )
+                .expect("the largest frame fits");
+            let f = Frame::decode(&buf[..n], None, 1.0).unwrap();
+            assert!(f.is_key() && f.flags & TILTED != 0 && f.hand_count == MAX_HAND_SAMPLES);
+            assert!(f.anim().is_some());
+            assert!(n <= MAX_FRAME_BYTES, "{n}");
+        }
     }
 
     #[test]

@@ -435,6 +435,7 @@ const WARN_BONES: u32 = 4;
 const WARN_TUNING: u32 = 8;
 const WARN_ID: u32 = 16;
 const WARN_CONTACT: u32 = 128;
+const WARN_FRAME: u32 = 256;
 /// Largest follow or preparation offset accepted (m); farther counts as invalid tuning.
 const MAX_FOLLOW_OFFSET: f32 = 100.0;
 /// Largest contact offset accepted (m); farther (or NaN) counts as none.
@@ -1895,6 +1896,14 @@ impl HoldHandComponent {
             .sender
             .write(now, shared, pair, offsets, anim, &mut buf)
         else {
+            // Cannot happen while MAX_FRAME_BYTES bounds every frame (a core test writes the
+            // largest one); say so rather than fall silent.
+            self.warn_once(
+                WARN_FRAME,
+                "a pair frame did not fit in MAX_FRAME_BYTES and was not sent (a bug: please \
+                 report it)"
+                    .into(),
+            );
             return;
         };
         let bytes = PackedByteArray::from(&buf[..n]);
