@@ -7,7 +7,13 @@
 //! # processes: server client client   (one Godot per word, on a fresh 127.0.0.1 port; default: one "main")
 //! # timeout: 120                        (seconds for the whole suite; default 120)
 //! # relay: delay_ms=100 jitter_ms=20 loss=0.05 seed=7   (optional: a lossy UDP relay, see below)
+//! # retries: 1                         (optional: run a failing suite again, at most this often)
 //! ```
+//!
+//! A suite with `# retries:` that fails is run again; every failure of every try is printed, with
+//! `FLAKY suite NAME: try K of N failed …`, the failing try's logs are kept as `*.tryK.log`, and
+//! only the last try counts. Use it only for a suite whose intermittent failure is understood to
+//! lie outside what it measures, and say so in the suite.
 //!
 //! Every process gets `--role`, `--index`, `--port` (the suite's free 127.0.0.1 port), `--peers` and
 //! `--relay-port` (0 without a relay).
@@ -47,6 +53,8 @@ pub struct Suite {
     pub timeout: Duration,
     /// The lossy UDP relay the `# relay:` header asks for, if any.
     pub relay: Option<RelayConfig>,
+    /// How often a failing run is repeated (`# retries:`, default 0).
+    pub retries: u32,
     /// The script's text (a filter that appears nowhere in it cannot match a test).
     pub text: String,
 }
@@ -92,6 +100,7 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
         let mut processes = vec!["main".to_string()];
         let mut timeout = Duration::from_secs(120);
         let mut relay = None;
+        let mut retries = 0;
         for line in text
             .lines()
             .take_while(|l| l.starts_with('#') || l.is_empty())
@@ -104,6 +113,11 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
                     .parse()
                     .map_err(|_| format!("{}: bad '# timeout:' header '{rest}'", file.display()))?;
                 timeout = Duration::from_secs(secs);
+            } else if let Some(rest) = line.strip_prefix("# retries:") {
+                retries = rest
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("{}: bad '# retries:' header '{rest}'", file.display()))?;
             } else if let Some(rest) = line.strip_prefix("# relay:") {
                 let config = RelayConfig::parse(rest)
                     .map_err(|e| format!("{}: bad '# relay:' header: {e}", file.display()))?;
@@ -122,6 +136,7 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
             processes,
             timeout,
             relay,
+            retries,
             text,
         });
     }
@@ -169,8 +184,22 @@ pub fn run_suites(
             continue;
         }
         let started = Instant::now();
-        let (runs, relayed) = run_suite(godot, repo, suite, test_filter, &log_dir)?;
-        let t = judge(suite, &runs, test_filter.is_some());
+        let mut attempt = 0;
+        let (t, relayed) = loop {
+            let (runs, relayed) = run_suite(godot, repo, suite, test_filter, &log_dir)?;
+            let t = judge(suite, &runs, test_filter.is_some());
+            if t.failed == 0 || attempt >= suite.retries {
+                break (t, relayed);
+            }
+            attempt += 1;
+            let kept = keep_logs(&log_dir, suite, attempt);
+            println!(
+                "FLAKY suite {}: try {attempt} of {} failed ({} failed; printed above, logs kept as {kept}); running it again",
+                suite.name,
+                suite.retries + 1,
+                t.failed
+            );
+        };
         if test_filter.is_some() && t.passed + t.failed == 0 {
             continue;
         }
@@ -191,6 +220,21 @@ pub fn run_suites(
         tally.failed += t.failed;
     }
     Ok(tally)
+}
+
+/// Renames the suite's logs of failed try `attempt` to `*.tryN.log`; returns the pattern.
+fn keep_logs(log_dir: &Path, suite: &Suite, attempt: u32) -> String {
+    let prefix = format!("{}.", suite.name.replace('/', "__"));
+    if let Ok(entries) = fs::read_dir(log_dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(&prefix) && name.ends_with(".log") && !name.contains(".try") {
+                let kept = format!("{}.try{attempt}.log", name.trim_end_matches(".log"));
+                let _ = fs::rename(e.path(), log_dir.join(kept));
+            }
+        }
+    }
+    format!("target/godot-tests/{prefix}*.try{attempt}.log")
 }
 
 fn run_suite(
@@ -419,5 +463,27 @@ mod tests {
         assert!(err.contains("broken_test.gd"), "{err}");
         assert!(err.contains("'# relay:'"), "{err}");
         assert!(err.contains("loss=2"), "{err}");
+    }
+
+    #[test]
+    fn the_retries_header_is_read_and_defaults_to_none() {
+        let repo = repo_with(
+            "flaky_test.gd",
+            "# processes: server client\n# retries: 1\nextends EntwineTest\n",
+        );
+        let suites = discover(&repo).unwrap();
+        fs::remove_dir_all(&repo).unwrap();
+        assert_eq!(suites[0].retries, 1);
+        let repo = repo_with("plain_test.gd", "extends EntwineTest\n");
+        let plain = discover(&repo).unwrap();
+        fs::remove_dir_all(&repo).unwrap();
+        assert_eq!(plain[0].retries, 0);
+        let repo = repo_with("bad_test.gd", "# retries: often\nextends EntwineTest\n");
+        let err = discover(&repo).unwrap_err();
+        fs::remove_dir_all(&repo).unwrap();
+        assert!(
+            err.contains("bad_test.gd") && err.contains("'# retries:'"),
+            "{err}"
+        );
     }
 }
