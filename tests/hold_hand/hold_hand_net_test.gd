@@ -592,6 +592,10 @@ func _done() -> int:
 
 ## Says this client is done and waits for the server to hang up.
 func _leave(me: int) -> void:
+	# While the peers leave one by one, a message the server relays from a peer that has just left
+	# can name a node path the server no longer caches for it; Godot reports that (in
+	# scene_cache_interface) and drops the message. It is the teardown, not the pair.
+	expect_error('Parameter "pinfo" is null')
 	_probe.share("done_%d" % me, true)
 	await wait_until(func() -> bool: return not get_multiplayer().get_peers().has(1), 20.0)
 	get_multiplayer().multiplayer_peer = null
