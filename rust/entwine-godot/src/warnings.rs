@@ -135,9 +135,7 @@ impl Warnings {
             return false;
         }
         self.clear_keys(kind);
-        self.keyed.push((kind, key));
-        warn(node, message);
-        true
+        self.once_for(node, kind, key, message)
     }
 
     /// Forgets every key printed for `kind` (the problems were fixed or the objects are gone).

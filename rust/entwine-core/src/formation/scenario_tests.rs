@@ -594,45 +594,12 @@ impl Bodies {
     }
 }
 
+/// The formations shipped in the addon.
+const SHIPPED: [(&str, &str); 8] = super::builtin::BUILTIN_FORMATIONS;
+
 /// Worst (settle s, spacing m, heading std rad) over `trials` random starts of `n` external agents
 /// in `text` with `latency` s; panics when a trial misses the contract or does not hold it for the
 /// following second.
-/// The formations shipped in the addon.
-const SHIPPED: [(&str, &str); 8] = [
-    (
-        "arc",
-        include_str!("../../../../addons/entwine/formations/arc.ron"),
-    ),
-    (
-        "box",
-        include_str!("../../../../addons/entwine/formations/box.ron"),
-    ),
-    (
-        "circle",
-        include_str!("../../../../addons/entwine/formations/circle.ron"),
-    ),
-    (
-        "column",
-        include_str!("../../../../addons/entwine/formations/column.ron"),
-    ),
-    (
-        "hollow_box",
-        include_str!("../../../../addons/entwine/formations/hollow_box.ron"),
-    ),
-    (
-        "line",
-        include_str!("../../../../addons/entwine/formations/line.ron"),
-    ),
-    (
-        "spiral",
-        include_str!("../../../../addons/entwine/formations/spiral.ron"),
-    ),
-    (
-        "wedge",
-        include_str!("../../../../addons/entwine/formations/wedge.ron"),
-    ),
-];
-
 fn external_trial(text: &str, n: usize, latency: f32, seed: u64) -> (f32, f32, f32) {
     let mut rng = Rng::new(seed);
     let cfg = SquadConfig {
