@@ -407,10 +407,24 @@ func test_client_pair_over_the_network() -> void:
 	check(await wait_until(func() -> bool: return _unpaired(a, b), 10.0), "the recipient's peer ended the pair everywhere")
 	await create_timer(0.5).timeout
 
-	# The initiator disconnects: the pair ends and the recipient is free on every other peer.
+	# The initiator learns of the pair late (on a lossy link its copy of the room's word can be
+	# resent for seconds after the recipient's arrived): here A's component runs nothing for 4.5 s,
+	# longer than initiator_timeout, from its request on. The recipient waits for the first frame
+	# (initiator_start_timeout, 10 s) instead of giving the pair up, on every peer.
+	await _barrier("before_late_start")
 	if me == a:
+		_comps[a].process_mode = Node.PROCESS_MODE_DISABLED
 		check(_comps[a].request(_comps[b]), "A asks once more")
+		await create_timer(4.5).timeout
+		_comps[a].process_mode = Node.PROCESS_MODE_INHERIT
 	check(await wait_until(func() -> bool: return _paired(a, b), 20.0), "paired once more")
+	await create_timer(1.0).timeout
+	check(_paired(a, b) and _comps[b].is_frozen(), "a late first frame does not release the recipient",
+		true, [_interaction_of(a), _comps[b].is_frozen()])
+	if me == b:
+		check(_lost == [a], "initiator_lost only for the silence before", [a], _lost)
+
+	# The initiator disconnects: the pair ends and the recipient is free on every other peer.
 	await create_timer(1.0).timeout
 	if me == a:
 		_probe.share("done_%d" % me, true)

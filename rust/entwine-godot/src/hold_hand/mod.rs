@@ -66,7 +66,8 @@ use room::RoomOp;
 /// view time as the roots. Frames from any other peer, stale or malformed ones
 /// are dropped and counted ([method get_network_stats]). Silent IK fades the hands out
 /// ([member ik_timeout]); a silent or vanished initiator releases the recipient
-/// ([member initiator_timeout], [signal initiator_lost]). While the pair writes a character's root,
+/// ([member initiator_timeout], or [member initiator_start_timeout] before its first frame;
+/// [signal initiator_lost]). While the pair writes a character's root,
 /// [method is_root_driven] is true and the game's own position sync must not apply its updates
 /// ([method is_pair_driven]).
 ///
@@ -289,6 +290,13 @@ pub struct HoldHandComponent {
     #[export(range = (0.2, 60.0, 0.1, suffix = "s"))]
     #[init(val = 3.0)]
     initiator_timeout: f32,
+    /// Seconds the recipient waits for the initiator's first frame of a pair before it is released
+    /// as in [member initiator_timeout]. The initiator can learn of the pair seconds after the
+    /// recipient (on a lossy network the room's word is resent until it arrives), so the first frame
+    /// may come late; never less than [member initiator_timeout].
+    #[export(range = (0.2, 120.0, 0.1, suffix = "s"))]
+    #[init(val = 10.0)]
+    initiator_start_timeout: f32,
 
     /// Draw the reach spheres, the shared contact and the connection state.
     #[export_group(name = "Debug")]
@@ -339,8 +347,10 @@ struct NetRuntime {
     rejected: i64,
     /// Frames from this player that arrived while it leads no pair here (early or late).
     unexpected: i64,
-    /// Recipient side: seconds since the initiator was last heard, and whether it was given up.
+    /// Recipient side: seconds since the initiator was last heard (or since the pair began), whether
+    /// it was heard at all in this pair, and whether it was given up.
     silence: f32,
+    heard: bool,
     released: bool,
     /// Whether the pair writes this character's root here (the game's own sync must not).
     root_driven: bool,
@@ -1303,6 +1313,7 @@ impl HoldHandComponent {
         self.net.anim_rig.ready = false;
         self.net.anim_follow = Default::default();
         self.net.silence = 0.0;
+        self.net.heard = false;
         self.net.released = false;
         if self.runtime.connected {
             self.runtime.connected = false;
@@ -2013,7 +2024,16 @@ impl HoldHandComponent {
             return;
         }
         self.net.silence += dt.max(0.0);
-        if self.net.silence < self.initiator_timeout.max(0.2) {
+        // Before the first frame, the initiator may not know of the pair yet (its copy of the
+        // room's word can be resent for seconds): a longer wait.
+        let secs = |v: f32, default: f32| if v.is_finite() && v > 0.0 { v } else { default };
+        let timeout = secs(self.initiator_timeout, 3.0).max(0.2);
+        let timeout = if self.net.heard {
+            timeout
+        } else {
+            secs(self.initiator_start_timeout, 10.0).max(timeout)
+        };
+        if self.net.silence < timeout {
             return;
         }
         self.net.released = true;
@@ -2033,6 +2053,7 @@ impl HoldHandComponent {
     /// The initiator's stream arrived (or the initiator drove this recipient locally).
     fn heard_initiator(&mut self) {
         self.net.silence = 0.0;
+        self.net.heard = true;
         if self.net.released
             && self.lifecycle.phase() != Phase::None
             && self.lifecycle.interaction().map(|i| i.role) == Some(Role::Recipient)
