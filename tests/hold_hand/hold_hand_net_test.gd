@@ -65,8 +65,8 @@ func contract() -> Array:
 	return [0.02, 0.04, 1.25, 0.03]
 
 
-## What the suite asserts: the contract itself, or (where the replay does not meet it yet) wider
-## bounds; the contract's verdict is printed either way.
+## What the suite asserts: the contract itself, or (where the replay does not meet it yet in every
+## run) wider bounds; the contract's verdict is printed either way.
 func limits() -> Array:
 	return contract()
 
@@ -75,12 +75,6 @@ func limits() -> Array:
 ## metres at scale 1 and multiplied by it where they are lengths of the scene.
 func world_scale() -> float:
 	return 1.0
-
-
-## Whether point `j` of the view (0 initiator hand, 1 recipient hand, 2 recipient root, 3 initiator
-## root, 4 and 5 the hands' IK targets) is asserted on this viewpoint (else only printed).
-func asserted(_j: int, _recipient: bool) -> bool:
-	return true
 
 
 func _listen() -> bool:
@@ -120,7 +114,30 @@ func _base() -> Node3D:
 	_clock.name = "Clock"
 	_clock.ping_interval = 0.25
 	world.add_child(_clock)
+	# A peer that drops out (an ENet timeout on a starved machine, say) names itself in the log.
+	get_multiplayer().peer_disconnected.connect(_on_peer_left)
+	get_multiplayer().server_disconnected.connect(_on_peer_left.bind(1))
 	return world
+
+
+## Prints ENet's statistics of the server's link to each client (round trip, packet loss, packet
+## throttle out of 32).
+func _print_links(when: String) -> void:
+	var enet := _peer as ENetMultiplayerPeer
+	if enet == null:
+		return
+	for id in get_multiplayer().get_peers():
+		var link := enet.get_peer(id)
+		if link == null:
+			continue
+		print("HOLD_HAND_NET link to %d %s: rtt %d ms, loss %.3f, throttle %d/32" % [id, when,
+			int(link.get_statistic(ENetPacketPeer.PEER_ROUND_TRIP_TIME)),
+			link.get_statistic(ENetPacketPeer.PEER_PACKET_LOSS) / float(ENetPacketPeer.PACKET_LOSS_SCALE),
+			int(link.get_statistic(ENetPacketPeer.PEER_PACKET_THROTTLE))])
+
+
+func _on_peer_left(id: int) -> void:
+	print("HOLD_HAND_NET peer %d left at %.1f s" % [id, Time.get_ticks_msec() / 1000.0])
 
 
 ## One character per client, each with the game's ordinary position sync (hidden until every peer
@@ -227,6 +244,10 @@ func test_server_decides_and_forwards() -> void:
 		check(await wait_until(func() -> bool: return _comps[a].get_network_stats()["rejected"] >= 1, 60.0),
 			"forged frames for A are rejected here", ">= 1", _comps[a].get_network_stats())
 		expect_error("sent pair frames for player")
+	# ENet's view of each client once the pair is under way (its packet throttle drops unreliable
+	# datagrams when round trips vary: printed so that a starved stream can be told apart).
+	await create_timer(6.0).timeout
+	_print_links("6 s after pairing")
 	check(await wait_until(func() -> bool: return _done() >= peers - 1, 140.0), "the clients finished")
 	# The server hangs up first, so nothing is sent to a client that is half gone.
 	await create_timer(0.3).timeout
@@ -519,8 +540,6 @@ func _compare(recipient: bool) -> void:
 		print("HOLD_HAND_NET %s %s %s %s: p50 %.1f p95 %.1f max %.1f mm (mean %.1f) over %d frames%s" % [
 			transport(), condition(), who, labels[j], p50 * 1000.0, p95 * 1000.0, worst * 1000.0,
 			mean * 1000.0, e.size(), steps])
-		if not asserted(j, recipient):
-			continue
 		met = met and p95 <= contract()[0] and worst <= contract()[1] and (j >= 4 or mine[j] <= contract()[2] * own[j])
 		check(p95 <= p95_limit, "the %s sees the %s where the initiator does (p95)" % [who, labels[j]], "<= %.3f m" % p95_limit, p95)
 		check(worst <= max_limit, "the %s sees the %s where the initiator does (max)" % [who, labels[j]], "<= %.3f m" % max_limit, worst)
@@ -597,7 +616,14 @@ func _barrier(name: String) -> void:
 		_probe.resend(mine)
 		return _probe.values.keys().filter(func(k: String) -> bool: return k.begins_with(name + "/")).size() >= peers - 1
 	# 40 s: on a lossy link a client can hear the room's word seconds after the others.
-	check(await wait_until(reached, 40.0), "every client reaches '%s'" % name)
+	var started := Time.get_ticks_msec()
+	var ok: bool = await wait_until(reached, 40.0)
+	var seen := _probe.values.keys().filter(func(k: String) -> bool: return k.begins_with(name + "/"))
+	if not ok or Time.get_ticks_msec() - started > 5000:
+		print("HOLD_HAND_NET barrier '%s' on %d: %.1f s, saw %s, peers %s" % [name,
+			get_multiplayer().get_unique_id(), (Time.get_ticks_msec() - started) / 1000.0, seen,
+			get_multiplayer().get_peers()])
+	check(ok, "every client reaches '%s'" % name, peers - 1, seen)
 
 
 func _done() -> int:
