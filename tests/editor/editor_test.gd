@@ -17,9 +17,15 @@ var _test := ""
 var _test_failed := false
 var _root: Node
 var _gizmos: Object
+## Substring a test name must contain to run (empty: all), from `--filter`.
+var _filter := ""
 
 
 func _ready() -> void:
+	var args := OS.get_cmdline_user_args()
+	for i in range(0, args.size() - 1):
+		if args[i] == "--filter":
+			_filter = args[i + 1]
 	_run.call_deferred()
 
 
@@ -36,6 +42,8 @@ func _run() -> void:
 	for method in get_script().get_script_method_list():
 		var test_name: String = method["name"]
 		if not test_name.begins_with("test_"):
+			continue
+		if not _filter.is_empty() and not test_name.contains(_filter):
 			continue
 		_test = test_name
 		_test_failed = false
@@ -228,6 +236,10 @@ func test_gizmo_handles_sit_on_the_scene() -> void:
 	check_near(h[0], (_root.get_node("RopeAnchor") as Node3D).global_position, 0.0001, "the rope's anchor handle")
 	check_near(h[1], (_root.get_node("RopeAnchor") as Node3D).global_position + Vector3(0, -1.65, 0), 0.03,
 			"the rope's length handle hangs 11 × 0.15 m below")
+	h = _gizmos.get_handle_positions(_root.get_node("Bridge"))
+	check(h.size() == 3, "a pinned rope has a third handle, its end anchor", 3, h.size())
+	check_near(h[2], (_root.get_node("BridgeEnd") as Node3D).global_position, 0.0001, "the end anchor handle is on BridgeEnd")
+	check(_gizmos.get_handle_positions(rope).size() == 2, "a free rope has no end anchor handle")
 	h = _gizmos.get_handle_positions(_root.get_node("Toucher/EnvTouch"))
 	# The seed's box for 1.75 m: side 1.75, centre a quarter up from the waist and half forward.
 	var box_centre := Vector3(2.2, 0.875 + 0.4375, -1.2 - 0.875)
@@ -270,6 +282,13 @@ func test_dragging_handles_writes_properties_and_undoes() -> void:
 	check(rope.get("point_count") == 7, "0.9 m of 0.15 m segments is 7 points", 7, rope.get("point_count"))
 	_undo(rope)
 	check(rope.get("point_count") == 12, "undo restores point_count", 12, rope.get("point_count"))
+
+	var bridge: Node3D = _root.get_node("Bridge")
+	var end := (_root.get_node("BridgeEnd") as Node3D).global_position
+	check(_gizmos.drag_handle(bridge, 2, end + Vector3(0, -0.2, 0.1)), "the end anchor handle drags")
+	check_near(bridge.get("end_offset"), Vector3(0, -0.2, 0.1), 0.0001, "end_offset is where the end was dropped")
+	_undo(bridge)
+	check_near(bridge.get("end_offset"), Vector3.ZERO, 0.0001, "undo restores end_offset")
 
 
 func test_nothing_computed_in_the_editor_is_saved() -> void:

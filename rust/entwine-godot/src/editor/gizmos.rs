@@ -4,7 +4,7 @@
 //! | node | drawn | handle → property |
 //! |---|---|---|
 //! | `LimbIK` | shoulder → target, shoulder → pole | target → `target_transform` (or the `target_node`'s position); pole → `pole_direction` (or the `pole_node`'s position) |
-//! | `RopeSimulation` | the rope's points | anchor → `anchor_offset`; end → `point_count` (the length) |
+//! | `RopeSimulation` | the rope's points | anchor → `anchor_offset`; end → `point_count` (the length); a pinned rope's end anchor → `end_offset` |
 //! | `EnvironmentInteractionStateMachine` | the detection box, the surface offset | top face → `character_height` (the box's side); offset → `surface_offset` |
 //! | a character with a `HoldHandComponent` | follow and preparation points | follow → `follow_offset`; preparation → `preparation_offset` |
 //!
@@ -34,7 +34,8 @@ const REFERENCE_HEIGHT: f32 = 1.75;
 ///   (or moves the [member LimbIK.pole_node]).
 /// - [RopeSimulation]: the rope's points; the anchor handle edits
 ///   [member RopeSimulation.anchor_offset], the end handle the length (as
-///   [member RopeSimulation.point_count]).
+///   [member RopeSimulation.point_count]), and on a rope pinned to an
+///   [member RopeSimulation.end_node] a third handle [member RopeSimulation.end_offset].
 /// - [EnvironmentInteractionStateMachine]: the detection box; its top handle edits
 ///   [member EnvironmentInteractionStateMachine.character_height] (the box's side), the offset handle
 ///   inside its side face [member EnvironmentInteractionStateMachine.surface_offset].
@@ -131,6 +132,16 @@ fn proportion(body: &Gd<Node3D>, auto: bool) -> f32 {
     } else {
         1.0
     }
+}
+
+/// The global transform of a rope's `end_node`, when it has one.
+fn end_frame(rope: &Gd<RopeSimulation>) -> Option<Transform3D> {
+    let path = rope.get("end_node").try_to::<NodePath>().ok()?;
+    if path.is_empty() {
+        return None;
+    }
+    rope.try_get_node_as::<Node3D>(&path)
+        .map(|n| n.get_global_transform())
 }
 
 /// The detection box of an env-touch node in the world (frame at the box's centre) and its side.
@@ -266,11 +277,23 @@ fn handles(points: &mut Vec<Vector3>, kind: &Kind) -> Vec<(Vec3, Edit)> {
             out.push((
                 geo::length_handle(anchor, dir, length),
                 Edit {
-                    object: rope.upcast(),
+                    object: rope.clone().upcast(),
                     property: "point_count",
                     name: "Length",
                 },
             ));
+            // A pinned rope's second anchor: the end node's frame plus `end_offset`.
+            if let Some(end) = end_frame(&rope) {
+                let offset = rope.get("end_offset").to::<Vector3>();
+                out.push((
+                    vec3(end * offset),
+                    Edit {
+                        object: rope.upcast(),
+                        property: "end_offset",
+                        name: "End anchor",
+                    },
+                ));
+            }
         }
         Kind::Touch(node) => {
             if let Some((frame, size, k)) = touch_box(node) {
@@ -348,6 +371,10 @@ impl EntwineGizmos {
             }
             Kind::Rope(rope) => {
                 let mut rope = rope.clone();
+                if id == 2 {
+                    let local = end_frame(&rope)?.affine_inverse() * vector3(p);
+                    return local.is_finite().then(|| local.to_variant());
+                }
                 let frame = rope.bind_mut().anchor_frame();
                 if id == 0 {
                     let local = frame.affine_inverse() * vector3(p);
@@ -497,7 +524,8 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                 (Kind::Limb(_), 0) => "Target",
                 (Kind::Limb(_), _) => "Pole",
                 (Kind::Rope(_), 0) => "Anchor offset",
-                (Kind::Rope(_), _) => "Length (point count)",
+                (Kind::Rope(_), 1) => "Length (point count)",
+                (Kind::Rope(_), _) => "End offset",
                 (Kind::Touch(_), 0) => "Detection box (character height)",
                 (Kind::Touch(_), _) => "Surface offset",
                 (Kind::Hold { .. }, 0) => "Follow offset",

@@ -112,6 +112,12 @@ pub enum AgentSource {
 /// [NetClock]'s time, sent to every client, acknowledged, resent after 100 ms up to three times; a
 /// peer that never acknowledges is dropped ([signal peer_dropped]) and its agents leave the
 /// contract. Commands from anyone but the server are rejected.
+///
+/// **In the editor** the controller lays out its [member formation] for its children (or its
+/// internal agents) and draws the slots (white crosses), their facings (yellow) and the
+/// neighbouring pairs the contract's spacing is measured over (blue); it drives nothing, and the
+/// drawing is never saved. The inspector's **Lay out agents** button ([method lay_out_agents])
+/// moves the children onto their slots as one undoable action.
 #[derive(GodotClass)]
 #[class(tool, base = Node3D)]
 pub struct FormationController {
