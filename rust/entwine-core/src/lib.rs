@@ -20,10 +20,12 @@
 //! * [`hold_hand`]: two players holding hands: room state, phases, follow spring, shared contact.
 //! * [`env_touch`]: a walking character's hand reaches for and rests on nearby walls.
 //! * [`rig`]: a humanoid described from any skeleton's bone names and rest pose.
+//! * [`editor`]: the handle ↔ property geometry behind the editor's gizmos.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod editor;
 pub mod env_touch;
 pub mod formation;
 pub mod hold_hand;

@@ -6,6 +6,7 @@ use godot::prelude::*;
 
 mod bones;
 mod convert;
+mod editor;
 mod env_touch;
 mod formation;
 mod hold_hand;
@@ -17,6 +18,7 @@ mod scene;
 mod time;
 mod warnings;
 
+pub use editor::{EntwineEditorPlugin, EntwineGizmos};
 pub use env_touch::EnvironmentInteractionStateMachine;
 pub use formation::{
     AgentSource, FormationController, FormationFacing, FormationKind, FormationShape,

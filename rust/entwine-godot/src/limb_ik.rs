@@ -64,8 +64,12 @@ impl Limb {
 /// A bone that is missing, or a chain that is not parent → child, gives one warning naming this
 /// node's path, the skeleton and the names tried, and the modifier leaves the pose alone until the
 /// chain is fixed.
+///
+/// **In the editor** the modifier runs as Godot's own IK modifiers do: the limb follows its target
+/// and pole while they are moved, and the editor's gizmo gives the target and the pole a handle
+/// each. Like every skeleton modifier, the bent pose is not saved into the scene.
 #[derive(GodotClass)]
-#[class(init, base = SkeletonModifier3D)]
+#[class(tool, init, base = SkeletonModifier3D)]
 pub struct LimbIK {
     base: Base<SkeletonModifier3D>,
 
@@ -335,6 +339,23 @@ impl LimbIK {
 }
 
 impl LimbIK {
+    /// For the editor's gizmo: the skeleton's global transform, the upper bone's global position
+    /// and the chain's reach in the world, when the chain resolves.
+    pub(crate) fn editor_geometry(&mut self) -> Option<(Transform3D, Vector3, f32)> {
+        let skeleton = self.base().get_skeleton()?;
+        let [upper, lower, end] = self.resolve_chain(&skeleton)?;
+        let frame = skeleton.get_global_transform();
+        let p = [upper, lower, end].map(|b| frame * skeleton.get_bone_global_rest(b).origin);
+        let reach = p[0].distance_to(p[1]) + p[1].distance_to(p[2]);
+        let root = frame * skeleton.get_bone_global_pose(upper).origin;
+        Some((frame, root, reach))
+    }
+
+    /// For the editor's gizmo: the target and pole node paths.
+    pub(crate) fn editor_paths(&self) -> (NodePath, NodePath) {
+        (self.target_node.clone(), self.pole_node.clone())
+    }
+
     fn invalidate(&mut self) {
         self.pole_memory.reset();
         self.chain = None;

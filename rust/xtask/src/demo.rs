@@ -240,6 +240,117 @@ pub fn run_scenes(godot: &Godot, repo: &Path, out: &Path, filter: Option<&str>) 
     }
 }
 
+/// The editor tour's time limit (the editor starts in about 20 s here, each shot waits 90 frames).
+const EDITOR_BUDGET: Duration = Duration::from_secs(240);
+
+/// Opens the editor under Xvfb on `demo/editor_tour.tscn`; the driver script
+/// (`demo/editor_tour_shots.gd`, added by Entwine's editor plugin) selects each node and saves
+/// `editor_NN_name.png` into `out`. Fails on a timeout, a crash, no screenshot, or any error or
+/// warning line in the log.
+pub fn run_editor_tour(godot: &Godot, repo: &Path, out: &Path) -> Result<()> {
+    let exe = match godot {
+        Godot::Native(path) => path.display().to_string(),
+        Godot::SidRoot { .. } => "godot".to_string(),
+    };
+    if let Ok(entries) = fs::read_dir(out) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with("editor_") && name.ends_with(".png") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    let logs = out.join("logs");
+    fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
+    let log = logs.join("editor.log");
+    let out_s = out.display().to_string();
+    let args = [
+        "-a",
+        "-s",
+        "-screen 0 1280x720x24",
+        &exe,
+        "--editor",
+        "--rendering-driver",
+        "opengl3",
+        "--audio-driver",
+        "Dummy",
+        "--disable-vsync",
+        "--path",
+        "godot_project",
+        "--",
+        "--entwine-editor-script",
+        "res://demo/editor_tour_shots.gd",
+        "--screenshots",
+        &out_s,
+    ];
+    println!(
+        "demo editor: starting the editor (limit {} s)",
+        EDITOR_BUDGET.as_secs()
+    );
+    let started = Instant::now();
+    let cmd = godot.command_with("xvfb-run", &args, Some(repo), &[]);
+    let mut shown = 0;
+    let report = |shown: &mut usize| {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        for path in saved_paths(&text).into_iter().skip(*shown) {
+            println!(
+                "demo editor: saved {} ({:.1} s)",
+                shown_path(repo, Path::new(&path)),
+                started.elapsed().as_secs_f64()
+            );
+            *shown += 1;
+        }
+    };
+    let mut child = Guarded::spawn(cmd, &log)?;
+    let ending = child.wait_watching(EDITOR_BUDGET, || report(&mut shown));
+    report(&mut shown);
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    let bad = editor_complaints(&text);
+    let log_shown = shown_path(repo, &log);
+    let why = match ending {
+        Ending::TimedOut(_) => Some(format!(
+            "did not finish within {} s",
+            EDITOR_BUDGET.as_secs()
+        )),
+        Ending::Exited(s) if !s.success() => Some(format!("Godot exited with {s}")),
+        Ending::Exited(_) if saved_paths(&text).is_empty() => Some("saved no screenshot".into()),
+        Ending::Exited(_) if !bad.is_empty() => Some(format!(
+            "{} error/warning line(s), first: {}",
+            bad.len(),
+            bad[0].trim()
+        )),
+        Ending::Exited(_) => None,
+    };
+    match why {
+        None => {
+            println!(
+                "demo editor: done in {:.1} s, {} screenshot(s) in {}",
+                started.elapsed().as_secs_f64(),
+                saved_paths(&text).len(),
+                shown_path(repo, out)
+            );
+            Ok(())
+        }
+        Some(why) => Err(format!("demo editor failed: {why}; log: {log_shown}")),
+    }
+}
+
+/// Returns [`complaints`] of an editor's log, without the errors of the editor's Vulkan probe: the
+/// editor tries to create a Vulkan device at start even when it renders with OpenGL, and Xvfb has
+/// no Vulkan surface (each such error's `at:` line names the Vulkan rendering context).
+pub fn editor_complaints(log: &str) -> Vec<&str> {
+    let lines: Vec<&str> = log.lines().collect();
+    let probe: Vec<&str> = lines
+        .windows(2)
+        .filter(|w| w[1].contains("rendering_context_driver_vulkan.cpp"))
+        .map(|w| w[0])
+        .collect();
+    complaints(log)
+        .into_iter()
+        .filter(|l| !probe.iter().any(|p| std::ptr::eq(*p, *l)))
+        .collect()
+}
+
 /// Returns the paths after `saved ` at the start of log lines, in order.
 fn saved_paths(log: &str) -> Vec<String> {
     log.lines()
@@ -290,6 +401,14 @@ mod tests {
         for n in &names {
             assert!(BUDGETS.iter().any(|(b, _)| b == n), "no budget for {n}");
         }
+    }
+
+    #[test]
+    fn the_editors_vulkan_probe_is_not_a_complaint_but_other_errors_are() {
+        let log = "ERROR: Required extension VK_KHR_surface not found.\n   at: _initialize_instance_extensions (drivers/vulkan/rendering_context_driver_vulkan.cpp:487)\nERROR: Condition \"err != OK\" is true. Returning: err\n   at: initialize (drivers/vulkan/rendering_context_driver_vulkan.cpp:928)\nERROR: Condition \"err != OK\" is true. Returning: err\n   at: other (scene/x.cpp:1)\nsaved /x/editor_01.png\n";
+        let bad = editor_complaints(log);
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(complaints(log).len(), 3);
     }
 
     #[test]

@@ -8,7 +8,14 @@
 //! # timeout: 120                        (seconds for the whole suite; default 120)
 //! # relay: delay_ms=100 jitter_ms=20 loss=0.05 seed=7   (optional: a lossy UDP relay, see below)
 //! # retries: 1                         (optional: run a failing suite again, at most this often)
+//! # editor: res://demo/editor_tour.tscn (optional: run the script inside the Godot editor)
 //! ```
+//!
+//! A suite with `# editor:` is not a `SceneTree` script but a `@tool` `Node` script: the harness
+//! starts the editor (`--editor --headless --quit-after N`) on the demo project, and Entwine's
+//! editor plugin adds the script to the editor (`-- --entwine-editor-script PATH`). It prints the
+//! same `TEST PASS`/`TEST FAIL` lines and quits; its run also fails on any `WARNING:` line (the
+//! editor must open Entwine's scenes without one).
 //!
 //! A suite with `# retries:` that fails is run again; every failure of every try is printed, with
 //! `FLAKY suite NAME: try K of N failed …`, the failing try's logs are kept as `*.tryK.log`, and
@@ -57,7 +64,13 @@ pub struct Suite {
     pub retries: u32,
     /// The script's text (a filter that appears nowhere in it cannot match a test).
     pub text: String,
+    /// `# editor:`: the scene the suite opens in the editor (it runs inside the editor).
+    pub editor: Option<String>,
 }
+
+/// Frames after which an editor suite's Godot quits even if the script never does (the suite's
+/// timeout still applies).
+const EDITOR_QUIT_AFTER: &str = "20000";
 
 /// Counts for a tier of tests.
 #[derive(Default, Debug, Clone, Copy)]
@@ -101,6 +114,7 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
         let mut timeout = Duration::from_secs(120);
         let mut relay = None;
         let mut retries = 0;
+        let mut editor = None;
         for line in text
             .lines()
             .take_while(|l| l.starts_with('#') || l.is_empty())
@@ -118,6 +132,8 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
                     .trim()
                     .parse()
                     .map_err(|_| format!("{}: bad '# retries:' header '{rest}'", file.display()))?;
+            } else if let Some(rest) = line.strip_prefix("# editor:") {
+                editor = Some(rest.trim().to_string());
             } else if let Some(rest) = line.strip_prefix("# relay:") {
                 let config = RelayConfig::parse(rest)
                     .map_err(|e| format!("{}: bad '# relay:' header: {e}", file.display()))?;
@@ -138,6 +154,7 @@ pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
             relay,
             retries,
             text,
+            editor,
         });
     }
     Ok(suites)
@@ -277,13 +294,28 @@ fn run_suite(
             label.replace('#', "")
         ));
         let index = index.to_string();
-        let mut args = vec![
-            "--headless",
-            "--path",
-            "godot_project",
-            "-s",
-            &suite.res_path,
-            "--",
+        let mut args = match &suite.editor {
+            Some(_) => vec![
+                "--editor",
+                "--headless",
+                "--path",
+                "godot_project",
+                "--quit-after",
+                EDITOR_QUIT_AFTER,
+                "--",
+                "--entwine-editor-script",
+                &suite.res_path,
+            ],
+            None => vec![
+                "--headless",
+                "--path",
+                "godot_project",
+                "-s",
+                &suite.res_path,
+                "--",
+            ],
+        };
+        args.extend([
             "--role",
             role,
             "--index",
@@ -294,7 +326,7 @@ fn run_suite(
             &peers,
             "--relay-port",
             &relay_port,
-        ];
+        ]);
         if let Some(f) = filter {
             args.extend(["--filter", f]);
         }
@@ -358,6 +390,9 @@ fn judge(suite: &Suite, runs: &[ProcessRun], filtered: bool) -> Tally {
                 if line.contains(pattern) {
                     problems.push((format!("{why}: {}", line.trim()), Some(i)));
                 }
+            }
+            if suite.editor.is_some() && line.contains("WARNING:") {
+                problems.push((format!("a warning in the editor: {}", line.trim()), Some(i)));
             }
             let is_error = line.starts_with("ERROR:") || line.starts_with("USER ERROR:");
             if is_error && !expected_errors.iter().any(|e| line.contains(e)) {

@@ -6,6 +6,7 @@
 //! cargo xtask build [--release]    build the extension into addons/entwine/bin/
 //! cargo xtask test [FILTER]        fmt, clippy, mobile checks, cargo test, then every engine suite
 //!                  [--godot-only]   (skip fmt, clippy and cargo test: for iterating on engine suites)
+//! cargo xtask demo editor          the editor on the editor tour, a screenshot per selected node
 //! cargo xtask demo [NAME]          run the demo (a window, or each scene's screenshots to target/demo/
 //!                                  when headless, one Godot and one time limit per scene)
 //! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
@@ -406,6 +407,9 @@ fn cmd_fuzz(repo: &Path, seconds: Option<&str>) -> Result<()> {
 }
 
 fn cmd_demo(repo: &Path, only: Option<&str>) -> Result<()> {
+    if only == Some("editor") {
+        return cmd_demo_editor(repo);
+    }
     build_extension(repo, true)?;
     let godot = locate_godot(repo)?;
     import_project(&godot, repo)?;
@@ -424,6 +428,20 @@ fn cmd_demo(repo: &Path, only: Option<&str>) -> Result<()> {
     fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     println!("demo: no display; each scene renders through Xvfb in its own Godot");
     demo::run_scenes(&godot, repo, &out, only)
+}
+
+/// `cargo xtask demo editor`: the editor under Xvfb on the editor tour, one screenshot of the 3D
+/// viewport per selected node, into `target/demo/editor_*.png`.
+fn cmd_demo_editor(repo: &Path) -> Result<()> {
+    build_extension(repo, false)?;
+    let godot = locate_godot(repo)?;
+    import_project(&godot, repo)?;
+    if godot.sid_root().is_none() && !Path::new("/usr/bin/xvfb-run").exists() {
+        return Err("no xvfb-run: install Xvfb (apt-get install xvfb)".into());
+    }
+    let out = target_dir(repo).join("demo");
+    fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    demo::run_editor_tour(&godot, repo, &out)
 }
 
 fn cmd_bench(repo: &Path, name: Option<&str>) -> Result<()> {

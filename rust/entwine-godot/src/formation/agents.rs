@@ -101,6 +101,7 @@ impl FormationController {
             return;
         }
         self.children_seen = count;
+        self.editor_dirty = true;
         self.agents.clear();
         self.bodies.clear();
         if !internal {

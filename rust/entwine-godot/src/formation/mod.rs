@@ -13,6 +13,7 @@ mod agents;
 mod bearing;
 mod commands;
 mod config;
+mod editor;
 mod library;
 mod network;
 mod queries;
@@ -111,8 +112,14 @@ pub enum AgentSource {
 /// [NetClock]'s time, sent to every client, acknowledged, resent after 100 ms up to three times; a
 /// peer that never acknowledges is dropped ([signal peer_dropped]) and its agents leave the
 /// contract. Commands from anyone but the server are rejected.
+///
+/// **In the editor** the controller lays out its [member formation] for its children (or its
+/// internal agents) and draws the slots (white crosses), their facings (yellow) and the
+/// neighbouring pairs the contract's spacing is measured over (blue); it drives nothing, and the
+/// drawing is never saved. The inspector's **Lay out agents** button ([method lay_out_agents])
+/// moves the children onto their slots as one undoable action.
 #[derive(GodotClass)]
-#[class(base = Node3D)]
+#[class(tool, base = Node3D)]
 pub struct FormationController {
     base: Base<Node3D>,
 
@@ -327,6 +334,15 @@ pub struct FormationController {
     last_bearings: Vec<u8>,
     /// The warning kinds the squad's bearings already printed (each kind once per squad).
     bearing_warnings: std::rc::Rc<std::cell::RefCell<Warnings>>,
+    /// Inspector button: [method lay_out_agents].
+    #[export_tool_button(fn = Self::lay_out_agents, name = "Lay out agents", icon = "ToolMove")]
+    lay_out_agents_button: PhantomVar<Callable>,
+    /// Running inside the editor: the preview (slots drawn, nothing driven) replaces the game.
+    in_editor: bool,
+    /// The editor's slot drawing is out of date.
+    editor_dirty: bool,
+    /// The editor's slot drawing (an internal child, never saved).
+    editor_slots: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
 }
 
 #[godot_api]
@@ -409,10 +425,23 @@ impl INode3D for FormationController {
             last_saluting: false,
             last_bearings: Vec::new(),
             bearing_warnings: Default::default(),
+            lay_out_agents_button: PhantomVar::default(),
+            in_editor: false,
+            editor_dirty: true,
+            editor_slots: None,
         }
     }
 
     fn ready(&mut self) {
+        if godot::classes::Engine::singleton().is_editor_hint() {
+            // The editor's preview: the formation laid out for the children, drawn, not driven.
+            self.in_editor = true;
+            self.load_formation_dir();
+            self.ready = true;
+            self.rebuild_agents(true);
+            self.editor_dirty = true;
+            return;
+        }
         self.load_formation_dir();
         self.ready = true;
         self.rebuild_agents(true);
@@ -422,7 +451,7 @@ impl INode3D for FormationController {
     }
 
     fn physics_process(&mut self, delta: f64) {
-        if !self.ready {
+        if !self.ready || self.in_editor {
             return;
         }
         self.hot_reload_tick(delta);
@@ -436,6 +465,10 @@ impl INode3D for FormationController {
 
     fn process(&mut self, _delta: f64) {
         if !self.ready {
+            return;
+        }
+        if self.in_editor {
+            self.editor_preview();
             return;
         }
         self.draw_agents();
@@ -544,6 +577,7 @@ impl FormationController {
         if self.ready {
             self.form(name);
         }
+        self.editor_dirty = true;
     }
 
     /// Sets [member recording] (see the property for its range and effect).

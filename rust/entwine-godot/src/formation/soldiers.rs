@@ -54,7 +54,8 @@ impl FormationController {
     pub(super) fn attach_bearings(&mut self) {
         let old = std::mem::take(&mut self.soldiers);
         let mut soldiers: Vec<Option<Soldier>> = Vec::with_capacity(self.agents.len());
-        let enabled = self.soldier_bearings && self.agent_source == AgentSource::Children;
+        let enabled =
+            self.soldier_bearings && self.agent_source == AgentSource::Children && !self.in_editor;
         for agent in &self.agents {
             let found = if enabled && agent.is_instance_valid() {
                 find_skeleton(agent)

@@ -69,8 +69,13 @@ const CUTTER_QUERY_MARGIN: f32 = 1.5;
 /// Cost: the simulation and the tube update allocate nothing per frame. The collider query does (Godot
 /// returns shape-query results as an [Array] of [Dictionary]s): a rope that only needs the ground can set
 /// [member collision_mask] and [member cutter_mask] to 0 and skip it.
+///
+/// **In the editor** the rope hangs and swings in the viewport as it would in the game, following
+/// its anchors as they are moved (see [member editor_preview]). The preview takes no physics
+/// queries (it collides with the ground plane only), pulls no bodies, records nothing, and its
+/// state and tube are never saved into the scene.
 #[derive(GodotClass)]
-#[class(init, base = Node3D)]
+#[class(tool, init, base = Node3D)]
 pub struct RopeSimulation {
     base: Base<Node3D>,
 
@@ -243,6 +248,14 @@ pub struct RopeSimulation {
     #[var(set = set_presets_file)]
     presets_file: GString,
 
+    /// When the rope is simulated in the editor: [constant EDITOR_PREVIEW_WHILE_SELECTED]
+    /// (default: only while it is selected, so a scene full of ropes stays cheap),
+    /// [constant EDITOR_PREVIEW_ALWAYS], or [constant EDITOR_PREVIEW_NEVER] (it hangs straight
+    /// down from its anchor as built). No effect in the game.
+    #[export_group(name = "Editor")]
+    #[export]
+    editor_preview: EditorPreview,
+
     /// The force (N, world) the rope exerts on its end attachment during the last physics frame; zero
     /// for a free end. Read-only.
     #[var(get = get_tension, no_set)]
@@ -270,6 +283,25 @@ pub struct RopeSimulation {
     pending_length: Option<f32>,
     /// A cut separated the end from [member end_node] (until the property is set again).
     end_detached: bool,
+    /// Running inside the editor (set when the node is ready): the preview rules apply.
+    in_editor: bool,
+    /// Selected in the editor (told by the editor plugin).
+    editor_selected: bool,
+    /// Physics steps since the editor's gizmo was last redrawn.
+    gizmo_age: u32,
+}
+
+/// When a [RopeSimulation] swings in the editor's viewport.
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum EditorPreview {
+    /// Simulate only while the rope is selected.
+    #[default]
+    WhileSelected,
+    /// Simulate always.
+    Always,
+    /// Never simulate in the editor.
+    Never,
 }
 
 /// Warning kinds (see [`Warnings`]): each kind of bad input warns once until it is fixed.
@@ -292,10 +324,27 @@ mod warn {
 #[godot_api]
 impl INode3D for RopeSimulation {
     fn ready(&mut self) {
+        self.in_editor = Engine::singleton().is_editor_hint();
         self.build();
     }
 
     fn physics_process(&mut self, delta: f64) {
+        if self.in_editor {
+            let run = match self.editor_preview {
+                EditorPreview::Always => true,
+                EditorPreview::WhileSelected => self.editor_selected,
+                EditorPreview::Never => false,
+            };
+            if !run {
+                return;
+            }
+            self.gizmo_age += 1;
+            if self.gizmo_age >= 6 {
+                // The handles ride on the swinging rope: redraw them ten times a second.
+                self.gizmo_age = 0;
+                self.base_mut().update_gizmos();
+            }
+        }
         self.physics_step(delta as f32);
     }
 
@@ -326,6 +375,28 @@ impl RopeSimulation {
     /// Emitted when a replay started by [method start_replay] has played every recorded step.
     #[signal]
     fn replay_finished();
+
+    /// [member editor_preview] value: simulate in the editor only while selected.
+    #[constant]
+    const EDITOR_PREVIEW_WHILE_SELECTED: i64 = 0;
+    /// [member editor_preview] value: always simulate in the editor.
+    #[constant]
+    const EDITOR_PREVIEW_ALWAYS: i64 = 1;
+    /// [member editor_preview] value: never simulate in the editor.
+    #[constant]
+    const EDITOR_PREVIEW_NEVER: i64 = 2;
+
+    /// Returns whether the rope is being simulated in the editor right now (false in the game):
+    /// what [member editor_preview] and the editor's selection decide.
+    #[func]
+    pub fn is_editor_previewing(&self) -> bool {
+        self.in_editor
+            && match self.editor_preview {
+                EditorPreview::Always => true,
+                EditorPreview::WhileSelected => self.editor_selected,
+                EditorPreview::Never => false,
+            }
+    }
 
     // --- properties -------------------------------------------------------------------------
 
@@ -1054,9 +1125,10 @@ impl RopeSimulation {
     }
 
     /// Returns the anchor's world position now, or `None` when it is not finite.
-    fn sample_anchor(&mut self) -> Option<Vec3> {
-        let offset = self.anchor_offset;
-        let world = match self.anchor() {
+    /// The frame [member anchor_offset] is given in (world): the anchor bone's, the anchor node's,
+    /// or this node's.
+    pub(crate) fn anchor_frame(&mut self) -> Transform3D {
+        match self.anchor() {
             Some(node) => {
                 let skeleton = node.clone().try_cast::<Skeleton3D>().ok();
                 match skeleton.filter(|_| !self.anchor_bone.is_empty()) {
@@ -1072,17 +1144,34 @@ impl RopeSimulation {
                             }
                         }
                         if self.bone_cache >= 0 {
-                            skel.get_global_transform()
-                                * (skel.get_bone_global_pose(self.bone_cache) * offset)
+                            skel.get_global_transform() * skel.get_bone_global_pose(self.bone_cache)
                         } else {
-                            skel.get_global_transform() * offset
+                            skel.get_global_transform()
                         }
                     }
-                    None => node.get_global_transform() * offset,
+                    None => node.get_global_transform(),
                 }
             }
-            None => self.base().get_global_transform() * offset,
-        };
+            None => self.base().get_global_transform(),
+        }
+    }
+
+    /// For the editor: marks the rope selected (it previews while selected).
+    pub(crate) fn set_editor_selected(&mut self, selected: bool) {
+        self.editor_selected = selected;
+    }
+
+    /// For the editor's gizmo: the rope's points now (world), into `out`; how many.
+    pub(crate) fn editor_points(&self, out: &mut Vec<Vector3>) {
+        out.clear();
+        if let Some(r) = self.rope.as_ref() {
+            out.extend(r.points().iter().map(|p| vector3(*p)));
+        }
+    }
+
+    fn sample_anchor(&mut self) -> Option<Vec3> {
+        let offset = self.anchor_offset;
+        let world = self.anchor_frame() * offset;
         let v = vec3(world);
         if v.is_finite() {
             self.clear_warning(warn::ANCHOR_NAN);
@@ -1192,7 +1281,7 @@ impl RopeSimulation {
                 .unwrap_or_else(|| self.rope.as_ref().map_or(Vec3::ZERO, Rope::anchor));
             (dt, anchor, self.sample_end())
         };
-        if self.recorder.is_recording() {
+        if self.recorder.is_recording() && !self.in_editor {
             let target_length = self.rope.as_ref().map_or(0.0, Rope::target_length);
             self.recorder.push(AnchorSample {
                 dt,
@@ -1208,7 +1297,9 @@ impl RopeSimulation {
         let events = rope.step(dt, anchor, end, &self.world);
         let tension = rope.tension();
         let length = rope.length();
-        if let (EndAttachment::Body { .. }, true) = (end, tension.is_finite()) {
+        if let (EndAttachment::Body { .. }, true, false) =
+            (end, tension.is_finite(), self.in_editor)
+        {
             let path = self.end_node.clone();
             if let Some(mut body) = self.base().try_get_node_as::<RigidBody3D>(&path) {
                 body.apply_central_force(vector3(tension));
@@ -1235,7 +1326,8 @@ impl RopeSimulation {
     fn gather_world(&mut self, anchor: Vec3, dt: f32) {
         self.world.clear();
         let (solid, cutter) = (self.collision_mask, self.cutter_mask);
-        if solid | cutter == 0 {
+        // The editor's preview takes no physics queries (the ground plane is in the core).
+        if solid | cutter == 0 || self.in_editor {
             return;
         }
         let Some(rope) = self.rope.as_ref() else {

@@ -1,0 +1,63 @@
+@tool
+extends Node
+## `cargo xtask demo editor`: Entwine's editor plugin adds this script to the editor (running under
+## Xvfb). It opens `editor_tour.tscn`, selects each Entwine node in turn and saves the 3D viewport
+## as `editor_NN_name.png` into the folder given by `--screenshots`, printing `saved PATH` for each.
+
+const SCENE := "res://demo/editor_tour.tscn"
+## [file name, node to select, camera position, point looked at]
+const SHOTS := [
+	["overview", "", Vector3(0.6, 3.6, 5.6), Vector3(0.2, 0.9, 0)],
+	["limb_ik", "Arm/LimbIK", Vector3(-0.2, 1.9, 1.6), Vector3(-1.0, 1.4, 0)],
+	["rope", "Rope", Vector3(1.4, 2.0, 3.0), Vector3(0.6, 1.6, 0.3)],
+	["rope_bridge", "Bridge", Vector3(1.3, 2.2, 2.6), Vector3(1.3, 1.7, 0.6)],
+	["formation", "Squad", Vector3(0.0, 4.2, 4.8), Vector3(0.0, 0.0, 1.6)],
+	["env_touch", "Toucher/EnvTouch", Vector3(5.2, 3.0, 1.6), Vector3(2.2, 1.0, -1.6)],
+	["hold_hand", "Leader", Vector3(-1.2, 3.0, 2.4), Vector3(-1.8, 0.5, -1.4)],
+]
+
+var _out := ""
+
+
+func _ready() -> void:
+	var args := OS.get_cmdline_user_args()
+	for i in range(0, args.size() - 1):
+		if args[i] == "--screenshots":
+			_out = args[i + 1]
+	_run.call_deferred()
+
+
+func _frames(n: int) -> void:
+	for i in n:
+		await get_tree().process_frame
+
+
+func _run() -> void:
+	await _frames(20)
+	EditorInterface.open_scene_from_path(SCENE)
+	EditorInterface.set_main_screen_editor("3D")
+	EditorInterface.distraction_free_mode = true
+	await _frames(30)
+	var root := EditorInterface.get_edited_scene_root()
+	var viewport := EditorInterface.get_editor_viewport_3d(0)
+	for i in SHOTS.size():
+		var shot: Array = SHOTS[i]
+		var selection := EditorInterface.get_selection()
+		selection.clear()
+		if shot[1] != "":
+			var node := root.get_node(shot[1] as String)
+			selection.add_node(node)
+			EditorInterface.edit_node(node)
+		var camera := viewport.get_camera_3d()
+		camera.look_at_from_position(shot[2], shot[3])
+		# Let the ropes swing down and the gizmos redraw.
+		await _frames(90)
+		camera.look_at_from_position(shot[2], shot[3])
+		await _frames(3)
+		var image := viewport.get_texture().get_image()
+		var path := _out.path_join("editor_%02d_%s.png" % [i + 1, shot[0]])
+		if image == null or image.save_png(path) != OK:
+			push_error("could not save %s" % path)
+			continue
+		print("saved %s" % path)
+	get_tree().quit(0)

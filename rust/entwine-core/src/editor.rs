@@ -1,0 +1,265 @@
+//! The geometry behind the editor's handles: where a handle is drawn for a property's value, and
+//! which value a handle dragged to a point gives back. Engine-free, so every mapping is tested
+//! here; the editor glue only turns the mouse into a ray and writes the property.
+//!
+//! Every `*_from_handle` function inverts its `*_handle` partner: putting a handle where the
+//! forward mapping drew it gives the property's value back (up to rounding). Bad input (NaN, a
+//! ray parallel to the drag plane, a zero direction) gives `None`, and the caller keeps the old
+//! value.
+
+use glam::{Affine3A, Vec3};
+
+/// Where a ray (`origin`, `direction`) meets the plane through `point` with normal `normal`, if it
+/// meets it in front of the origin (a drag plane facing the camera, or an axis' plane).
+pub fn ray_plane(origin: Vec3, direction: Vec3, point: Vec3, normal: Vec3) -> Option<Vec3> {
+    let denom = direction.dot(normal);
+    if !denom.is_finite() || denom.abs() < 1e-6 {
+        return None;
+    }
+    let t = (point - origin).dot(normal) / denom;
+    if !t.is_finite() || t < 0.0 {
+        return None;
+    }
+    let hit = origin + direction * t;
+    hit.is_finite().then_some(hit)
+}
+
+/// The parameter `s` of the point `line_origin + s · line_direction` nearest to the ray
+/// (`origin`, `direction`): how far along an axis a handle dragged with the mouse lies. `None`
+/// when the ray runs parallel to the axis or the input is not finite.
+pub fn ray_axis(
+    origin: Vec3,
+    direction: Vec3,
+    line_origin: Vec3,
+    line_direction: Vec3,
+) -> Option<f32> {
+    let u = line_direction.normalize_or_zero();
+    let v = direction.normalize_or_zero();
+    if u == Vec3::ZERO || v == Vec3::ZERO {
+        return None;
+    }
+    let w = line_origin - origin;
+    let b = u.dot(v);
+    let denom = 1.0 - b * b;
+    if denom < 1e-6 {
+        return None;
+    }
+    let d = u.dot(w);
+    let e = v.dot(w);
+    let s = (b * e - d) / denom;
+    // In units of the line's own direction, so `line_origin + s · line_direction` is the point.
+    let s = s / line_direction.length();
+    s.is_finite().then_some(s)
+}
+
+/// The handle of a pole direction: `length` from `root` along `direction` (given in the space of
+/// `frame`, e.g. a skeleton's), in the world. `None` for a zero direction.
+pub fn pole_handle(frame: Affine3A, root: Vec3, direction: Vec3, length: f32) -> Option<Vec3> {
+    let world = frame.transform_vector3(direction).normalize_or_zero();
+    (world != Vec3::ZERO && length.is_finite()).then(|| root + world * length)
+}
+
+/// The pole direction (in `frame`'s space, unit length) for a handle dragged to `handle`; `None`
+/// when the handle sits on the root.
+pub fn pole_from_handle(frame: Affine3A, root: Vec3, handle: Vec3) -> Option<Vec3> {
+    let local = frame.inverse().transform_vector3(handle - root);
+    let unit = local.normalize_or_zero();
+    (unit != Vec3::ZERO && unit.is_finite()).then_some(unit)
+}
+
+/// The handle of an offset given in a body's frame and multiplied by the body's proportion `k`
+/// (a follow or preparation offset tuned for a 1.75 m character): `body · (offset · k)`.
+pub fn offset_handle(body: Affine3A, offset: Vec3, k: f32) -> Vec3 {
+    body.transform_point3(offset * k)
+}
+
+/// The offset (for a 1.75 m character) whose handle is at `handle`: the inverse of
+/// [`offset_handle`]. `None` for a non-positive or non-finite `k`.
+pub fn offset_from_handle(body: Affine3A, handle: Vec3, k: f32) -> Option<Vec3> {
+    if !(k.is_finite() && k > 0.0) {
+        return None;
+    }
+    let local = body.inverse().transform_point3(handle) / k;
+    local.is_finite().then_some(local)
+}
+
+/// The handle of a sphere's radius: on the sphere, along `axis` from its centre.
+pub fn radius_handle(centre: Vec3, radius: f32, axis: Vec3) -> Vec3 {
+    centre + axis.normalize_or(Vec3::X) * radius.max(0.0)
+}
+
+/// The radius for a handle dragged to `handle`: its distance from the centre.
+pub fn radius_from_handle(centre: Vec3, handle: Vec3) -> Option<f32> {
+    let r = (handle - centre).length();
+    r.is_finite().then_some(r)
+}
+
+/// The handles of a box centred in `frame` with `size` (full extents): the middles of its +X, +Y
+/// and +Z faces, in the world.
+pub fn box_handles(frame: Affine3A, size: Vec3) -> [Vec3; 3] {
+    let h = size * 0.5;
+    [
+        frame.transform_point3(Vec3::new(h.x, 0.0, 0.0)),
+        frame.transform_point3(Vec3::new(0.0, h.y, 0.0)),
+        frame.transform_point3(Vec3::new(0.0, 0.0, h.z)),
+    ]
+}
+
+/// The box's full extent along `axis` (0, 1, 2) for its face handle dragged to `handle`: twice
+/// the handle's distance from the centre along that axis (a box is symmetric about its centre).
+pub fn box_size_from_handle(frame: Affine3A, axis: usize, handle: Vec3) -> Option<f32> {
+    let local = frame.inverse().transform_point3(handle);
+    let v = *local.as_ref().get(axis)?;
+    let size = 2.0 * v.abs();
+    size.is_finite().then_some(size)
+}
+
+/// The handle of a rope's length: `length` from the anchor along the rope's hanging direction.
+pub fn length_handle(anchor: Vec3, direction: Vec3, length: f32) -> Vec3 {
+    anchor + direction.normalize_or(Vec3::NEG_Y) * length.max(0.0)
+}
+
+/// The length for a length handle dragged to `handle`: its distance from the anchor along
+/// `direction`, at least `min` (a rope keeps at least one segment).
+pub fn length_from_handle(anchor: Vec3, direction: Vec3, handle: Vec3, min: f32) -> Option<f32> {
+    let d = direction.normalize_or(Vec3::NEG_Y);
+    let l = (handle - anchor).dot(d);
+    l.is_finite().then_some(l.max(min))
+}
+
+/// The handle of a distance kept in front of a surface (an offset from a wall): `distance` from
+/// `surface` along the surface's outward `normal`.
+pub fn distance_handle(surface: Vec3, normal: Vec3, distance: f32) -> Vec3 {
+    surface + normal.normalize_or(Vec3::Z) * distance
+}
+
+/// The distance (at least 0) for a distance handle dragged to `handle`.
+pub fn distance_from_handle(surface: Vec3, normal: Vec3, handle: Vec3) -> Option<f32> {
+    let d = (handle - surface).dot(normal.normalize_or(Vec3::Z));
+    d.is_finite().then_some(d.max(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Quat;
+
+    fn frame() -> Affine3A {
+        Affine3A::from_scale_rotation_translation(
+            Vec3::splat(2.0),
+            Quat::from_rotation_y(0.7) * Quat::from_rotation_x(-0.3),
+            Vec3::new(1.0, 2.0, -3.0),
+        )
+    }
+
+    fn near(a: Vec3, b: Vec3) {
+        assert!((a - b).length() < 1e-4, "{a} vs {b}");
+    }
+
+    #[test]
+    fn a_ray_meets_a_plane_in_front_and_not_behind_or_parallel() {
+        let hit = ray_plane(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, Vec3::ZERO, Vec3::Y);
+        near(hit.unwrap(), Vec3::ZERO);
+        let slanted = ray_plane(
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(1.0, -1.0, 0.0),
+            Vec3::ZERO,
+            Vec3::Y,
+        );
+        near(slanted.unwrap(), Vec3::new(1.0, 0.0, 0.0));
+        assert!(ray_plane(Vec3::new(0.0, 5.0, 0.0), Vec3::Y, Vec3::ZERO, Vec3::Y).is_none());
+        assert!(ray_plane(Vec3::new(0.0, 5.0, 0.0), Vec3::X, Vec3::ZERO, Vec3::Y).is_none());
+        assert!(ray_plane(Vec3::NAN, Vec3::X, Vec3::ZERO, Vec3::Y).is_none());
+    }
+
+    #[test]
+    fn a_ray_picks_the_nearest_point_on_an_axis() {
+        // A ray looking down −Z at x = 3 crosses the X axis (scaled by 2) at s = 1.5.
+        let s = ray_axis(
+            Vec3::new(3.0, 0.0, 10.0),
+            Vec3::NEG_Z,
+            Vec3::ZERO,
+            Vec3::new(2.0, 0.0, 0.0),
+        );
+        assert!((s.unwrap() - 1.5).abs() < 1e-5, "{s:?}");
+        // Skew: the ray passes 1 above the axis; the nearest point is still at x = −2.
+        let s = ray_axis(Vec3::new(-2.0, 1.0, 4.0), Vec3::NEG_Z, Vec3::ZERO, Vec3::X);
+        assert!((s.unwrap() + 2.0).abs() < 1e-5, "{s:?}");
+        assert!(ray_axis(Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::X).is_none());
+        assert!(ray_axis(Vec3::ZERO, Vec3::ZERO, Vec3::Y, Vec3::X).is_none());
+    }
+
+    #[test]
+    fn a_pole_handle_round_trips_through_a_rotated_scaled_frame() {
+        let f = frame();
+        let root = Vec3::new(0.5, 1.4, 0.0);
+        let dir = Vec3::new(1.0, -1.0, 0.5).normalize();
+        let h = pole_handle(f, root, dir, 0.6).unwrap();
+        // The handle is 0.6 m from the root whatever the frame's scale.
+        assert!(((h - root).length() - 0.6).abs() < 1e-5);
+        near(pole_from_handle(f, root, h).unwrap(), dir);
+        assert!(pole_handle(f, root, Vec3::ZERO, 0.6).is_none());
+        assert!(pole_from_handle(f, root, root).is_none());
+    }
+
+    #[test]
+    fn an_offset_handle_round_trips_with_the_body_and_its_proportion() {
+        let f = frame();
+        let offset = Vec3::new(-0.55, 0.0, 0.1);
+        for k in [0.01, 1.0, 100.0] {
+            let h = offset_handle(f, offset, k);
+            near(offset_from_handle(f, h, k).unwrap(), offset);
+        }
+        // At k = 1 and an identity body the handle is the offset itself.
+        near(offset_handle(Affine3A::IDENTITY, offset, 1.0), offset);
+        assert!(offset_from_handle(f, Vec3::ONE, 0.0).is_none());
+        assert!(offset_from_handle(f, Vec3::ONE, f32::NAN).is_none());
+    }
+
+    #[test]
+    fn a_radius_handle_sits_on_the_sphere_and_gives_its_radius_back() {
+        let c = Vec3::new(1.0, 2.0, 3.0);
+        let h = radius_handle(c, 0.54, Vec3::new(0.0, 0.0, -4.0));
+        near(h, Vec3::new(1.0, 2.0, 3.0 - 0.54));
+        assert!((radius_from_handle(c, h).unwrap() - 0.54).abs() < 1e-6);
+        near(radius_handle(c, -1.0, Vec3::X), c);
+    }
+
+    #[test]
+    fn box_handles_are_the_face_middles_and_give_each_extent_back() {
+        let f = frame();
+        let size = Vec3::new(1.75, 1.2, 0.8);
+        let hs = box_handles(f, size);
+        for (axis, h) in hs.iter().enumerate() {
+            let got = box_size_from_handle(f, axis, *h).unwrap();
+            assert!((got - size[axis]).abs() < 1e-4, "axis {axis}: {got}");
+        }
+        // A handle dragged through the centre to the other side gives a positive size.
+        let mirrored = 2.0 * Vec3::from(f.translation) - hs[0];
+        assert!((box_size_from_handle(f, 0, mirrored).unwrap() - size.x).abs() < 1e-4);
+        assert!(box_size_from_handle(f, 3, hs[0]).is_none());
+    }
+
+    #[test]
+    fn a_length_handle_round_trips_and_keeps_a_minimum() {
+        let a = Vec3::new(0.0, 3.0, 0.0);
+        let dir = Vec3::new(0.2, -1.0, 0.0);
+        let h = length_handle(a, dir, 2.5);
+        assert!((length_from_handle(a, dir, h, 0.05).unwrap() - 2.5).abs() < 1e-5);
+        // Dragged above the anchor: the minimum.
+        assert_eq!(length_from_handle(a, dir, a + Vec3::Y, 0.05), Some(0.05));
+        // A sideways drag counts only along the rope.
+        let side = h + dir.normalize().cross(Vec3::Z) * 0.7;
+        assert!((length_from_handle(a, dir, side, 0.05).unwrap() - 2.5).abs() < 1e-5);
+    }
+
+    #[test]
+    fn a_distance_handle_round_trips_and_never_goes_behind_the_surface() {
+        let s = Vec3::new(0.0, 1.4, -0.5);
+        let n = Vec3::new(0.0, 0.0, 3.0);
+        let h = distance_handle(s, n, 0.08);
+        near(h, Vec3::new(0.0, 1.4, -0.42));
+        assert!((distance_from_handle(s, n, h).unwrap() - 0.08).abs() < 1e-6);
+        assert_eq!(distance_from_handle(s, n, s - Vec3::Z), Some(0.0));
+    }
+}

@@ -1,0 +1,675 @@
+//! The 3D gizmos: what each Entwine node draws in the editor's viewport, its handles, and the
+//! property each handle edits (one undoable action per drag).
+//!
+//! | node | drawn | handle → property |
+//! |---|---|---|
+//! | `LimbIK` | shoulder → target, shoulder → pole | target → `target_transform` (or the `target_node`'s position); pole → `pole_direction` (or the `pole_node`'s position) |
+//! | `RopeSimulation` | the rope's points | anchor → `anchor_offset`; end → `point_count` (the length); a pinned rope's end anchor → `end_offset` |
+//! | `EnvironmentInteractionStateMachine` | the detection box, the surface offset | top face → `character_height` (the box's side); offset → `surface_offset` |
+//! | a character with a `HoldHandComponent` | follow and preparation points | follow → `follow_offset`; preparation → `preparation_offset` |
+//!
+//! Env-touch and hold-hands nodes do not run in the editor, so their gizmos read and write their
+//! properties through Godot's property interface.
+
+use entwine_core::editor as geo;
+use glam::{Affine3A, Vec3};
+use godot::classes::{
+    BoxShape3D, Camera3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, EditorInterface,
+    EditorNode3DGizmo, EditorNode3DGizmoPlugin, IEditorNode3DGizmoPlugin, Node3D, Skeleton3D,
+};
+use godot::prelude::*;
+
+use crate::convert::{vec3, vector3};
+use crate::limb_ik::LimbIK;
+use crate::rope::RopeSimulation;
+
+/// The reference human the seed's lengths are tuned for, metres.
+const REFERENCE_HEIGHT: f32 = 1.75;
+
+/// Draws Entwine's nodes in the editor's 3D viewport, with handles that edit their properties (each
+/// drag is one undoable action):
+///
+/// - [LimbIK]: lines from the shoulder; the target handle edits [member LimbIK.target_transform]
+///   (or moves the [member LimbIK.target_node]), the pole handle [member LimbIK.pole_direction]
+///   (or moves the [member LimbIK.pole_node]).
+/// - [RopeSimulation]: the rope's points; the anchor handle edits
+///   [member RopeSimulation.anchor_offset], the end handle the length (as
+///   [member RopeSimulation.point_count]), and on a rope pinned to an
+///   [member RopeSimulation.end_node] a third handle [member RopeSimulation.end_offset].
+/// - [EnvironmentInteractionStateMachine]: the detection box; its top handle edits
+///   [member EnvironmentInteractionStateMachine.character_height] (the box's side), the offset handle
+///   inside its side face [member EnvironmentInteractionStateMachine.surface_offset].
+/// - A character with a [HoldHandComponent]: its follow and preparation points, whose handles edit
+///   [member HoldHandComponent.follow_offset] and [member HoldHandComponent.preparation_offset]
+///   (shown at the character's size when [member HoldHandComponent.auto_proportions] is on).
+#[derive(GodotClass)]
+#[class(tool, init, base = EditorNode3DGizmoPlugin)]
+pub struct EntwineGizmos {
+    base: Base<EditorNode3DGizmoPlugin>,
+    /// Scratch for the rope's points (editor only).
+    points: Vec<Vector3>,
+}
+
+/// Which node a gizmo belongs to.
+enum Kind {
+    Limb(Gd<LimbIK>),
+    Rope(Gd<RopeSimulation>),
+    Touch(Gd<Node3D>),
+    Hold {
+        body: Gd<Node3D>,
+        component: Gd<Node>,
+    },
+}
+
+/// What one handle edits: an object's property.
+struct Edit {
+    object: Gd<Object>,
+    property: &'static str,
+    name: &'static str,
+}
+
+fn kind_of(node: &Gd<Node3D>) -> Option<Kind> {
+    if let Ok(limb) = node.clone().try_cast::<LimbIK>() {
+        return Some(Kind::Limb(limb));
+    }
+    if let Ok(rope) = node.clone().try_cast::<RopeSimulation>() {
+        return Some(Kind::Rope(rope));
+    }
+    if node.is_class("EnvironmentInteractionStateMachine") {
+        return Some(Kind::Touch(node.clone()));
+    }
+    let component = node
+        .get_children()
+        .iter_shared()
+        .find(|c| c.is_class("HoldHandComponent"))?;
+    Some(Kind::Hold {
+        body: node.clone(),
+        component,
+    })
+}
+
+fn affine(t: Transform3D) -> Affine3A {
+    let c = |v: Vector3| vec3(v).into();
+    Affine3A::from_cols(
+        c(t.basis.col_a()),
+        c(t.basis.col_b()),
+        c(t.basis.col_c()),
+        c(t.origin),
+    )
+}
+
+/// The character a hold-hands component or an env-touch node belongs to: its parent.
+fn character_of(node: &Gd<Node3D>) -> Option<Gd<Node3D>> {
+    node.get_parent()?.try_cast::<Node3D>().ok()
+}
+
+/// The first skeleton under `node`.
+fn skeleton_under(node: &Gd<Node>) -> Option<Gd<Skeleton3D>> {
+    for child in node.get_children().iter_shared() {
+        if let Ok(s) = child.clone().try_cast::<Skeleton3D>() {
+            return Some(s);
+        }
+        if let Some(s) = skeleton_under(&child) {
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// `k` of `auto_proportions` for a character: its humanoid's height in the world over 1.75 m.
+fn proportion(body: &Gd<Node3D>, auto: bool) -> f32 {
+    if !auto {
+        return 1.0;
+    }
+    let Some(skeleton) = skeleton_under(&body.clone().upcast()) else {
+        return 1.0;
+    };
+    let rig = crate::rig::humanoid(&skeleton);
+    let scale = skeleton.get_global_transform().basis.col_b().length();
+    let k = rig.scale() * scale;
+    if k.is_finite() && k > 0.0 {
+        k
+    } else {
+        1.0
+    }
+}
+
+/// The global transform of a rope's `end_node`, when it has one.
+fn end_frame(rope: &Gd<RopeSimulation>) -> Option<Transform3D> {
+    let path = rope.get("end_node").try_to::<NodePath>().ok()?;
+    if path.is_empty() {
+        return None;
+    }
+    rope.try_get_node_as::<Node3D>(&path)
+        .map(|n| n.get_global_transform())
+}
+
+/// The detection box of an env-touch node in the world (frame at the box's centre) and its side.
+fn touch_box(node: &Gd<Node3D>) -> Option<(Affine3A, f32, f32)> {
+    let character = character_of(node)?;
+    let shape = character
+        .get_children()
+        .iter_shared()
+        .find_map(|c| c.try_cast::<CollisionShape3D>().ok());
+    let mut height = node.get("character_height").try_to::<f32>().unwrap_or(0.0);
+    let mut centre = Vector3::new(0.0, height * 0.5, 0.0);
+    if let Some(shape) = &shape {
+        centre = shape.get_position();
+        if height <= 0.0 {
+            let s = shape.get_shape();
+            height = if let Some(c) = s.clone().and_then(|s| s.try_cast::<CapsuleShape3D>().ok()) {
+                c.get_height()
+            } else if let Some(c) = s.clone().and_then(|s| s.try_cast::<CylinderShape3D>().ok()) {
+                c.get_height()
+            } else if let Some(b) = s.and_then(|s| s.try_cast::<BoxShape3D>().ok()) {
+                b.get_size().y
+            } else {
+                0.0
+            };
+        }
+    }
+    let b = entwine_core::env_touch::detection_box(height, vec3(centre))?;
+    let body = affine(character.get_global_transform());
+    let frame = body * Affine3A::from_translation(b.centre);
+    let auto = node
+        .get("auto_proportions")
+        .try_to::<bool>()
+        .unwrap_or(true);
+    let k = if auto { height / REFERENCE_HEIGHT } else { 1.0 };
+    Some((frame, b.size, k))
+}
+
+impl EntwineGizmos {
+    /// Creates the plugin with its materials.
+    pub fn create() -> Gd<Self> {
+        let gizmos = Self::new_gd();
+        let mut base = gizmos.clone().upcast::<EditorNode3DGizmoPlugin>();
+        base.create_material("limb", Color::from_rgb(0.3, 0.85, 1.0));
+        base.create_material("rope", Color::from_rgb(1.0, 0.55, 0.2));
+        base.create_material("touch", Color::from_rgb(0.45, 1.0, 0.45));
+        base.create_material("hold", Color::from_rgb(1.0, 0.4, 0.8));
+        base.create_handle_material("handles");
+        gizmos
+    }
+}
+
+/// Every handle of a node, in the world, with what it edits (`points`: scratch for a rope's
+/// points, left holding them).
+fn handles(points: &mut Vec<Vector3>, kind: &Kind) -> Vec<(Vec3, Edit)> {
+    let mut out = Vec::new();
+    match kind {
+        Kind::Limb(limb) => {
+            let mut limb = limb.clone();
+            let geometry = limb.bind_mut().editor_geometry();
+            let (target_path, pole_path) = limb.bind().editor_paths();
+            let target = if target_path.is_empty() {
+                Some((
+                    limb.get("target_transform").to::<Transform3D>().origin,
+                    limb.clone().upcast::<Object>(),
+                    "target_transform",
+                ))
+            } else {
+                limb.try_get_node_as::<Node3D>(&target_path).map(|n| {
+                    (
+                        n.get_global_position(),
+                        n.upcast::<Object>(),
+                        "global_position",
+                    )
+                })
+            };
+            if let Some((p, object, property)) = target {
+                out.push((
+                    vec3(p),
+                    Edit {
+                        object,
+                        property,
+                        name: "Target",
+                    },
+                ));
+            }
+            if pole_path.is_empty() {
+                if let Some((frame, root, reach)) = geometry {
+                    let dir = vec3(limb.get("pole_direction").to::<Vector3>());
+                    let dir = if dir == Vec3::ZERO { Vec3::Z } else { dir };
+                    if let Some(h) = geo::pole_handle(affine(frame), vec3(root), dir, reach * 0.5) {
+                        out.push((
+                            h,
+                            Edit {
+                                object: limb.clone().upcast(),
+                                property: "pole_direction",
+                                name: "Pole direction",
+                            },
+                        ));
+                    }
+                }
+            } else if let Some(n) = limb.try_get_node_as::<Node3D>(&pole_path) {
+                out.push((
+                    vec3(n.get_global_position()),
+                    Edit {
+                        object: n.upcast(),
+                        property: "global_position",
+                        name: "Pole",
+                    },
+                ));
+            }
+        }
+        Kind::Rope(rope) => {
+            let mut rope = rope.clone();
+            let frame = rope.bind_mut().anchor_frame();
+            let offset = rope.get("anchor_offset").to::<Vector3>();
+            let anchor = vec3(frame * offset);
+            rope.bind().editor_points(points);
+            let dir = points
+                .last()
+                .map(|p| vec3(*p) - anchor)
+                .filter(|d| d.length() > 1e-4)
+                .unwrap_or(Vec3::NEG_Y);
+            let length = (rope.get("point_count").to::<i32>() - 1).max(1) as f32
+                * rope.get("segment_length").to::<f32>();
+            out.push((
+                anchor,
+                Edit {
+                    object: rope.clone().upcast(),
+                    property: "anchor_offset",
+                    name: "Anchor",
+                },
+            ));
+            out.push((
+                geo::length_handle(anchor, dir, length),
+                Edit {
+                    object: rope.clone().upcast(),
+                    property: "point_count",
+                    name: "Length",
+                },
+            ));
+            // A pinned rope's second anchor: the end node's frame plus `end_offset`.
+            if let Some(end) = end_frame(&rope) {
+                let offset = rope.get("end_offset").to::<Vector3>();
+                out.push((
+                    vec3(end * offset),
+                    Edit {
+                        object: rope.upcast(),
+                        property: "end_offset",
+                        name: "End anchor",
+                    },
+                ));
+            }
+        }
+        Kind::Touch(node) => {
+            if let Some((frame, size, k)) = touch_box(node) {
+                let [right, top, _] = geo::box_handles(frame, Vec3::splat(size));
+                let inward = frame.transform_vector3(Vec3::NEG_X);
+                let offset = node.get("surface_offset").try_to::<f32>().unwrap_or(0.0);
+                out.push((
+                    top,
+                    Edit {
+                        object: node.clone().upcast(),
+                        property: "character_height",
+                        name: "Detection box (character height)",
+                    },
+                ));
+                out.push((
+                    geo::distance_handle(right, inward, offset * k),
+                    Edit {
+                        object: node.clone().upcast(),
+                        property: "surface_offset",
+                        name: "Surface offset",
+                    },
+                ));
+            }
+        }
+        Kind::Hold { body, component } => {
+            let auto = component
+                .get("auto_proportions")
+                .try_to::<bool>()
+                .unwrap_or(true);
+            let k = proportion(body, auto);
+            let frame = affine(body.get_global_transform().orthonormalized());
+            for (property, name) in [
+                ("follow_offset", "Follow offset"),
+                ("preparation_offset", "Preparation offset"),
+            ] {
+                let offset = vec3(
+                    component
+                        .get(property)
+                        .try_to::<Vector3>()
+                        .unwrap_or_default(),
+                );
+                out.push((
+                    geo::offset_handle(frame, offset, k),
+                    Edit {
+                        object: component.clone().upcast(),
+                        property,
+                        name,
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
+
+impl EntwineGizmos {
+    /// The value of `edit.property` for its handle dragged to `p` (world), if any.
+    fn value_for(&mut self, kind: &Kind, id: usize, p: Vec3) -> Option<Variant> {
+        match kind {
+            Kind::Limb(limb) => {
+                let edit = handles(&mut self.points, kind).into_iter().nth(id)?.1;
+                match edit.property {
+                    "target_transform" => {
+                        let mut t = limb.get("target_transform").to::<Transform3D>();
+                        t.origin = vector3(p);
+                        Some(t.to_variant())
+                    }
+                    "pole_direction" => {
+                        let (frame, root, _) = limb.clone().bind_mut().editor_geometry()?;
+                        geo::pole_from_handle(affine(frame), vec3(root), p)
+                            .map(|d| vector3(d).to_variant())
+                    }
+                    _ => Some(vector3(p).to_variant()),
+                }
+            }
+            Kind::Rope(rope) => {
+                let mut rope = rope.clone();
+                if id == 2 {
+                    let local = end_frame(&rope)?.affine_inverse() * vector3(p);
+                    return local.is_finite().then(|| local.to_variant());
+                }
+                let frame = rope.bind_mut().anchor_frame();
+                if id == 0 {
+                    let local = frame.affine_inverse() * vector3(p);
+                    return local.is_finite().then(|| local.to_variant());
+                }
+                let anchor = vec3(frame * rope.get("anchor_offset").to::<Vector3>());
+                let dir = self
+                    .points
+                    .last()
+                    .map(|q| vec3(*q) - anchor)
+                    .filter(|d| d.length() > 1e-4)
+                    .unwrap_or(Vec3::NEG_Y);
+                let seg = rope.get("segment_length").to::<f32>().max(0.01);
+                let length = geo::length_from_handle(anchor, dir, p, seg)?;
+                let capacity = rope.get("capacity").to::<i32>().max(2);
+                let count = ((length / seg).round() as i32 + 1).clamp(2, capacity);
+                Some(count.to_variant())
+            }
+            Kind::Touch(node) => {
+                let (frame, size, k) = touch_box(node)?;
+                if id == 0 {
+                    // The box's side is the character's height: dragging the top face by d moves
+                    // it by d / 2, so the new side is twice the top's height over the centre.
+                    let side = geo::box_size_from_handle(frame, 1, p)?;
+                    return Some(side.clamp(0.01, 10.0).to_variant());
+                }
+                let [right, _, _] = geo::box_handles(frame, Vec3::splat(size));
+                let inward = frame.transform_vector3(Vec3::NEG_X);
+                let d = geo::distance_from_handle(right, inward, p)? / k.max(1e-3);
+                Some(d.clamp(0.0, 0.3).to_variant())
+            }
+            Kind::Hold { body, component } => {
+                let auto = component
+                    .get("auto_proportions")
+                    .try_to::<bool>()
+                    .unwrap_or(true);
+                let k = proportion(body, auto);
+                let frame = affine(body.get_global_transform().orthonormalized());
+                geo::offset_from_handle(frame, p, k).map(|o| vector3(o).to_variant())
+            }
+        }
+    }
+}
+
+fn node_of(gizmo: &Option<Gd<EditorNode3DGizmo>>) -> Option<Gd<Node3D>> {
+    gizmo.as_ref()?.get_node_3d()
+}
+
+#[godot_api]
+impl IEditorNode3DGizmoPlugin for EntwineGizmos {
+    fn get_gizmo_name(&self) -> GString {
+        "Entwine".into()
+    }
+
+    fn has_gizmo(&self, for_node_3d: Option<Gd<Node3D>>) -> bool {
+        for_node_3d.as_ref().and_then(kind_of).is_some()
+    }
+
+    fn redraw(&mut self, gizmo: Option<Gd<EditorNode3DGizmo>>) {
+        let Some(mut g) = gizmo.clone() else {
+            return;
+        };
+        g.clear();
+        let Some(node) = node_of(&gizmo) else {
+            return;
+        };
+        let Some(kind) = kind_of(&node) else {
+            return;
+        };
+        let to_local = node.get_global_transform().affine_inverse();
+        let local = |p: Vec3| to_local * vector3(p);
+        let handles = handles(&mut self.points, &kind);
+        let mut lines = PackedVector3Array::new();
+        let material = match &kind {
+            Kind::Limb(limb) => {
+                if let Some((_, root, _)) = limb.clone().bind_mut().editor_geometry() {
+                    for (h, _) in &handles {
+                        lines.push(to_local * root);
+                        lines.push(local(*h));
+                    }
+                }
+                "limb"
+            }
+            Kind::Rope(_) => {
+                for w in self.points.windows(2) {
+                    lines.push(to_local * w[0]);
+                    lines.push(to_local * w[1]);
+                }
+                "rope"
+            }
+            Kind::Touch(node) => {
+                if let Some((frame, size, _)) = touch_box(node) {
+                    let h = size * 0.5;
+                    let corner = |i: u32| {
+                        let s = |bit: u32| if i & bit != 0 { h } else { -h };
+                        frame.transform_point3(Vec3::new(s(1), s(2), s(4)))
+                    };
+                    for i in 0..8u32 {
+                        for bit in [1u32, 2, 4] {
+                            if i & bit == 0 {
+                                lines.push(local(corner(i)));
+                                lines.push(local(corner(i | bit)));
+                            }
+                        }
+                    }
+                    // The surface offset: from the box's side face inward.
+                    if let [_, (offset, _)] = handles.as_slice() {
+                        let [right, _, _] = geo::box_handles(frame, Vec3::splat(size));
+                        lines.push(local(right));
+                        lines.push(local(*offset));
+                    }
+                }
+                "touch"
+            }
+            Kind::Hold { body, .. } => {
+                let origin = vec3(body.get_global_position());
+                for (h, _) in &handles {
+                    lines.push(local(origin));
+                    lines.push(local(*h));
+                }
+                "hold"
+            }
+        };
+        if let Some(m) = self.base().get_material_ex(material).gizmo(&g).done() {
+            if !lines.is_empty() {
+                g.add_lines(&lines, &m);
+            }
+        }
+        let points: PackedVector3Array = handles.iter().map(|(h, _)| local(*h)).collect();
+        let ids: PackedInt32Array = (0..handles.len() as i32).collect();
+        if let Some(m) = self.base().get_material_ex("handles").gizmo(&g).done() {
+            if !points.is_empty() {
+                g.add_handles_ex(&points, &m, &ids).done();
+            }
+        }
+    }
+
+    fn get_handle_name(
+        &self,
+        gizmo: Option<Gd<EditorNode3DGizmo>>,
+        handle_id: i32,
+        _secondary: bool,
+    ) -> GString {
+        let name = node_of(&gizmo)
+            .and_then(|n| kind_of(&n))
+            .map(|k| match (&k, handle_id) {
+                (Kind::Limb(_), 0) => "Target",
+                (Kind::Limb(_), _) => "Pole",
+                (Kind::Rope(_), 0) => "Anchor offset",
+                (Kind::Rope(_), 1) => "Length (point count)",
+                (Kind::Rope(_), _) => "End offset",
+                (Kind::Touch(_), 0) => "Detection box (character height)",
+                (Kind::Touch(_), _) => "Surface offset",
+                (Kind::Hold { .. }, 0) => "Follow offset",
+                (Kind::Hold { .. }, _) => "Preparation offset",
+            })
+            .unwrap_or("");
+        name.into()
+    }
+
+    fn get_handle_value(
+        &self,
+        gizmo: Option<Gd<EditorNode3DGizmo>>,
+        handle_id: i32,
+        _secondary: bool,
+    ) -> Variant {
+        self.edit_of(&gizmo, handle_id)
+            .map_or(Variant::nil(), |e| e.object.get(e.property))
+    }
+
+    fn set_handle(
+        &mut self,
+        gizmo: Option<Gd<EditorNode3DGizmo>>,
+        handle_id: i32,
+        _secondary: bool,
+        camera: Option<Gd<Camera3D>>,
+        screen_pos: Vector2,
+    ) {
+        let (Some(node), Some(camera)) = (node_of(&gizmo), camera) else {
+            return;
+        };
+        let Some(kind) = kind_of(&node) else {
+            return;
+        };
+        let id = handle_id.max(0) as usize;
+        let Some((at, mut edit)) = handles(&mut self.points, &kind).into_iter().nth(id) else {
+            return;
+        };
+        // Drag on the plane through the handle that faces the camera.
+        let origin = vec3(camera.project_ray_origin(screen_pos));
+        let dir = vec3(camera.project_ray_normal(screen_pos));
+        let facing = vec3(-camera.get_global_transform().basis.col_c());
+        let Some(p) = geo::ray_plane(origin, dir, at, facing) else {
+            return;
+        };
+        if let Some(value) = self.value_for(&kind, id, p) {
+            edit.object.set(edit.property, &value);
+            let mut node = node;
+            node.update_gizmos();
+        }
+    }
+
+    fn commit_handle(
+        &mut self,
+        gizmo: Option<Gd<EditorNode3DGizmo>>,
+        handle_id: i32,
+        _secondary: bool,
+        restore: Variant,
+        cancel: bool,
+    ) {
+        let Some(mut edit) = self.edit_of(&gizmo, handle_id) else {
+            return;
+        };
+        if cancel {
+            edit.object.set(edit.property, &restore);
+            return;
+        }
+        let Some(mut undo) = EditorInterface::singleton().get_editor_undo_redo() else {
+            return;
+        };
+        let now = edit.object.get(edit.property);
+        undo.create_action(&format!("Entwine: {}", edit.name));
+        undo.add_do_property(&edit.object, edit.property, &now);
+        undo.add_undo_property(&edit.object, edit.property, &restore);
+        undo.commit_action_ex().execute(false).done();
+    }
+}
+
+#[godot_api]
+impl EntwineGizmos {
+    /// Returns the handles this plugin gives [param node] (world positions, in handle order; see
+    /// the class description), or an empty array for a node it does not draw.
+    #[func]
+    pub fn get_handle_positions(&mut self, node: Option<Gd<Node3D>>) -> PackedVector3Array {
+        let Some(kind) = node.as_ref().and_then(kind_of) else {
+            return PackedVector3Array::new();
+        };
+        handles(&mut self.points, &kind)
+            .iter()
+            .map(|(p, _)| vector3(*p))
+            .collect()
+    }
+
+    /// Returns the property handle [param handle_id] of [param node] edits (`target_transform`,
+    /// `follow_offset`…), or an empty string.
+    #[func]
+    pub fn get_handle_property(&mut self, node: Option<Gd<Node3D>>, handle_id: i32) -> GString {
+        node.as_ref()
+            .and_then(kind_of)
+            .and_then(|k| {
+                handles(&mut self.points, &k)
+                    .into_iter()
+                    .nth(handle_id.max(0) as usize)
+            })
+            .map_or(GString::new(), |(_, e)| e.property.into())
+    }
+
+    /// Moves handle [param handle_id] of [param node] to the world point [param to] as a drag in
+    /// the viewport would end there, as one undoable action. Returns false when the node has no
+    /// such handle or the point gives no value.
+    #[func]
+    pub fn drag_handle(&mut self, node: Option<Gd<Node3D>>, handle_id: i32, to: Vector3) -> bool {
+        let Some(mut node) = node else {
+            return false;
+        };
+        let Some(kind) = kind_of(&node) else {
+            return false;
+        };
+        let id = handle_id.max(0) as usize;
+        let Some((_, edit)) = handles(&mut self.points, &kind).into_iter().nth(id) else {
+            return false;
+        };
+        let Some(value) = self.value_for(&kind, id, vec3(to)) else {
+            return false;
+        };
+        let Some(mut undo) = EditorInterface::singleton().get_editor_undo_redo() else {
+            return false;
+        };
+        let before = edit.object.get(edit.property);
+        undo.create_action(&format!("Entwine: {}", edit.name));
+        undo.add_do_property(&edit.object, edit.property, &value);
+        undo.add_undo_property(&edit.object, edit.property, &before);
+        undo.commit_action();
+        node.update_gizmos();
+        true
+    }
+}
+
+impl EntwineGizmos {
+    fn edit_of(&self, gizmo: &Option<Gd<EditorNode3DGizmo>>, handle_id: i32) -> Option<Edit> {
+        let node = node_of(gizmo)?;
+        let kind = kind_of(&node)?;
+        handles(&mut Vec::new(), &kind)
+            .into_iter()
+            .nth(handle_id.max(0) as usize)
+            .map(|(_, e)| e)
+    }
+}

@@ -1,0 +1,134 @@
+//! The editor's preview of a `FormationController`: its current formation's slots, facings and
+//! neighbour spacing drawn for its agent count, and "Lay out agents" (undoable).
+
+use godot::classes::base_material_3d::{Flags, ShadingMode};
+use godot::classes::mesh::PrimitiveType;
+use godot::classes::node::InternalMode;
+use godot::classes::{EditorInterface, Engine, ImmediateMesh, MeshInstance3D, StandardMaterial3D};
+use godot::prelude::*;
+
+use super::FormationController;
+use crate::convert::from_ground;
+
+/// Height of the drawing above the controller's ground plane, metres.
+const LIFT: f32 = 0.02;
+/// Half the size of a slot's cross, metres.
+const CROSS: f32 = 0.15;
+/// Length of a slot's facing tick, metres.
+const FACING: f32 = 0.45;
+
+#[godot_api(secondary)]
+impl FormationController {
+    /// Moves every child agent onto its slot in the current formation, facing the slot's heading
+    /// (the inspector's "Lay out agents" button). In the editor it is one undoable action that sets
+    /// each child's `position` and `rotation`; in the game it is [method snap_to_slots].
+    #[func]
+    pub fn lay_out_agents(&mut self) {
+        if !self.in_editor {
+            self.snap_to_slots();
+            return;
+        }
+        self.rebuild_agents(true);
+        let n = self.agents.len().min(self.squad.len());
+        let mut undo = EditorInterface::singleton().get_editor_undo_redo();
+        let Some(mut undo) = undo.take() else {
+            return;
+        };
+        undo.create_action("Lay out agents");
+        for i in 0..n {
+            let Some(s) = self.squad.slot_of(i) else {
+                continue;
+            };
+            let node = self.agents[i].clone();
+            if !node.is_instance_valid() {
+                continue;
+            }
+            let old_position = node.get_position();
+            let old_rotation = node.get_rotation();
+            let position = from_ground(self.squad.slot_pos(s), old_position.y);
+            let mut rotation = old_rotation;
+            rotation.y = self.squad.slot_yaw(s);
+            undo.add_do_property(&node, "position", &position.to_variant());
+            undo.add_do_property(&node, "rotation", &rotation.to_variant());
+            undo.add_undo_property(&node, "position", &old_position.to_variant());
+            undo.add_undo_property(&node, "rotation", &old_rotation.to_variant());
+        }
+        undo.commit_action();
+        self.rebuild_agents(true);
+    }
+
+    /// Returns whether the editor's slot drawing is shown (true only in the editor, once the
+    /// formation could be laid out).
+    #[func]
+    pub fn has_editor_preview(&self) -> bool {
+        self.in_editor
+            && self
+                .editor_slots
+                .as_ref()
+                .is_some_and(|(node, _)| node.is_visible())
+    }
+}
+
+impl FormationController {
+    /// Redraws the slots when the children, the agent count or the formation changed.
+    pub(super) fn editor_preview(&mut self) {
+        if !Engine::singleton().is_editor_hint() {
+            return;
+        }
+        self.rebuild_agents(false);
+        if !self.editor_dirty {
+            return;
+        }
+        self.editor_dirty = false;
+        let (mut node, mut mesh) = match self.editor_slots.clone() {
+            Some(pair) => pair,
+            None => {
+                let mesh = ImmediateMesh::new_gd();
+                let mut node = MeshInstance3D::new_alloc();
+                node.set_name("EntwineEditorSlots");
+                node.set_mesh(&mesh);
+                let mut mat = StandardMaterial3D::new_gd();
+                mat.set_shading_mode(ShadingMode::UNSHADED);
+                mat.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
+                mat.set_flag(Flags::DISABLE_DEPTH_TEST, true);
+                node.set_material_override(&mat);
+                self.base_mut()
+                    .add_child_ex(&node)
+                    .internal(InternalMode::BACK)
+                    .done();
+                self.editor_slots = Some((node.clone(), mesh.clone()));
+                (node, mesh)
+            }
+        };
+        mesh.clear_surfaces();
+        let slots = self.squad.slot_count();
+        node.set_visible(slots > 0);
+        if slots == 0 {
+            return;
+        }
+        let v3 = |p: glam::Vec2| from_ground(p, LIFT);
+        mesh.surface_begin(PrimitiveType::LINES);
+        // Neighbouring pairs (the contract's spacing clause): thin blue lines between slots.
+        mesh.surface_set_color(Color::from_rgb(0.35, 0.6, 1.0));
+        for &(a, b) in self.squad.neighbour_pairs() {
+            mesh.surface_add_vertex(v3(self.squad.slot_pos(a as usize)));
+            mesh.surface_add_vertex(v3(self.squad.slot_pos(b as usize)));
+        }
+        for s in 0..slots {
+            let p = self.squad.slot_pos(s);
+            mesh.surface_set_color(Color::from_rgb(1.0, 1.0, 1.0));
+            for d in [glam::Vec2::X, glam::Vec2::Y] {
+                mesh.surface_add_vertex(v3(p - d * CROSS));
+                mesh.surface_add_vertex(v3(p + d * CROSS));
+            }
+            // Facing: the slot's heading (yaw about +Y; forward is −Z).
+            let yaw = self.squad.slot_yaw(s);
+            let forward = Vector3::new(-yaw.sin(), 0.0, -yaw.cos());
+            mesh.surface_set_color(Color::from_rgb(1.0, 0.8, 0.1));
+            let at = v3(p);
+            mesh.surface_add_vertex(at);
+            mesh.surface_add_vertex(at + forward * FACING);
+        }
+        mesh.surface_end();
+    }
+}
