@@ -16,10 +16,7 @@
 //! `NetClock`), [`PairReplay::view_delay`] is the true age of what is shown; without, it is the age
 //! beyond the fastest frame's transit.
 //!
-//! When frames are later than ever before (or several are lost in a row), the view clock slows
-//! down past the newest sample and stops a quarter of a second past it, so a gap in the stream is
-//! shown stretched (the pair slows, then catches up at most 5 % fast) rather than standing while
-//! the initiator walks on. Meanwhile the initiator carries on past the newest sample at its
+//! When frames are later than ever before, the initiator carries on past the newest sample at its
 //! last velocity (slowing down if the samples were slowing), for at most [`MAX_EXTRAPOLATION`], and
 //! the recipient keeps its place beside it (its own motion relative to the initiator is the follow
 //! spring settling, which would overshoot if carried on); whatever
@@ -59,9 +56,6 @@ const LOSS_ODDS: f32 = 0.01;
 const MAX_LOSS_COVER: u8 = 3;
 /// Added to the measured need (s).
 const DELAY_MARGIN: f32 = 0.01;
-/// How far (s) past the newest root sample the view clock may run: it slows down from the
-/// newest sample on and stops there, so a gap in the stream is shown stretched, not extrapolated.
-const STRETCH_AHEAD: f64 = 0.25;
 /// Largest speed change of the view clock while it follows the delay.
 const CLOCK_SLEW: f64 = 0.05;
 /// Largest slow-down of the view clock when frames got later.
@@ -475,16 +469,7 @@ impl PairReplay {
                     goal
                 } else {
                     let slew = ((goal - next) * 2.0).clamp(-CLOCK_BRAKE, CLOCK_SLEW);
-                    // Past the newest root sample (frames lost in a row, or late) the view runs
-                    // slower the farther it is, and stops STRETCH_AHEAD past it: a gap in the
-                    // stream stretches the view's time instead of showing the pair standing
-                    // while the initiator walks on (and correcting it later).
-                    let starved = self
-                        .poses
-                        .newest()
-                        .map_or(0.0, |&(newest, _)| ((v - newest) / STRETCH_AHEAD).max(0.0));
-                    let rate = (1.0 + slew).min((1.0 - starved).max(0.0));
-                    v + f64::from(dt) * rate
+                    v + f64::from(dt) * (1.0 + slew)
                 }
             }
         };
@@ -671,10 +656,9 @@ impl PairReplay {
             (Some((_, h)), None) | (None, Some((_, h))) => *h,
             (None, None) => return None,
         };
-        // Silent once the view has run ik_timeout past the newest hand sample, or (as the view
-        // slows down and stops past the newest sample) once none has arrived for ik_timeout plus
-        // the view's delay: frames that arrive in bursts (a busy network or a starved process)
-        // keep the hands as long as the view still has samples to show.
+        // Silent once the view has run ik_timeout past the newest hand sample, or once none has
+        // arrived for ik_timeout plus the view's delay then: frames that arrive in bursts (a busy
+        // network or a starved process) keep the hands as long as the view still has samples.
         let dry = self
             .hands
             .newest()
