@@ -8,6 +8,7 @@ use godot::classes::{INode, Node, OfflineMultiplayerPeer};
 use godot::prelude::*;
 
 use crate::time::now;
+use crate::warnings::Warnings;
 
 use super::HoldHandComponent;
 
@@ -40,7 +41,8 @@ use super::HoldHandComponent;
 pub struct HoldHandRoom {
     base: Base<Node>,
 
-    /// Seconds a request waits for an answer before it expires.
+    /// Seconds a request waits for an answer before it expires (0.5–120; outside, clamped with
+    /// one warning).
     #[export(range = (0.5, 120.0, 0.5, suffix = "s"))]
     #[init(val = 10.0)]
     request_timeout: f64,
@@ -51,7 +53,7 @@ pub struct HoldHandRoom {
     networked: bool,
 
     /// Calls the server takes from one peer per second (and at once, as a burst); the excess is
-    /// dropped and counted. Values below 1 (or not a number) count as 1.
+    /// dropped and counted. Values below 1 (or not a number) count as 1, with one warning.
     #[export(range = (1.0, 1000.0, 1.0, or_greater, suffix = "calls/s"))]
     #[init(val = 20.0)]
     max_calls_per_second: f32,
@@ -67,6 +69,8 @@ pub struct HoldHandRoom {
     /// Server side: one warning per (peer, kind) per [`WARN_INTERVAL`].
     #[init(val = WarnThrottle::new(WARN_INTERVAL))]
     warns: WarnThrottle<(PlayerId, WarnKind), PEER_SLOTS>,
+    /// One warning per bad setting (by property name).
+    settings: Warnings,
     stats: RoomStats,
 }
 
@@ -129,6 +133,8 @@ impl INode for HoldHandRoom {
     }
 
     fn physics_process(&mut self, _delta: f64) {
+        self.request_timeout();
+        self.call_limit();
         self.watch_peers();
         if matches!(self.mode(), Mode::Client(_)) {
             return; // the server expires requests and removes players
@@ -407,14 +413,35 @@ impl HoldHandRoom {
     }
 
     /// Returns the per-peer call limit from [member max_calls_per_second].
-    fn call_limit(&self) -> RateLimit {
+    /// Warns once (naming the property) while it is not a number or below 1.
+    fn call_limit(&mut self) -> RateLimit {
+        let node = self.to_gd();
         let rate = self.max_calls_per_second;
-        let rate = if rate.is_nan() {
-            1.0
-        } else {
-            rate.clamp(1.0, 1e6)
-        };
+        let rate = self
+            .settings
+            .f32_within(&node, "max_calls_per_second", rate, 1.0, 1e6, 1.0);
         RateLimit::per_second(rate)
+    }
+
+    /// Returns [member request_timeout] (s), clamped to 0.5–120 (NaN: 10) with one warning naming
+    /// the property while it is outside.
+    fn request_timeout(&mut self) -> f64 {
+        let node = self.to_gd();
+        let t = self.request_timeout;
+        let valid = (0.5..=120.0).contains(&t);
+        let fallback = if t.is_nan() {
+            10.0
+        } else {
+            t.clamp(0.5, 120.0)
+        };
+        self.settings.property(
+            &node,
+            "request_timeout",
+            t,
+            valid,
+            fallback,
+            "must be in 0.5..=120 s",
+        )
     }
 
     /// Adds a component under `id`; returns false (and changes nothing) when the id is taken.
@@ -455,7 +482,7 @@ impl HoldHandRoom {
             return Err(RoomError::NotYours(actor));
         }
         if let Err(e) = self.rpcs().submit(code, actor, target).call_id(1) {
-            godot_warn!("HoldHandRoom: cannot reach the server: {e:?}");
+            crate::warnings::warn(&self.to_gd(), &format!("cannot reach the server: {e:?}"));
         }
         Ok(())
     }
@@ -463,7 +490,7 @@ impl HoldHandRoom {
     /// Applies a call to this (deciding) room.
     fn apply_op(&mut self, op: RoomOp) -> Result<(), RoomError> {
         let before = self.events.len();
-        let timeout = self.request_timeout;
+        let timeout = self.request_timeout();
         let events = &mut self.events;
         let result = match op {
             RoomOp::Request { from, to } => self
