@@ -84,6 +84,7 @@ func test_client_pairs_through_the_server() -> void:
 		check(_interaction_of(a) == [-1, 0], "a sent request alone starts nothing")
 		# A may not act for B: refused here, with a warning.
 		check(not _comps[b].accept(), "A cannot accept for B")
+		expect_warning("cannot act for player")
 		check(logged_count("cannot act for player") == 1, "the refusal says why", 1, logged_count("cannot act for player"))
 	elif me == b:
 		check(await wait_until(func() -> bool: return _comps[b].get_pending_request_from() == a, 20.0),
