@@ -44,6 +44,8 @@ func _clients() -> Array:
 
 
 func test_server_decides_and_drops_forged_calls() -> void:
+	# A client forges a call for another player below: the server drops it with a warning.
+	expect_warning("tried to act for player")
 	var peer := ENetMultiplayerPeer.new()
 	check(peer.create_server(port, 8) == OK, "server listens")
 	get_multiplayer().multiplayer_peer = peer

@@ -104,6 +104,8 @@ func test_request_accept_runs_the_phases_with_one_preparation_frame() -> void:
 func test_local_validation_refuses_bad_requests() -> void:
 	var s: Array = await _scene(3)
 	var comps: Array = s[1]
+	expect_warning("cannot request itself")
+	expect_warning("request() needs a valid HoldHandComponent target")
 	check(not comps[0].request(comps[0]), "cannot ask oneself")
 	check(not comps[0].request(null), "cannot ask nobody")
 	check(not comps[0].accept(), "cannot accept without a request")

@@ -921,7 +921,7 @@ impl HoldHandComponent {
 
 impl HoldHandComponent {
     fn label(&self) -> String {
-        format!("HoldHandComponent '{}'", self.base().get_name())
+        crate::warnings::label(&self.to_gd())
     }
 
     fn refused(&self, what: &str, why: String) -> bool {

@@ -263,8 +263,9 @@ impl HoldHandRoom {
         if !passed {
             self.stats.rate_limited += 1;
             if let Some(held) = self.warns.check((sender, WarnKind::Flood), t) {
+                let me = crate::warnings::label(&self.to_gd());
                 godot_warn!(
-                    "HoldHandRoom: peer {sender} sends more than {} calls per second; the excess is \
+                    "{me}: peer {sender} sends more than {} calls per second; the excess is \
                      dropped ({} dropped so far{})",
                     limit.per_second,
                     self.stats.rate_limited,
@@ -285,8 +286,9 @@ impl HoldHandRoom {
             _ => {
                 self.reject(sender);
                 if let Some(held) = self.warns.check((sender, WarnKind::Unknown), t) {
+                    let me = crate::warnings::label(&self.to_gd());
                     godot_warn!(
-                        "HoldHandRoom: peer {sender} sent an unknown call {op}; dropped{}",
+                        "{me}: peer {sender} sent an unknown call {op}; dropped{}",
                         held_back(held)
                     );
                 }
@@ -296,8 +298,9 @@ impl HoldHandRoom {
         if actor != sender {
             self.reject(sender);
             if let Some(held) = self.warns.check((sender, WarnKind::Forged), t) {
+                let me = crate::warnings::label(&self.to_gd());
                 godot_warn!(
-                    "HoldHandRoom: peer {sender} tried to act for player {actor}; dropped ({} so \
+                    "{me}: peer {sender} tried to act for player {actor}; dropped ({} so \
                      far{})",
                     self.rejected,
                     held_back(held)
@@ -325,8 +328,9 @@ impl HoldHandRoom {
             let why = GString::from(&e.to_string());
             if let Err(e) = self.rpcs().refused(&why).call_id(sender) {
                 if let Some(held) = self.warns.check((sender, WarnKind::Unreachable), t) {
+                    let me = crate::warnings::label(&self.to_gd());
                     godot_warn!(
-                        "HoldHandRoom: cannot answer peer {sender}: {e:?}{}",
+                        "{me}: cannot answer peer {sender}: {e:?}{}",
                         held_back(held)
                     );
                 }
@@ -339,7 +343,8 @@ impl HoldHandRoom {
     #[rpc(authority, call_remote, reliable)]
     fn refused(&mut self, why: GString) {
         self.stats.refusals_received += 1;
-        godot_warn!("HoldHandRoom: the server refused: {why}");
+        let me = crate::warnings::label(&self.to_gd());
+        godot_warn!("{me}: the server refused: {why}");
     }
 
     /// One event of the server's room, replayed here: `kind` 0 requested, 1 accepted, 2 declined,
@@ -383,7 +388,8 @@ impl HoldHandRoom {
         for event in snapshot {
             let (kind, a, b, c, t) = encode(event);
             if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call_id(peer) {
-                godot_warn!("HoldHandRoom: cannot send the room to peer {peer}: {e:?}");
+                let me = crate::warnings::label(&self.to_gd());
+                godot_warn!("{me}: cannot send the room to peer {peer}: {e:?}");
             }
         }
     }
@@ -516,7 +522,8 @@ impl HoldHandRoom {
             for i in before..self.events.len() {
                 let (kind, a, b, c, t) = encode(self.events[i]);
                 if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call() {
-                    godot_warn!("HoldHandRoom: cannot replay an event: {e:?}");
+                    let me = crate::warnings::label(&self.to_gd());
+                    godot_warn!("{me}: cannot replay an event: {e:?}");
                 }
             }
         }
