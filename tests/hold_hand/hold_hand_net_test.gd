@@ -217,6 +217,9 @@ func test_server_decides_and_forwards() -> void:
 	for text in ["sent pair frames for player", "faster than max_root_speed",
 			"dropped a malformed pair frame"]:
 		expect_warning(text)
+	# While the clients leave one by one, the server's copy of the pair may hear its initiator's
+	# process go silent first and release the recipient: the teardown, not the pair.
+	expect_warning("the recipient is released")
 	check(_listen(), "server listens over %s" % transport())
 	get_multiplayer().multiplayer_peer = _peer
 	check(await wait_until(func() -> bool: return get_multiplayer().get_peers().size() == peers - 1, 20.0),
