@@ -71,7 +71,10 @@ use room::RoomOp;
 /// ([method is_pair_driven]).
 ///
 /// Degrades instead of failing: a missing partner pauses following and releases the hands; missing
-/// hand bones fade the pair's IK out with one warning while following and animation go on.
+/// hand bones fade the pair's IK out with one warning while following and animation go on. A
+/// numeric setting outside its range (the inspector's; NaN or infinite included) warns once, naming
+/// it, and is replaced (clamped, or its default); an invalid hand setting (smoothing, distances,
+/// fades, weights) releases the hands while it lasts, and following goes on.
 #[derive(GodotClass)]
 #[class(init, base = Node)]
 pub struct HoldHandComponent {
