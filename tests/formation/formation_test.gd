@@ -205,6 +205,7 @@ func test_node3d_children_move_and_march() -> void:
 
 
 func test_hot_reload_keeps_previous_formation_on_parse_error() -> void:
+	expect_warning("formation 'broken'")  # the broken file written below
 	var dir := "user://formation_test_dir"
 	DirAccess.make_dir_recursive_absolute(dir)
 	var path := dir + "/drill.ron"
@@ -278,6 +279,11 @@ func test_record_replay_and_export() -> void:
 
 
 func test_hostile_input_is_rejected_and_state_kept() -> void:
+	# Each hostile formation, command and resource below is refused with a warning, on purpose.
+	for text in ["formation 'bad'", "formation 'nan'", "formation 'huge'", "formation 'syntax'",
+			"formation 'deep'", "formation 'few'", "march: direction", "face: angle must be finite",
+			"add_formation_resource: no FormationShape given"]:
+		expect_warning(text)
 	var squad := _squad(6)
 	squad.form("line")
 	squad.advance(2.0)
@@ -357,6 +363,8 @@ func test_dropped_agents_leave_the_contract() -> void:
 
 
 func test_formation_shape_resource() -> void:
+	# A probe controller outside the tree checks an invalid resource's text below.
+	expect_warning("formation 'probe'")
 	var squad := _squad(8)
 	var shape := FormationShape.new()
 	shape.kind = 1  # Column
