@@ -42,6 +42,10 @@ func _pose(at: float) -> Array:
 
 
 func test_server_keyframes_the_squad() -> void:
+	# Over the lossy relay (and late on a loaded machine) every resend of a command to a client can
+	# go unacknowledged; the server then drops that client from the contract with this warning, and
+	# the keyframes this suite measures still bring it to the server's squad.
+	expect_warning("never acknowledged a command")
 	var peer := ENetMultiplayerPeer.new()
 	check(peer.create_server(port, 8) == OK, "server listens on 127.0.0.1:%d" % port)
 	(get_multiplayer() as SceneMultiplayer).server_relay = false
