@@ -298,6 +298,7 @@ func test_bad_setups_warn_once_and_stay_idle() -> void:
 	var orphan := EnvironmentInteractionStateMachine.new()
 	holder.add_child(orphan)
 	await physics_frames(5)
+	expect_warning("does not point at a Node3D")
 	check(logged_count("does not point at a Node3D") == 1, "one warning for a missing character", 1,
 		logged_count("does not point at a Node3D"))
 	check(not orphan.is_active(), "stays idle without a character")
@@ -305,6 +306,7 @@ func test_bad_setups_warn_once_and_stay_idle() -> void:
 	_setup([[Vector3(-0.55, 1.5, -2.0), Vector3(0.2, 3.0, 14.0)]])
 	_node.left_arm_bones = PackedStringArray(["LeftUpperArm", "LeftLowerArm", "LeftPalm"])
 	await physics_frames(10)
+	expect_warning("bone 'LeftPalm' not found")
 	check(logged_count("bone 'LeftPalm' not found") == 1, "one warning names the missing bone", 1,
 		logged_count("bone 'LeftPalm' not found"))
 	check(not _node.is_active(), "stays idle with a missing bone")
@@ -314,17 +316,20 @@ func test_bad_setups_warn_once_and_stay_idle() -> void:
 	# An empty mask.
 	_node.interactable_mask = 0
 	await physics_frames(5)
+	expect_warning("interactable_mask is 0")
 	check(logged_count("interactable_mask is 0") == 1, "one warning for an empty mask", 1, logged_count("interactable_mask is 0"))
 	check(not _node.is_active(), "stays idle with an empty mask")
 	_node.interactable_mask = WALL_LAYER
 	# A negative height.
 	_node.character_height = -1.0
 	await physics_frames(5)
+	expect_warning("character_height must be")
 	check(logged_count("character_height must be") == 1, "one warning for a bad height", 1, logged_count("character_height must be"))
 	_node.character_height = 0.0
 	# A bad tunable falls back to its default with one warning.
 	_node.touch_duration = -3.0
 	await physics_frames(5)
+	expect_warning("'touch_duration' must be")
 	check(logged_count("'touch_duration' must be") == 1, "one warning for a negative duration", 1,
 		logged_count("'touch_duration' must be"))
 	_node.touch_duration = 0.5
@@ -341,6 +346,7 @@ func test_bad_setups_warn_once_and_stay_idle() -> void:
 	# Colliders are looked for once Reset may end.
 	await _until_state(EnvironmentInteractionStateMachine.STATE_SEARCH, 4.0)
 	await physics_frames(10)
+	expect_warning("HeightMapShape3D")
 	check(logged_count("HeightMapShape3D") == 1, "one warning for an unsupported shape", 1, logged_count("HeightMapShape3D"))
 	# No skeleton: a bare CharacterBody3D.
 	var bare := CharacterBody3D.new()
@@ -348,6 +354,7 @@ func test_bad_setups_warn_once_and_stay_idle() -> void:
 	var lonely := EnvironmentInteractionStateMachine.new()
 	bare.add_child(lonely)
 	await physics_frames(5)
+	expect_warning("no Skeleton3D under the character")
 	check(logged_count("no Skeleton3D under the character") == 1, "one warning for a missing skeleton", 1,
 		logged_count("no Skeleton3D under the character"))
 	check(not lonely.is_active(), "stays idle without a skeleton")

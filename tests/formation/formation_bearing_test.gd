@@ -228,7 +228,9 @@ func test_salute_duration_ends_the_salute_by_itself() -> void:
 	squad.head_turn_speed = NAN
 	squad.salute()
 	await physics_frames(5)
+	expect_warning("salute_duration must be in 0..=600")
 	check(logged_count("salute_duration must be in 0..=600") == 1, "a negative salute_duration warns once", 1, logged_count("salute_duration must be in 0..=600"))
+	expect_warning("head_turn_speed must be in 1..=3600")
 	check(logged_count("head_turn_speed must be in 1..=3600") == 1, "a NaN head_turn_speed warns once", 1, logged_count("head_turn_speed must be in 1..=3600"))
 	await physics_frames(40)
 	check(squad.is_saluting(), "the clamped salute (0 = until end_salute) holds")
@@ -249,6 +251,7 @@ func test_a_soldier_losing_its_skeleton_warns_once_and_keeps_marching() -> void:
 	victim.get_skeleton().free()
 	var start := victim.global_position
 	await physics_frames(90)
+	expect_warning("lost its skeleton")
 	check(logged_count("lost its skeleton") == 1, "exactly one warning for the lost skeleton", 1, logged_count("lost its skeleton"))
 	check(squad.get_soldier_bearing(1) == null, "the soldier has no bearing any more")
 	check(start.z - victim.global_position.z > 1.0, "it keeps marching (m forward in 1.5 s)", "> 1.0", start.z - victim.global_position.z)
@@ -257,6 +260,7 @@ func test_a_soldier_losing_its_skeleton_warns_once_and_keeps_marching() -> void:
 	check(squad.get_soldier_bearing(0).get_salute_weight() > 0.99, "the others still salute")
 	squad.halt()
 	await physics_frames(30)
+	expect_warning("lost its skeleton")
 	check(logged_count("lost its skeleton") == 1, "still one warning after the next command", 1, logged_count("lost its skeleton"))
 
 
@@ -316,17 +320,22 @@ func test_soldier_bearing_bad_setup_warns_once() -> void:
 	bearing.look_target = Vector3(5, 1.6, 0)
 	bearing.saluting = true
 	await frames(10)
+	expect_warning("head_bone 'NoSuchHead' not found")
 	check(logged_count("head_bone 'NoSuchHead' not found") == 1, "a missing head bone warns once", 1, logged_count("head_bone 'NoSuchHead' not found"))
 	bearing.head_bone = "Head"
 	await frames(10)
+	expect_warning("saluting needs salute_ik")
 	check(logged_count("saluting needs salute_ik") == 1, "a salute without a LimbIK warns once", 1, logged_count("saluting needs salute_ik"))
 	# create_salute_ik() fixes it; hostile values fall back safely.
 	check(bearing.create_salute_ik() != null, "create_salute_ik() returns the new LimbIK")
+	expect_warning("look_target must be finite")
 	bearing.look_target = Vector3(NAN, 0, 0)
 	bearing.turn_speed = -5.0
 	bearing.body_forward = Vector3.UP
 	await wait_until(func() -> bool: return bearing.get_salute_weight() > 0.99, 3.0)
+	expect_warning("body_forward must be a horizontal direction")
 	check(logged_count("body_forward must be a horizontal direction") == 1, "a vertical body_forward warns once", 1, logged_count("body_forward must be a horizontal direction"))
+	expect_warning(": turn_speed must be in 1..=3600")
 	check(logged_count(": turn_speed must be in 1..=3600") == 1, "a negative turn_speed warns once", 1, logged_count(": turn_speed must be in 1..=3600"))
 	var look := bearing.get_look_angles()
 	check(is_finite(look.x) and is_finite(look.y), "the look stays finite", "finite", look)

@@ -42,6 +42,10 @@ func _pose(at: float) -> Array:
 
 
 func test_server_keyframes_the_squad() -> void:
+	# Over the lossy relay (and late on a loaded machine) every resend of a command to a client can
+	# go unacknowledged; the server then drops that client from the contract with this warning, and
+	# the keyframes this suite measures still bring it to the server's squad.
+	expect_warning("never acknowledged a command")
 	var peer := ENetMultiplayerPeer.new()
 	check(peer.create_server(port, 8) == OK, "server listens on 127.0.0.1:%d" % port)
 	(get_multiplayer() as SceneMultiplayer).server_relay = false
@@ -136,6 +140,7 @@ func test_client_agrees_with_the_server() -> void:
 	check(await wait_until(func() -> bool: return int(_squad.get_keyframe_stats()["malformed"]) >= 2, 10.0),
 		"junk keyframes are dropped and counted", ">= 2", _squad.get_keyframe_stats()["malformed"])
 	await create_timer(0.5).timeout
+	expect_warning("malformed state keyframe")
 	check(logged_count("malformed state keyframe") == 1, "with one warning", 1, logged_count("malformed state keyframe"))
 	_probe.share("done_%d" % index, true)
 	await create_timer(0.5).timeout

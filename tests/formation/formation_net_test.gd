@@ -49,8 +49,10 @@ func test_server_sends_commands_and_drops_the_silent_peer() -> void:
 	squad.advance(0.1)
 	var m := squad.get_metrics()
 	check(m["active"] == AGENTS / 2, "the dropped peer's agents left the contract", AGENTS / 2, m["active"])
+	expect_warning("never acknowledged")
 	check(logged_count("never acknowledged") == 1, "the drop is reported once")
 	# Each client also forges a command at the server: refused with a clear message.
+	expect_warning("who is not the server")
 	check(await wait_until(func() -> bool: return logged_count("who is not the server") >= clients, 10.0),
 		"forged client commands are refused", clients, logged_count("who is not the server"))
 	await create_timer(0.3).timeout
@@ -78,6 +80,7 @@ func test_client_applies_each_command_once() -> void:
 	squad.command_rejected.connect(func(c: String, _why: String) -> void: refused.append(c))
 	check(not squad.halt(), "a client's own command is refused")
 	check(refused == ["halt"], "command_rejected says which", ["halt"], refused)
+	expect_warning("only the server issues commands")
 	check(logged_count("only the server issues commands") == 1, "with one clear warning")
 	# Forge a command at the server.
 	squad.rpc_id(1, "net_command", 999, -1.0, 3, "", Vector3.ZERO, 0.0)

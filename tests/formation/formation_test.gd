@@ -205,6 +205,7 @@ func test_node3d_children_move_and_march() -> void:
 
 
 func test_hot_reload_keeps_previous_formation_on_parse_error() -> void:
+	expect_warning("formation 'broken'")  # the broken file written below
 	var dir := "user://formation_test_dir"
 	DirAccess.make_dir_recursive_absolute(dir)
 	var path := dir + "/drill.ron"
@@ -229,6 +230,7 @@ func test_hot_reload_keeps_previous_formation_on_parse_error() -> void:
 	check(await wait_until(func() -> bool: return not rejected.is_empty(), 5.0), "the broken file is reported")
 	if not rejected.is_empty():
 		check(rejected[0].contains("drill.ron:3:"), "the report names file and line", "drill.ron:3:", rejected[0])
+	expect_warning("drill.ron:3:")
 	check(logged_count("drill.ron:3:") >= 1, "a warning names file, line and column")
 	squad.advance(1.0)
 	check_near(_width(squad), 4.0, 0.01, "previous formation kept")
@@ -277,6 +279,11 @@ func test_record_replay_and_export() -> void:
 
 
 func test_hostile_input_is_rejected_and_state_kept() -> void:
+	# Each hostile formation, command and resource below is refused with a warning, on purpose.
+	for text in ["formation 'bad'", "formation 'nan'", "formation 'huge'", "formation 'syntax'",
+			"formation 'deep'", "formation 'few'", "march: direction", "face: angle must be finite",
+			"add_formation_resource: no FormationShape given"]:
+		expect_warning(text)
 	var squad := _squad(6)
 	squad.form("line")
 	squad.advance(2.0)
@@ -293,6 +300,7 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 		check(reasons[0].contains("1:") and reasons[0].contains("spacing"), "message names position and field", "1:…spacing", reasons[0])
 		check(reasons[3].contains("3:"), "syntax error names line 3", "3:", reasons[3])
 	check(not squad.form("no_such_formation"), "unknown formation rejected")
+	expect_warning("unknown formation 'no_such_formation'")
 	check(logged_count("unknown formation 'no_such_formation'") == 1, "one clear warning for it")
 	check(not squad.add_formation("few", "(shape: Custom(points: [(0.0, 0.0)]))") or not squad.form("few"),
 		"a custom list too short for the squad is refused")
@@ -313,11 +321,14 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	squad.max_speed = -5.0
 	squad.advance(0.5)
 	squad.advance(0.5)
+	expect_warning("k1 must be in")
 	check(logged_count("k1 must be in") == 1, "one warning for k1", 1, logged_count("k1 must be in"))
+	expect_warning("max_speed must be in")
 	check(logged_count("max_speed must be in") == 1, "one warning for max_speed", 1, logged_count("max_speed must be in"))
 	for i in 6:
 		check(squad.get_agent_position(i).is_finite(), "agent %d finite" % i)
 	squad.place_agent(99, Vector3.ZERO, 0.0)
+	expect_warning("agent index 99 is out of range")
 	check(logged_count("agent index 99 is out of range") == 1, "bad index warned")
 	# Zero agents.
 	squad.internal_agent_count = 0
@@ -327,6 +338,7 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	check(squad.get_baseline().is_empty(), "no baseline without agents")
 	squad.internal_agent_count = 100000
 	check(squad.get_agent_count() == 65536, "agent count clamped", 65536, squad.get_agent_count())
+	expect_warning("internal_agent_count must be in")
 	check(logged_count("internal_agent_count must be in") == 1, "clamp warned")
 	squad.internal_agent_count = 0
 
@@ -351,6 +363,8 @@ func test_dropped_agents_leave_the_contract() -> void:
 
 
 func test_formation_shape_resource() -> void:
+	# A probe controller outside the tree checks an invalid resource's text below.
+	expect_warning("formation 'probe'")
 	var squad := _squad(8)
 	var shape := FormationShape.new()
 	shape.kind = 1  # Column

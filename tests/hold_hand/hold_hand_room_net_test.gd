@@ -44,6 +44,8 @@ func _clients() -> Array:
 
 
 func test_server_decides_and_drops_forged_calls() -> void:
+	# A client forges a call for another player below: the server drops it with a warning.
+	expect_warning("tried to act for player")
 	var peer := ENetMultiplayerPeer.new()
 	check(peer.create_server(port, 8) == OK, "server listens")
 	get_multiplayer().multiplayer_peer = peer
@@ -84,6 +86,7 @@ func test_client_pairs_through_the_server() -> void:
 		check(_interaction_of(a) == [-1, 0], "a sent request alone starts nothing")
 		# A may not act for B: refused here, with a warning.
 		check(not _comps[b].accept(), "A cannot accept for B")
+		expect_warning("cannot act for player")
 		check(logged_count("cannot act for player") == 1, "the refusal says why", 1, logged_count("cannot act for player"))
 	elif me == b:
 		check(await wait_until(func() -> bool: return _comps[b].get_pending_request_from() == a, 20.0),

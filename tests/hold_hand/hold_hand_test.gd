@@ -104,6 +104,8 @@ func test_request_accept_runs_the_phases_with_one_preparation_frame() -> void:
 func test_local_validation_refuses_bad_requests() -> void:
 	var s: Array = await _scene(3)
 	var comps: Array = s[1]
+	expect_warning("cannot request itself")
+	expect_warning("request() needs a valid HoldHandComponent target")
 	check(not comps[0].request(comps[0]), "cannot ask oneself")
 	check(not comps[0].request(null), "cannot ask nobody")
 	check(not comps[0].accept(), "cannot accept without a request")
@@ -111,6 +113,7 @@ func test_local_validation_refuses_bad_requests() -> void:
 	check(not comps[2].request(comps[0]), "cannot ask a busy initiator")
 	check(not comps[2].request(comps[1]), "cannot ask a busy recipient")
 	check(not comps[0].request(comps[2]), "a busy player cannot ask")
+	expect_warning("refused")
 	check(logged_count("refused") >= 4, "each refusal is explained in a warning", ">= 4", logged_count("refused"))
 	check(comps[2].get_phase() == HoldHandComponent.PHASE_NONE, "the third player stays out of it")
 
@@ -370,6 +373,7 @@ func test_missing_hand_bone_fades_ik_but_follow_goes_on() -> void:
 	await _pair(comps)
 	chars[0].move_input = Vector3(0, 0, -1)
 	await physics_frames(120)
+	expect_warning("'NoSuchHand'")
 	check(logged_count("'NoSuchHand'") == 1, "one warning names the missing bone", 1, logged_count("'NoSuchHand'"))
 	for c in comps:
 		check(c.get_hand_weight() == 0.0, "no hand IK without the bone", 0.0, c.get_hand_weight())
@@ -426,7 +430,15 @@ func test_invalid_tuning_warns_and_keeps_following() -> void:
 	comps[0].min_follow_speed = 50.0  # above max_follow_speed 24: invalid
 	await _pair(comps)
 	await physics_frames(60)
-	check(logged_count("tuning is invalid") == 1, "one warning for the invalid tuning", 1, logged_count("tuning is invalid"))
+	# One warning per invalid setting, naming it.
+	expect_warning("disconnect_distance must not be below reconnect_distance")
+	check(logged_count("disconnect_distance must not be below reconnect_distance") == 1,
+		"one warning for the disconnect distance", 1,
+		logged_count("disconnect_distance must not be below reconnect_distance"))
+	expect_warning("max_follow_speed must not be below min_follow_speed")
+	check(logged_count("max_follow_speed must not be below min_follow_speed") == 1,
+		"one warning for the follow speeds", 1,
+		logged_count("max_follow_speed must not be below min_follow_speed"))
 	check(comps[1].get_hand_weight() == 0.0, "hands released while the IK tuning is invalid")
 	var target: Vector3 = chars[0].global_transform * comps[0].follow_offset
 	check_near(chars[1].global_position, target, 0.05, "following goes on with the default tuning")

@@ -164,9 +164,31 @@ func logged_count(text: String) -> int:
 	return count
 
 
+## Returns how many warnings and errors were captured so far (a mark for [method logged_since]).
+func logged_total() -> int:
+	_logger.mutex.lock()
+	var n := _logger.messages.size()
+	_logger.mutex.unlock()
+	return n
+
+
+## Returns the warnings and errors captured since [param mark] (from [method logged_total]).
+func logged_since(mark: int) -> PackedStringArray:
+	_logger.mutex.lock()
+	var out := _logger.messages.slice(mark)
+	_logger.mutex.unlock()
+	return out
+
+
 ## Tells the harness that an `ERROR:` line containing [param text] is provoked on purpose.
 func expect_error(text: String) -> void:
 	print("EXPECT ERROR ", text)
+
+
+## Tells the harness that a `WARNING:` line containing [param text] is provoked on purpose (the
+## harness fails a suite on any other warning).
+func expect_warning(text: String) -> void:
+	print("EXPECT WARNING ", text)
 
 
 ## Waits [param n] physics frames.

@@ -162,13 +162,15 @@ func test_a_rig_without_arms_warns_once_per_node_with_path_and_names_tried() -> 
 		ik.is_chain_valid()
 	var text := "LimbIK '%s': upper_bone is empty and no LeftUpperArm bone was found in skeleton '%s' (tried: <side>UpperArm" \
 		% [str(ik.get_path()), str(sk.get_path())]
+	expect_warning(text)
 	check(logged_count(text) == 1, "one warning naming the LimbIK's path, the skeleton and the names tried", 1, logged_count(text))
 
 
 ## A squad of seven soldiers whose rig has no head: one warning for the squad, naming the soldier
 ## whose bearing met it first and the squad, not seven identical ones.
 func test_a_squad_of_headless_rigs_warns_once_naming_a_soldier_and_the_squad() -> void:
-	var squad := add(FormationController.new()) as FormationController
+	# The soldiers are in the squad before it enters the tree, as in a scene.
+	var squad := FormationController.new()
 	squad.name = "HeadlessSquad"
 	for i in 7:
 		var soldier := Node3D.new()
@@ -181,6 +183,8 @@ func test_a_squad_of_headless_rigs_warns_once_naming_a_soldier_and_the_squad() -
 		sk.set_bone_parent(1, 0)
 		sk.set_bone_rest(1, Transform3D(Basis.IDENTITY, Vector3(0, 0.5, 0)))
 		squad.add_child(soldier)
+	add(squad)
+	expect_warning("no Head bone was found")
 	await physics_frames(3)
 	squad.dress()
 	for i in 10:
@@ -199,6 +203,7 @@ func test_a_squad_of_headless_rigs_warns_once_naming_a_soldier_and_the_squad() -
 func test_arm_layer_parameters_are_detected_from_the_animation_tree() -> void:
 	var world := add(Node3D.new()) as Node3D
 	add_floor(world)
+	world.add_child(HoldHandRoom.new())
 	var comps := []
 	for i in 2:
 		var c := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter

@@ -346,6 +346,7 @@ func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
 	chain.rope = null
 	await physics_frames(10)
 	var no_rope := "RopeBoneChain '%s': rope is not set" % str(chain.get_path())
+	expect_warning(no_rope)
 	check(logged_count(no_rope) == 1, "no rope: one warning", 1, logged_count(no_rope))
 	check(at_rest.call(), "no rope: the bones are left alone")
 	check(not chain.is_following(), "no rope: not following")
@@ -357,11 +358,13 @@ func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
 	# A bone that does not exist, then a tip that does not descend from the root.
 	chain.root_bone = "Nope"
 	await physics_frames(10)
+	expect_warning("root_bone 'Nope' is not a bone")
 	check(logged_count("root_bone 'Nope' is not a bone") == 1, "missing bone: one warning", 1, logged_count("root_bone 'Nope' is not a bone"))
 	check(at_rest.call(), "missing bone: the bones are left alone")
 	chain.root_bone = "Bone4"
 	chain.tip_bone = "Bone2"
 	await physics_frames(10)
+	expect_warning("is not a descendant of root_bone 'Bone4'")
 	check(logged_count("is not a descendant of root_bone 'Bone4'") == 1, "tip above root: one warning", 1, logged_count("is not a descendant of root_bone 'Bone4'"))
 	check(chain.get_chain_bones().is_empty(), "no chain bones while invalid")
 	chain.root_bone = "Bone1"
@@ -373,6 +376,7 @@ func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
 	rope.cut_at(0)
 	await physics_frames(10)
 	check(rope.get_active_point_count() == 1, "the rope was cut down to one point", 1, rope.get_active_point_count())
+	expect_warning("fewer than 2 points")
 	check(logged_count("fewer than 2 points") == 1, "a one-point rope: one warning", 1, logged_count("fewer than 2 points"))
 	check(at_rest.call(), "a one-point rope: the bones are left alone")
 	rope.reset_rope()
@@ -384,6 +388,7 @@ func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
 	expect_error("!v.is_finite()")
 	skeleton.position = Vector3(NAN, 0, 0)
 	await physics_frames(10)
+	expect_warning("the skeleton's global transform is not finite")
 	check(logged_count("not finite") == 1, "NaN: one warning", 1, logged_count("not finite"))
 	skeleton.position = Vector3.ZERO
 	await physics_frames(5)

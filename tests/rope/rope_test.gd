@@ -319,6 +319,7 @@ func test_presets() -> void:
 	rope.preset = p
 	check(rope.iterations == 3, "assigning a RopePreset applies it", 3, rope.iterations)
 	check(not rope.apply_preset("warp"), "unknown preset refused")
+	expect_warning("no preset named 'warp'")
 	check(logged_count("no preset named 'warp'") == 1, "one warning for an unknown preset", 1,
 		logged_count("no preset named 'warp'"))
 
@@ -344,14 +345,17 @@ func test_bad_input_warns_once_and_never_breaks() -> void:
 	check(rope.iterations == 1, "iterations clamped to 1", 1, rope.iterations)
 	for what in ["point_count 1 is out of range", "segment_length is out of range", "damping is out of range",
 			"iterations is out of range", "length -2 is invalid"]:
+		expect_warning(what)
 		check(logged_count(what) == 1, "one warning: " + what, 1, logged_count(what))
 	await physics_frames(10)
 	anchor.position = Vector3(NAN, 2, 0)
 	await physics_frames(10)
+	expect_warning("anchor's position is not finite")
 	check(logged_count("anchor's position is not finite") == 1, "one warning for a NaN anchor", 1,
 		logged_count("anchor's position is not finite"))
 	rope.anchor_node = NodePath("../Nowhere")
 	await physics_frames(5)
+	expect_warning("anchor_node '../Nowhere'")
 	check(logged_count("anchor_node '../Nowhere'") == 1, "one warning for a missing anchor node", 1,
 		logged_count("anchor_node '../Nowhere'"))
 	for p in rope.get_points():

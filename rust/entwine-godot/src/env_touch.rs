@@ -85,7 +85,7 @@ pub struct EnvironmentInteractionStateMachine {
     /// The character's height in metres, which sizes the detection volume (the seed takes the
     /// wingspan as the height). 0 = read it from the character's capsule, cylinder or box
     /// [CollisionShape3D].
-    #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
     #[var(set = set_character_height)]
     character_height: f32,
     /// Scale the lengths and speeds below with the character: [member surface_offset],
@@ -129,40 +129,40 @@ pub struct EnvironmentInteractionStateMachine {
     interactable_mask: u32,
     /// The IK target stays this far off the surface, toward the shoulder (the hand's thickness).
     /// Scaled by [member auto_proportions], like every length and speed of this node.
-    #[export(range = (0.0, 0.3, 0.001, suffix = "m"))]
+    #[export(range = (0.0, 0.3, 0.001, or_greater, suffix = "m"))]
     #[init(val = 0.05)]
     surface_offset: f32,
     /// After a reset, the collider touched before stays preferred while it is at most this much
     /// farther than the nearest one (keeps a corridor walk on one side). Scaled by
     /// [member auto_proportions].
-    #[export(range = (0.0, 1.0, 0.01, suffix = "m"))]
+    #[export(range = (0.0, 1.0, 0.01, or_greater, suffix = "m"))]
     #[init(val = 0.1)]
     side_switch_margin: f32,
     /// Length of the ray from the shoulder toward the contact that finds the surface normal (scaled
     /// by [member auto_proportions]).
-    #[export(range = (0.0, 3.0, 0.01, suffix = "m"))]
+    #[export(range = (0.0, 3.0, 0.01, or_greater, suffix = "m"))]
     #[init(val = 0.5)]
     normal_ray_length: f32,
 
     /// Reset lasts at least this long before searching again (and waits for movement).
     #[export_group(name = "Reset")]
-    #[export(range = (0.0, 10.0, 0.01, suffix = "s"))]
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "s"))]
     #[init(val = 2.0)]
     reset_duration: f32,
     /// Time scale of the ramp that blends weights and targets back in Reset (the seed's lerp
     /// duration; larger is slower).
-    #[export(range = (0.0, 60.0, 0.1, suffix = "s"))]
+    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = 10.0)]
     reset_blend_duration: f32,
     /// How fast the hand turns back to its rest rotation in Reset.
-    #[export(range = (0.0, 3600.0, 1.0, suffix = "°/s"))]
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
     #[init(val = 500.0)]
     reset_rotation_speed: f32,
 
     /// Search → Approach when the contact is this close to the character's origin (scaled by
     /// [member auto_proportions]).
     #[export_group(name = "Approach")]
-    #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
     #[init(val = 2.0)]
     approach_distance: f32,
     /// IK position weight Approach blends toward.
@@ -174,22 +174,22 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 0.75)]
     approach_rotation_weight: f32,
     /// Time scale of Approach's weight ramp.
-    #[export(range = (0.0, 60.0, 0.1, suffix = "s"))]
+    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = 5.0)]
     approach_blend_duration: f32,
     /// Approach gives up and resets after this long.
-    #[export(range = (0.0, 30.0, 0.01, suffix = "s"))]
+    #[export(range = (0.0, 30.0, 0.01, or_greater, suffix = "s"))]
     #[init(val = 2.0)]
     approach_duration: f32,
     /// How fast the palm turns toward the ground in Approach.
-    #[export(range = (0.0, 3600.0, 1.0, suffix = "°/s"))]
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
     #[init(val = 500.0)]
     approach_rotation_speed: f32,
 
     /// Approach → Rise when the contact is this close to the shoulder (scaled by
     /// [member auto_proportions]).
     #[export_group(name = "Rise")]
-    #[export(range = (0.0, 3.0, 0.01, suffix = "m"))]
+    #[export(range = (0.0, 3.0, 0.01, or_greater, suffix = "m"))]
     #[init(val = 0.5)]
     rise_distance: f32,
     /// IK position and rotation weight Rise blends toward.
@@ -197,26 +197,26 @@ pub struct EnvironmentInteractionStateMachine {
     #[init(val = 1.0)]
     rise_weight: f32,
     /// Time scale of Rise's ramp (weights and hand height).
-    #[export(range = (0.0, 60.0, 0.1, suffix = "s"))]
+    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = 5.0)]
     rise_blend_duration: f32,
     /// How fast the palm turns against the surface in Rise and Touch.
-    #[export(range = (0.0, 3600.0, 1.0, suffix = "°/s"))]
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
     #[init(val = 1000.0)]
     rise_rotation_speed: f32,
 
     /// Rise → Touch when the IK target is this close to its place on the surface (scaled by
     /// [member auto_proportions])…
     #[export_group(name = "Touch")]
-    #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
+    #[export(range = (0.0, 1.0, 0.001, or_greater, suffix = "m"))]
     #[init(val = 0.05)]
     touch_distance: f32,
     /// …and Rise has lasted at least this long.
-    #[export(range = (0.0, 10.0, 0.01, suffix = "s"))]
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "s"))]
     #[init(val = 1.0)]
     touch_min_time: f32,
     /// The hand rests this long, then lets go.
-    #[export(range = (0.0, 30.0, 0.01, suffix = "s"))]
+    #[export(range = (0.0, 30.0, 0.01, or_greater, suffix = "s"))]
     #[init(val = 0.5)]
     touch_duration: f32,
 
@@ -228,12 +228,12 @@ pub struct EnvironmentInteractionStateMachine {
     /// Moving away: the distance to the contact may grow this much past its lowest value (scaled by
     /// [member auto_proportions]).
     #[export_group(name = "Reset triggers")]
-    #[export(range = (0.0, 0.5, 0.001, suffix = "m"))]
+    #[export(range = (0.0, 0.5, 0.001, or_greater, suffix = "m"))]
     #[init(val = 0.005)]
     moving_away_offset: f32,
     /// Jumping: rising faster than this counts as a jump (the seed's `round(velocity.y) >= 1`;
     /// scaled by [member auto_proportions]).
-    #[export(range = (0.0, 20.0, 0.01, suffix = "m/s"))]
+    #[export(range = (0.0, 20.0, 0.01, or_greater, suffix = "m/s"))]
     #[init(val = 0.5)]
     jump_speed: f32,
 
@@ -603,8 +603,11 @@ impl EnvironmentInteractionStateMachine {
                 Err(why) => {
                     let node = self.to_gd();
                     let msg = format!("{why}; the node stays idle until this is fixed.");
+                    // Keyed by the problem, not the value it names: another bad value of the same
+                    // property is the same problem.
+                    let problem = why.split(" (got").next().unwrap_or(&why);
                     self.warnings
-                        .on_change(&node, WARN_SETUP, key_of(&why), &msg);
+                        .on_change(&node, WARN_SETUP, key_of(problem), &msg);
                     return;
                 }
             }

@@ -109,18 +109,21 @@ pub struct LimbIK {
     #[export]
     pole_node: NodePath,
     /// Direction, in the skeleton's space, from the upper bone toward which the elbow/knee bends.
-    /// Zero keeps the bend plane of the animated pose.
+    /// Zero keeps the bend plane of the animated pose; a non-finite one counts as zero, with one
+    /// warning.
     #[export]
     #[var(pub)]
     pole_direction: Vector3,
 
     /// How far the end bone moves from its animated position to the target (0 = not at all, 1 = onto it).
+    /// Outside 0..1 it is clamped (NaN: 1) with one warning.
     #[export_group(name = "Weights")]
     #[export(range = (0.0, 1.0))]
     #[var(pub)]
     #[init(val = 1.0)]
     position_weight: f32,
-    /// How far the end bone turns from its animated rotation to the target's rotation.
+    /// How far the end bone turns from its animated rotation to the target's rotation (0..1; outside,
+    /// clamped, NaN: 0, with one warning).
     #[export(range = (0.0, 1.0))]
     #[var(pub)]
     #[init(val = 0.0)]
@@ -391,7 +394,31 @@ impl LimbIK {
     }
 
     /// Returns the goal in the skeleton's space, or `None` when the target is unusable.
-    fn goal(&self, skeleton: &Gd<Skeleton3D>, upper: i32) -> Option<LimbGoal> {
+    fn goal(&mut self, skeleton: &Gd<Skeleton3D>, upper: i32) -> Option<LimbGoal> {
+        let node = self.to_gd();
+        let position_weight = self.warnings.f32_within(
+            &node,
+            "position_weight",
+            self.position_weight,
+            0.0,
+            1.0,
+            1.0,
+        );
+        let rotation_weight = self.warnings.f32_within(
+            &node,
+            "rotation_weight",
+            self.rotation_weight,
+            0.0,
+            1.0,
+            0.0,
+        );
+        let pole_direction = self.warnings.vector_within(
+            &node,
+            "pole_direction",
+            self.pole_direction,
+            f32::MAX,
+            Vector3::ZERO,
+        );
         let to_skeleton = skeleton.get_global_transform().affine_inverse();
         let target_global = if self.target_node.is_empty() {
             self.target_transform
@@ -408,17 +435,17 @@ impl LimbIK {
             self.base()
                 .try_get_node_as::<Node3D>(&self.pole_node)
                 .map(|n| vec3(to_skeleton * n.get_global_position()))
-        } else if self.pole_direction != Vector3::ZERO {
+        } else if pole_direction != Vector3::ZERO {
             let shoulder = skeleton.get_bone_global_pose(upper).origin;
-            Some(vec3(shoulder + self.pole_direction))
+            Some(vec3(shoulder + pole_direction))
         } else {
             None
         };
         Some(LimbGoal {
             target: pose(target),
             pole,
-            position_weight: self.position_weight,
-            rotation_weight: self.rotation_weight,
+            position_weight,
+            rotation_weight,
         })
     }
 }

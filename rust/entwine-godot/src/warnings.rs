@@ -7,6 +7,10 @@ use godot::prelude::*;
 /// Seconds between two throttled warnings of one kind.
 pub const THROTTLE_SECONDS: f64 = 10.0;
 
+/// The kind [`Warnings::property`] keys its warnings under (by property name); apart from the
+/// kinds a node numbers itself.
+const PROPERTY: u32 = u32::MAX;
+
 /// Kinds a [`Warnings`] tells apart: `0..MAX_KINDS` (a larger kind shares the last one).
 pub const MAX_KINDS: u32 = 64;
 
@@ -136,6 +140,101 @@ impl Warnings {
         }
         self.clear_keys(kind);
         self.once_for(node, kind, key, message)
+    }
+
+    /// Returns `value` when `valid`, else `fallback` with one warning naming the property `name`
+    /// and why: "`name` `why` (got `value`); using `fallback`" (`why` e.g. "must be positive").
+    /// The property warns again only after a valid value was seen. Formats nothing unless it
+    /// warns, so it may be called every frame.
+    pub fn property<T: Copy + std::fmt::Display>(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        value: T,
+        valid: bool,
+        fallback: T,
+        why: &str,
+    ) -> T {
+        self.check(node, name, valid, || {
+            format!("{name} {why} (got {value}); using {fallback}")
+        });
+        if valid {
+            value
+        } else {
+            fallback
+        }
+    }
+
+    /// Records whether the property `name` is `valid`; the first time it is not (since it last
+    /// was), prints `message()` about `node`.
+    fn check(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        valid: bool,
+        message: impl FnOnce() -> String,
+    ) {
+        let key = key_of(name);
+        if valid {
+            if let Some(i) = self.keyed.iter().position(|&k| k == (PROPERTY, key)) {
+                self.keyed.swap_remove(i);
+            }
+        } else if !self.printed_for(PROPERTY, key) {
+            self.keyed.push((PROPERTY, key));
+            warn(node, &message());
+        }
+    }
+
+    /// [`Self::property`] for a number that must be finite and within `lo..=hi`: a finite value
+    /// outside is clamped, a NaN or infinite one replaced by `default`. Warns "`name` must be in
+    /// `lo`..=`hi` (got …); using …".
+    pub fn f32_within(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        value: f32,
+        lo: f32,
+        hi: f32,
+        default: f32,
+    ) -> f32 {
+        let valid = value.is_finite() && (lo..=hi).contains(&value);
+        let used = if valid {
+            value
+        } else if value.is_finite() {
+            value.clamp(lo, hi)
+        } else {
+            default
+        };
+        self.check(node, name, valid, || {
+            format!("{name} must be in {lo}..={hi} (got {value}); using {used}")
+        });
+        used
+    }
+
+    /// [`Self::property`] for a vector that must be finite and within `-limit..=limit` on every
+    /// axis (metres or directions): else `default`.
+    pub fn vector_within(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        value: Vector3,
+        limit: f32,
+        default: Vector3,
+    ) -> Vector3 {
+        let a = value.abs();
+        let valid = value.is_finite() && a.x.max(a.y).max(a.z) <= limit;
+        self.check(node, name, valid, || {
+            if limit == f32::MAX {
+                format!("{name} must be finite (got {value}); using {default}")
+            } else {
+                format!("{name} must be finite and within ±{limit} (got {value}); using {default}")
+            }
+        });
+        if valid {
+            value
+        } else {
+            default
+        }
     }
 
     /// Forgets every key printed for `kind` (the problems were fixed or the objects are gone).

@@ -35,9 +35,11 @@
 //! `relay <suite>: <forwarded> forwarded, <dropped> dropped, <reordered> reordered`.
 //!
 //! Each process prints `TEST PASS <name>` / `TEST FAIL <name> | <what> | expected: … | got: …` lines and
-//! may announce errors it provokes on purpose with `EXPECT ERROR <text>`. A suite fails on a failed test,
-//! a non-zero exit, a timeout, `SCRIPT ERROR`, an unexpected `ERROR:`, a library that cannot be opened,
-//! leaked objects, or a run that reports no test at all.
+//! may announce errors and warnings it provokes on purpose with `EXPECT ERROR <text>` and
+//! `EXPECT WARNING <text>` (`expect_error` / `expect_warning` in GDScript). A suite fails on a failed
+//! test, a non-zero exit, a timeout, `SCRIPT ERROR`, an unexpected `ERROR:` or `WARNING:` (a warning
+//! Godot prints whatever the scene does is tolerated by exact text in `TOLERATED_WARNINGS`), a library
+//! that cannot be opened, leaked objects, or a run that reports no test at all.
 
 use std::fs;
 use std::net::{SocketAddr, UdpSocket};
@@ -91,6 +93,16 @@ const FATAL_PATTERNS: &[(&str, &str)] = &[
     ("resources still in use at exit", "resources leaked at exit"),
     ("panicked at", "a Rust panic"),
 ];
+
+/// Warnings Godot itself prints that no scene can avoid, tolerated in every suite by exact text
+/// (each with why). Everything else a suite does not declare with `EXPECT WARNING` fails it.
+const TOLERATED_WARNINGS: &[&str] = &[];
+
+/// Returns whether `line` is a `WARNING:` line that none of `expected` (substrings) covers.
+fn is_unexpected_warning(line: &str, expected: &[&str]) -> bool {
+    let is_warning = line.starts_with("WARNING:") || line.starts_with("USER WARNING:");
+    is_warning && !expected.iter().any(|e| line.contains(e))
+}
 
 /// Returns every suite under `tests/`, sorted by name.
 pub fn discover(repo: &Path) -> Result<Vec<Suite>> {
@@ -359,6 +371,12 @@ fn judge(suite: &Suite, runs: &[ProcessRun], filtered: bool) -> Tally {
             .filter_map(|l| l.strip_prefix("EXPECT ERROR "))
             .map(str::trim)
             .collect();
+        let expected_warnings: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("EXPECT WARNING "))
+            .map(str::trim)
+            .chain(TOLERATED_WARNINGS.iter().copied())
+            .collect();
         let where_ = format!("{} [{}]", suite.name, run.label);
         let mut reported = 0;
         for (i, line) in lines.iter().enumerate() {
@@ -397,6 +415,9 @@ fn judge(suite: &Suite, runs: &[ProcessRun], filtered: bool) -> Tally {
             let is_error = line.starts_with("ERROR:") || line.starts_with("USER ERROR:");
             if is_error && !expected_errors.iter().any(|e| line.contains(e)) {
                 problems.push((format!("unexpected error: {}", line.trim()), Some(i)));
+            }
+            if is_unexpected_warning(line, &expected_warnings) {
+                problems.push((format!("unexpected warning: {}", line.trim()), Some(i)));
             }
         }
         if reported == 0 && !filtered {
@@ -520,5 +541,54 @@ mod tests {
             err.contains("bad_test.gd") && err.contains("'# retries:'"),
             "{err}"
         );
+    }
+    /// Judges one process that printed `log` and exited 0.
+    fn judge_log(log: &str) -> Tally {
+        use std::os::unix::process::ExitStatusExt;
+        let suite = Suite {
+            name: "kit/sample".to_string(),
+            res_path: "res://tests/kit/sample_test.gd".to_string(),
+            processes: vec!["main".to_string()],
+            timeout: Duration::from_secs(10),
+            relay: None,
+            retries: 0,
+            text: String::new(),
+        };
+        let run = ProcessRun {
+            label: "main".to_string(),
+            log: log.to_string(),
+            ending: Ending::Exited(std::process::ExitStatus::from_raw(0)),
+        };
+        judge(&suite, &[run], false)
+    }
+
+    #[test]
+    fn an_unexpected_warning_fails_the_suite_and_a_declared_one_does_not() {
+        let clean = judge_log("TEST PASS test_a\n");
+        assert_eq!((clean.passed, clean.failed), (1, 0));
+        let warned = judge_log(
+            "TEST PASS test_a\nWARNING: LimbIK '/root/Ik': no skeleton\n     at: push_warning\n",
+        );
+        assert_eq!((warned.passed, warned.failed), (1, 1));
+        let user = judge_log("USER WARNING: something\nTEST PASS test_a\n");
+        assert_eq!(user.failed, 1);
+        let declared = judge_log(
+            "EXPECT WARNING no skeleton\nTEST PASS test_a\nWARNING: LimbIK '/root/Ik': no skeleton\n",
+        );
+        assert_eq!((declared.passed, declared.failed), (1, 0));
+        // A declaration covers only the warnings containing its text.
+        let other = judge_log(
+            "EXPECT WARNING no skeleton\nTEST PASS test_a\nWARNING: LimbIK '/root/Ik': bone missing\n",
+        );
+        assert_eq!(other.failed, 1);
+        // An expected error is not an expected warning, nor the reverse.
+        let crossed = judge_log(
+            "EXPECT ERROR no skeleton\nTEST PASS test_a\nWARNING: LimbIK '/root/Ik': no skeleton\n",
+        );
+        assert_eq!(crossed.failed, 1);
+        let crossed = judge_log(
+            "EXPECT WARNING no skeleton\nTEST PASS test_a\nERROR: LimbIK '/root/Ik': no skeleton\n",
+        );
+        assert_eq!(crossed.failed, 1);
     }
 }

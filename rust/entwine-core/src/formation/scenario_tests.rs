@@ -336,23 +336,6 @@ fn recorder_captures_frames_for_replay() {
     assert_eq!(samples[2].pos, squad.position(2));
 }
 
-#[test]
-fn large_squads_tick_without_allocating_new_buffers() {
-    let mut squad = Squad::new(2000, true, SquadConfig::default());
-    let column = def("(shape: Column(files: 40))");
-    squad.form(&column).unwrap();
-    let mut rng = Rng::new(8);
-    scatter(&mut squad, &mut rng, 1.5);
-    squad.form(&column).unwrap();
-    for _ in 0..240 {
-        squad.step();
-    }
-    let m = squad.metrics();
-    assert_eq!(m.active, 2000);
-    assert!(m.max_slot_error < 0.05, "{m:?}");
-    assert!(squad.baseline().is_some());
-}
-
 /// Returns a squad of `n` simulated agents formed in `text` and settled.
 fn settled_squad(n: usize, text: &str) -> Squad {
     let mut squad = Squad::new(n, true, SquadConfig::default());

@@ -152,17 +152,21 @@ impl FormationController {
         }
         self.setup_multimesh(internal);
         self.attach_bearings();
-        if n == 0 && !internal {
-            self.warn_once(
-                warn::NO_CHILDREN,
-                "has no Node3D children to drive (add agents as children, or set agent_source = Internal)",
-            );
-        }
     }
 
     /// Runs the squad for `dt` seconds. Returns the ticks run.
     pub(super) fn run(&mut self, dt: f32) -> u32 {
         self.rebuild_agents(false);
+        // Checked when the squad runs, not when it enters the tree: a squad built in code may get
+        // its children right after.
+        if self.agent_source != AgentSource::Internal && self.agents.is_empty() {
+            self.warn_once(
+                warn::NO_CHILDREN,
+                "has no Node3D children to drive (add agents as children, or set agent_source = Internal)",
+            );
+        } else {
+            self.warnings.clear(warn::NO_CHILDREN);
+        }
         let cfg = self.config();
         if cfg != *self.squad.config() {
             self.squad.set_config(cfg);

@@ -3,8 +3,9 @@
 
 use entwine_core::formation::bearing::{
     chain_deltas, chain_local_rotations, look_angles, rotate_vec, BearingConfig, BearingMotion,
+    BodyFrame,
 };
-use glam::{Quat, Vec2};
+use glam::{Quat, Vec2, Vec3};
 use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
@@ -84,11 +85,12 @@ pub struct SoldierBearing {
     looking: bool,
     /// The point to look at, global.
     #[export]
-    #[var(pub)]
+    #[var(set = set_look_target)]
     look_target: Vector3,
-    /// Fastest the look turns, degrees per second (1..=3600).
+    /// Fastest the look turns, degrees per second (1..=3600; outside, clamped with one warning).
+    /// In a squad, the [FormationController]'s `head_turn_speed` drives it.
     #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
-    #[var(pub)]
+    #[var(set = set_turn_speed)]
     #[init(val = 180.0)]
     turn_speed: f32,
     /// Largest look yaw either side of the animation's, degrees (0..=180).
@@ -137,7 +139,7 @@ pub struct SoldierBearing {
     /// Direction from the shoulder the elbow bends toward in a salute, character axes (out to the
     /// right and a little forward); it turns with the chest.
     #[export]
-    #[var(pub)]
+    #[var(set = set_salute_pole)]
     #[init(val = Vector3::new(1.0, 0.0, -0.3))]
     salute_pole: Vector3,
 
@@ -168,19 +170,17 @@ pub(crate) struct SquadWarnings {
 
 const WARN_HEAD: u32 = 0;
 const WARN_IK: u32 = 1;
-const WARN_FRAME: u32 = 2;
-const WARN_RANGE: u32 = 3;
 
 #[godot_api]
 impl ISkeletonModifier3D for SoldierBearing {
     fn process_modification_with_delta(&mut self, delta: f64) {
+        let cfg = self.config();
         let Some(mut skeleton) = self.base().get_skeleton() else {
             return;
         };
         let Some(rig) = self.resolve(&skeleton) else {
             return;
         };
-        let cfg = self.config();
         let to_skeleton = skeleton.get_global_transform().affine_inverse();
         let head_pose = skeleton.get_bone_global_pose(rig.head);
         let head_rot = rotation_of(head_pose.basis);
@@ -268,6 +268,49 @@ impl SoldierBearing {
         self.invalidate();
     }
 
+    /// Sets [member salute_pole]; a non-finite one warns once (the default is used).
+    #[func]
+    pub fn set_salute_pole(&mut self, pole: Vector3) {
+        self.salute_pole = pole;
+        let node = self.to_gd();
+        self.warnings.vector_within(
+            &node,
+            "salute_pole",
+            pole,
+            f32::MAX,
+            Vector3::new(1.0, 0.0, -0.3),
+        );
+    }
+
+    /// Sets [member look_target]; a non-finite one warns once (the head then looks ahead).
+    #[func]
+    pub fn set_look_target(&mut self, target: Vector3) {
+        self.look_target = target;
+        let node = self.to_gd();
+        self.warnings
+            .vector_within(&node, "look_target", target, f32::MAX, Vector3::ZERO);
+    }
+
+    /// Sets [member turn_speed]; outside 1..=3600 (or NaN) it warns once and is clamped (NaN: 180).
+    #[func]
+    pub fn set_turn_speed(&mut self, degrees_per_second: f32) {
+        self.turn_speed = degrees_per_second;
+        let node = self.to_gd();
+        self.warnings
+            .f32_within(&node, "turn_speed", degrees_per_second, 1.0, 3600.0, 180.0);
+    }
+
+    /// The squad's drive, each frame: where to look (`None`: ahead), whether to salute and how fast
+    /// the head turns. Its values are the controller's, already checked.
+    pub(crate) fn drive(&mut self, target: Option<Vector3>, saluting: bool, turn_speed: f32) {
+        self.looking = target.is_some();
+        if let Some(t) = target {
+            self.look_target = t;
+        }
+        self.saluting = saluting;
+        self.turn_speed = turn_speed;
+    }
+
     /// Sets the hand bone's name (re-resolves the bones).
     #[func]
     pub fn set_hand_bone(&mut self, name: GString) {
@@ -279,6 +322,16 @@ impl SoldierBearing {
     #[func]
     pub fn set_body_forward(&mut self, forward: Vector3) {
         self.body_forward = forward;
+        let node = self.to_gd();
+        let valid = forward == Vector3::ZERO || BodyFrame::new(vec3(forward), Vec3::Y).is_some();
+        self.warnings.property(
+            &node,
+            "body_forward",
+            forward,
+            valid,
+            Vector3::new(0.0, 0.0, -1.0),
+            "must be a horizontal direction",
+        );
         self.invalidate();
     }
 
@@ -286,6 +339,14 @@ impl SoldierBearing {
     #[func]
     pub fn set_salute_hand_offset(&mut self, offset: Vector3) {
         self.salute_hand_offset = offset;
+        let node = self.to_gd();
+        self.warnings.vector_within(
+            &node,
+            "salute_hand_offset",
+            offset,
+            1e6,
+            Vector3::new(0.14, 0.06, -0.08),
+        );
         self.invalidate();
     }
 
@@ -382,7 +443,6 @@ impl SoldierBearing {
         self.rig = None;
         self.resolved_for = None;
         self.warnings.clear(WARN_HEAD);
-        self.warnings.clear(WARN_FRAME);
     }
 
     fn warn_once(&mut self, kind: u32, msg: &str) {
@@ -412,33 +472,26 @@ impl SoldierBearing {
         self.squad = Some(squad);
     }
 
-    /// Returns the core config from the properties; an out-of-range property warns once (naming it
-    /// and its range) and is clamped.
+    /// Returns the core config from the properties; an out-of-range or non-finite property warns
+    /// once (naming it and its range; again only after a valid value) and is clamped (NaN: its
+    /// default).
     fn config(&mut self) -> BearingConfig {
-        let checks = [
-            ("turn_speed", self.turn_speed, 1.0, 3600.0),
-            ("yaw_limit", self.yaw_limit, 0.0, 180.0),
-            ("pitch_limit", self.pitch_limit, 0.0, 85.0),
-            ("chest_share", self.chest_share, 0.0, 1.0),
-            ("neck_share", self.neck_share, 0.0, 1.0),
-            ("salute_time", self.salute_time, 0.01, 10.0),
-        ];
-        if !self.warnings.printed(WARN_RANGE) {
-            if let Some((name, v, lo, hi)) = checks
-                .iter()
-                .find(|(_, v, lo, hi)| !v.is_finite() || v < lo || v > hi)
-            {
-                let msg = format!("{name} must be in {lo}..={hi} (got {v}); clamped");
-                self.warn_once(WARN_RANGE, &msg);
-            }
-        }
+        let node = self.to_gd();
+        let w = &mut self.warnings;
+        // Checked where it is set (a squad sets it every frame).
+        let turn_speed = entwine_core::kit::clamp_finite(self.turn_speed, 1.0, 3600.0, 180.0);
+        let yaw_limit = w.f32_within(&node, "yaw_limit", self.yaw_limit, 0.0, 180.0, 100.0);
+        let pitch_limit = w.f32_within(&node, "pitch_limit", self.pitch_limit, 0.0, 85.0, 40.0);
+        let chest_share = w.f32_within(&node, "chest_share", self.chest_share, 0.0, 1.0, 0.15);
+        let neck_share = w.f32_within(&node, "neck_share", self.neck_share, 0.0, 1.0, 0.3);
+        let salute_time = w.f32_within(&node, "salute_time", self.salute_time, 0.01, 10.0, 0.4);
         BearingConfig {
-            turn_speed: self.turn_speed.clamp(1.0, 3600.0).to_radians(),
-            yaw_limit: self.yaw_limit.to_radians(),
-            pitch_limit: self.pitch_limit.to_radians(),
-            chest_share: self.chest_share,
-            neck_share: self.neck_share,
-            salute_time: self.salute_time,
+            turn_speed: turn_speed.to_radians(),
+            yaw_limit: yaw_limit.to_radians(),
+            pitch_limit: pitch_limit.to_radians(),
+            chest_share,
+            neck_share,
+            salute_time,
         }
         .sanitized()
     }
@@ -489,7 +542,13 @@ impl SoldierBearing {
         let local = Transform3D::new(Basis::from_quaternion(rotation), position);
         let target = skeleton.get_global_transform() * local;
         self.salute_target = target;
-        let pole = rotate_vec(chest_turn, rig.frame.to_skeleton(vec3(self.salute_pole)));
+        // Checked where it is set.
+        let salute_pole = if self.salute_pole.is_finite() {
+            self.salute_pole
+        } else {
+            Vector3::new(1.0, 0.0, -0.3)
+        };
+        let pole = rotate_vec(chest_turn, rig.frame.to_skeleton(vec3(salute_pole)));
         {
             let mut b = ik.bind_mut();
             b.set_target_transform(target);

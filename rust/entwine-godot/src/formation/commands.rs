@@ -4,7 +4,6 @@
 use entwine_core::formation::command::{self, route, Command, Order, Rejection, Route};
 use godot::prelude::*;
 
-use super::warn;
 use super::FormationController;
 use crate::convert::{vec3, vector3};
 use crate::time::now;
@@ -57,18 +56,7 @@ impl FormationController {
     /// seconds when that is above 0. Positions, headings and the settle clock are untouched.
     #[func]
     pub fn salute(&mut self) -> bool {
-        let seconds = if self.salute_duration.is_finite() {
-            self.salute_duration.clamp(0.0, 600.0)
-        } else {
-            0.0
-        };
-        if seconds != self.salute_duration {
-            let msg = format!(
-                "salute_duration must be in 0..=600 s (got {}); using {seconds}",
-                self.salute_duration
-            );
-            self.warn_once(warn::SALUTE_DURATION, &msg);
-        }
+        let seconds = self.salute_seconds();
         self.command(Command::salute(seconds))
     }
 

@@ -3,11 +3,13 @@
 
 use entwine_core::formation::{Gains, SquadConfig, SquadParam, Thresholds};
 
+use godot::obj::WithBaseField;
+
 use super::FormationController;
 
 impl FormationController {
     /// Returns the squad's configuration from the properties, sanitized by the core; each
-    /// corrected property is warned about once.
+    /// corrected property is warned about once (again only after it was set right).
     pub(super) fn config(&mut self) -> SquadConfig {
         let d = SquadConfig::default();
         let raw = SquadConfig {
@@ -40,8 +42,18 @@ impl FormationController {
         };
         let mut new = [None; SquadParam::ALL.len()];
         let cfg = raw.sanitized(|c| new[c.param as usize] = Some(c));
+        // A property set right again may warn again later.
+        for param in SquadParam::ALL {
+            if new[param as usize].is_none() {
+                self.warnings.clear(param as u32);
+            }
+        }
+        // stable_threshold is bounded by align_threshold: while that one is wrong, it alone warns.
+        let align_wrong = new[SquadParam::Align as usize].is_some();
         for c in new.into_iter().flatten() {
-            if self.warnings.printed(c.param as u32) {
+            if self.warnings.printed(c.param as u32)
+                || (c.param == SquadParam::Stable && align_wrong)
+            {
                 continue;
             }
             let (prop, got) = property(self, c.param);
@@ -50,8 +62,13 @@ impl FormationController {
             } else {
                 std::convert::identity
             };
+            let bound = if c.param == SquadParam::Stable {
+                " (at most align_threshold)"
+            } else {
+                ""
+            };
             let msg = format!(
-                "{prop} must be in {}..={} (got {got}); using {}",
+                "{prop} must be in {}..={}{bound} (got {got}); using {}",
                 unit(c.lo),
                 unit(c.hi),
                 unit(c.used)
@@ -86,5 +103,55 @@ pub(super) fn property(c: &FormationController, param: SquadParam) -> (&'static 
         P::ContractSettle => ("contract_settle", c.contract_settle),
         P::Latency => ("actuation_latency", c.actuation_latency),
         P::StepNoise => ("step_noise", c.step_noise),
+    }
+}
+
+impl FormationController {
+    /// Checks the settings read outside the squad's configuration, once per physics frame: each
+    /// one out of its range warns once, naming it (again only after it was set right).
+    pub(super) fn check_settings(&mut self) {
+        let _ = self.salute_seconds();
+        let _ = self.keyframe_hz();
+        let _ = self.record_frame_count();
+        let _ = self.head_turn_speed();
+    }
+
+    /// Returns [member salute_duration] (s) within 0..=600 (NaN: 0), checked.
+    pub(super) fn salute_seconds(&mut self) -> f32 {
+        let node = self.to_gd();
+        let v = self.salute_duration;
+        self.warnings
+            .f32_within(&node, "salute_duration", v, 0.0, 600.0, 0.0)
+    }
+
+    /// Returns [member keyframe_rate] (Hz) within 0..=60 (NaN: 0, off), checked.
+    pub(super) fn keyframe_hz(&mut self) -> f32 {
+        let node = self.to_gd();
+        let v = self.keyframe_rate;
+        self.warnings
+            .f32_within(&node, "keyframe_rate", v, 0.0, 60.0, 0.0)
+    }
+
+    /// Returns [member record_frames] within 1..=100000, checked.
+    pub(super) fn record_frame_count(&mut self) -> usize {
+        let node = self.to_gd();
+        let v = self.record_frames;
+        let fixed = v.clamp(1, 100_000);
+        self.warnings.property(
+            &node,
+            "record_frames",
+            v,
+            v == fixed,
+            fixed,
+            "must be in 1..=100000",
+        ) as usize
+    }
+
+    /// Returns [member head_turn_speed] (°/s) within 1..=3600 (NaN: 180), checked.
+    pub(super) fn head_turn_speed(&mut self) -> f32 {
+        let node = self.to_gd();
+        let v = self.head_turn_speed;
+        self.warnings
+            .f32_within(&node, "head_turn_speed", v, 1.0, 3600.0, 180.0)
     }
 }

@@ -38,8 +38,6 @@ mod warn {
     pub const PLACE_AGENT: u32 = 41;
     pub const NO_CHILDREN: u32 = 42;
     pub const LEADER: u32 = 43;
-    pub const HEAD_TURN_SPEED: u32 = 44;
-    pub const SALUTE_DURATION: u32 = 45;
     pub const KEYFRAME_FOREIGN: u32 = 46;
     pub const KEYFRAME_MALFORMED: u32 = 47;
     pub const KEYFRAME_SIZE: u32 = 48;
@@ -454,6 +452,7 @@ impl INode3D for FormationController {
         if !self.ready || self.in_editor {
             return;
         }
+        self.check_settings();
         self.hot_reload_tick(delta);
         self.network_tick();
         self.keyframe_tick(delta as f32);
@@ -554,6 +553,8 @@ impl FormationController {
                     "internal_agent_count must be in 0..=65536 (got {count}); using {clamped}"
                 ),
             );
+        } else {
+            self.warnings.clear(warn::AGENT_COUNT);
         }
         self.internal_agent_count = clamped;
         if self.ready && self.agent_source == AgentSource::Internal {

@@ -263,12 +263,8 @@ impl FormationController {
 
     /// On the server, every 1 / [member keyframe_rate] s: sends the squad's state to every client.
     pub(super) fn keyframe_tick(&mut self, delta: f32) {
-        // NaN, negative or zero: off; above 60 Hz: 60 Hz.
-        let rate = if self.keyframe_rate.is_finite() {
-            self.keyframe_rate.min(60.0)
-        } else {
-            0.0
-        };
+        // NaN: off; negative: 0 (off); above 60 Hz: 60 Hz (with one warning).
+        let rate = self.keyframe_hz();
         if !self.networked || rate <= 0.0 || !self.is_online() {
             return;
         }

@@ -98,7 +98,7 @@ impl FormationController {
 impl FormationController {
     /// Starts the squad's recording ring, warning when the byte budget cuts the frames asked for.
     pub(super) fn start_recording(&mut self) {
-        let asked = self.record_frames.clamp(1, 100_000) as usize;
+        let asked = self.record_frame_count();
         let kept = self.squad.set_recording(asked);
         if kept < asked {
             self.warn_plain(&format!(

@@ -5,7 +5,6 @@ use entwine_core::formation::{Eyes, Gesture};
 use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
-use super::warn;
 use super::{bearing, AgentSource, FormationController, SoldierBearing};
 use crate::limb_ik::LimbIK;
 
@@ -121,18 +120,7 @@ impl FormationController {
                 b.has_head_position().then(|| b.get_head_position())
             });
         }
-        let turn_speed = if self.head_turn_speed.is_finite() {
-            self.head_turn_speed.clamp(1.0, 3600.0)
-        } else {
-            180.0
-        };
-        if turn_speed != self.head_turn_speed {
-            let msg = format!(
-                "head_turn_speed must be in 1..=3600 °/s (got {}); using {turn_speed}",
-                self.head_turn_speed
-            );
-            self.warn_once(warn::HEAD_TURN_SPEED, &msg);
-        }
+        let turn_speed = self.head_turn_speed();
         for i in 0..n {
             if self.soldiers[i].is_none() {
                 continue;
@@ -145,13 +133,9 @@ impl FormationController {
             let Some(s) = self.soldiers[i].as_mut() else {
                 continue;
             };
-            let mut b = s.bearing.bind_mut();
-            b.set_looking(target.is_some());
-            if let Some(t) = target {
-                b.set_look_target(t);
-            }
-            b.set_saluting(bearing.gesture == Gesture::Saluting);
-            b.set_turn_speed(turn_speed);
+            s.bearing
+                .bind_mut()
+                .drive(target, bearing.gesture == Gesture::Saluting, turn_speed);
         }
     }
 

@@ -72,7 +72,10 @@ use room::RoomOp;
 /// ([method is_pair_driven]).
 ///
 /// Degrades instead of failing: a missing partner pauses following and releases the hands; missing
-/// hand bones fade the pair's IK out with one warning while following and animation go on.
+/// hand bones fade the pair's IK out with one warning while following and animation go on. A
+/// numeric setting outside its range (the inspector's; NaN or infinite included) warns once, naming
+/// it, and is replaced (clamped, or its default); an invalid hand setting (smoothing, distances,
+/// fades, weights) releases the hands while it lasts, and following goes on.
 #[derive(GodotClass)]
 #[class(init, base = Node)]
 pub struct HoldHandComponent {
@@ -84,9 +87,11 @@ pub struct HoldHandComponent {
     #[export]
     room: NodePath,
     /// This player's id in the room (e.g. its multiplayer peer id). 0 picks one automatically, unique
-    /// per component; at run time this property reads the id actually in use.
+    /// per component; at run time this property reads the id actually in use. Set before the
+    /// component joins its room: a different id set while in the room warns once and is used only
+    /// when it joins again.
     #[export]
-    #[var(get = get_player_id)]
+    #[var(get = get_player_id, set = set_player_id)]
     player_id: i64,
     /// The character this component moves: its root ([CharacterBody3D] or [Node3D]).
     #[export]
@@ -442,7 +447,6 @@ impl GripHand {
 const WARN_NO_ROOM: u32 = 1;
 const WARN_NO_CHARACTER: u32 = 2;
 const WARN_BONES: u32 = 4;
-const WARN_TUNING: u32 = 8;
 const WARN_ID: u32 = 16;
 const WARN_CONTACT: u32 = 128;
 const WARN_FRAME: u32 = 256;
@@ -477,6 +481,7 @@ impl INode for HoldHandComponent {
 
     fn physics_process(&mut self, delta: f64) {
         let dt = delta as f32;
+        self.check_settings();
         let frame = Engine::singleton().get_physics_frames();
         let state = self.room_state();
         let valid = self.character_node().is_some();
@@ -802,6 +807,24 @@ impl HoldHandComponent {
         self.runtime.joined_as.unwrap_or(self.player_id)
     }
 
+    /// Sets [member player_id]; while in a room as another id, warns once (it is used when the
+    /// component joins again).
+    #[func]
+    pub fn set_player_id(&mut self, id: i64) {
+        self.player_id = id;
+        let node = self.to_gd();
+        let joined = self.runtime.joined_as;
+        let valid = joined.is_none_or(|j| j == id);
+        self.runtime.warnings.property(
+            &node,
+            "player_id",
+            id,
+            valid,
+            joined.unwrap_or(id),
+            "cannot change while this character is in its room (it is used when it joins again)",
+        );
+    }
+
     /// Returns the partner's player id (0 when not paired).
     #[func]
     pub fn get_partner_id(&self) -> i64 {
@@ -911,7 +934,7 @@ impl HoldHandComponent {
 
 impl HoldHandComponent {
     fn label(&self) -> String {
-        format!("HoldHandComponent '{}'", self.base().get_name())
+        crate::warnings::label(&self.to_gd())
     }
 
     fn refused(&self, what: &str, why: String) -> bool {
@@ -987,27 +1010,43 @@ impl HoldHandComponent {
             .find_map(|n| n.try_cast::<NetClock>().ok())
     }
 
-    fn replay_tuning(&self) -> ReplayTuning {
+    /// Returns the replay's tuning, each property checked (see [`Self::setting`]).
+    fn replay_tuning(&mut self) -> ReplayTuning {
         let d = ReplayTuning::default();
-        let positive = |v: f32, default: f32| if v.is_finite() && v > 0.0 { v } else { default };
         ReplayTuning {
             rates: self.stream_rates(),
-            max_root_speed: positive(self.max_root_speed, d.max_root_speed),
-            blend_speed: positive(self.blend_speed, d.blend_speed),
-            ik_timeout: positive(self.ik_timeout, d.ik_timeout),
-            ik_fade_time: if self.ik_fade_time.is_finite() {
-                self.ik_fade_time.max(0.0)
-            } else {
-                d.ik_fade_time
-            },
+            max_root_speed: self.setting(
+                "max_root_speed",
+                self.max_root_speed,
+                0.5,
+                100.0,
+                d.max_root_speed,
+            ),
+            blend_speed: self.setting("blend_speed", self.blend_speed, 0.1, 50.0, d.blend_speed),
+            ik_timeout: self.setting("ik_timeout", self.ik_timeout, 0.05, 10.0, d.ik_timeout),
+            ik_fade_time: self.setting("ik_fade_time", self.ik_fade_time, 0.0, 2.0, d.ik_fade_time),
         }
     }
 
-    fn stream_rates(&self) -> StreamRates {
+    /// Returns the stream's send intervals, each property checked (see [`Self::setting`]).
+    fn stream_rates(&mut self) -> StreamRates {
+        let d = StreamRates::default();
         StreamRates {
-            pose_interval: self.pose_interval,
-            ik_interval: self.ik_interval,
-            animation_interval: self.animation_interval,
+            pose_interval: self.setting(
+                "pose_interval",
+                self.pose_interval,
+                0.02,
+                1.0,
+                d.pose_interval,
+            ),
+            ik_interval: self.setting("ik_interval", self.ik_interval, 0.02, 1.0, d.ik_interval),
+            animation_interval: self.setting(
+                "animation_interval",
+                self.animation_interval,
+                0.0,
+                1.0,
+                d.animation_interval,
+            ),
         }
         .sanitized()
     }
@@ -1185,72 +1224,262 @@ impl HoldHandComponent {
         }
     }
 
+    /// Returns the follow tuning as set (before scaling by the proportion), each property that is
+    /// not finite or outside its range replaced (clamped, or its default) with one warning naming it.
     fn follow_tuning_as_set(&mut self) -> FollowTuning {
-        let t = FollowTuning {
-            follow_offset: vec3(self.follow_offset),
-            preparation_offset: vec3(self.preparation_offset),
-            spring_coefficient: self.spring_coefficient,
-            min_follow_speed: self.min_follow_speed,
-            max_follow_speed: self.max_follow_speed,
-            stop_radius: self.stop_radius,
-        };
-        let ok = t.follow_offset.is_finite()
-            && t.preparation_offset.is_finite()
-            && t.follow_offset.abs().max_element() <= MAX_FOLLOW_OFFSET
-            && t.preparation_offset.abs().max_element() <= MAX_FOLLOW_OFFSET
-            && t.spring_coefficient >= 0.0
-            && t.min_follow_speed >= 0.0
-            && t.max_follow_speed >= t.min_follow_speed
-            && t.stop_radius >= 0.0
-            && t.spring_coefficient.is_finite()
-            && t.max_follow_speed.is_finite();
-        if ok {
-            return t;
-        }
-        self.warn_once(
-            WARN_TUNING,
-            "follow tuning is invalid (offsets must be finite and within 100 m, speeds ≥ 0 with \
-             min_follow_speed ≤ max_follow_speed, stop_radius ≥ 0); using the defaults"
-                .into(),
+        let d = FollowTuning::default();
+        let follow_offset = self.setting_vector(
+            "follow_offset",
+            self.follow_offset,
+            MAX_FOLLOW_OFFSET,
+            vector3(d.follow_offset),
         );
-        FollowTuning::default()
+        let preparation_offset = self.setting_vector(
+            "preparation_offset",
+            self.preparation_offset,
+            MAX_FOLLOW_OFFSET,
+            vector3(d.preparation_offset),
+        );
+        let spring_coefficient = self.setting(
+            "spring_coefficient",
+            self.spring_coefficient,
+            0.0,
+            100.0,
+            d.spring_coefficient,
+        );
+        let min_follow_speed = self.setting_or_default(
+            "min_follow_speed",
+            self.min_follow_speed,
+            0.0,
+            100.0,
+            d.min_follow_speed,
+        );
+        let max_follow_speed = self.setting_above(
+            "max_follow_speed",
+            self.max_follow_speed,
+            100.0,
+            d.max_follow_speed,
+            ("must not be below min_follow_speed", min_follow_speed),
+        );
+        let stop_radius = self.setting("stop_radius", self.stop_radius, 0.0, 1.0, d.stop_radius);
+        FollowTuning {
+            follow_offset: vec3(follow_offset),
+            preparation_offset: vec3(preparation_offset),
+            spring_coefficient,
+            min_follow_speed,
+            max_follow_speed,
+            stop_radius,
+        }
     }
 
-    /// Returns the contact tuning, or `None` (IK configuration invalid) with one warning.
-    fn contact_tuning(&mut self) -> Option<ContactTuning> {
-        let t = ContactTuning {
-            contact_smooth_time: self.contact_smooth_time,
-            reconnect_distance: self.reconnect_distance,
-            disconnect_distance: self.disconnect_distance,
-            fade_in_time: self.fade_in_time,
-            fade_out_time: self.fade_out_time,
-            max_position_weight: self.max_position_weight.clamp(0.0, 1.0),
-            max_rotation_weight: self.max_rotation_weight.clamp(0.0, 1.0),
-        };
-        let ok = t.contact_smooth_time >= 0.0
-            && t.reconnect_distance >= 0.0
-            && t.disconnect_distance >= t.reconnect_distance
-            && t.disconnect_distance.is_finite()
-            && t.fade_in_time >= 0.0
-            && t.fade_out_time >= 0.0
-            && t.max_position_weight.is_finite()
-            && t.max_rotation_weight.is_finite();
-        if ok {
-            let k = self.proportion();
-            Some(ContactTuning {
-                reconnect_distance: t.reconnect_distance * k,
-                disconnect_distance: t.disconnect_distance * k,
-                ..t
-            })
+    /// Returns `value` when it is finite and within `lo..=hi`; else, with one warning naming the
+    /// property `name` (until a valid value is seen), the value clamped or `default`.
+    fn setting(&mut self, name: &str, value: f32, lo: f32, hi: f32, default: f32) -> f32 {
+        let node = self.to_gd();
+        self.runtime
+            .warnings
+            .f32_within(&node, name, value, lo, hi, default)
+    }
+
+    /// [`Self::setting`], with `default` (not the clamped value) for a value outside `lo..=hi`.
+    fn setting_or_default(
+        &mut self,
+        name: &str,
+        value: f32,
+        lo: f32,
+        hi: f32,
+        default: f32,
+    ) -> f32 {
+        let node = self.to_gd();
+        let valid = value.is_finite() && (lo..=hi).contains(&value);
+        self.runtime
+            .warnings
+            .property(&node, name, value, valid, default, "must be in its range")
+    }
+
+    /// A setting that must be finite, within `0..=hi` and at least another setting's checked value
+    /// `lower.1` (`lower.0` says so in the warning, naming it): else `default` (or `lower.1` when
+    /// that is higher), with one warning.
+    fn setting_above(
+        &mut self,
+        name: &str,
+        value: f32,
+        hi: f32,
+        default: f32,
+        lower: (&str, f32),
+    ) -> f32 {
+        let node = self.to_gd();
+        let in_range = value.is_finite() && (0.0..=hi).contains(&value);
+        let above = value >= lower.1;
+        let fallback = if in_range {
+            lower.1
         } else {
-            self.warn_once(
-                WARN_TUNING,
-                "hand IK tuning is invalid (times ≥ 0, 0 ≤ reconnect_distance ≤ \
-                 disconnect_distance); the hands are released, following goes on"
-                    .into(),
-            );
-            None
+            default.max(lower.1)
+        };
+        let why = if in_range {
+            lower.0
+        } else {
+            "must be in its range"
+        };
+        self.runtime
+            .warnings
+            .property(&node, name, value, in_range && above, fallback, why)
+    }
+
+    /// [`Self::setting`] for a vector: finite and within `limit` on every axis, else `default`.
+    fn setting_vector(
+        &mut self,
+        name: &str,
+        value: Vector3,
+        limit: f32,
+        default: Vector3,
+    ) -> Vector3 {
+        let node = self.to_gd();
+        self.runtime
+            .warnings
+            .vector_within(&node, name, value, limit, default)
+    }
+
+    /// Checks every numeric setting once per physics frame, so that a bad value is reported once,
+    /// naming its property, whatever the pair is doing.
+    fn check_settings(&mut self) {
+        let _ = self.follow_tuning_as_set();
+        let _ = self.contact_tuning();
+        let _ = self.replay_tuning();
+        let _ = self.reach_margin();
+        let _ = self.initiator_timeout();
+        let _ = self.initiator_start_timeout();
+        let _ = self.arm_layer_hold_value();
+        for role in [Role::Initiator, Role::Recipient] {
+            let _ = self.contact_setting(role);
         }
+    }
+
+    /// Returns the reach margin (m, for the reference arm), checked.
+    fn reach_margin(&mut self) -> f32 {
+        self.setting("reach_margin", self.reach_margin, 0.0, 0.2, 0.02)
+    }
+
+    /// Returns how long a recipient waits for a silent initiator (s), checked.
+    fn initiator_timeout(&mut self) -> f32 {
+        self.setting("initiator_timeout", self.initiator_timeout, 0.2, 60.0, 3.0)
+    }
+
+    /// Returns the wait (s) for the initiator's first frame of a pair, checked.
+    fn initiator_start_timeout(&mut self) -> f32 {
+        self.setting(
+            "initiator_start_timeout",
+            self.initiator_start_timeout,
+            0.2,
+            120.0,
+            10.0,
+        )
+    }
+
+    /// Returns the arm layers' blend amount while holding hands, checked.
+    fn arm_layer_hold_value(&mut self) -> f32 {
+        self.setting(
+            "arm_layer_hold_value",
+            self.arm_layer_hold_value,
+            0.0,
+            1.0,
+            0.0,
+        )
+    }
+
+    /// Returns `role`'s contact offset (m) and rotation (degrees), checked.
+    fn contact_setting(&mut self, role: Role) -> (Vector3, Vector3) {
+        let (names, offset, rotation) = match role {
+            Role::Initiator => (
+                ["initiator_contact_offset", "initiator_contact_rotation"],
+                self.initiator_contact_offset,
+                self.initiator_contact_rotation,
+            ),
+            Role::Recipient => (
+                ["recipient_contact_offset", "recipient_contact_rotation"],
+                self.recipient_contact_offset,
+                self.recipient_contact_rotation,
+            ),
+        };
+        (
+            self.setting_vector(names[0], offset, MAX_FOLLOW_OFFSET, Vector3::ZERO),
+            self.setting_vector(names[1], rotation, 3600.0, Vector3::ZERO),
+        )
+    }
+
+    /// Returns the contact tuning, or `None` (the hands are released, following goes on) while a
+    /// property is not finite or outside its range (the disconnect distance at least the reconnect
+    /// distance), with one warning naming it.
+    fn contact_tuning(&mut self) -> Option<ContactTuning> {
+        let d = ContactTuning::default();
+        let contact_smooth_time = self.setting(
+            "contact_smooth_time",
+            self.contact_smooth_time,
+            0.0,
+            1.0,
+            d.contact_smooth_time,
+        );
+        let reconnect_distance = self.setting_or_default(
+            "reconnect_distance",
+            self.reconnect_distance,
+            0.0,
+            5.0,
+            d.reconnect_distance,
+        );
+        let disconnect_distance = self.setting_above(
+            "disconnect_distance",
+            self.disconnect_distance,
+            5.0,
+            d.disconnect_distance,
+            ("must not be below reconnect_distance", reconnect_distance),
+        );
+        let fade_in_time =
+            self.setting("fade_in_time", self.fade_in_time, 0.0, 2.0, d.fade_in_time);
+        let fade_out_time = self.setting(
+            "fade_out_time",
+            self.fade_out_time,
+            0.0,
+            2.0,
+            d.fade_out_time,
+        );
+        let max_position_weight = self.setting(
+            "max_position_weight",
+            self.max_position_weight,
+            0.0,
+            1.0,
+            1.0,
+        );
+        let max_rotation_weight = self.setting(
+            "max_rotation_weight",
+            self.max_rotation_weight,
+            0.0,
+            1.0,
+            1.0,
+        );
+        // An invalid hand setting releases the hands (following goes on), as before the warnings
+        // named the property.
+        let as_set = [
+            (contact_smooth_time, self.contact_smooth_time),
+            (reconnect_distance, self.reconnect_distance),
+            (disconnect_distance, self.disconnect_distance),
+            (fade_in_time, self.fade_in_time),
+            (fade_out_time, self.fade_out_time),
+            (max_position_weight, self.max_position_weight),
+            (max_rotation_weight, self.max_rotation_weight),
+        ];
+        if as_set.iter().any(|(used, set)| used != set) {
+            return None;
+        }
+        let k = self.proportion();
+        Some(ContactTuning {
+            contact_smooth_time,
+            reconnect_distance: reconnect_distance * k,
+            disconnect_distance: disconnect_distance * k,
+            fade_in_time,
+            fade_out_time,
+            max_position_weight,
+            max_rotation_weight,
+        })
     }
 
     fn on_phase_change(&mut self, from: Phase, to: Phase) {
@@ -1615,7 +1844,7 @@ impl HoldHandComponent {
         // above the skeleton (the mean of the axes for a non-uniform scale).
         let scale = to_world.basis.get_scale().abs();
         let arm = ik_b.bind_mut().get_chain_length() * (scale.x + scale.y + scale.z) / 3.0;
-        let reach = arm - self.reach_margin.max(0.0) * arm / REFERENCE_ARM;
+        let reach = arm - self.reach_margin() * arm / REFERENCE_ARM;
         let ik_ref = ik.bind();
         let hand = to_world * ik_ref.get_animated_end_transform();
         let upper = to_world * ik_ref.get_animated_upper_position();
@@ -1653,16 +1882,9 @@ impl HoldHandComponent {
     fn solve_hands(&mut self, partner: &mut Gd<HoldHandComponent>, me: Pose, dt: f32, frame: u64) {
         let tuning = self.contact_tuning();
         let grip = self.uses_grip();
-        let mine = self.hand_input(
-            Role::Initiator,
-            self.initiator_contact_offset,
-            self.initiator_contact_rotation,
-            grip,
-        );
-        let (ro, rr) = (
-            self.recipient_contact_offset,
-            self.recipient_contact_rotation,
-        );
+        let (io, ir) = self.contact_setting(Role::Initiator);
+        let mine = self.hand_input(Role::Initiator, io, ir, grip);
+        let (ro, rr) = self.contact_setting(Role::Recipient);
         let theirs = partner.bind_mut().hand_input(Role::Recipient, ro, rr, grip);
         // The grip's offsets are in the pair's frame: the initiator's body axes in the world.
         let pair_frame = if grip { self.body_frame() } else { None };
@@ -2026,12 +2248,11 @@ impl HoldHandComponent {
         self.net.silence += dt.max(0.0);
         // Before the first frame, the initiator may not know of the pair yet (its copy of the
         // room's word can be resent for seconds): a longer wait.
-        let secs = |v: f32, default: f32| if v.is_finite() && v > 0.0 { v } else { default };
-        let timeout = secs(self.initiator_timeout, 3.0).max(0.2);
+        let timeout = self.initiator_timeout();
         let timeout = if self.net.heard {
             timeout
         } else {
-            secs(self.initiator_start_timeout, 10.0).max(timeout)
+            self.initiator_start_timeout().max(timeout)
         };
         if self.net.silence < timeout {
             return;
@@ -2142,7 +2363,7 @@ impl HoldHandComponent {
             }
         }
         // A blend amount: outside 0..=1 (or NaN) would drive the arm layer to non-finite poses.
-        let hold = entwine_core::kit::clamp_finite(self.arm_layer_hold_value, 0.0, 1.0, 0.0);
+        let hold = self.arm_layer_hold_value();
         for (name, saved) in &self.runtime.arm_saved {
             if let Ok(v) = saved.try_to::<f32>() {
                 tree.set(name, &(v + (hold - v) * position).to_variant());

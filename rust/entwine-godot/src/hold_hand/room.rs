@@ -8,6 +8,7 @@ use godot::classes::{INode, Node, OfflineMultiplayerPeer};
 use godot::prelude::*;
 
 use crate::time::now;
+use crate::warnings::Warnings;
 
 use super::HoldHandComponent;
 
@@ -40,7 +41,8 @@ use super::HoldHandComponent;
 pub struct HoldHandRoom {
     base: Base<Node>,
 
-    /// Seconds a request waits for an answer before it expires.
+    /// Seconds a request waits for an answer before it expires (0.5–120; outside, clamped with
+    /// one warning).
     #[export(range = (0.5, 120.0, 0.5, suffix = "s"))]
     #[init(val = 10.0)]
     request_timeout: f64,
@@ -51,7 +53,7 @@ pub struct HoldHandRoom {
     networked: bool,
 
     /// Calls the server takes from one peer per second (and at once, as a burst); the excess is
-    /// dropped and counted. Values below 1 (or not a number) count as 1.
+    /// dropped and counted. Values below 1 (or not a number) count as 1, with one warning.
     #[export(range = (1.0, 1000.0, 1.0, or_greater, suffix = "calls/s"))]
     #[init(val = 20.0)]
     max_calls_per_second: f32,
@@ -67,6 +69,8 @@ pub struct HoldHandRoom {
     /// Server side: one warning per (peer, kind) per [`WARN_INTERVAL`].
     #[init(val = WarnThrottle::new(WARN_INTERVAL))]
     warns: WarnThrottle<(PlayerId, WarnKind), PEER_SLOTS>,
+    /// One warning per bad setting (by property name).
+    settings: Warnings,
     stats: RoomStats,
 }
 
@@ -129,6 +133,8 @@ impl INode for HoldHandRoom {
     }
 
     fn physics_process(&mut self, _delta: f64) {
+        self.request_timeout();
+        self.call_limit();
         self.watch_peers();
         if matches!(self.mode(), Mode::Client(_)) {
             return; // the server expires requests and removes players
@@ -257,8 +263,9 @@ impl HoldHandRoom {
         if !passed {
             self.stats.rate_limited += 1;
             if let Some(held) = self.warns.check((sender, WarnKind::Flood), t) {
+                let me = crate::warnings::label(&self.to_gd());
                 godot_warn!(
-                    "HoldHandRoom: peer {sender} sends more than {} calls per second; the excess is \
+                    "{me}: peer {sender} sends more than {} calls per second; the excess is \
                      dropped ({} dropped so far{})",
                     limit.per_second,
                     self.stats.rate_limited,
@@ -279,8 +286,9 @@ impl HoldHandRoom {
             _ => {
                 self.reject(sender);
                 if let Some(held) = self.warns.check((sender, WarnKind::Unknown), t) {
+                    let me = crate::warnings::label(&self.to_gd());
                     godot_warn!(
-                        "HoldHandRoom: peer {sender} sent an unknown call {op}; dropped{}",
+                        "{me}: peer {sender} sent an unknown call {op}; dropped{}",
                         held_back(held)
                     );
                 }
@@ -290,8 +298,9 @@ impl HoldHandRoom {
         if actor != sender {
             self.reject(sender);
             if let Some(held) = self.warns.check((sender, WarnKind::Forged), t) {
+                let me = crate::warnings::label(&self.to_gd());
                 godot_warn!(
-                    "HoldHandRoom: peer {sender} tried to act for player {actor}; dropped ({} so \
+                    "{me}: peer {sender} tried to act for player {actor}; dropped ({} so \
                      far{})",
                     self.rejected,
                     held_back(held)
@@ -319,8 +328,9 @@ impl HoldHandRoom {
             let why = GString::from(&e.to_string());
             if let Err(e) = self.rpcs().refused(&why).call_id(sender) {
                 if let Some(held) = self.warns.check((sender, WarnKind::Unreachable), t) {
+                    let me = crate::warnings::label(&self.to_gd());
                     godot_warn!(
-                        "HoldHandRoom: cannot answer peer {sender}: {e:?}{}",
+                        "{me}: cannot answer peer {sender}: {e:?}{}",
                         held_back(held)
                     );
                 }
@@ -333,7 +343,8 @@ impl HoldHandRoom {
     #[rpc(authority, call_remote, reliable)]
     fn refused(&mut self, why: GString) {
         self.stats.refusals_received += 1;
-        godot_warn!("HoldHandRoom: the server refused: {why}");
+        let me = crate::warnings::label(&self.to_gd());
+        godot_warn!("{me}: the server refused: {why}");
     }
 
     /// One event of the server's room, replayed here: `kind` 0 requested, 1 accepted, 2 declined,
@@ -377,7 +388,8 @@ impl HoldHandRoom {
         for event in snapshot {
             let (kind, a, b, c, t) = encode(event);
             if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call_id(peer) {
-                godot_warn!("HoldHandRoom: cannot send the room to peer {peer}: {e:?}");
+                let me = crate::warnings::label(&self.to_gd());
+                godot_warn!("{me}: cannot send the room to peer {peer}: {e:?}");
             }
         }
     }
@@ -407,14 +419,35 @@ impl HoldHandRoom {
     }
 
     /// Returns the per-peer call limit from [member max_calls_per_second].
-    fn call_limit(&self) -> RateLimit {
+    /// Warns once (naming the property) while it is not a number or below 1.
+    fn call_limit(&mut self) -> RateLimit {
+        let node = self.to_gd();
         let rate = self.max_calls_per_second;
-        let rate = if rate.is_nan() {
-            1.0
-        } else {
-            rate.clamp(1.0, 1e6)
-        };
+        let rate = self
+            .settings
+            .f32_within(&node, "max_calls_per_second", rate, 1.0, 1e6, 1.0);
         RateLimit::per_second(rate)
+    }
+
+    /// Returns [member request_timeout] (s), clamped to 0.5–120 (NaN: 10) with one warning naming
+    /// the property while it is outside.
+    fn request_timeout(&mut self) -> f64 {
+        let node = self.to_gd();
+        let t = self.request_timeout;
+        let valid = (0.5..=120.0).contains(&t);
+        let fallback = if t.is_nan() {
+            10.0
+        } else {
+            t.clamp(0.5, 120.0)
+        };
+        self.settings.property(
+            &node,
+            "request_timeout",
+            t,
+            valid,
+            fallback,
+            "must be in 0.5..=120 s",
+        )
     }
 
     /// Adds a component under `id`; returns false (and changes nothing) when the id is taken.
@@ -455,7 +488,7 @@ impl HoldHandRoom {
             return Err(RoomError::NotYours(actor));
         }
         if let Err(e) = self.rpcs().submit(code, actor, target).call_id(1) {
-            godot_warn!("HoldHandRoom: cannot reach the server: {e:?}");
+            crate::warnings::warn(&self.to_gd(), &format!("cannot reach the server: {e:?}"));
         }
         Ok(())
     }
@@ -463,7 +496,7 @@ impl HoldHandRoom {
     /// Applies a call to this (deciding) room.
     fn apply_op(&mut self, op: RoomOp) -> Result<(), RoomError> {
         let before = self.events.len();
-        let timeout = self.request_timeout;
+        let timeout = self.request_timeout();
         let events = &mut self.events;
         let result = match op {
             RoomOp::Request { from, to } => self
@@ -489,7 +522,8 @@ impl HoldHandRoom {
             for i in before..self.events.len() {
                 let (kind, a, b, c, t) = encode(self.events[i]);
                 if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call() {
-                    godot_warn!("HoldHandRoom: cannot replay an event: {e:?}");
+                    let me = crate::warnings::label(&self.to_gd());
+                    godot_warn!("{me}: cannot replay an event: {e:?}");
                 }
             }
         }

@@ -89,7 +89,8 @@ pub struct RopeSimulation {
     #[export]
     #[var(set = set_anchor_bone)]
     anchor_bone: GString,
-    /// Offset of the rope's start in the anchor node's (or bone's) own space, metres.
+    /// Offset of the rope's start in the anchor node's (or bone's) own space, metres (finite, within
+    /// ±1e6; else zero, with one warning).
     #[export]
     anchor_offset: Vector3,
     /// Keep the points out of the anchor's own physics body (the character holding the rope).
@@ -103,7 +104,8 @@ pub struct RopeSimulation {
     #[export]
     #[var(set = set_end_node)]
     end_node: NodePath,
-    /// Offset of the end attachment in the end node's space, metres.
+    /// Offset of the end attachment in the end node's space, metres (finite, within ±1e6; else
+    /// zero, with one warning).
     #[export]
     end_offset: Vector3,
     /// When [member end_node] is a [RigidBody3D]: the rope pulls the body with its tension (applied as a
@@ -155,7 +157,7 @@ pub struct RopeSimulation {
     #[init(val = 1)]
     #[var(set = set_substeps)]
     substeps: i32,
-    /// Multiplier of the project's default gravity.
+    /// Multiplier of the project's default gravity (-10..=10; outside, clamped with one warning).
     #[export(range = (-10.0, 10.0, 0.01))]
     #[init(val = 1.0)]
     #[var(set = set_gravity_scale)]
@@ -319,6 +321,7 @@ mod warn {
     pub const PRESET: u32 = 29;
     pub const PRESETS_FILE: u32 = 30;
     pub const TUBE: u32 = 31;
+    pub const SMOOTHING: u32 = 32;
 }
 
 #[godot_api]
@@ -442,7 +445,7 @@ impl RopeSimulation {
         if fixed != count {
             self.warn_once(
                 warn::POINT_COUNT,
-                &format!("point_count {count} is out of range; accepted 2..={max} (capacity), using {fixed}"),
+                &format!("point_count {count} is out of range; accepted 2..={max} (the point slots), using {fixed}"),
             );
         } else {
             self.clear_warning(warn::POINT_COUNT);
@@ -463,6 +466,8 @@ impl RopeSimulation {
                 warn::CAPACITY,
                 &format!("capacity {capacity} is out of range; accepted 2..={MAX_CAPACITY}, using {fixed}"),
             );
+        } else {
+            self.clear_warning(warn::CAPACITY);
         }
         if fixed == self.capacity {
             return;
@@ -618,6 +623,8 @@ impl RopeSimulation {
                 warn::TUBE,
                 &format!("tube_sides {sides} is out of range; accepted 3..=64, using {fixed}"),
             );
+        } else {
+            self.clear_warning(warn::TUBE);
         }
         self.tube_sides = fixed;
         self.rebuild_visuals();
@@ -629,9 +636,11 @@ impl RopeSimulation {
         let fixed = rings.clamp(1, 8);
         if fixed != rings {
             self.warn_once(
-                warn::TUBE,
+                warn::SMOOTHING,
                 &format!("smoothing {rings} is out of range; accepted 1..=8, using {fixed}"),
             );
+        } else {
+            self.clear_warning(warn::SMOOTHING);
         }
         self.smoothing = fixed;
         self.rebuild_visuals();
@@ -939,7 +948,9 @@ impl RopeSimulation {
             damping: self.damping,
             iterations: u32::try_from(self.iterations).unwrap_or(0),
             substeps: u32::try_from(self.substeps).unwrap_or(0),
-            gravity: dir * g * self.gravity_scale,
+            gravity: dir
+                * g
+                * entwine_core::kit::clamp_finite(self.gravity_scale, -10.0, 10.0, 1.0),
             radius: self.radius,
             ground_enabled: self.ground_enabled,
             ground_height: self.ground_height,
@@ -955,6 +966,10 @@ impl RopeSimulation {
     /// Sanitizes the properties, warns once per bad one, writes the fixed values back and hands them to
     /// the rope.
     fn sync_params(&mut self) {
+        let node = self.to_gd();
+        let scale = self.gravity_scale;
+        self.warnings
+            .f32_within(&node, "gravity_scale", scale, -10.0, 10.0, 1.0);
         let raw = self.params();
         let mut issues: [Option<ParamIssue>; 16] = [None; 16];
         let mut k = 0;
@@ -965,7 +980,11 @@ impl RopeSimulation {
             }
         });
         for issue in issues.iter().flatten() {
-            let (name, range) = issue.describe();
+            let (name, range) = match issue {
+                // The rope's gravity is the project's times gravity_scale.
+                ParamIssue::Gravity => ("gravity_scale", "a finite scale of the project's gravity"),
+                _ => issue.describe(),
+            };
             let bit = warn::PARAM_BASE + *issue as u32;
             self.warn_once(
                 bit,
@@ -980,9 +999,6 @@ impl RopeSimulation {
         self.damping = fixed.damping;
         self.iterations = fixed.iterations as i32;
         self.substeps = fixed.substeps as i32;
-        if fixed.gravity != raw.gravity {
-            self.gravity_scale = 1.0;
-        }
         self.radius = fixed.radius;
         self.ground_height = fixed.ground_height;
         self.friction = fixed.friction;
@@ -1170,7 +1186,14 @@ impl RopeSimulation {
     }
 
     fn sample_anchor(&mut self) -> Option<Vec3> {
-        let offset = self.anchor_offset;
+        let node = self.to_gd();
+        let offset = self.warnings.vector_within(
+            &node,
+            "anchor_offset",
+            self.anchor_offset,
+            1e6,
+            Vector3::ZERO,
+        );
         let world = self.anchor_frame() * offset;
         let v = vec3(world);
         if v.is_finite() {
@@ -1198,7 +1221,11 @@ impl RopeSimulation {
             );
             return EndAttachment::Free;
         };
-        let at = vec3(node.get_global_transform() * self.end_offset);
+        let me = self.to_gd();
+        let end_offset =
+            self.warnings
+                .vector_within(&me, "end_offset", self.end_offset, 1e6, Vector3::ZERO);
+        let at = vec3(node.get_global_transform() * end_offset);
         let end = match node.clone().try_cast::<RigidBody3D>() {
             Ok(body) if self.apply_tension_to_body => EndAttachment::Body {
                 position: at,
@@ -1253,6 +1280,10 @@ impl RopeSimulation {
         if self.rope.is_none() {
             return;
         }
+        // Checked every step (it is read only while an end node is attached).
+        let me = self.to_gd();
+        self.warnings
+            .vector_within(&me, "end_offset", self.end_offset, 1e6, Vector3::ZERO);
         if self.exclude_dirty {
             self.refresh_exclude();
         }

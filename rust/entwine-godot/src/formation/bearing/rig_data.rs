@@ -7,7 +7,7 @@ use glam::{Quat, Vec3};
 use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
-use super::{SoldierBearing, WARN_FRAME, WARN_HEAD};
+use super::{SoldierBearing, WARN_HEAD};
 use crate::bones::is_ancestor;
 use crate::convert::vec3;
 use crate::limb_ik::LimbIK;
@@ -62,11 +62,7 @@ impl SoldierBearing {
             Vec3::Y
         };
         let Some(frame) = BodyFrame::new(forward, up) else {
-            let msg = format!(
-                "body_forward must be a horizontal direction (got {}); using (0, 0, -1)",
-                self.body_forward
-            );
-            self.warn_once(WARN_FRAME, &msg);
+            // Warned about where it was set (see `set_body_forward`).
             self.body_forward = Vector3::new(0.0, 0.0, -1.0);
             self.resolved_for = None;
             return self.resolve(skeleton);
@@ -102,7 +98,14 @@ impl SoldierBearing {
             let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
             let hand_rot = turn * rotation_of(hand_rest.basis);
             // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
-            let offset = frame.to_skeleton(vec3(self.salute_hand_offset) * humanoid.scale());
+            // Warned about where it was set.
+            let set = vec3(self.salute_hand_offset);
+            let set = if set.is_finite() && set.abs().max_element() <= 1e6 {
+                set
+            } else {
+                Vec3::new(0.14, 0.06, -0.08)
+            };
+            let offset = frame.to_skeleton(set * humanoid.scale());
             (
                 head_rest_rot.conjugate() * hand_rot,
                 rotate_vec(head_rest_rot.conjugate(), offset),
