@@ -183,23 +183,25 @@ fn skinned_vertices(
 /// The lowest and highest points along `up` (skeleton space) of the meshes drawn by `skeleton` at
 /// the rest pose: its skinned meshes (MeshInstance3D children with a Skin; each mesh's bounding box
 /// carried by its first bound bone's rest × bind pose) and the rigid parts on its bones (meshes
-/// under its BoneAttachment3D children, as glTF imports a mesh parented to a bone: each box carried
-/// by the bone's rest pose and the nodes between). `None` without either.
+/// under its BoneAttachment3D children, as glTF imports a mesh parented to a bone: each part's
+/// vertices carried by the bone's rest pose and the nodes between). `None` without either.
 fn mesh_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> {
     let mut extent: Option<(f32, f32)> = None;
-    let mut add_box = |aabb: Aabb, to_skeleton: Transform3D| {
-        for k in 0..8 {
+    let mut add = |h: f32| {
+        if h.is_finite() {
+            extent = Some(extent.map_or((h, h), |(lo, hi)| (lo.min(h), hi.max(h))));
+        }
+    };
+    let corners = |aabb: Aabb, to_skeleton: Transform3D| {
+        (0..8).map(move |k| {
             let corner = aabb.position
                 + Vector3::new(
                     if k & 1 == 0 { 0.0 } else { aabb.size.x },
                     if k & 2 == 0 { 0.0 } else { aabb.size.y },
                     if k & 4 == 0 { 0.0 } else { aabb.size.z },
                 );
-            let h = vec3(to_skeleton * corner).dot(up);
-            if h.is_finite() {
-                extent = Some(extent.map_or((h, h), |(lo, hi)| (lo.min(h), hi.max(h))));
-            }
-        }
+            vec3(to_skeleton * corner).dot(up)
+        })
     };
     for child in skeleton.get_children().iter_shared() {
         let Ok(attachment) = child.try_cast::<BoneAttachment3D>() else {
@@ -239,7 +241,15 @@ fn mesh_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> 
                 }
                 up_node = p.get_parent();
             }
-            add_box(mesh.get_aabb(), rest * local);
+            // The part's own vertices (a rotated box's corners would reach past them).
+            let to_skeleton = rest * local;
+            let faces = mesh.get_faces();
+            if faces.is_empty() {
+                corners(mesh.get_aabb(), to_skeleton).for_each(&mut add);
+            }
+            for &p in faces.as_slice() {
+                add(vec3(to_skeleton * p).dot(up));
+            }
         }
     }
     for (mi, skin) in skinned_meshes(skeleton) {
@@ -252,7 +262,7 @@ fn mesh_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> 
         }) else {
             continue;
         };
-        add_box(mesh.get_aabb(), to_skeleton);
+        corners(mesh.get_aabb(), to_skeleton).for_each(&mut add);
     }
     extent
 }
