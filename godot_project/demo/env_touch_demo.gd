@@ -4,7 +4,7 @@ extends Node3D
 ## with its left hand; the other rests its right hand on the railing between the pillars. Walls,
 ## pillars and the railing are on the "interactable" layer (layer 5), the floor is not.
 
-var title := "EnvironmentInteractionStateMachine — Cesium Man's hands reach for the wall and the railing while walking"
+var title := "EnvironmentInteractionStateMachine — Cesium Man's hands reach for the wall and the railing"
 
 const MODEL := "res://assets/characters/cesium_man/CesiumMan.glb"
 
