@@ -82,10 +82,12 @@ static func skinned_bounds(root: Node3D) -> AABB:
 
 ## A TestCharacter body (capsule, movement) carrying the model at [param path] instead of its own
 ## rig, turned so that the model's [param facing] (in its file; glTF characters face +Z) is the
-## body's −Z, its first animation looping on physics frames. The model is the body's child "Model".
-## When the file cannot be read (an exported build does not carry it: its folder is kept out of the
-## import), the test character keeps its own rig, with a warning.
-static func on_test_body(path: String, facing := Vector3(0, 0, 1)) -> TestCharacter:
+## body's −Z, its animation [param animation] (empty: its first) looping on physics frames. The model
+## is the body's child "Model".
+## When the file cannot be read (a project that exports it filtered out, or a missing file), the
+## test character keeps its own rig, with a warning. The demo project's models are exported as they
+## are (their `.import` says `importer="keep"`), so its exported builds carry them.
+static func on_test_body(path: String, facing := Vector3(0, 0, 1), animation := "") -> TestCharacter:
 	var body := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
 	var root := instantiate(path)
 	if root == null:
@@ -103,6 +105,8 @@ static func on_test_body(path: String, facing := Vector3(0, 0, 1)) -> TestCharac
 	var ap := animation_player(root)
 	if ap != null and not ap.get_animation_list().is_empty():
 		var anim: StringName = ap.get_animation_list()[0]
+		if not animation.is_empty() and ap.has_animation(animation):
+			anim = animation
 		ap.get_animation(anim).loop_mode = Animation.LOOP_LINEAR
 		ap.callback_mode_process = AnimationMixer.ANIMATION_CALLBACK_MODE_PROCESS_PHYSICS
 		ap.autoplay = anim

@@ -1,9 +1,12 @@
 extends Node3D
-## EnvironmentInteractionStateMachine: two characters walk down a corridor. One brushes the stone
-## wall on its left with its left hand; the other rests its right hand on the railing between the
-## pillars. Walls, pillars and the railing are on the "interactable" layer (layer 5), the floor is not.
+## EnvironmentInteractionStateMachine: two Cesium Men (a real glTF humanoid, loaded at run time, no
+## bone, axis or length set by hand) walk down a corridor. One brushes the stone wall on its left
+## with its left hand; the other rests its right hand on the railing between the pillars. Walls,
+## pillars and the railing are on the "interactable" layer (layer 5), the floor is not.
 
-var title := "EnvironmentInteractionStateMachine — hands reach for the wall and the railing while walking"
+var title := "EnvironmentInteractionStateMachine — Cesium Man's hands reach for the wall and the railing"
+
+const MODEL := "res://assets/characters/cesium_man/CesiumMan.glb"
 
 const WALL_LAYER := 1 << 4
 const CORRIDOR_START := 5.0
@@ -50,7 +53,7 @@ func _exit_tree() -> void:
 
 
 func _walker(start: Vector3, debug: bool) -> void:
-	var character := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
+	var character := GltfModel.on_test_body(MODEL)
 	character.position = start
 	character.move_speed = 1.1
 	add_child(character)

@@ -6,10 +6,11 @@ extends Node3D
 ## `DIR/NN_name.png`, then the next demo starts; `--only NAME` keeps the demos whose name contains
 ## NAME, `--scene NAME` only the demo called NAME (`cargo xtask demo` runs each scene this way, in
 ## its own process). With `-- --check-extension` (the exported-build check) it checks that the
-## extension's classes are registered, that the built-in formations and rope presets are there, and
-## runs every scene (but the networked one, which starts other processes: its script is only
-## loaded) for a moment; it prints `ENTWINE_EXTENSION_OK …` and quits with 0, or names what is
-## missing and quits with 1.
+## extension's classes are registered, that the built-in formations and rope presets are there, that
+## the real glTF humanoids are in the build and read, and runs every scene (but the networked one,
+## which starts other processes: its script is only loaded) for a moment, the hold-hands and
+## wall-touch scenes showing the real humanoids; it prints `ENTWINE_EXTENSION_OK …` and quits with
+## 0, or names what is missing and quits with 1.
 
 const DEMOS := [
 	["limb_ik", "res://demo/limb_ik_demo.gd"],
@@ -23,6 +24,14 @@ const DEMOS := [
 ## The formations and rope presets the addon ships (built into the library).
 const BUILTIN_FORMATIONS := ["arc", "box", "circle", "column", "hollow_box", "line", "spiral", "wedge"]
 const BUILTIN_PRESETS := ["low", "mid", "high"]
+## The real glTF humanoids the demos load at run time (exported as they are, not imported): the
+## exported-build check loads each and counts its bones.
+const MODELS := [
+	["cesium_man", "res://assets/characters/cesium_man/CesiumMan.glb"],
+	["robot_expressive", "res://assets/characters/robot_expressive/RobotExpressive.glb"],
+]
+## The scenes that show a pair of those humanoids.
+const SCENES_WITH_MODELS := ["hold_hand", "env_touch"]
 ## Frames each scene runs during the exported-build check.
 const CHECK_FRAMES := 20
 const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "SoldierBearing", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset", "RopeBoneChain"]
@@ -148,6 +157,20 @@ func _check_extension() -> void:
 		if not p in presets or not rope.apply_preset(p):
 			problems.append("rope preset '%s' missing (have %s)" % [p, presets])
 	rope.queue_free()
+	# The real humanoids: each file is in the build and reads as a skinned character.
+	var models: Array[String] = []
+	for m in MODELS:
+		if not FileAccess.file_exists(m[1]):
+			problems.append("model '%s' not in the build (%s)" % [m[0], m[1]])
+			continue
+		var root := GltfModel.instantiate(m[1])
+		var sk := GltfModel.skeleton(root) if root != null else null
+		if sk == null or sk.get_bone_count() == 0:
+			problems.append("model '%s' does not read as a skinned character" % m[0])
+		else:
+			models.append("%s:%d" % [m[0], sk.get_bone_count()])
+		if root != null:
+			root.free()
 	# Every scene loads and runs for a moment.
 	_label = Label.new()
 	var layer := CanvasLayer.new()
@@ -164,14 +187,20 @@ func _check_extension() -> void:
 		_show(i)
 		for f in CHECK_FRAMES:
 			await get_tree().process_frame
+		# The scenes with real humanoids show them (GltfModel.on_test_body puts each on its body as
+		# "Model"), not test characters in their place.
+		if DEMOS[i][0] in SCENES_WITH_MODELS:
+			var shown := _current.find_children("Model", "", true, false).size()
+			if shown < 2:
+				problems.append("scene %s: %d real humanoid(s) shown, expected 2" % [DEMOS[i][0], shown])
 		ran.append(DEMOS[i][0])
 	if _current:
 		_current.queue_free()
 		_current = null
 	await get_tree().process_frame
 	if problems.is_empty():
-		print("ENTWINE_EXTENSION_OK classes=%d formations=%s presets=%s scenes=%s" % [EXTENSION_CLASSES.size(),
-			",".join(BUILTIN_FORMATIONS), ",".join(BUILTIN_PRESETS), ",".join(ran)])
+		print("ENTWINE_EXTENSION_OK classes=%d formations=%s presets=%s models=%s scenes=%s" % [EXTENSION_CLASSES.size(),
+			",".join(BUILTIN_FORMATIONS), ",".join(BUILTIN_PRESETS), ",".join(models), ",".join(ran)])
 		get_tree().quit(0)
 	else:
 		for p in problems:

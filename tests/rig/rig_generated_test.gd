@@ -7,31 +7,12 @@ extends EntwineTest
 
 const GEN := preload("res://tests/rig/rig_generator.gd")
 const HAND_BOX := preload("res://tests/lib/hand_box.gd")
+const KIT := preload("res://tests/rig/rig_kit.gd")
 ## The generated hand's thickness at the palm (a human hand's, about 3 cm for an 8 cm wide hand).
 const HAND_THICKNESS := 0.03
 const SCALES := [0.01, 1.0, 100.0]
 
 var _rng := RandomNumberGenerator.new()
-
-
-## World transforms of [param bones] read during the next skeleton update (after the modifiers).
-func _world_poses(sk: Skeleton3D, bones: Array) -> Array[Transform3D]:
-	var captured: Array[Transform3D] = []
-	var read := func() -> Array[Transform3D]:
-		var out: Array[Transform3D] = []
-		for b in bones:
-			out.append(sk.global_transform * sk.get_bone_global_pose(b))
-		return out
-	var capture := func() -> void:
-		if captured.is_empty():
-			captured.assign(read.call())
-	sk.skeleton_updated.connect(capture)
-	for i in 5:
-		await process_frame
-		if not captured.is_empty():
-			break
-	sk.skeleton_updated.disconnect(capture)
-	return captured if not captured.is_empty() else read.call()
 
 
 func _cases() -> Array:
@@ -66,14 +47,14 @@ func test_limb_ik_finds_both_arms_and_reaches_random_targets() -> void:
 				expected.append(GEN.rename(side + b, c[0]))
 			check(ik.get_resolved_bones() == expected, "%s: %s arm found" % [_label(c), side], expected, ik.get_resolved_bones())
 			var bones := [index[side + "UpperArm"], index[side + "LowerArm"], index[side + "Hand"]]
-			var rest := await _world_poses(sk, bones)
+			var rest := await KIT.world_poses(self, sk, bones)
 			var reach := rest[0].origin.distance_to(rest[1].origin) + rest[1].origin.distance_to(rest[2].origin)
 			check_near(reach, 0.54 * s, 0.001 * s, "%s: arm length in the world" % _label(c))
 			for t in 4:
 				var dir := Vector3(_rng.randf_range(-1, 1), _rng.randf_range(-1, 1), _rng.randf_range(-1, 1)).normalized()
 				var goal := rest[0].origin + dir * reach * _rng.randf_range(0.3, 0.9)
 				ik.target_transform = Transform3D(Basis.IDENTITY, goal)
-				var got := await _world_poses(sk, bones)
+				var got := await KIT.world_poses(self, sk, bones)
 				var err := got[2].origin.distance_to(goal)
 				worst = maxf(worst, err / s)
 				check(err <= 0.001 * s, "%s: %s hand within 1 mm × scale of a random target" % [_label(c), side], 0.001 * s, err)
@@ -106,7 +87,7 @@ func test_soldier_bearing_turns_eyes_right_and_salutes_with_no_settings() -> voi
 		bearing.saluting = true
 		for i in 40:
 			await physics_frames(1)
-		var poses := await _world_poses(sk, [head, hand])
+		var poses := await KIT.world_poses(self, sk, [head, hand])
 		var fwd := (poses[0].basis * head_forward_local).normalized()
 		var to := (look - poses[0].origin).normalized()
 		var look_err := rad_to_deg(fwd.angle_to(to))
@@ -140,7 +121,7 @@ func test_changing_the_salute_hand_rebuilds_its_limb_ik() -> void:
 		await physics_frames(1)
 	check(ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[0] == GEN.rename("LeftUpperArm", "blender"),
 		"the salute LimbIK follows hand_bone", GEN.rename("LeftUpperArm", "blender"), ik.get_resolved_bones())
-	var poses := await _world_poses(sk, [index["LeftHand"]])
+	var poses := await KIT.world_poses(self, sk, [index["LeftHand"]])
 	var err := poses[0].origin.distance_to(bearing.get_salute_target().origin)
 	check(err <= 0.01, "the new hand reaches the salute target", 0.01, err)
 
@@ -261,21 +242,6 @@ func _rest_hand_box(holder: Node3D, side: String) -> Array:
 		HAND_THICKNESS * (knuckles - wrist).length() / 0.08)
 
 
-## [param box] (in the skeleton's rest space of [param bone]) moved with the bone's current pose
-## into the world.
-func _posed_box(sk: Skeleton3D, bone: int, box: Array) -> Array:
-	var motion := sk.global_transform * sk.get_bone_global_pose(bone) * sk.get_bone_global_rest(bone).affine_inverse()
-	var axes: Array = box[1]
-	var half: Vector3 = box[2]
-	var out_axes := []
-	var out_half := Vector3.ZERO
-	for k in 3:
-		var a: Vector3 = motion.basis * (axes[k] as Vector3)
-		out_axes.append(a.normalized())
-		out_half[k] = half[k] * a.length()
-	return [motion * (box[0] as Vector3), out_axes, out_half]
-
-
 ## A pair of generated characters holds hands with no setting made by hand, at scales 0.01, 1 and
 ## 100 (the whole world scaled, bodies and rigs alike): each finds its hand and arm, the pair walks,
 ## both hands stay within 1 cm × scale of the shared contact, and the two hands (boxes from the
@@ -315,30 +281,15 @@ func _walk_pairs(cases: Array, arm: float) -> void:
 			made[i][0].add_child(comp)
 			comps.append(comp)
 		await physics_frames(2)
-		var boxes := [null, null]
-		# The contact as it was when the skeletons were posed (a physics tick may come in between).
-		var contacts := [Vector3.ZERO]
 		var rest_boxes := [_rest_hand_box(made[0][1], "Left"), _rest_hand_box(made[1][1], "Right")]
-		for i in 2:
-			var holder: Node3D = made[i][1]
-			var sk := holder.get_node("Skeleton3D") as Skeleton3D
-			var bone: int = holder.get_meta("godot_index")["LeftHand" if i == 0 else "RightHand"]
-			sk.skeleton_updated.connect(func() -> void:
-				boxes[i] = _posed_box(sk, bone, rest_boxes[i])
-				if i == 0:
-					contacts[0] = comps[0].get_contact_point())
-		check(comps[0].request(comps[1]) and comps[1].accept(), "%s: paired" % _label(c))
-		made[0][0].move_input = Vector3(0, 0, -1)
-		var worst := 0.0
-		var worst_overlap := 0.0
-		var samples := 0
-		for f in 150:
-			await physics_frame
-			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and boxes[0] != null and boxes[1] != null:
-				samples += 1
-				var contact: Vector3 = contacts[0]
-				worst = maxf(worst, maxf(HAND_BOX.distance_to(boxes[0], contact), HAND_BOX.distance_to(boxes[1], contact)))
-				worst_overlap = maxf(worst_overlap, HAND_BOX.overlap(boxes[0], boxes[1]))
+		var skeletons := [made[0][1].get_node("Skeleton3D"), made[1][1].get_node("Skeleton3D")]
+		var hands := [made[0][1].get_meta("godot_index")["LeftHand"], made[1][1].get_meta("godot_index")["RightHand"]]
+		var hand_boxes := func(i: int) -> Array: return KIT.posed_box(skeletons[i], hands[i], rest_boxes[i])
+		var got: Dictionary = await KIT.walk_pair(self, [made[0][0], made[1][0]], skeletons, comps, hand_boxes, 150)
+		check(got["paired"], "%s: paired" % _label(c))
+		var samples: int = got["samples"]
+		var worst: float = got["gap"]
+		var worst_overlap: float = got["overlap"]
 		var ik: LimbIK = comps[0].get_hand_ik()
 		check(ik != null and ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("LeftHand", c[0]),
 			"%s: the initiator's left hand is found" % _label(c), GEN.rename("LeftHand", c[0]), ik.get_resolved_bones() if ik else null)
@@ -375,37 +326,27 @@ func test_env_touch_on_generated_rigs_puts_the_palm_on_the_wall() -> void:
 		for face_x in [-0.45, 0.45]:
 			var world := add(Node3D.new()) as Node3D
 			world.scale = Vector3.ONE * scale
-			add_floor(world, 40.0)
 			var sign_x := signf(face_x)
-			var wall := add_box(Vector3(face_x + 0.1 * sign_x, 1.5, -2.0), Vector3(0.2, 3.0, 14.0), 2, world)
-			wall.collision_mask = 0
+			KIT.wall_world(self, world, face_x)
 			var made := _generated_character(c, world, Vector3(0, 0, 4), 1.0)
 			var body: TestCharacter = made[0]
 			body.move_speed *= scale
 			var holder: Node3D = made[1]
-			var node := EnvironmentInteractionStateMachine.new()
-			node.interactable_mask = 2
-			body.add_child(node)
-			body.move_input = Vector3(0, 0, -1)
-			node.move_input = Vector3(0, 0, -1)
 			var side := "Left" if face_x < 0.0 else "Right"
 			var what := "%s wall %s" % [_label(c), side]
-			var touched := await wait_until(func() -> bool: return node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH, 8.0)
-			check(touched, "%s: the hand reaches Touch" % what)
 			var sk := holder.get_node("Skeleton3D") as Skeleton3D
 			var hand_bone: int = holder.get_meta("godot_index")[side + "Hand"]
 			var palm_local := _palm_local(holder, side)
-			var worst_angle := 0.0
-			var worst_wrist := 0.0
-			var samples := 0
-			while touched and node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH and samples < 20:
-				var hand: Transform3D = (await _world_poses(sk, [hand_bone]))[0]
-				if node.get_state() != EnvironmentInteractionStateMachine.STATE_TOUCH:
-					break
-				samples += 1
+			var measure := func() -> Array:
+				var hand := sk.global_transform * sk.get_bone_global_pose(hand_bone)
 				var palm := (hand.basis * palm_local).normalized()  # a uniform scale keeps directions
-				worst_angle = maxf(worst_angle, rad_to_deg(palm.angle_to(Vector3(sign_x, 0, 0))))
-				worst_wrist = maxf(worst_wrist, absf((face_x - hand.origin.x / scale) * sign_x - 0.05))
+				return [rad_to_deg(palm.angle_to(Vector3(sign_x, 0, 0))), absf((face_x - hand.origin.x / scale) * sign_x - 0.05)]
+			var got: Dictionary = await KIT.touch_wall(self, body, sk, measure)
+			var node: EnvironmentInteractionStateMachine = got["node"]
+			check(got["touched"], "%s: the hand reaches Touch" % what)
+			var samples: int = got["samples"]
+			var worst_angle: float = got["angle"]
+			var worst_wrist: float = got["wrist"]
 			check(samples >= 5, "%s: sampled the touch" % what, ">= 5", samples)
 			check(worst_angle <= 10.0, "%s: the palm faces the wall within 10°" % what, "<= 10°", worst_angle)
 			check(worst_wrist <= 0.05, "%s: the wrist within 5 cm × scale of its place off the wall" % what, "<= 0.05 per unit scale", worst_wrist)
@@ -429,7 +370,7 @@ func test_salute_offset_scales_with_the_rig() -> void:
 		bearing.saluting = true
 		for i in 40:
 			await physics_frames(1)
-		var poses := await _world_poses(sk, [index["Head"], index["RightHand"]])
+		var poses := await KIT.world_poses(self, sk, [index["Head"], index["RightHand"]])
 		distances.append(poses[0].origin.distance_to(poses[1].origin))
 		holder.queue_free()
 		await frames(1)

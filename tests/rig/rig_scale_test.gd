@@ -6,6 +6,7 @@ extends EntwineTest
 
 const CHARACTER := preload("res://characters/test_character.tscn")
 const HAND_BOX := preload("res://tests/lib/hand_box.gd")
+const KIT := preload("res://tests/rig/rig_kit.gd")
 
 
 ## Every bone pose and the body's transform are finite.
@@ -111,25 +112,12 @@ func test_walking_pair_meets_its_contract_at_each_scale() -> void:
 			chars.append(c)
 			comps.append(comp)
 		await physics_frames(2)
-		var boxes := [null, null]
-		var contact := [Vector3.ZERO]
-		for i in 2:
-			var sk := chars[i].get_skeleton()
-			sk.skeleton_updated.connect(func() -> void:
-				boxes[i] = _hand_box(chars[i], "LeftHand" if i == 0 else "RightHand")
-				if i == 0:
-					contact[0] = comps[0].get_contact_point())
-		check(comps[0].request(comps[1]) and comps[1].accept(), "scale %s: paired" % s)
-		chars[0].move_input = Vector3(0, 0, -1)
-		var worst := 0.0
-		var worst_overlap := 0.0
-		var samples := 0
-		for f in 180:
-			await physics_frame
-			if f > 60 and comps[0].are_hands_connected() and comps[1].get_hand_weight() >= 0.999 and boxes[0] != null and boxes[1] != null:
-				samples += 1
-				worst = maxf(worst, maxf(HAND_BOX.distance_to(boxes[0], contact[0]), HAND_BOX.distance_to(boxes[1], contact[0])))
-				worst_overlap = maxf(worst_overlap, HAND_BOX.overlap(boxes[0], boxes[1]))
+		var hand_boxes := func(i: int) -> Array: return _hand_box(chars[i], "LeftHand" if i == 0 else "RightHand")
+		var got: Dictionary = await KIT.walk_pair(self, chars, [chars[0].get_skeleton(), chars[1].get_skeleton()], comps, hand_boxes)
+		check(got["paired"], "scale %s: paired" % s)
+		var samples: int = got["samples"]
+		var worst: float = got["gap"]
+		var worst_overlap: float = got["overlap"]
 		print("rig_scale pair scale %s: hand to contact %.3f mm, hands overlap %.3f mm (per unit scale) over %d frames, k %.4f" % [
 			s, worst * 1000.0 / s, worst_overlap * 1000.0 / s, samples, comps[0].get_proportion()])
 		check(samples > 60, "scale %s: hands held while walking" % s, "> 60", samples)
@@ -146,41 +134,25 @@ func test_wall_touch_meets_its_contract_at_each_scale() -> void:
 	for s in [0.01, 1.0, 100.0]:
 		var world := add(Node3D.new()) as Node3D
 		world.scale = Vector3.ONE * s
-		add_floor(world, 40.0)
 		var face_x := 0.45
-		var wall := add_box(Vector3(face_x + 0.1, 1.5, -2.0), Vector3(0.2, 3.0, 14.0), 2, world)
-		wall.collision_mask = 0
+		KIT.wall_world(self, world, face_x)
 		var c := CHARACTER.instantiate() as TestCharacter
 		c.position = Vector3(0, 0, 4)
 		c.move_speed *= s
 		world.add_child(c)
-		var node := EnvironmentInteractionStateMachine.new()
-		node.interactable_mask = 2
-		c.add_child(node)
-		c.move_input = Vector3(0, 0, -1)
-		node.move_input = Vector3(0, 0, -1)
-		var touched := await wait_until(func() -> bool: return node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH, 8.0)
-		check(touched, "scale %s: the hand reaches Touch" % s)
-		var worst_angle := 0.0
-		var worst_gap := 0.0
-		var samples := 0
-		var sk := c.get_skeleton()
-		while touched and node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH and samples < 20:
-			var box := [null]
-			var grab := func() -> void: box[0] = _hand_box(c, "RightHand")
-			sk.skeleton_updated.connect(grab, CONNECT_ONE_SHOT)
-			await process_frame
-			await process_frame
-			if box[0] == null or node.get_state() != EnvironmentInteractionStateMachine.STATE_TOUCH:
-				break
-			samples += 1
-			var b: Array = box[0]
+		# The hand's box side nearest the wall against the wall's face (in world units), its palm
+		# (the box's thin axis) against the wall's normal.
+		var measure := func() -> Array:
+			var b: Array = _hand_box(c, "RightHand")
 			var thin: Vector3 = (b[1] as Array)[2]
-			var angle := rad_to_deg(acos(clampf(absf(thin.dot(Vector3.RIGHT)), 0.0, 1.0)))
-			worst_angle = maxf(worst_angle, angle)
-			# The box's side nearest the wall, against the wall's face (in world units).
 			var reach: float = (b[0] as Vector3).x + HAND_BOX.extent_along(b, Vector3.RIGHT)
-			worst_gap = maxf(worst_gap, absf(face_x * s - reach))
+			return [rad_to_deg(acos(clampf(absf(thin.dot(Vector3.RIGHT)), 0.0, 1.0))), absf(face_x * s - reach)]
+		var got: Dictionary = await KIT.touch_wall(self, c, c.get_skeleton(), measure)
+		var node: EnvironmentInteractionStateMachine = got["node"]
+		check(got["touched"], "scale %s: the hand reaches Touch" % s)
+		var samples: int = got["samples"]
+		var worst_angle: float = got["angle"]
+		var worst_gap: float = got["wrist"]
 		print("rig_scale wall touch scale %s: palm angle %.2f°, hand to wall %.2f mm (per unit scale) over %d frames, k %.4f" % [
 			s, worst_angle, worst_gap * 1000.0 / s, samples, node.get_proportion()])
 		check(samples >= 5, "scale %s: sampled the touch" % s, ">= 5", samples)

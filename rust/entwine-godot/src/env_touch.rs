@@ -83,8 +83,10 @@ pub struct EnvironmentInteractionStateMachine {
     #[var(set = set_skeleton_path)]
     skeleton_path: NodePath,
     /// The character's height in metres, which sizes the detection volume (the seed takes the
-    /// wingspan as the height). 0 = read it from the character's capsule, cylinder or box
-    /// [CollisionShape3D].
+    /// wingspan as the height). 0 = the height of the humanoid found in the skeleton (its meshes'
+    /// extent, else its head joint; see [HumanoidRig]), or, when the skeleton has no head, the
+    /// character's capsule, cylinder or box [CollisionShape3D]'s (a body's collider need not be the
+    /// size of the model it carries).
     #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
     #[var(set = set_character_height)]
     character_height: f32,
@@ -92,8 +94,8 @@ pub struct EnvironmentInteractionStateMachine {
     /// [member side_switch_margin], [member normal_ray_length], [member approach_distance],
     /// [member rise_distance], [member touch_distance], [member moving_away_offset] and
     /// [member jump_speed] are then given for the 1.75 m reference human the seed was tuned for
-    /// and multiplied by `k = h / 1.75`, `h` being the character's height in the world (its
-    /// collider's height, or [member character_height], times the character's scale in the world).
+    /// and multiplied by `k = h / 1.75`, `h` being the character's height in the world (as
+    /// [member character_height] gives it, times the character's scale in the world).
     /// A 1.75 m character gets the values as set. Off: they are metres (m/s) as set. See
     /// [method get_proportion].
     #[export]
@@ -1006,14 +1008,27 @@ impl EnvironmentInteractionStateMachine {
                     .to_string(),
             );
         }
-        let (height, centre) = self.character_size(&character)?;
+        let (shape_height, centre) = self.character_size(&character)?;
+        // Heights and rest poses in the character's frame, read once ("locked") from the rest pose.
+        let to_character =
+            character.get_global_transform().affine_inverse() * skeleton.get_global_transform();
+        // Auto: the rig's own height, carried into the character's frame (a model on a body whose
+        // collider is another size keeps its own proportions).
+        let rig_height =
+            humanoid.height * (to_character.basis * crate::convert::vector3(humanoid.up)).length();
+        let height = if self.character_height == 0.0
+            && humanoid.bone(RigRole::Head).is_some()
+            && rig_height.is_finite()
+            && rig_height > 0.0
+        {
+            rig_height
+        } else {
+            shape_height
+        };
         let volume = detection_box(height, centre).ok_or_else(|| {
             format!("character_height must be a finite height > 0 (got {height})")
         })?;
 
-        // Heights and rest poses in the character's frame, read once ("locked") from the rest pose.
-        let to_character =
-            character.get_global_transform().affine_inverse() * skeleton.get_global_transform();
         let shoulder_height = 0.5
             * (0..2)
                 .map(|s| (to_character * skeleton.get_bone_global_rest(bones[s][0]).origin).y)

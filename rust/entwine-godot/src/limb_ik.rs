@@ -1,7 +1,7 @@
 //! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
 
 use entwine_core::kit::{solve_limb, LimbGoal, LimbPose, PoleMemory};
-use entwine_core::rig::{Role, Side};
+use entwine_core::rig::{Role, Side, MAX_HAND_PARTS};
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
@@ -141,6 +141,10 @@ pub struct LimbIK {
     pole_memory: PoleMemory,
     /// The upper bone's parent (-1: none) when lower and end are direct children down the chain.
     upper_parent: Option<i32>,
+    /// Bones that turn with the end bone (a hand made of palm bones leaving the forearm at the
+    /// wrist: the humanoid's other hand parts), `-1` past the last.
+    #[init(val = [-1; MAX_HAND_PARTS])]
+    parts: [i32; MAX_HAND_PARTS],
 }
 
 #[godot_api]
@@ -154,6 +158,14 @@ impl ISkeletonModifier3D for LimbIK {
         };
         let current = [upper, lower, end].map(|bone| skeleton.get_bone_global_pose(bone));
         self.animated = current;
+        let parts = self.parts;
+        let part_poses = parts.map(|b| {
+            if b >= 0 {
+                skeleton.get_bone_global_pose(b)
+            } else {
+                Transform3D::IDENTITY
+            }
+        });
         let Some(mut goal) = self.goal(&skeleton, upper) else {
             return;
         };
@@ -202,6 +214,23 @@ impl ISkeletonModifier3D for LimbIK {
                 {
                     let scale = current[i].basis.get_scale();
                     skeleton.set_bone_global_pose(bone, transform_scaled(new_pose, scale));
+                }
+            }
+        }
+        // The hand's other parts keep their place on the hand: moved and turned as the end bone
+        // was (rotations and offsets only, so a zero-scaled bone cannot make it singular).
+        if parts[0] >= 0 {
+            let turn =
+                quaternion(solved.end.rotation) * quaternion(rotation(current[2].basis)).inverse();
+            let wrist = crate::convert::vector3(solved.end.position);
+            for (&bone, was) in parts.iter().zip(&part_poses) {
+                if bone < 0 {
+                    break;
+                }
+                let origin = wrist + turn * (was.origin - current[2].origin);
+                let basis = Basis::from_quaternion(turn.normalized()) * was.basis;
+                if origin.is_finite() && basis.is_finite() {
+                    skeleton.set_bone_global_pose(bone, Transform3D::new(basis, origin));
                 }
             }
         }
@@ -375,7 +404,8 @@ impl LimbIK {
         self.resolved_for = Some(key);
         let names = [&self.upper_bone, &self.lower_bone, &self.end_bone];
         self.chain = match find_chain(skeleton, names, self.limb) {
-            Ok(chain) => {
+            Ok((chain, parts)) => {
+                self.parts = parts;
                 self.warnings.clear(WARN_CHAIN);
                 let direct = skeleton.get_bone_parent(chain[1]) == chain[0]
                     && skeleton.get_bone_parent(chain[2]) == chain[1];
@@ -383,6 +413,7 @@ impl LimbIK {
                 Some(chain)
             }
             Err(why) => {
+                self.parts = [-1; MAX_HAND_PARTS];
                 let node = self.to_gd();
                 let msg =
                     format!("{why}; the modifier leaves the pose alone until the chain is fixed.");
@@ -451,12 +482,14 @@ impl LimbIK {
 }
 
 /// Returns the indices of three bones that form a parent → child chain — the named ones, or the
-/// `limb`'s bones in the skeleton's humanoid where a name is empty — or why they do not.
+/// `limb`'s bones in the skeleton's humanoid where a name is empty — or why they do not; with the
+/// bones that turn with the end bone when it is the humanoid's hand (its other hand parts; `-1` past
+/// the last).
 fn find_chain(
     skeleton: &Gd<Skeleton3D>,
     names: [&GString; 3],
     limb: Limb,
-) -> Result<[i32; 3], String> {
+) -> Result<([i32; 3], [i32; MAX_HAND_PARTS]), String> {
     let humanoid = if names.iter().any(|n| n.is_empty()) {
         rig::humanoid(skeleton)
     } else {
@@ -477,5 +510,16 @@ fn find_chain(
             ));
         }
     }
-    Ok(chain)
+    let mut parts = [-1; MAX_HAND_PARTS];
+    let side = match limb {
+        Limb::LeftArm => Some(Side::Left),
+        Limb::RightArm => Some(Side::Right),
+        _ => None,
+    };
+    if let Some(side) = side.filter(|_| names[2].is_empty()) {
+        for (slot, bone) in parts.iter_mut().zip(humanoid.hand_parts(side)) {
+            *slot = bone as i32;
+        }
+    }
+    Ok((chain, parts))
 }

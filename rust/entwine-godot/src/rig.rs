@@ -1,16 +1,18 @@
 //! The one place where a skeleton becomes a core [`Humanoid`]: every node that needs bones, body
-//! axes or proportions asks here. When the skeleton draws skinned meshes, their extent gives the
-//! height ([`Humanoid::fit_extent`]).
+//! axes or proportions asks here. When the skeleton draws meshes (skinned, or rigid parts on its
+//! bones), their extent gives the height ([`Humanoid::fit_extent`]).
 
 use entwine_core::rig::{Humanoid, Role, Side};
 use godot::classes::mesh::ArrayType;
-use godot::classes::{ArrayMesh, MeshInstance3D, Skeleton3D, Skin};
+use godot::classes::{ArrayMesh, BoneAttachment3D, MeshInstance3D, Skeleton3D, Skin};
 use godot::prelude::*;
 
+use crate::bones::is_ancestor;
 use crate::convert::{rotation, vec3};
 
 /// Describes the humanoid in `skeleton` from its bone names and rest pose, and, when the skeleton
-/// draws skinned meshes, the height from their extent and each finger-less hand from its own
+/// draws meshes (skinned, or rigid parts on its bones), the height from their extent and each
+/// finger-less hand from its own
 /// vertices (allocates and reads the meshes' vertices: call it when a node resolves its bones, never
 /// per frame).
 pub fn humanoid(skeleton: &Gd<Skeleton3D>) -> Humanoid {
@@ -25,7 +27,7 @@ pub fn humanoid(skeleton: &Gd<Skeleton3D>) -> Humanoid {
         rest.push((vec3(t.origin), rotation(t.basis)));
     }
     let mut h = Humanoid::derive(&names, &parents, &rest);
-    if let Some((lowest, highest)) = skinned_extent(skeleton, h.up) {
+    if let Some((lowest, highest)) = mesh_extent(skeleton, h.up) {
         h.fit_extent(lowest, highest, &rest);
     }
     for side in [Side::Left, Side::Right] {
@@ -34,6 +36,11 @@ pub fn humanoid(skeleton: &Gd<Skeleton3D>) -> Humanoid {
             if let Some((lo, hi)) = bone_vertex_bounds(skeleton, hand as i32) {
                 let frame = skeleton.get_bone_global_rest(hand as i32);
                 h.fit_hand(side, lo, hi, rotation(frame.basis));
+            }
+        } else if hand.is_some() {
+            // Finger bones give the palm and the fingers' direction; the drawn hand gives its size.
+            if let Some((surface, length, width)) = hand_extent(skeleton, &h, side) {
+                h.fit_hand_size(side, surface, length, width);
             }
         }
     }
@@ -76,6 +83,56 @@ fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec
     let rest = skeleton.get_bone_global_rest(bone);
     let frame = Transform3D::new(rest.basis.orthonormalized(), rest.origin).affine_inverse();
     let mut bounds: Option<(glam::Vec3, glam::Vec3)> = None;
+    skinned_vertices(skeleton, &|b| b == bone, &mut |v| {
+        let p = vec3(frame * v);
+        if p.is_finite() {
+            bounds = Some(bounds.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
+        }
+    });
+    bounds
+}
+
+/// The hand on `side` measured from the vertices drawn mostly by its bones (the hand bone, the
+/// bones that turn with it and everything under them: palms, thumb and fingers), along the rig's
+/// own palm and finger directions from the wrist (skeleton units, rest pose), for
+/// [`Humanoid::fit_hand_size`]: `(palm surface, length, width)`. `None` without such vertices.
+fn hand_extent(skeleton: &Gd<Skeleton3D>, h: &Humanoid, side: Side) -> Option<(f32, f32, f32)> {
+    let hand = h.bone(Role::arm(side)[2])? as i32;
+    let mut roots: Vec<i32> = vec![hand];
+    roots.extend(h.hand_parts(side).map(|b| b as i32));
+    let n = skeleton.get_bone_count();
+    let in_hand: Vec<bool> = (0..n)
+        .map(|b| roots.iter().any(|&r| r == b || is_ancestor(skeleton, r, b)))
+        .collect();
+    let wrist = skeleton.get_bone_global_rest(hand).origin;
+    let s = side as usize;
+    let (palm, finger) = (h.palm[s], h.finger[s]);
+    let across = palm.cross(finger);
+    let mut got: Option<(f32, f32, f32, f32)> = None;
+    skinned_vertices(
+        skeleton,
+        &|b| usize::try_from(b).ok().and_then(|i| in_hand.get(i)) == Some(&true),
+        &mut |v| {
+            let d = vec3(v - wrist);
+            if !d.is_finite() {
+                return;
+            }
+            let (p, f, a) = (d.dot(palm), d.dot(finger), d.dot(across));
+            got = Some(got.map_or((p, f, a, a), |(gp, gf, lo, hi)| {
+                (gp.max(p), gf.max(f), lo.min(a), hi.max(a))
+            }));
+        },
+    );
+    got.map(|(surface, length, lo, hi)| (surface, length, hi - lo))
+}
+
+/// Calls `each` with every vertex (skeleton space, rest pose) of the skeleton's skinned meshes
+/// whose largest weight is on a bone `wanted` accepts.
+fn skinned_vertices(
+    skeleton: &Gd<Skeleton3D>,
+    wanted: &dyn Fn(i32) -> bool,
+    each: &mut dyn FnMut(Vector3),
+) {
     for (mi, skin) in skinned_meshes(skeleton) {
         let Some(mesh) = mi.get_mesh().and_then(|m| m.try_cast::<ArrayMesh>().ok()) else {
             continue;
@@ -113,25 +170,88 @@ fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec
                 let Some(&b) = usize::try_from(best.0).ok().and_then(|i| binds.get(i)) else {
                     continue;
                 };
-                if b != bone {
+                if b < 0 || !wanted(b) {
                     continue;
                 }
                 let at_rest = skeleton.get_bone_global_rest(b) * skin.get_bind_pose(best.0);
-                let p = vec3(frame * (at_rest * *vertex));
-                if p.is_finite() {
-                    bounds = Some(bounds.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
-                }
+                each(at_rest * *vertex);
             }
         }
     }
-    bounds
 }
 
-/// The lowest and highest points along `up` (skeleton space) of the skinned meshes drawn by
-/// `skeleton` (its MeshInstance3D children with a Skin), at the rest pose: each mesh's bounding box
-/// carried by its first bound bone's rest × bind pose. `None` without such a mesh.
-fn skinned_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> {
+/// The lowest and highest points along `up` (skeleton space) of the meshes drawn by `skeleton` at
+/// the rest pose: its skinned meshes (MeshInstance3D children with a Skin; each mesh's bounding box
+/// carried by its first bound bone's rest × bind pose) and the rigid parts on its bones (meshes
+/// under its BoneAttachment3D children, as glTF imports a mesh parented to a bone: each part's
+/// vertices carried by the bone's rest pose and the nodes between). `None` without either.
+fn mesh_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> {
     let mut extent: Option<(f32, f32)> = None;
+    let mut add = |h: f32| {
+        if h.is_finite() {
+            extent = Some(extent.map_or((h, h), |(lo, hi)| (lo.min(h), hi.max(h))));
+        }
+    };
+    let corners = |aabb: Aabb, to_skeleton: Transform3D| {
+        (0..8).map(move |k| {
+            let corner = aabb.position
+                + Vector3::new(
+                    if k & 1 == 0 { 0.0 } else { aabb.size.x },
+                    if k & 2 == 0 { 0.0 } else { aabb.size.y },
+                    if k & 4 == 0 { 0.0 } else { aabb.size.z },
+                );
+            vec3(to_skeleton * corner).dot(up)
+        })
+    };
+    for child in skeleton.get_children().iter_shared() {
+        let Ok(attachment) = child.try_cast::<BoneAttachment3D>() else {
+            continue;
+        };
+        let mut bone = attachment.get_bone_idx();
+        if bone < 0 {
+            bone = skeleton.find_bone(&attachment.get_bone_name());
+        }
+        if bone < 0 || bone >= skeleton.get_bone_count() {
+            continue;
+        }
+        let rest = skeleton.get_bone_global_rest(bone);
+        let attachment_node = attachment.clone().upcast::<Node>();
+        for node in attachment
+            .find_children_ex("*")
+            .type_("MeshInstance3D")
+            .owned(false)
+            .done()
+            .iter_shared()
+        {
+            let Ok(mi) = node.try_cast::<MeshInstance3D>() else {
+                continue;
+            };
+            let Some(mesh) = mi.get_mesh() else {
+                continue;
+            };
+            // The mesh's transform relative to the attachment, through the nodes between.
+            let mut local = mi.get_transform();
+            let mut up_node = mi.get_parent();
+            while let Some(p) = up_node {
+                if p == attachment_node {
+                    break;
+                }
+                if let Ok(p3) = p.clone().try_cast::<Node3D>() {
+                    local = p3.get_transform() * local;
+                }
+                up_node = p.get_parent();
+            }
+            // The part's own vertices (a rotated box's corners would reach past them).
+            let to_skeleton = rest * local;
+            let faces = mesh.get_faces();
+            if faces.is_empty() {
+                corners(mesh.get_aabb(), to_skeleton).for_each(&mut add);
+            }
+            for &p in faces.as_slice() {
+                add(vec3(to_skeleton * p).dot(up));
+            }
+        }
+    }
     for (mi, skin) in skinned_meshes(skeleton) {
         let Some(mesh) = mi.get_mesh() else {
             continue;
@@ -142,19 +262,7 @@ fn skinned_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32
         }) else {
             continue;
         };
-        let aabb = mesh.get_aabb();
-        for k in 0..8 {
-            let corner = aabb.position
-                + Vector3::new(
-                    if k & 1 == 0 { 0.0 } else { aabb.size.x },
-                    if k & 2 == 0 { 0.0 } else { aabb.size.y },
-                    if k & 4 == 0 { 0.0 } else { aabb.size.z },
-                );
-            let h = vec3(to_skeleton * corner).dot(up);
-            if h.is_finite() {
-                extent = Some(extent.map_or((h, h), |(lo, hi)| (lo.min(h), hi.max(h))));
-            }
-        }
+        corners(mesh.get_aabb(), to_skeleton).for_each(&mut add);
     }
     extent
 }

@@ -512,6 +512,7 @@ fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
         godot::place_sid_templates(root, &version)?;
     }
     import_project(&godot, repo)?;
+    let models = real_models(repo)?;
     let mut summary = Vec::new();
     for (kind, lib) in [("release", &release_lib), ("debug", &debug_lib)] {
         let out_dir = target_dir(repo).join("export/linux").join(kind);
@@ -556,6 +557,12 @@ fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
             shipped.display(),
             megabytes(&shipped)
         );
+        let pck = out_dir.join("entwine_demo.pck");
+        let carried = pck_models(&pck, &models)?;
+        println!(
+            "export: the {kind} build's {} carries {carried}",
+            pck.display()
+        );
         let run_log = target_dir(repo).join(format!("export-run-{kind}.log"));
         let cmd = godot.command_with(
             &exe_s,
@@ -584,6 +591,25 @@ fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
                 quirks.len()
             );
         }
+        // The check names each real humanoid it read ("models=cesium_man:19,…").
+        let unread: Vec<&str> = models
+            .iter()
+            .filter_map(|(name, _, _)| {
+                let listed = loaded.is_some_and(|l| {
+                    l.split_whitespace()
+                        .filter_map(|w| w.strip_prefix("models="))
+                        .any(|list| list.split(',').any(|m| m.split(':').next() == Some(name)))
+                });
+                (!listed).then_some(name.as_str())
+            })
+            .collect();
+        if loaded.is_some() && !unread.is_empty() {
+            return Err(format!(
+                "the exported {kind} build did not read the humanoid(s) {}; log {}",
+                unread.join(", "),
+                run_log.display()
+            ));
+        }
         match (ending, loaded) {
             (Ending::Exited(s), Some(line)) if s.success() && bad.is_empty() => {
                 println!("export: the {kind} build ran: {line}");
@@ -600,6 +626,64 @@ fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
     }
     println!("export: passed ({})", summary.join("; "));
     Ok(())
+}
+
+/// The real humanoids the demo project ships (`godot_project/assets/characters/NAME/*.glb`): each
+/// folder's name, the file's `res://` path and its size.
+fn real_models(repo: &Path) -> Result<Vec<(String, String, u64)>> {
+    let dir = repo.join("godot_project/assets/characters");
+    let mut out = Vec::new();
+    let entries = fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Ok(files) = fs::read_dir(entry.path()) else {
+            continue;
+        };
+        for file in files.flatten() {
+            let file_name = file.file_name().to_string_lossy().to_string();
+            if file_name.ends_with(".glb") {
+                let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+                out.push((
+                    name.clone(),
+                    format!("res://assets/characters/{name}/{file_name}"),
+                    size,
+                ));
+            }
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(format!("no .glb humanoid under {}", dir.display()));
+    }
+    Ok(out)
+}
+
+/// Checks that the exported `.pck` lists every model's path and is big enough to hold them all
+/// (a pack stores each file's path in its directory and the bytes as they are); returns a line
+/// naming them.
+fn pck_models(pck: &Path, models: &[(String, String, u64)]) -> Result<String> {
+    let bytes = fs::read(pck).map_err(|e| format!("cannot read {}: {e}", pck.display()))?;
+    let mut named = Vec::new();
+    for (name, path, size) in models {
+        let inner = path.trim_start_matches("res://");
+        let found = bytes.windows(inner.len()).any(|w| w == inner.as_bytes());
+        if !found {
+            return Err(format!(
+                "{} does not carry {path}: the demo's real humanoids would be missing",
+                pck.display()
+            ));
+        }
+        named.push(format!("{name} ({size} bytes)"));
+    }
+    let total: u64 = models.iter().map(|m| m.2).sum();
+    if (bytes.len() as u64) < total {
+        return Err(format!(
+            "{} is {} bytes, smaller than the models it should carry ({total} bytes)",
+            pck.display(),
+            bytes.len()
+        ));
+    }
+    Ok(named.join(", "))
 }
 
 /// Builds the optimised libraries and zips the addon, the example scenes and the docs.

@@ -18,6 +18,9 @@
 //!   (`arm_joint_L_1` …, `leg_joint_L_1` … `leg_joint_L_5`, `neck_joint_1`, `torso_joint_1` …),
 //!   are read as one chain in depth order when each is a descendant of the one before: upper arm,
 //!   forearm, hand; thigh, shin, foot, toes; neck, head; hips, spine, chest, upper chest.
+//!   A rig with no hand bone, whose palm bones and thumb leave the forearm at the wrist (Blender's
+//!   `LowerArm.L` → `Palm1.L`, `Palm2.L`, `Palm3.L`, `Thumb.L`), gets the palm bone that carries
+//!   the middle finger as its hand and the others as [`Humanoid::hand_parts`], which turn with it.
 //! * **the body's axes** in the skeleton's space: up from the hips to the head, right from the left
 //!   to the right upper arm (or leg), forward = up × right. A rig facing +Z gets forward +Z.
 //! * **proportions**: height, arm and leg lengths, shoulder width, head size, hand width.
@@ -172,7 +175,7 @@ impl Role {
         use Role::*;
         match self {
             Hips => "Hips, hips | hip | pelvis, else the first of a numbered torso chain",
-            Spine => "Spine, spine | torso",
+            Spine => "Spine, spine | torso | abdomen",
             Chest | UpperChest => "Chest, chest | upper chest, else the neck's parent",
             Neck => "Neck, neck, else the head's parent",
             Head => "Head, head, else the last of a chain of bones all named neck + a number",
@@ -322,7 +325,7 @@ pub fn role_from_name(name: &str) -> Option<Role> {
     }
     Some(match key {
         "hips" | "hip" | "pelvis" => Role::Hips,
-        "spine" | "torso" => Role::Spine,
+        "spine" | "torso" | "abdomen" => Role::Spine,
         "chest" => Role::Chest,
         "upperchest" => Role::UpperChest,
         "neck" => Role::Neck,
@@ -414,7 +417,14 @@ pub struct Humanoid {
     pub finger: [Vec3; 2],
     /// Each hand's size measured from its own vertices ([`Self::fit_hand`]), if it was.
     pub measured_hand: [Option<HandSize>; 2],
+    /// Per hand, the bones beside the hand bone that start at the wrist (a rig without a hand bone,
+    /// whose palm bones and thumb leave the forearm there): a solver that turns the hand turns them
+    /// with it, so the hand stays in one piece.
+    hand_parts: [[Option<usize>; MAX_HAND_PARTS]; 2],
 }
+
+/// At most this many bones beside the hand bone turn with it ([`Humanoid::hand_parts`]).
+pub const MAX_HAND_PARTS: usize = 6;
 
 impl Humanoid {
     /// Describes the humanoid in a skeleton of `names.len()` bones: `parents[i]` is bone `i`'s parent
@@ -549,6 +559,56 @@ impl Humanoid {
                 bones[Role::Head as usize] = Some(c[len - 1]);
             }
         }
+        // A hand with no bone of its own (Blender rigs whose palm bones and thumb leave the forearm
+        // at the wrist, as `Palm1.L`, `Palm2.L`… under `LowerArm.L`): the bone that carries the
+        // fingers. With the forearm found and the fingers' nearest common ancestor the forearm (or
+        // above it), that is the forearm's child on the way to the middle finger (else the index,
+        // ring, little); otherwise the fingers' nearest common ancestor (one finger: its parent).
+        let parent_of = |b: usize| usize::try_from(parents[b]).ok().filter(|&p| p < n);
+        for side in [Side::Left, Side::Right] {
+            let [_, lower_arm, hand] = Role::arm(side);
+            if bones[hand as usize].is_some() {
+                continue;
+            }
+            let fingers = Role::fingers(side);
+            let found: Vec<usize> = [fingers[1], fingers[0], fingers[2], fingers[3]]
+                .iter()
+                .filter_map(|r| bones[*r as usize])
+                .collect();
+            let Some(&first) = found.first() else {
+                continue;
+            };
+            let mut common = parent_of(first);
+            for &f in &found[1..] {
+                while let Some(c) = common {
+                    if is_ancestor(c, f) {
+                        break;
+                    }
+                    common = parent_of(c);
+                }
+            }
+            let Some(common) = common else {
+                continue;
+            };
+            bones[hand as usize] = match bones[lower_arm as usize] {
+                Some(fore) if common == fore || is_ancestor(common, fore) => {
+                    let mut b = first;
+                    let mut carrier = None;
+                    for _ in 0..=n {
+                        match parent_of(b) {
+                            Some(p) if p == fore => {
+                                carrier = Some(b);
+                                break;
+                            }
+                            Some(p) => b = p,
+                            None => break,
+                        }
+                    }
+                    carrier
+                }
+                _ => Some(common),
+            };
+        }
         // Chains whose middle bones have unknown names: take them from the hierarchy.
         let usable_parent = |bone: usize| -> Option<usize> {
             let mut b = bone;
@@ -580,7 +640,46 @@ impl Humanoid {
             bones[Role::Chest as usize] = bones[Role::UpperChest as usize]
                 .or_else(|| bones[Role::Neck as usize].and_then(usable_parent));
         }
-        Self::from_bones(bones, &rest[..n])
+        let mut h = Self::from_bones(bones, &rest[..n]);
+        // The hand's other parts: bones beside the hand bone (the same parent, not twist or helper
+        // bones) that start at the wrist, within half the forearm's length of the hand's origin
+        // (the robot's other palm bones and thumb); they turn with the hand.
+        for side in [Side::Left, Side::Right] {
+            let Some(hand) = h.bone(Role::arm(side)[2]) else {
+                continue;
+            };
+            let Some(fore) = parent_of(hand) else {
+                continue;
+            };
+            let wrist = rest[hand].0;
+            let reach = 0.5 * wrist.distance(rest[fore].0);
+            let mut k = 0;
+            for b in 0..n {
+                if k == MAX_HAND_PARTS {
+                    break;
+                }
+                let helper = Words::new(names[b].as_ref()).any(|w| {
+                    let w = Lower(w);
+                    w.eq_any(SKIP_WORDS) && !w.eq_any(&["palm", "meta", "metacarpal"])
+                });
+                if b != hand
+                    && parent_of(b) == Some(fore)
+                    && !helper
+                    && rest[b].0.distance(wrist) <= reach
+                {
+                    h.hand_parts[side as usize][k] = Some(b);
+                    k += 1;
+                }
+            }
+        }
+        h
+    }
+
+    /// The bones that turn with the hand on `side` besides the hand bone itself: the bones beside
+    /// it (the same parent, not twist or helper bones) that start at the wrist, within half the
+    /// forearm's length of it. None on a rig whose hand bone carries the whole hand.
+    pub fn hand_parts(&self, side: Side) -> impl Iterator<Item = usize> + '_ {
+        self.hand_parts[side as usize].iter().flatten().copied()
     }
 
     /// Measures the body from bones already assigned to roles.
@@ -739,6 +838,7 @@ impl Humanoid {
             hand_width,
             knuckles: knuckle_reach,
             measured_hand: [None; 2],
+            hand_parts: [[None; MAX_HAND_PARTS]; 2],
             palm,
             finger,
         };
@@ -873,6 +973,27 @@ impl Humanoid {
         }
         self.palm[s] = palm;
         self.finger[s] = finger;
+        self.hand_width[s] = width;
+        self.measured_hand[s] = Some(HandSize {
+            length,
+            width,
+            thickness: 2.0 * surface,
+        });
+    }
+
+    /// Sizes the hand on `side` from its own vertices, keeping the palm and finger directions the
+    /// finger bones gave: `surface` is the farthest vertex out of the palm from the wrist (along
+    /// [`Self::palm`]), `length` the farthest along [`Self::finger`], `width` the vertices' span
+    /// across (skeleton units, rest pose). A hand drawn far bigger than its knuckles say (a
+    /// cartoon robot's mitt) then grips with its drawn size: thickness twice the wrist → palm
+    /// surface distance, so a grip half a thickness out of the palm sits on that surface. Values
+    /// that are not finite and positive leave the hand as it was.
+    pub fn fit_hand_size(&mut self, side: Side, surface: f32, length: f32, width: f32) {
+        let ok = |v: f32| v.is_finite() && v > 0.0;
+        if !(ok(surface) && ok(length) && ok(width)) {
+            return;
+        }
+        let s = side as usize;
         self.hand_width[s] = width;
         self.measured_hand[s] = Some(HandSize {
             length,

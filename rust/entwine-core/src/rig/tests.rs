@@ -640,3 +640,128 @@ fn a_hand_measured_from_its_vertices() {
     assert!(h.palm[0].dot(guessed) > 0.0);
     assert!(h.finger[0].dot(h.palm[0]).abs() < 1e-5);
 }
+
+/// A Blender robot with no hand bone (Robot Expressive's arm, in its own units: a forearm with
+/// three palm bones and a thumb leaving it at the wrist, a finger under each palm, bones rolled at
+/// random): the palm bone carrying the middle finger is the hand, the other palms and the thumb
+/// turn with it, the fingers give the palm; a forearm twist bone at the wrist is not a hand part;
+/// the abdomen is the spine and the torso above it the chest.
+#[test]
+fn a_hand_made_of_palm_bones_leaving_the_forearm() {
+    let mut rng = Lcg(16);
+    let mut body: Vec<(&str, &str, Vec3)> = vec![
+        ("Hips", "", Vec3::new(0.0, 1.0, 0.0)),
+        ("Abdomen", "Hips", Vec3::new(0.0, 1.3, 0.0)),
+        ("Torso", "Abdomen", Vec3::new(0.0, 1.8, 0.0)),
+        ("Neck", "Torso", Vec3::new(0.0, 2.4, 0.0)),
+        ("Head", "Neck", Vec3::new(0.0, 2.7, 0.0)),
+    ];
+    // Facing +Z: the left is +X. T-pose arms along ±X, palms down.
+    for (side, s) in [("L", 1.0f32), ("R", -1.0)] {
+        let leak = |n: &str| -> &'static str { Box::leak(format!("{n}.{side}").into_boxed_str()) };
+        let wrist = Vec3::new(1.9 * s, 2.2, 0.0);
+        body.extend([
+            (leak("Shoulder"), "Torso", Vec3::new(0.55 * s, 2.2, 0.0)),
+            (
+                leak("UpperArm"),
+                leak("Shoulder"),
+                Vec3::new(0.6 * s, 2.2, 0.0),
+            ),
+            (
+                leak("LowerArm"),
+                leak("UpperArm"),
+                Vec3::new(1.25 * s, 2.2, 0.0),
+            ),
+            (leak("Palm1"), leak("LowerArm"), wrist),
+            (leak("Palm2"), leak("LowerArm"), wrist),
+            (leak("Palm3"), leak("LowerArm"), wrist),
+            (
+                leak("Thumb"),
+                leak("LowerArm"),
+                wrist + Vec3::new(0.0, -0.03, 0.19),
+            ),
+            (
+                leak("ForearmTwist"),
+                leak("LowerArm"),
+                wrist - Vec3::new(0.02 * s, 0.0, 0.0),
+            ),
+            (
+                leak("Index"),
+                leak("Palm1"),
+                wrist + Vec3::new(0.42 * s, 0.0, 0.1),
+            ),
+            (
+                leak("Middle1"),
+                leak("Palm2"),
+                wrist + Vec3::new(0.42 * s, 0.0, 0.0),
+            ),
+            (
+                leak("Ring1"),
+                leak("Palm3"),
+                wrist + Vec3::new(0.42 * s, 0.0, -0.1),
+            ),
+            (
+                leak("Index2"),
+                leak("Index"),
+                wrist + Vec3::new(0.6 * s, 0.0, 0.1),
+            ),
+        ]);
+    }
+    let names: Vec<&str> = body.iter().map(|b| b.0).collect();
+    let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
+    let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
+    let rest: Vec<(Vec3, Quat)> = body
+        .iter()
+        .map(|b| {
+            let axis = Vec3::new(rng.signed(), rng.signed(), rng.signed())
+                .try_normalize()
+                .unwrap_or(Vec3::X);
+            (b.2, Quat::from_axis_angle(axis, rng.signed() * 3.1))
+        })
+        .collect();
+    let h = Humanoid::derive(&names, &parents, &rest);
+    for (side, s, sign) in [(Side::Left, "L", 1.0f32), (Side::Right, "R", -1.0)] {
+        let bone = |n: &str| Some(index(&format!("{n}.{s}")) as usize);
+        let [upper, lower, hand] = Role::arm(side);
+        assert_eq!(h.bone(upper), bone("UpperArm"), "{side:?}");
+        assert_eq!(h.bone(lower), bone("LowerArm"), "{side:?}");
+        assert_eq!(h.bone(hand), bone("Palm2"), "{side:?}");
+        let mut parts: Vec<usize> = h.hand_parts(side).collect();
+        parts.sort_unstable();
+        let mut expected: Vec<usize> = ["Palm1", "Palm3", "Thumb"]
+            .iter()
+            .map(|n| bone(n).unwrap())
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(parts, expected, "{side:?}");
+        assert!((h.arm_length[side as usize] - 1.3).abs() < 1e-4);
+        // Fingers along the arm, outward; the palm down (index +Z, ring −Z: a left hand's
+        // fingers × (index − ring) is −Y).
+        let f = h.finger[side as usize];
+        assert!(vec_angle(f, Vec3::X * sign) < 1e-3, "{side:?} {f:?}");
+        let palm = h.palm[side as usize];
+        assert!(vec_angle(palm, Vec3::NEG_Y) < 1e-3, "{side:?} {palm:?}");
+    }
+    assert!(vec_angle(h.forward, Vec3::Z) < 1e-4, "{:?}", h.forward);
+    // The drawn hand, 0.25 out of the palm, 0.5 long and 0.45 wide, gives the grip's size;
+    // degenerate figures change nothing.
+    let mut sized = h.clone();
+    for bad in [(f32::NAN, 0.5, 0.45), (0.25, -0.5, 0.45), (0.25, 0.5, 0.0)] {
+        sized.fit_hand_size(Side::Left, bad.0, bad.1, bad.2);
+        assert_eq!(sized, h);
+    }
+    sized.fit_hand_size(Side::Left, 0.25, 0.5, 0.45);
+    let size = sized.hand_size(Side::Left);
+    assert!((size.thickness - 0.5).abs() < 1e-6 && (size.length - 0.5).abs() < 1e-6);
+    assert!((size.width - 0.45).abs() < 1e-6, "{size:?}");
+    assert_eq!(sized.palm, h.palm);
+    assert_eq!(sized.finger, h.finger);
+    // The torso: the abdomen is the spine (nearer the root than the torso, which is the chest).
+    assert_eq!(h.bone(Role::Spine), Some(index("Abdomen") as usize));
+    assert_eq!(h.bone(Role::Chest), Some(index("Torso") as usize));
+    // A rig whose hand has its own bone has no other hand parts, even with a twist bone at the
+    // wrist.
+    let g = generate(Convention::Godot, 1.0, -1.0, &mut rng, true);
+    assert_eq!(derive(&g).hand_parts(Side::Left).count(), 0);
+    assert_eq!(derive(&g).hand_parts(Side::Right).count(), 0);
+}
