@@ -119,8 +119,8 @@ impl RopeBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rope::{Collider, RopeParams, Shape};
     use crate::kit::Pose;
+    use crate::rope::{Collider, RopeParams, Shape};
     use glam::Quat;
 
     fn rope(x: f32) -> Rope {
@@ -175,7 +175,11 @@ mod tests {
                 batch.push(r, w, input(xs[i], t), i);
             }
             assert_eq!(batch.step(), xs.len());
-            assert_eq!(batch.step(), 0, "a second step before draining does nothing");
+            assert_eq!(
+                batch.step(),
+                0,
+                "a second step before draining does nothing"
+            );
             for e in batch.drain() {
                 held[e.owner] = Some(e.rope);
                 worlds[e.owner] = e.world;

@@ -283,7 +283,13 @@ mod tests {
     #[test]
     fn a_partial_build_matches_the_full_one_where_it_draws() {
         let pts: Vec<Vec3> = (0..10)
-            .map(|i| Vec3::new((i as f32 * 0.7).sin() * 0.2, -0.3 * i as f32, 0.1 * i as f32))
+            .map(|i| {
+                Vec3::new(
+                    (i as f32 * 0.7).sin() * 0.2,
+                    -0.3 * i as f32,
+                    0.1 * i as f32,
+                )
+            })
             .collect();
         let mut full = Tube::new(32, 8, 3);
         let mut part = Tube::new(32, 8, 3);
