@@ -81,8 +81,12 @@ fn tick(
     for (i, slot) in ropes.iter_mut().enumerate() {
         let Some(rope) = slot.as_mut() else { continue };
         // Grow and shrink while stepping: the rope pays out and reels in within its capacity.
-        if frame % 90 == 0 {
-            let target = if (frame / 90) % 2 == 0 { 6.0 } else { 2.0 };
+        if frame.is_multiple_of(90) {
+            let target = if (frame / 90).is_multiple_of(2) {
+                6.0
+            } else {
+                2.0
+            };
             rope.set_target_length(target);
         }
         let n = rope.interpolated(0.5, scratch);
