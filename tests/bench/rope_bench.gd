@@ -7,6 +7,11 @@ extends EntwineBench
 ## (`gd_rope.gd`, simulation only), in interleaved rounds compared by their medians, and Godot's built-in `SpringBoneSimulator3D` on 1,000 skeletons with
 ## 32-bone chains (one skeleton update each, the closest built-in). The ratio is GDScript simulation
 ## time / Rust simulation time.
+##
+## It also measures `RopeSimulation` as a game uses it: TREE_ROPES ropes with default settings in the
+## tree, stepped by the physics tick and drawn every frame (`tree` in the line: µs per rope per
+## physics frame, the frame time with the ropes processing minus that with them idle, in interleaved
+## rounds).
 
 const ROPES := 1000
 const POINTS := 32
@@ -16,6 +21,8 @@ const RUST_FRAMES := 20
 const GD_FRAMES := 3
 const SPRING_FRAMES := 30
 const WARM_UP_FRAMES := 120
+const TREE_ROPES := 200
+const TREE_FRAMES := 60
 const GD_ROPE := preload("res://tests/bench/gd_rope.gd")
 
 var _time := 0.0
@@ -103,14 +110,18 @@ func _run() -> void:
 	var rm := median(rust_mesh)
 	var gs := median(gd_sim)
 
+	# --- default ropes in the tree ---
+	var tree_r: Array = await _in_tree()
+
 	# --- SpringBoneSimulator3D on 32-bone chains ---
 	var spring_r: Array = await _spring_bones()
 	var spring_ms: float = spring_r[0]
 	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame (rounds %.2f-%.2f)" % spring_r
 	var vs_spring := "n/a" if spring_ms < 0.0 else "%.1fx" % (spring_ms / maxf(rs, 0.001))
 
-	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (%.2f substeps in use on average), mesh update %.2f ms/frame (max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s ratio=%.1fx" % [
-		ROPES, POINTS, ITERATIONS, rs, substeps, rm, stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring, gs / maxf(rs, 0.001)])
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (%.2f substeps in use on average), mesh update %.2f ms/frame (max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
+		ROPES, POINTS, ITERATIONS, rs, substeps, rm, stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
+		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], gs / maxf(rs, 0.001)])
 	quit(0)
 
 
@@ -168,6 +179,56 @@ func _spring_bones() -> Array:
 	for s in skeletons:
 		s.free()
 	return [median(costs), costs.min(), costs.max()]
+
+
+## Returns the cost of one default RopeSimulation in the tree per physics frame (µs), [median, lowest,
+## highest] over ROUNDS interleaved rounds: each engine iteration runs exactly one physics tick of
+## 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
+## per tick), unthrottled; a round times TREE_FRAMES iterations with the ropes idle (physics and
+## process off) and as many with them on, and the difference is shared among the ropes.
+func _in_tree() -> Array:
+	unthrottle()
+	var ticks := Engine.physics_ticks_per_second
+	var steps := Engine.max_physics_steps_per_frame
+	var scale := Engine.time_scale
+	Engine.physics_ticks_per_second = 60000
+	Engine.max_physics_steps_per_frame = 1
+	Engine.time_scale = 1000.0
+	var ropes: Array[RopeSimulation] = []
+	for i in TREE_ROPES:
+		var r := RopeSimulation.new()
+		r.position = _home(i)
+		root.add_child(r)
+		ropes.append(r)
+	for f in 30:
+		await process_frame
+	var costs: Array[float] = []
+	for round in ROUNDS:
+		for r in ropes:
+			r.set_physics_process(false)
+			r.set_process(false)
+		var bare := await _iteration_us()
+		for r in ropes:
+			r.set_physics_process(true)
+			r.set_process(true)
+		var with_ropes := await _iteration_us()
+		costs.append((with_ropes - bare) / TREE_ROPES)
+	for r in ropes:
+		r.free()
+	Engine.physics_ticks_per_second = ticks
+	Engine.max_physics_steps_per_frame = steps
+	Engine.time_scale = scale
+	return [median(costs), costs.min(), costs.max()]
+
+
+## Returns the mean wall time of one engine iteration (µs) over TREE_FRAMES, after 5 untimed ones.
+func _iteration_us() -> float:
+	for f in 5:
+		await process_frame
+	var t0 := Time.get_ticks_usec()
+	for f in TREE_FRAMES:
+		await process_frame
+	return float(Time.get_ticks_usec() - t0) / TREE_FRAMES
 
 
 func _frame_ms(skeletons: Array[Skeleton3D]) -> float:

@@ -41,6 +41,7 @@
 //! Everything is `f32` and follows one fixed order of operations, so the same inputs give the same
 //! bits (see [`record`]).
 
+pub mod batch;
 pub mod chain;
 pub mod presets;
 pub mod record;

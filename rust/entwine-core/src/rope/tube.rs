@@ -19,7 +19,10 @@ pub struct Tube {
     positions: Vec<Vec3>,
     normals: Vec<Vec3>,
     tangents: Vec<Vec3>,
+    /// (cos, sin) of each vertex's angle around a ring, computed once.
+    around: Vec<(f32, f32)>,
     active_rings: usize,
+    written_rings: usize,
 }
 
 impl Tube {
@@ -41,7 +44,14 @@ impl Tube {
             positions: vec![Vec3::ZERO; verts],
             normals: vec![Vec3::Y; verts],
             tangents: vec![Vec3::NEG_Y; verts],
+            around: (0..=sides)
+                .map(|k| {
+                    let angle = core::f32::consts::TAU * k as f32 / sides as f32;
+                    (angle.cos(), angle.sin())
+                })
+                .collect(),
             active_rings: 0,
+            written_rings: 0,
         }
     }
 
@@ -93,6 +103,13 @@ impl Tube {
         self.active_rings
     }
 
+    /// Returns the rings the last build wrote (see [`Tube::build_upto`]); the vertices of the rings
+    /// past them were left as they were.
+    #[must_use]
+    pub fn written_rings(&self) -> usize {
+        self.written_rings
+    }
+
     /// Returns the triangle indices (counter-clockwise seen from outside) for every ring pair; call
     /// once when creating the mesh.
     #[must_use]
@@ -128,6 +145,16 @@ impl Tube {
     /// Rebuilds the vertices around `points` (world or local metres) with `radius` metres; non-finite
     /// points are skipped. Returns the axis-aligned bounds `(min, max)` of the tube.
     pub fn build(&mut self, points: &[Vec3], radius: f32) -> (Vec3, Vec3) {
+        self.build_upto(points, radius, usize::MAX)
+    }
+
+    /// Like [`Tube::build`], but writes only the active rings, one collapsed ring after them, and
+    /// the rings up to `at_least` (clamped to the buffers); [`Tube::written_rings`] says how many.
+    /// The rings past those keep their vertices, which is all a renderer needs when it uploads only
+    /// the rings written: a ring pair whose rings are both collapsed (each onto one point) draws only
+    /// degenerate triangles, wherever those points are. Pass the rings written last time as
+    /// `at_least` so that rings the rope no longer reaches are collapsed.
+    pub fn build_upto(&mut self, points: &[Vec3], radius: f32, at_least: usize) -> (Vec3, Vec3) {
         let radius = if radius.is_finite() {
             radius.max(0.0)
         } else {
@@ -138,6 +165,7 @@ impl Tube {
         if n == 0 || !points[..n].iter().all(|p| p.is_finite()) {
             self.positions.fill(Vec3::ZERO);
             self.active_rings = 0;
+            self.written_rings = self.max_rings;
             return (Vec3::ZERO, Vec3::ZERO);
         }
         // Centre line.
@@ -165,7 +193,9 @@ impl Tube {
         let mut normal = Vec3::ZERO;
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
-        for r in 0..self.max_rings {
+        let written = (rings + 1).max(at_least).min(self.max_rings);
+        self.written_rings = written;
+        for r in 0..written {
             let rc = r.min(rings - 1);
             let c = self.centres[rc];
             let tangent = (self.centres[(rc + 1).min(rings - 1)]
@@ -183,9 +213,8 @@ impl Tube {
             });
             let binormal = tangent.cross(normal);
             let r_used = if r < rings { radius } else { 0.0 };
-            for k in 0..ring {
-                let angle = core::f32::consts::TAU * k as f32 / self.sides as f32;
-                let dir = normal * angle.cos() + binormal * angle.sin();
+            for (k, (cos, sin)) in self.around.iter().enumerate() {
+                let dir = normal * *cos + binormal * *sin;
                 let v = r * ring + k;
                 self.positions[v] = c + dir * r_used;
                 self.normals[v] = dir;
@@ -249,6 +278,49 @@ mod tests {
         assert!((last - pts[2]).length() < 1e-5);
         assert!(lo.x <= -0.05 && hi.x >= 0.25 && lo.y <= -0.55);
         assert_eq!(tube.indices().len(), (tube.max_rings() - 1) * 6 * 6);
+    }
+
+    #[test]
+    fn a_partial_build_matches_the_full_one_where_it_draws() {
+        let pts: Vec<Vec3> = (0..10)
+            .map(|i| {
+                Vec3::new(
+                    (i as f32 * 0.7).sin() * 0.2,
+                    -0.3 * i as f32,
+                    0.1 * i as f32,
+                )
+            })
+            .collect();
+        let mut full = Tube::new(32, 8, 3);
+        let mut part = Tube::new(32, 8, 3);
+        // The partial tube was longer before: its old rings must be collapsed again.
+        part.build(&[Vec3::ZERO, Vec3::new(0.0, -9.0, 0.0)], 0.05);
+        let before = part.written_rings();
+        let a = full.build(&pts, 0.03);
+        let b = part.build_upto(&pts, 0.03, 0);
+        assert_eq!(a, b);
+        assert_eq!(part.written_rings(), part.active_rings() + 1);
+        assert!(before == part.max_rings() && part.written_rings() < before);
+        let part_again = {
+            let mut t = Tube::new(32, 8, 3);
+            t.build(&[Vec3::ZERO, Vec3::new(0.0, -9.0, 0.0)], 0.05);
+            let last = t.written_rings();
+            t.build_upto(&pts, 0.03, last);
+            t
+        };
+        let ring = full.sides() + 1;
+        let n = part.written_rings() * ring;
+        assert_eq!(&full.positions()[..n], &part.positions()[..n]);
+        assert_eq!(&full.normals()[..n], &part.normals()[..n]);
+        // With the previous extent passed, every ring is written and matches the full build.
+        assert_eq!(full.positions(), part_again.positions());
+        // Past the written rings every triangle is degenerate: each ring sits on one point.
+        for r in part.written_rings() - 1..part.max_rings() {
+            let first = part.positions()[r * ring];
+            assert!(part.positions()[r * ring..(r + 1) * ring]
+                .iter()
+                .all(|p| *p == first));
+        }
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! The rope's tube mesh: an `ArrayMesh` created once with a fixed vertex count and updated in place
-//! with `surface_update_vertex_region` from a byte buffer that is also allocated once.
+//! The rope's tube mesh: an `ArrayMesh` created once with a fixed vertex count (the capacity's
+//! rings) and updated in place with `RenderingServer.mesh_surface_update_vertex_region` from byte
+//! buffers filled here: only the rings the rope reaches (and, after it shrank, the rings it left,
+//! once, to collapse them) are built and uploaded; the rings past them stay collapsed on the GPU.
+//! The buffers are resized only when that extent changes (the rope gained or lost points).
 //!
 //! Godot 4's vertex buffer holds the positions (`vertex stride` apart) followed by the normals and
 //! tangents (octahedral, 16-bit, `normal/tangent stride` apart); the strides and offsets are asked from
@@ -18,13 +21,21 @@ use crate::convert::vector3;
 pub struct TubeMesh {
     tube: Tube,
     mesh: Gd<ArrayMesh>,
+    mesh_rid: Rid,
     /// The node showing the mesh (top level: the vertices are in world space).
     pub instance: Gd<MeshInstance3D>,
-    bytes: PackedByteArray,
+    /// The uploaded rings' positions, and their normals and tangents (the two vertex streams).
+    positions: PackedByteArray,
+    normals: PackedByteArray,
     vertex_stride: usize,
     normal_stride: usize,
+    /// Where the normal/tangent stream starts in the vertex buffer.
+    stream_start: usize,
+    /// Offsets of a vertex's normal and tangent in its normal/tangent stride.
     normal_offset: usize,
     tangent_offset: Option<usize>,
+    /// Rings that may hold more than one point on the GPU (the last build's active rings + 1).
+    live_rings: usize,
     /// Whether the instance was last left shown (a hidden, empty tube is not rebuilt).
     pub shown: bool,
 }
@@ -95,9 +106,7 @@ impl TubeMesh {
                 rs.mesh_surface_get_format_offset(format, count, ArrayType::TANGENT.ord()) as usize,
             )
         });
-        let size = stream_start + n * normal_stride;
-        let mut bytes = PackedByteArray::new();
-        bytes.resize(size);
+        let mesh_rid = mesh.get_rid();
 
         let mut instance = MeshInstance3D::new_alloc();
         instance.set_mesh(&mesh);
@@ -106,12 +115,17 @@ impl TubeMesh {
         Self {
             tube,
             mesh,
+            mesh_rid,
             instance,
-            bytes,
+            positions: PackedByteArray::new(),
+            normals: PackedByteArray::new(),
             vertex_stride: vertex_stride.max(12),
             normal_stride: normal_stride.max(4),
-            normal_offset,
-            tangent_offset,
+            stream_start,
+            normal_offset: normal_offset.saturating_sub(stream_start),
+            tangent_offset: tangent_offset.map(|o| o.saturating_sub(stream_start)),
+            // The surface was created around two points with radius 0: every ring is collapsed.
+            live_rings: 0,
             shown: true,
         }
     }
@@ -126,29 +140,53 @@ impl TubeMesh {
         }
     }
 
-    /// Rebuilds the tube around `points` (world metres) with `radius` metres and uploads it in place.
+    /// Rebuilds the tube around `points` (world metres) with `radius` metres and uploads it in place:
+    /// the rings the rope reaches, and those it reached last time.
     pub fn update(&mut self, points: &[Vec3], radius: f32) {
-        let (lo, hi) = self.tube.build(points, radius);
-        let n = self.tube.vertex_count();
-        let bytes = self.bytes.as_mut_slice();
-        for i in 0..n {
-            let p = self.tube.positions()[i];
+        let (lo, hi) = self.tube.build_upto(points, radius, self.live_rings);
+        let ring = self.tube.sides() + 1;
+        let n = self.tube.written_rings() * ring;
+        self.live_rings = (self.tube.active_rings() + 1).min(self.tube.max_rings());
+        // Resized only when the extent changes (the rope gained or lost points).
+        if self.positions.len() != n * self.vertex_stride {
+            self.positions.resize(n * self.vertex_stride);
+        }
+        if self.normals.len() != n * self.normal_stride {
+            self.normals.resize(n * self.normal_stride);
+        }
+        let (positions, normals, tangents) = (
+            &self.tube.positions()[..n],
+            &self.tube.normals()[..n],
+            &self.tube.tangents()[..n],
+        );
+        let out = self.positions.as_mut_slice();
+        for (i, p) in positions.iter().enumerate() {
             let at = i * self.vertex_stride;
-            bytes[at..at + 4].copy_from_slice(&p.x.to_le_bytes());
-            bytes[at + 4..at + 8].copy_from_slice(&p.y.to_le_bytes());
-            bytes[at + 8..at + 12].copy_from_slice(&p.z.to_le_bytes());
+            out[at..at + 4].copy_from_slice(&p.x.to_le_bytes());
+            out[at + 4..at + 8].copy_from_slice(&p.y.to_le_bytes());
+            out[at + 8..at + 12].copy_from_slice(&p.z.to_le_bytes());
+        }
+        let out = self.normals.as_mut_slice();
+        for (i, (normal, tangent)) in normals.iter().zip(tangents).enumerate() {
             let at = self.normal_offset + i * self.normal_stride;
-            let [u, v] = octahedron_encode(self.tube.normals()[i]);
-            bytes[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
-            bytes[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
+            let [u, v] = octahedron_encode(*normal);
+            out[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
+            out[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
             if let Some(t_off) = self.tangent_offset {
                 let at = t_off + i * self.normal_stride;
-                let [u, v] = octahedron_tangent_encode(self.tube.tangents()[i], 1.0);
-                bytes[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
-                bytes[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
+                let [u, v] = octahedron_tangent_encode(*tangent, 1.0);
+                out[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
+                out[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
             }
         }
-        self.mesh.surface_update_vertex_region(0, 0, &self.bytes);
+        let mut rs = RenderingServer::singleton();
+        rs.mesh_surface_update_vertex_region(self.mesh_rid, 0, 0, &self.positions);
+        rs.mesh_surface_update_vertex_region(
+            self.mesh_rid,
+            0,
+            self.stream_start as i32,
+            &self.normals,
+        );
         let size = hi - lo;
         let aabb = if self.tube.active_rings() == 0 || !size.is_finite() {
             Aabb::new(Vector3::ZERO, Vector3::ZERO)

@@ -4,17 +4,20 @@ mod bone_chain;
 mod colliders;
 mod mesh;
 mod preset;
+mod server;
 
+use entwine_core::rope::batch::{BatchEntry, RopeBatch, StepInput};
 use entwine_core::rope::record::Replayer;
 use entwine_core::rope::{
     AnchorSample, CutReason, EndAttachment, ParamIssue, PresetTable, Recorder, Recording, Rope,
-    RopeParams, World, DEFAULT_CAPACITY, MAX_CAPACITY,
+    RopeParams, StepEvents, World, DEFAULT_CAPACITY, MAX_CAPACITY,
 };
 use glam::Vec3;
 use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::{
     CollisionObject3D, Engine, FileAccess, INode3D, Material, MultiMesh, MultiMeshInstance3D,
-    Node3D, ProjectSettings, RigidBody3D, Skeleton3D, SphereMesh, StandardMaterial3D,
+    Node3D, PhysicsDirectSpaceState3D, ProjectSettings, RigidBody3D, Skeleton3D, SphereMesh,
+    StandardMaterial3D,
 };
 use godot::prelude::*;
 
@@ -48,6 +51,11 @@ const CUTTER_QUERY_MARGIN: f32 = 1.5;
 /// the chain), so a rope pinned at both ends hangs as a catenary at its true length; when a rope is so
 /// taut for its segment length that one step would make it jitter, it takes more substeps by itself
 /// ([method get_substeps_in_use]).
+///
+/// All the ropes of a world are stepped together, in one batch, right after every node's
+/// [method Node._physics_process] of the tick (so an anchor moved by any script during the tick is
+/// followed in that tick); a paused rope, or one with physics processing off, is not stepped. Its
+/// signals are emitted once every rope of the batch has stepped.
 ///
 /// The points and the segments between them (as capsules of [member radius]) keep out of the ground
 /// plane and of the static, kinematic and rigid bodies on [member collision_mask] (a kinematic body
@@ -291,6 +299,21 @@ pub struct RopeSimulation {
     editor_selected: bool,
     /// Physics steps since the editor's gizmo was last redrawn.
     gizmo_age: u32,
+    /// The world slot this rope is registered in with the rope server (while in the tree).
+    server_slot: Option<usize>,
+    /// Queued for this tick's batched step, with its time step.
+    queued: bool,
+    pending_dt: f32,
+    /// Signals of the last step, emitted once every rope of the batch has been stepped.
+    due: DueSignals,
+}
+
+/// What the last step has to announce.
+#[derive(Default)]
+struct DueSignals {
+    /// The step's events and the length after it.
+    step: Option<(StepEvents, f32)>,
+    replay_finished: bool,
 }
 
 /// When a [RopeSimulation] swings in the editor's viewport.
@@ -331,6 +354,13 @@ impl INode3D for RopeSimulation {
         self.build();
     }
 
+    fn enter_tree(&mut self) {
+        if let Some(world) = self.base().get_world_3d() {
+            self.server_slot = Some(server::register(world));
+        }
+    }
+
+    /// Queues the rope for the tick's batched step (see `server`); without a server it steps now.
     fn physics_process(&mut self, delta: f64) {
         if self.in_editor {
             let run = match self.editor_preview {
@@ -347,6 +377,19 @@ impl INode3D for RopeSimulation {
                 self.gizmo_age = 0;
                 self.base_mut().update_gizmos();
             }
+            // The editor's preview steps on its own (no batch, no physics queries).
+            self.physics_step(delta as f32);
+            return;
+        }
+        if self.rope.is_none() || self.queued {
+            return;
+        }
+        if let Some(slot) = self.server_slot {
+            self.pending_dt = delta as f32;
+            if server::queue(slot, self.to_gd()) {
+                self.queued = true;
+                return;
+            }
         }
         self.physics_step(delta as f32);
     }
@@ -357,6 +400,10 @@ impl INode3D for RopeSimulation {
 
     fn exit_tree(&mut self) {
         self.anchor_cache = None;
+        self.queued = false;
+        if let Some(slot) = self.server_slot.take() {
+            server::unregister(slot, &self.to_gd());
+        }
     }
 }
 
@@ -1276,10 +1323,51 @@ impl RopeSimulation {
         }
     }
 
+    /// Steps this rope alone now ([method advance], or a rope outside the server).
     fn physics_step(&mut self, dt: f32) {
-        if self.rope.is_none() {
-            return;
+        if let Some(input) = self.begin_step(dt, None) {
+            if let Some(rope) = self.rope.as_mut() {
+                let events = rope.step(input.dt, input.anchor, input.end, &self.world);
+                self.finish_step(input, events);
+            }
         }
+        self.emit_step_signals();
+    }
+
+    /// The rope server's gather: samples this tick's inputs and colliders (in `space`, the world's
+    /// physics space taken once for all its ropes) and moves the rope into `batch`, tagged `owner`.
+    fn begin_batched(
+        &mut self,
+        batch: &mut RopeBatch,
+        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
+        owner: usize,
+    ) {
+        self.queued = false;
+        let Some(input) = self.begin_step(self.pending_dt, space) else {
+            return;
+        };
+        let Some(rope) = self.rope.take() else {
+            return;
+        };
+        let world = core::mem::take(&mut self.world);
+        batch.push(rope, world, input, owner);
+    }
+
+    /// The rope server's apply: takes the stepped rope back and applies the step's results.
+    fn end_batched(&mut self, entry: BatchEntry) {
+        self.rope = Some(entry.rope);
+        self.world = entry.world;
+        self.finish_step(entry.input, entry.events);
+    }
+
+    /// Returns the step's inputs (live, or from the replay), recording them and gathering the
+    /// colliders; `None` when there is no step (no rope, or the replay just ended).
+    fn begin_step(
+        &mut self,
+        dt: f32,
+        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
+    ) -> Option<StepInput> {
+        self.rope.as_ref()?;
         // Checked every step (it is read only while an end node is attached).
         let me = self.to_gd();
         self.warnings
@@ -1287,7 +1375,6 @@ impl RopeSimulation {
         if self.exclude_dirty {
             self.refresh_exclude();
         }
-        // The step's inputs: live, or from the replay.
         let (dt, anchor, end) = if self.replaying {
             let next = self
                 .recording
@@ -1302,8 +1389,8 @@ impl RopeSimulation {
                 }
                 None => {
                     self.replaying = false;
-                    self.signals().replay_finished().emit();
-                    return;
+                    self.due.replay_finished = true;
+                    return None;
                 }
             }
         } else {
@@ -1321,40 +1408,69 @@ impl RopeSimulation {
                 target_length,
             });
         }
-        self.gather_world(anchor, dt);
-        let Some(rope) = self.rope.as_mut() else {
+        self.gather_world(anchor, dt, space);
+        Some(StepInput { dt, anchor, end })
+    }
+
+    /// Applies a step's results: the pull on an attached body, a cut's detachment; keeps the events
+    /// for [`Self::emit_step_signals`].
+    fn finish_step(&mut self, input: StepInput, events: StepEvents) {
+        let Some(rope) = self.rope.as_ref() else {
             return;
         };
-        let events = rope.step(dt, anchor, end, &self.world);
         let tension = rope.tension();
         let length = rope.length();
         if let (EndAttachment::Body { .. }, true, false) =
-            (end, tension.is_finite(), self.in_editor)
+            (input.end, tension.is_finite(), self.in_editor)
         {
             let path = self.end_node.clone();
             if let Some(mut body) = self.base().try_get_node_as::<RigidBody3D>(&path) {
                 body.apply_central_force(vector3(tension));
             }
         }
-        if let Some(cut) = events.cut {
+        if events.cut.is_some() {
             // The end attachment went with the loose piece.
             self.end_detached = !self.end_node.is_empty();
-            let (i, at) = (cut.index as i32, vector3(cut.position));
-            self.signals().rope_cut().emit(i, at);
-            if cut.reason == CutReason::Torn {
-                self.signals().rope_torn().emit(i, at);
+        }
+        self.due.step = Some((events, length));
+    }
+
+    /// Emits the signals of the last step; returns whether any was emitted.
+    fn emit_step_signals(&mut self) -> bool {
+        let due = core::mem::take(&mut self.due);
+        let mut any = false;
+        if let Some((events, length)) = due.step {
+            if let Some(cut) = events.cut {
+                let (i, at) = (cut.index as i32, vector3(cut.position));
+                self.signals().rope_cut().emit(i, at);
+                if cut.reason == CutReason::Torn {
+                    self.signals().rope_torn().emit(i, at);
+                }
+                any = true;
+            }
+            if events.loose_faded {
+                self.signals().cut_piece_faded().emit();
+                any = true;
+            }
+            if events.length_reached {
+                self.signals().length_reached().emit(length);
+                any = true;
             }
         }
-        if events.loose_faded {
-            self.signals().cut_piece_faded().emit();
+        if due.replay_finished {
+            self.signals().replay_finished().emit();
+            any = true;
         }
-        if events.length_reached {
-            self.signals().length_reached().emit(length);
-        }
+        any
     }
 
     /// Fills the collider list from the physics world around the rope.
-    fn gather_world(&mut self, anchor: Vec3, dt: f32) {
+    fn gather_world(
+        &mut self,
+        anchor: Vec3,
+        dt: f32,
+        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
+    ) {
         self.world.clear();
         let (solid, cutter) = (self.collision_mask, self.cutter_mask);
         // The editor's preview takes no physics queries (the ground plane is in the core).
@@ -1380,17 +1496,24 @@ impl RopeSimulation {
         let travel = (anchor - rope.anchor()).abs() + Vec3::splat(margin + self.radius);
         lo -= travel;
         hi += travel;
-        let Some(mut space) = self
-            .base()
-            .get_world_3d()
-            .and_then(|w| w.get_direct_space_state())
-        else {
-            return;
+        let mut own: Option<Gd<PhysicsDirectSpaceState3D>>;
+        let space = match space {
+            Some(s) => s,
+            None => {
+                own = self
+                    .base()
+                    .get_world_3d()
+                    .and_then(|w| w.get_direct_space_state());
+                let Some(s) = own.as_mut() else {
+                    return;
+                };
+                s
+            }
         };
         let Some(g) = self.gatherer.as_mut() else {
             return;
         };
-        if let Some(kind) = g.gather(&mut space, lo, hi, solid, cutter, dt, &mut self.world) {
+        if let Some(kind) = g.gather(space, lo, hi, solid, cutter, dt, &mut self.world) {
             self.warn_once(
                 warn::SHAPE,
                 &format!("{kind} on collision_mask/cutter_mask is not supported by the rope and is ignored (use boxes, spheres, capsules, cylinders or convex shapes)"),

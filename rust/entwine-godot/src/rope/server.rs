@@ -1,0 +1,178 @@
+//! The rope server: every `RopeSimulation` of a world is stepped in one batch per physics tick.
+//!
+//! A rope registers with its world's slot when it enters the tree. Its own `physics_process` only
+//! queues it (no engine call); the first rope queued in a tick schedules one deferred call, which
+//! Godot runs right after every node's `_physics_process` of that tick (the scene tree flushes its
+//! deferred calls there, before the physics server steps). That call, per world: takes the world's
+//! physics space once, gathers every queued rope's anchor, end and colliders, moves the ropes into
+//! the core's [`RopeBatch`] and steps them in one call, moves them back and applies the results
+//! (forces on attached bodies), and only then emits the ropes' signals, so a signal handler may use
+//! any rope. Nothing here allocates once the lists have grown to the most ropes a tick has brought.
+
+use std::cell::RefCell;
+
+use entwine_core::rope::batch::RopeBatch;
+use godot::classes::{PhysicsDirectSpaceState3D, World3D};
+use godot::prelude::*;
+
+use super::RopeSimulation;
+
+thread_local! {
+    static SERVER: RefCell<Option<RopeServer>> = const { RefCell::new(None) };
+}
+
+/// One world's ropes: who is due this tick, and the batch they are stepped in.
+struct WorldWork {
+    world: Gd<World3D>,
+    pending: Vec<Gd<RopeSimulation>>,
+    batch: RopeBatch,
+}
+
+/// The per-world registry (kept while any rope is in a tree).
+struct RopeServer {
+    /// The worlds' instance ids and their registered ropes (a slot index is a rope's handle).
+    slots: Vec<(InstanceId, usize)>,
+    /// Each slot's work; taken out while a flush runs.
+    work: Vec<WorldWork>,
+    /// Work of worlds registered while a flush runs (appended when it puts `work` back).
+    incoming: Vec<WorldWork>,
+    flushing: bool,
+    flush: Callable,
+    scheduled: bool,
+    members: usize,
+}
+
+/// Registers a rope in `world`; returns its world slot.
+pub(super) fn register(world: Gd<World3D>) -> usize {
+    SERVER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let server = cell.get_or_insert_with(|| RopeServer {
+            slots: Vec::new(),
+            work: Vec::new(),
+            incoming: Vec::new(),
+            flushing: false,
+            flush: Callable::from_fn("RopeServer.flush", |_| {
+                flush();
+            }),
+            scheduled: false,
+            members: 0,
+        });
+        server.members += 1;
+        let id = world.instance_id();
+        if let Some(slot) = server.slots.iter().position(|(w, _)| *w == id) {
+            server.slots[slot].1 += 1;
+            return slot;
+        }
+        server.slots.push((id, 1));
+        let work = WorldWork {
+            world,
+            pending: Vec::new(),
+            batch: RopeBatch::default(),
+        };
+        if server.flushing {
+            server.incoming.push(work);
+        } else {
+            server.work.push(work);
+        }
+        server.slots.len() - 1
+    })
+}
+
+/// Unregisters `rope` from world slot `slot` (it left the tree); the server is dropped with its last
+/// rope.
+pub(super) fn unregister(slot: usize, rope: &Gd<RopeSimulation>) {
+    SERVER.with(|cell| {
+        let Ok(mut cell) = cell.try_borrow_mut() else {
+            return;
+        };
+        let Some(server) = cell.as_mut() else {
+            return;
+        };
+        if let Some(s) = server.slots.get_mut(slot) {
+            s.1 = s.1.saturating_sub(1);
+        }
+        if let Some(w) = server.work.get_mut(slot) {
+            if let Some(i) = w.pending.iter().position(|r| r == rope) {
+                w.pending.remove(i);
+            }
+        }
+        server.members = server.members.saturating_sub(1);
+        if server.members == 0 {
+            *cell = None;
+        }
+    });
+}
+
+/// Queues `rope` (registered in `slot`) for this tick's batch; schedules the batch with the first
+/// one. Returns false when there is no such slot (the caller then steps the rope itself).
+pub(super) fn queue(slot: usize, rope: Gd<RopeSimulation>) -> bool {
+    SERVER.with(|cell| {
+        let Ok(mut cell) = cell.try_borrow_mut() else {
+            return false;
+        };
+        let Some(server) = cell.as_mut() else {
+            return false;
+        };
+        let Some(w) = server.work.get_mut(slot) else {
+            return false;
+        };
+        w.pending.push(rope);
+        if !server.scheduled {
+            server.scheduled = true;
+            server.flush.call_deferred(&[]);
+        }
+        true
+    })
+}
+
+/// Steps every queued rope of every world: gather, one batched step per world, apply, then signals.
+fn flush() {
+    let work = SERVER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let server = cell.as_mut()?;
+        server.scheduled = false;
+        server.flushing = true;
+        Some(core::mem::take(&mut server.work))
+    });
+    let Some(mut work) = work else {
+        return;
+    };
+    for w in work.iter_mut() {
+        if w.pending.is_empty() {
+            continue;
+        }
+        // The world's physics space, once per tick for all its ropes.
+        let mut space: Option<Gd<PhysicsDirectSpaceState3D>> = w.world.get_direct_space_state();
+        for (i, rope) in w.pending.iter_mut().enumerate() {
+            rope.bind_mut()
+                .begin_batched(&mut w.batch, space.as_mut(), i);
+        }
+        w.batch.step();
+        for e in w.batch.drain() {
+            if let Some(rope) = w.pending.get_mut(e.owner) {
+                rope.bind_mut().end_batched(e);
+            }
+        }
+    }
+    // Signals last, with the server free: a handler may add, free or drive any rope. Once one has
+    // run, a rope further down the list may have been freed by it.
+    let mut emitted = false;
+    for w in work.iter_mut() {
+        for rope in w.pending.iter_mut() {
+            if emitted && !rope.is_instance_valid() {
+                continue;
+            }
+            emitted |= rope.bind_mut().emit_step_signals();
+        }
+        w.pending.clear();
+    }
+    SERVER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if let Some(server) = cell.as_mut() {
+            // Worlds registered while the flush ran come after the ones taken out.
+            work.append(&mut server.incoming);
+            server.work = work;
+            server.flushing = false;
+        }
+    });
+}
