@@ -552,6 +552,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             relay: None,
             retries: 0,
+            editor: None,
             text: String::new(),
         };
         let run = ProcessRun {
