@@ -232,8 +232,12 @@ func test_the_detection_volume_follows_the_character_height() -> void:
 	_setup([])
 	await physics_frames(2)
 	check(_node.is_active(), "the node set itself up")
-	check_near(_node.get_detection_size(), 1.75, 1e-4, "a cube of side = the character's height")
-	check_near(_node.get_detection_transform().origin, Vector3(0, 0.875 + 0.4375, -0.875), 1e-3,
+	# The character's height is what it draws: the top of its meshes' vertices above its feet.
+	var h := _drawn_height()
+	check(h > 1.7 and h < 1.85, "the test character is drawn about 1.75 m tall", "1.7..1.85 m", h)
+	check_near(_node.get_detection_size(), h, 0.002, "a cube of side = the character's drawn height")
+	# From the body's centre (its capsule's, 0.875 m up), raised a quarter of the height.
+	check_near(_node.get_detection_transform().origin, Vector3(0, 0.875 + h * 0.25, -h * 0.5), 0.003,
 		"raised a quarter, pushed half a wingspan forward")
 	check(_node.get_arm_ik(0) != null and _node.get_arm_ik(0).get_parent() == _character.get_skeleton(),
 		"a LimbIK for the left arm under the skeleton")
@@ -242,6 +246,21 @@ func test_the_detection_volume_follows_the_character_height() -> void:
 	_node.character_height = 2.0
 	await physics_frames(2)
 	check_near(_node.get_detection_size(), 2.0, 1e-4, "character_height sizes the volume")
+
+
+## The character's drawn height: the highest vertex of the meshes under its skeleton, above its
+## feet (the outside truth the node's height is held to).
+func _drawn_height() -> float:
+	var top := -INF
+	for node in _character.get_skeleton().find_children("*", "MeshInstance3D", true, false):
+		var mesh_instance := node as MeshInstance3D
+		if mesh_instance.mesh == null:
+			continue
+		for surface in mesh_instance.mesh.get_surface_count():
+			var vertices: PackedVector3Array = mesh_instance.mesh.surface_get_arrays(surface)[Mesh.ARRAY_VERTEX]
+			for v in vertices:
+				top = maxf(top, (mesh_instance.global_transform * v).y)
+	return top - _character.global_position.y
 
 
 ## A body on the wall layer with one shape, at [param position].
