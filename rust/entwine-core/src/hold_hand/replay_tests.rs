@@ -5,7 +5,7 @@
 use glam::{Quat, Vec3};
 
 use super::*;
-use crate::hold_hand::stream::{PairSample, PairSender, MAX_FRAME_BYTES};
+use crate::hold_hand::stream::{Due, PairSample, PairSender, MAX_FRAME_BYTES};
 use crate::kit::test_util::Lcg;
 
 const DT: f32 = 1.0 / 60.0;
@@ -63,6 +63,36 @@ struct Run {
     seconds: f64,
     too_fast: u32,
     scale: f32,
+}
+
+/// The initiator's side of one tick of the walk: keeps a hand sample when one is due and writes
+/// a frame into `buf` when one is due (returns its length).
+fn send_walk(
+    sender: &mut PairSender,
+    due: Due,
+    now: f64,
+    (initiator, recipient, contact): (Pose, Pose, Vec3),
+    offsets: HandOffsets,
+    buf: &mut [u8; MAX_FRAME_BYTES],
+) -> Option<usize> {
+    if due.hands {
+        sender.push_hands(HandSample {
+            time: now,
+            contact,
+            weight: 1.0,
+            connected: true,
+            arm_override: true,
+            has_shared_reach: true,
+        });
+    }
+    due.frame.then(|| {
+        let pair = PairSample {
+            initiator,
+            recipient_local: initiator.to_local(recipient),
+            contact_rotation: Quat::IDENTITY,
+        };
+        sender.write(now, true, pair, offsets, None, buf).unwrap()
+    })
 }
 
 fn percentile(v: &[f32], p: f64) -> f32 {
@@ -124,26 +154,8 @@ fn run_scaled(net: &Net, seed: u64, seen: [Option<Pose>; 2], scale: f32) -> Run 
         let now = k as f64 * f64::from(DT);
         let (i, r, c) = truth(now, stop);
         let due = sender.tick(DT, &tuning.rates);
-        if due.hands {
-            sender.push_hands(HandSample {
-                time: now,
-                contact: c,
-                weight: 1.0,
-                connected: true,
-                arm_override: true,
-                has_shared_reach: true,
-            });
-        }
         let mut sent = None;
-        if due.frame {
-            let pair = PairSample {
-                initiator: i,
-                recipient_local: i.to_local(r),
-                contact_rotation: Quat::IDENTITY,
-            };
-            let n = sender
-                .write(now, true, pair, offsets(), None, &mut buf)
-                .unwrap();
+        if let Some(n) = send_walk(&mut sender, due, now, (i, r, c), offsets(), &mut buf) {
             last_frame = buf[..n].to_vec();
             sent = Some(last_frame.clone());
         } else if due.repeat {
@@ -710,25 +722,7 @@ fn hand_weights(burst: f64, send_until: f64) -> Vec<(f64, f32)> {
         let (i, r, c) = truth(now, 8.0);
         let due = sender.tick(DT, &tuning.rates);
         if now < send_until {
-            if due.hands {
-                sender.push_hands(HandSample {
-                    time: now,
-                    contact: c,
-                    weight: 1.0,
-                    connected: true,
-                    arm_override: true,
-                    has_shared_reach: true,
-                });
-            }
-            if due.frame {
-                let pair = PairSample {
-                    initiator: i,
-                    recipient_local: i.to_local(r),
-                    contact_rotation: Quat::IDENTITY,
-                };
-                let n = sender
-                    .write(now, true, pair, offsets(), None, &mut buf)
-                    .unwrap();
+            if let Some(n) = send_walk(&mut sender, due, now, (i, r, c), offsets(), &mut buf) {
                 let arrive = if burst > 0.0 {
                     ((now + 0.05) / burst).ceil() * burst
                 } else {
