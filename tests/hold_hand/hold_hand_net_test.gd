@@ -297,6 +297,9 @@ func test_client_pair_over_the_network() -> void:
 	var paired_everywhere := func() -> bool:
 		if me == a and Time.get_ticks_msec() - asked[0] > 8000 and _interaction_of(a) == [-1, 0]:
 			asked[0] = Time.get_ticks_msec()
+			# The server may still hold the first request (its word on it is what was late): it
+			# refuses the second, with a warning.
+			expect_warning("already has a request or a partner")
 			_comps[a].request(_comps[b])
 		return _paired(a, b)
 	check(await wait_until(paired_everywhere, 40.0),
@@ -520,6 +523,8 @@ func _compare(recipient: bool) -> void:
 		transport(), condition(), who, reach.call(_views, _targets, 0) * 1000.0, reach.call(_views, _targets, 1) * 1000.0,
 		reach.call(truth_v, truth_g, 0) * 1000.0, reach.call(truth_v, truth_g, 1) * 1000.0, start - truth_t[0]])
 	var errors := [[], [], [], [], [], []]
+	# The frame of each point's largest error (this record's index, the truth's), for the printout.
+	var worst_at := [[-1, -1, 0.0], [-1, -1, 0.0], [-1, -1, 0.0], [-1, -1, 0.0]]
 	var k := 0
 	for i in _times.size():
 		var t := _times[i]
@@ -530,7 +535,10 @@ func _compare(recipient: bool) -> void:
 		var u := clampf((t - truth_t[k]) / maxf(truth_t[k + 1] - truth_t[k], 1e-6), 0.0, 1.0)
 		for j in 4:
 			var expect: Vector3 = truth_v[4 * k + j].lerp(truth_v[4 * (k + 1) + j], u)
-			errors[j].append(_views[4 * i + j].distance_to(expect))
+			var err := _views[4 * i + j].distance_to(expect)
+			errors[j].append(err)
+			if err > worst_at[j][2]:
+				worst_at[j] = [i, k, err]
 		for j in 2:
 			var expect: Vector3 = truth_g[2 * k + j].lerp(truth_g[2 * (k + 1) + j], u)
 			errors[4 + j].append(_targets[2 * i + j].distance_to(expect))
@@ -563,6 +571,10 @@ func _compare(recipient: bool) -> void:
 		check(p95 <= p95_limit, "the %s sees the %s where the initiator does (p95)" % [who, labels[j]], "<= %.3f m" % p95_limit, p95)
 		check(worst <= max_limit, "the %s sees the %s where the initiator does (max)" % [who, labels[j]], "<= %.3f m" % max_limit, worst)
 		if j < 4:
+			if mine[4 + j] >= 0:
+				print("HOLD_HAND_NET %s %s %s %s: largest step at view time %.4f, the initiator's own at %.4f (the pair's start at %.4f, this view's blend over at %.4f, frame %d)" % [
+					transport(), condition(), who, labels[j], _times[mine[4 + j]],
+					truth_t[maxi(own[4 + j], 0)], truth_t[0], start, _blend_end()])
 			check(mine[j] <= step_limit * own[j], "the %s's %s never steps more than %.2fx the initiator's largest step" % [who, labels[j], step_limit],
 				"<= %.1f mm" % (1000.0 * step_limit * own[j]), mine[j] * 1000.0)
 		if j == 2 or j == 3:
@@ -571,6 +583,7 @@ func _compare(recipient: bool) -> void:
 			var glide: float = own[j] + (4.0 / 60.0 + 0.005) * world_scale()
 			check(blending[j] <= glide, "the %s's %s glides in at the start, never jumps" % [who, labels[j]],
 				"<= %.1f mm" % (glide * 1000.0), blending[j] * 1000.0)
+	_print_worst(who, labels, worst_at, record)
 	var delays := Array(_delays)
 	delays.sort()
 	var over := _overshoot(stop)
@@ -583,15 +596,45 @@ func _compare(recipient: bool) -> void:
 	check(over <= limits()[3], "the %s's roots do not run past the stop" % who, "<= %.3f m" % limits()[3], over)
 
 
-## Returns the largest step per physics frame of each of the four tracked points (a drawn frame
+## Prints where each tracked point was worst: this record's frames around it (view time, tick, declared delay) and the initiator's record around
+## that time (its frames' times and ticks), so a failure in a log says whether a view, the truth or
+## a stall made it.
+func _print_worst(who: String, labels: Array, worst_at: Array, record: Dictionary) -> void:
+	var truth_t: PackedFloat64Array = record["t"]
+	var truth_k: PackedInt64Array = record["k"]
+	for j in 4:
+		var i: int = worst_at[j][0]
+		var k: int = worst_at[j][1]
+		if i < 0:
+			continue
+		var here := []
+		for n in range(maxi(i - 3, 0), mini(i + 4, _times.size())):
+			here.append("%.4f@%d/%.0fms" % [_times[n], _ticks[n], _delays[n] * 1000.0])
+		var there := []
+		for n in range(maxi(k - 3, 0), mini(k + 5, truth_t.size())):
+			there.append("%.4f@%d" % [truth_t[n], truth_k[n]])
+		var truth_v: PackedVector3Array = record["v"]
+		for n in range(maxi(i - 3, 1), mini(i + 4, _times.size())):
+			here.append("step %.1f" % (_views[4 * n + j].distance_to(_views[4 * (n - 1) + j]) * 1000.0))
+		for n in range(maxi(k - 3, 1), mini(k + 5, truth_t.size())):
+			there.append("step %.1f" % (truth_v[4 * n + j].distance_to(truth_v[4 * (n - 1) + j]) * 1000.0))
+		print("HOLD_HAND_NET %s %s %s %s worst %.1f mm at view time %.4f; here %s; initiator's frames %s" % [
+			transport(), condition(), who, labels[j], worst_at[j][2] * 1000.0, _times[i], here, there])
+
+
+## Returns the largest step per physics frame of each of the four tracked points, then the frames
+## they were taken at (a drawn frame
 ## that spans n physics ticks counts its step over n), skipping the first `skip` frames (the
 ## initiator's one-off preparation placement of the recipient) and frames before `from`.
 func _largest_steps(v: PackedVector3Array, ticks: PackedInt64Array, skip: int, from: int) -> Array:
-	var out := [0.0, 0.0, 0.0, 0.0]
+	var out := [0.0, 0.0, 0.0, 0.0, -1, -1, -1, -1]
 	for i in range(maxi(skip, from) + 1, v.size() / 4):
 		var n := maxi(ticks[i] - ticks[i - 1], 1) if i < ticks.size() else 1
 		for j in 4:
-			out[j] = maxf(out[j], v[4 * i + j].distance_to(v[4 * (i - 1) + j]) / n)
+			var step := v[4 * i + j].distance_to(v[4 * (i - 1) + j]) / n
+			if step > out[j]:
+				out[j] = step
+				out[4 + j] = i
 	return out
 
 

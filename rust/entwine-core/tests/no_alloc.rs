@@ -418,12 +418,15 @@ fn pair_stream_send_and_replay_allocate_nothing_per_frame() {
     let mut frames = 0u32;
     let mut shown = 0u32;
     let mut bytes_sent = 0usize;
+    let mut corners = 0u32;
     assert_steady_state_allocates_nothing("pair stream", 120, 900, |k| {
         let now = clock.tick(k as f64 * f64::from(DT), DT);
         let t = now as f32;
+        // Walks 1.03 s, stands 0.97 s: starts and stops between samples send corners.
+        let walked = (t / 2.0).floor() * 1.03 + (t % 2.0).min(1.03);
         let initiator = Pose::new(
-            Vec3::new(t.sin(), 0.0, -1.4 * t),
-            Quat::from_rotation_y(0.3 * t.sin()),
+            Vec3::new(walked.sin(), 0.0, -1.4 * walked),
+            Quat::from_rotation_y(0.3 * walked.sin()),
         );
         let recipient = driver.step(initiator, DT, &follow);
         let hand = |root: Pose, side: f32| HandInput {
@@ -445,24 +448,31 @@ fn pair_stream_send_and_replay_allocate_nothing_per_frame() {
             DT,
         );
         let due = sender.tick(DT, &tuning.rates);
-        if due.hands {
-            sender.push_hands(HandSample {
-                time: now,
-                contact: initiator
-                    .to_local(Pose::new(out.contact, out.rotation))
-                    .position,
-                weight: out.position_weight,
-                connected: out.connected,
-                arm_override: true,
-                has_shared_reach: out.has_shared_reach,
-            });
+        let pair = PairSample {
+            initiator,
+            recipient_local: initiator.to_local(recipient),
+            contact_rotation: out.rotation,
+        };
+        if let Some((time, corner)) = sender.corner(now, pair) {
+            let n = sender
+                .write_corner(time, true, corner, offsets, &mut buf)
+                .expect("a corner fits");
+            bytes_sent += n;
+            corners += 1;
+            let _ = black_box(rx.receive(&buf[..n], now + 0.05, true, &tuning));
         }
+        let hands = HandSample {
+            time: now,
+            contact: initiator
+                .to_local(Pose::new(out.contact, out.rotation))
+                .position,
+            weight: out.position_weight,
+            connected: out.connected,
+            arm_override: true,
+            has_shared_reach: out.has_shared_reach,
+        };
+        sender.offer_hands(hands, due.hands);
         if due.frame || due.repeat {
-            let pair = PairSample {
-                initiator,
-                recipient_local: initiator.to_local(recipient),
-                contact_rotation: out.rotation,
-            };
             let anim = anim_snapshot(t);
             let n = sender
                 .write(now, true, pair, offsets, Some(&anim), &mut buf)
@@ -478,6 +488,7 @@ fn pair_stream_send_and_replay_allocate_nothing_per_frame() {
         black_box(rx.animation(1));
     });
     assert!(frames >= 80, "{frames} frames sent");
+    assert!(corners > 0, "no corner sent");
     assert!(shown >= 800, "{shown} views shown");
     assert!(bytes_sent > 0);
     assert!(rx.frames() >= 80, "{} frames kept", rx.frames());

@@ -384,8 +384,12 @@ impl PairReplay {
             None => late + interval,
         };
         self.need = self.need.max(age.min(5.0));
-        self.transit = self.transit.max(late.min(5.0));
-        if let Some((newest, _)) = self.poses.newest().filter(|(n, _)| *n < t) {
+        // A corner leaves a physics tick after its stamp by design: that is not the network's
+        // transit, and it falls between two scheduled frames (no loss to count either).
+        if !frame.corner {
+            self.transit = self.transit.max(late.min(5.0));
+        }
+        if let Some((newest, _)) = self.poses.newest().filter(|(n, _)| *n < t && !frame.corner) {
             // Frames that should have come between the newest and this one were lost (or are
             // late: a reordered frame is counted lost, which errs toward a longer delay).
             let missing = ((t - newest) / f64::from(interval)).round() - 1.0;

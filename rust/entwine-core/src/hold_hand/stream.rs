@@ -23,7 +23,7 @@
 //! | 2 or 4 | recipient root rotation in the initiator's frame, as above |
 //! | 4 | the shared contact's rotation in the initiator's frame (smallest three) |
 //! | 20, `KEY` only | both hands' offsets from the contact, in the contact's frame: position (±[`OFFSET_RANGE`] m) and rotation, initiator's then recipient's |
-//! | 1 | hand sample count n ≤ [`MAX_HAND_SAMPLES`] |
+//! | 1 | hand sample count n ≤ [`MAX_HAND_SAMPLES`] in the low bits; [`CORNER`] in the high bit |
 //! | 8·n | per hand sample: age before the stamp (u8 ms), weight and flags (u8: 5 bits weight, then connected, arm override, shared reach), contact position in the initiator's frame (±[`LOCAL_RANGE`] m) |
 //! | `ANIM` only: 1 to [`MAX_ANIM_BYTES`] | the animation section, versioned: values (a Vector2 blend position is two), state machines' nodes, travel targets and play positions, one-shots, or an AnimationPlayer's animation and position; layout in [`super::anim`] |
 //!
@@ -36,6 +36,14 @@
 //! in the next frame), every [`ANIM_VALUE_INTERVAL`]
 //! seconds while values only move
 //! (receivers interpolate them), and at least every [`ANIM_KEEPALIVE`] seconds.
+//!
+//! Receivers draw straight lines between root samples, so between two scheduled samples a start, a
+//! stop or a sharp turn would be smeared over the whole interval: a character that starts walking
+//! at 1.4 m/s halfway between two 10 Hz samples is shown 35 mm off at the moment it starts. The
+//! sender watches every physics tick: when the tick before this one lies farther than
+//! [`CORNER_TOLERANCE`] off the line from the last sample sent to this tick, that tick is a corner
+//! of the motion and goes out at once as a frame of its own, one tick late and marked [`CORNER`]
+//! (so its lateness does not count as the network's).
 
 use glam::{Quat, Vec3};
 
@@ -64,6 +72,16 @@ pub const OFFSET_RANGE: f32 = 2.0;
 pub const MAX_WORLD: f32 = 1.0e6;
 /// Most hand samples in one frame.
 pub const MAX_HAND_SAMPLES: usize = 4;
+/// High bit of the hand-count byte: the frame is a corner of the motion, sent one physics tick
+/// after its stamp (see the module's docs).
+pub const CORNER: u8 = 0x80;
+/// How far (m, times the pair's scale) a root may lie off the straight line a receiver draws
+/// between the samples on either side before its tick is sent as a corner.
+pub const CORNER_TOLERANCE: f32 = 0.004;
+/// Longest stretch (s) between the last sample sent and now over which corners are looked for.
+const CORNER_SPAN: f64 = 0.5;
+/// Most corner frames sent back to back (see [`PairSender`]'s corner budget).
+const CORNER_BURST: f32 = 2.0;
 /// Key frames at the start of a pair (or after a teleport or new offsets), one per frame.
 pub const KEY_REPEATS: u8 = 3;
 /// Seconds between key frames otherwise.
@@ -192,6 +210,8 @@ pub struct Frame {
     pub hands: [HandSample; MAX_HAND_SAMPLES],
     /// How many of `hands` are used.
     pub hand_count: usize,
+    /// Whether the frame is a corner of the motion, sent a physics tick after its stamp.
+    pub corner: bool,
     /// The animation snapshot, if the frame has one.
     pub anim: Option<AnimSnapshot>,
 }
@@ -283,7 +303,9 @@ impl Frame {
         } else {
             None
         };
-        let hand_count = usize::from(r.get_u8().map_err(short)?);
+        let count = r.get_u8().map_err(short)?;
+        let corner = count & CORNER != 0;
+        let hand_count = usize::from(count & !CORNER);
         if hand_count > MAX_HAND_SAMPLES {
             return Err(Malformed::Value);
         }
@@ -329,6 +351,7 @@ impl Frame {
             offsets,
             hands,
             hand_count,
+            corner,
             anim,
         })
     }
@@ -415,6 +438,25 @@ pub struct PairSender {
     repeat: bool,
     /// The pair's scale ([`scale_code`]).
     scale: i8,
+    /// The last physics tick's pair, and the time and roots (world) of the last sample sent: what
+    /// [`PairSender::corner`] looks for corners between.
+    prev: Option<(f64, PairSample)>,
+    last_sent: Option<(f64, [Vec3; 2])>,
+    /// Corner frames that may go out now: one more per root interval, at most
+    /// [`CORNER_BURST`] (a stop between two ticks takes two; a root that jitters cannot raise the
+    /// frame rate more than twofold).
+    corner_tokens: f32,
+    /// The last physics tick's hand sample, and the last one kept for a frame.
+    prev_hand: Option<HandSample>,
+    last_hand: Option<HandSample>,
+}
+
+/// Both roots of a sample, world space.
+fn roots(pair: &PairSample) -> [Vec3; 2] {
+    [
+        pair.initiator.position,
+        pair.initiator.from_local(pair.recipient_local).position,
+    ]
 }
 
 impl PairSender {
@@ -425,6 +467,7 @@ impl PairSender {
             clocks: [f32::INFINITY; 3],
             keys_left: KEY_REPEATS,
             scale: self.scale,
+            corner_tokens: CORNER_BURST,
             ..Self::default()
         };
     }
@@ -471,6 +514,9 @@ impl PairSender {
         let rates = rates.sanitized();
         self.anim_age += dt;
         self.key_age += dt;
+        if rates.pose_interval > 0.0 {
+            self.corner_tokens = (self.corner_tokens + dt / rates.pose_interval).min(CORNER_BURST);
+        }
         let intervals = [
             rates.pose_interval,
             rates.ik_interval,
@@ -500,6 +546,71 @@ impl PairSender {
         }
     }
 
+    /// Watches the pair each physics tick (before this tick's hand sample and frame) and returns
+    /// the previous tick's sample with its time when that tick was a corner of the motion: it lay
+    /// more than [`CORNER_TOLERANCE`] off the line from the last sample sent to this one. Send it
+    /// at once with [`PairSender::write_corner`].
+    pub fn corner(&mut self, now: f64, pair: PairSample) -> Option<(f64, PairSample)> {
+        if !self.started || !now.is_finite() {
+            return None;
+        }
+        let (tp, before) = self.prev.replace((now, pair))?;
+        let (ts, sent) = self.last_sent?;
+        if self.teleport
+            || tp <= ts
+            || now <= tp
+            || now - ts > CORNER_SPAN
+            || self.corner_tokens < 1.0
+        {
+            return None;
+        }
+        let u = ((tp - ts) / (now - ts)) as f32;
+        let (here, there) = (roots(&pair), roots(&before));
+        let tolerance = CORNER_TOLERANCE * scale_of_code(self.scale);
+        let off = (0..2).any(|k| there[k].distance(sent[k].lerp(here[k], u)) > tolerance);
+        (off && here.iter().chain(&there).all(|p| p.is_finite())).then_some((tp, before))
+    }
+
+    /// Writes the corner [`PairSender::corner`] returned (stamped `time`, its own tick's) into
+    /// `out` and returns its length: a frame like [`PairSender::write`]'s, without animation,
+    /// marked [`CORNER`] and sent again on the next tick.
+    pub fn write_corner(
+        &mut self,
+        time: f64,
+        shared: bool,
+        pair: PairSample,
+        offsets: HandOffsets,
+        out: &mut [u8],
+    ) -> Result<usize, ShortBuffer> {
+        self.write_frame(time, shared, pair, offsets, None, true, out)
+    }
+
+    /// Offers this physics tick's hand sample (every tick while the hands are known): it is kept
+    /// for the next frame when `due` (every hand interval), and the tick before is kept too when it
+    /// was a corner of the contact's motion in the initiator's frame (more than
+    /// [`CORNER_TOLERANCE`] off the line from the last sample kept to this one: the recipient
+    /// falling behind as the initiator sets off), while the frame has room for it.
+    pub fn offer_hands(&mut self, sample: HandSample, due: bool) {
+        let before = self.prev_hand.replace(sample);
+        if let (Some(p), Some(last)) = (before, self.last_hand) {
+            let span = sample.time - last.time;
+            if p.time > last.time
+                && sample.time > p.time
+                && span <= CORNER_SPAN
+                && self.hand_count + 1 < MAX_HAND_SAMPLES
+            {
+                let u = ((p.time - last.time) / span) as f32;
+                let line = last.contact.lerp(sample.contact, u);
+                if p.contact.distance(line) > CORNER_TOLERANCE * scale_of_code(self.scale) {
+                    self.push_hands(p);
+                }
+            }
+        }
+        if due {
+            self.push_hands(sample);
+        }
+    }
+
     /// Keeps a hand sample for the next frame (the oldest is dropped when more than
     /// [`MAX_HAND_SAMPLES`] wait).
     pub fn push_hands(&mut self, sample: HandSample) {
@@ -509,6 +620,7 @@ impl PairSender {
         }
         self.hands[self.hand_count] = sample;
         self.hand_count += 1;
+        self.last_hand = Some(sample);
     }
 
     /// Writes a frame stamped `now` (sender-clock seconds; `shared`: the clock every peer shares)
@@ -525,6 +637,20 @@ impl PairSender {
         pair: PairSample,
         offsets: HandOffsets,
         anim: Option<&AnimSnapshot>,
+        out: &mut [u8],
+    ) -> Result<usize, ShortBuffer> {
+        self.write_frame(now, shared, pair, offsets, anim, false, out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_frame(
+        &mut self,
+        now: f64,
+        shared: bool,
+        pair: PairSample,
+        offsets: HandOffsets,
+        anim: Option<&AnimSnapshot>,
+        corner: bool,
         out: &mut [u8],
     ) -> Result<usize, ShortBuffer> {
         let scale = scale_of_code(self.scale);
@@ -608,7 +734,7 @@ impl PairSender {
                 w.put_rotation(hand.rotation)?;
             }
         }
-        w.put_u8(self.hand_count as u8)?;
+        w.put_u8(self.hand_count as u8 | if corner { CORNER } else { 0 })?;
         for h in &self.hands[..self.hand_count] {
             let age = ((now - h.time) * 1000.0).round();
             let age = if age.is_finite() {
@@ -641,7 +767,11 @@ impl PairSender {
             }
             _ => (Vec3::ZERO, false),
         };
-        self.repeat = sharp && velocity.is_finite();
+        self.repeat = corner || (sharp && velocity.is_finite());
+        if corner {
+            self.corner_tokens -= 1.0;
+        }
+        self.last_sent = Some((now, roots(&pair)));
         self.last_motion = flat.is_finite().then_some((
             now,
             flat,
@@ -697,6 +827,135 @@ mod tests {
             initiator: Pose::new(Vec3::new(x, 0.0, -2.0), Quat::from_rotation_y(0.5)),
             recipient_local: Pose::new(Vec3::new(-0.82, 0.0, 0.17), Quat::IDENTITY),
             contact_rotation: Quat::from_rotation_x(0.3),
+        }
+    }
+
+    #[test]
+    fn the_tick_before_a_start_or_a_stop_is_sent_as_a_corner() {
+        // Stands, starts at 1.4 m/s on a tick between two 10 Hz samples, walks, stops the same
+        // way: the last standing tick and the last walking tick go out (a tick late, marked as
+        // corners), nothing else beyond the schedule.
+        let dt = 1.0 / 60.0;
+        let rates = StreamRates::default();
+        let mut s = PairSender::default();
+        s.restart();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let mut corners = Vec::new();
+        let mut scheduled = 0;
+        let x = |k: i32| 1.4 * dt * (k.clamp(20, 80) - 20) as f32;
+        for k in 0..120 {
+            let now = f64::from(k) * f64::from(dt);
+            let due = s.tick(dt, &rates);
+            if let Some((t, pair)) = s.corner(now, pair_at(x(k))) {
+                let n = s.write_corner(t, false, pair, offsets(), &mut buf).unwrap();
+                let frame = Frame::decode(&buf[..n], Some(pair.initiator.position), 1.0).unwrap();
+                assert!(frame.corner);
+                assert_eq!(frame.stamp, stamp_of(t));
+                corners.push((
+                    (t / f64::from(dt)).round() as i32,
+                    pair.initiator.position.x,
+                ));
+            }
+            if due.frame {
+                let n = s
+                    .write(now, false, pair_at(x(k)), offsets(), None, &mut buf)
+                    .unwrap();
+                let frame = Frame::decode(&buf[..n], Some(Vec3::ZERO), 1.0).unwrap();
+                assert!(!frame.corner);
+                scheduled += 1;
+            }
+        }
+        let ticks: Vec<i32> = corners.iter().map(|c| c.0).collect();
+        assert_eq!(ticks, [20, 80], "{corners:?}");
+        assert_eq!(scheduled, 20);
+    }
+
+    #[test]
+    fn a_root_that_jitters_sends_at_most_one_corner_per_interval() {
+        // A root shaking by 2 cm every tick would be a corner every tick: after a burst of two,
+        // one corner frame per root interval goes out, so the frame rate at most doubles.
+        let dt = 1.0 / 60.0;
+        let rates = StreamRates::default();
+        let mut s = PairSender::default();
+        s.restart();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let mut corners = 0;
+        for k in 0..600 {
+            let now = f64::from(k) * f64::from(dt);
+            let due = s.tick(dt, &rates);
+            let pair = pair_at(if k % 2 == 0 { 0.0 } else { 0.02 });
+            if let Some((t, p)) = s.corner(now, pair) {
+                s.write_corner(t, false, p, offsets(), &mut buf).unwrap();
+                corners += 1;
+            }
+            if due.frame {
+                s.write(now, false, pair, offsets(), None, &mut buf)
+                    .unwrap();
+            }
+        }
+        assert!((99..=102).contains(&corners), "{corners} corners in 10 s");
+    }
+
+    #[test]
+    fn the_hand_sample_before_a_jump_of_the_contact_is_kept() {
+        // The contact steps 3 cm in the initiator's frame between two 20 Hz hand samples (the
+        // recipient falls behind as the initiator sets off): the ticks on either side of the step
+        // are kept as well, so a receiver does not smear the step over the interval.
+        let dt = 1.0 / 60.0;
+        let rates = StreamRates::default();
+        let mut s = PairSender::default();
+        s.restart();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        let mut kept = Vec::new();
+        for k in 0..30 {
+            let now = f64::from(k) * f64::from(dt);
+            let due = s.tick(dt, &rates);
+            let contact = Vec3::new(0.0, 1.0, if k > 13 { -0.13 } else { -0.1 });
+            let sample = HandSample {
+                time: now,
+                contact,
+                ..HandSample::default()
+            };
+            s.offer_hands(sample, due.hands);
+            if due.frame {
+                let n = s
+                    .write(now, false, pair_at(0.0), offsets(), None, &mut buf)
+                    .unwrap();
+                let frame = Frame::decode(&buf[..n], Some(Vec3::ZERO), 1.0).unwrap();
+                for h in frame.hands() {
+                    kept.push(((now - h.time) / f64::from(dt)).round() as i32);
+                }
+            }
+        }
+        // Every third tick on schedule (the frames up to tick 24), and ticks 13 and 14 (either
+        // side of the step).
+        assert_eq!(kept, [0, 3, 6, 9, 12, 13, 14, 15, 18, 21, 24], "{kept:?}");
+    }
+
+    #[test]
+    fn a_smooth_walk_sends_no_corners() {
+        let dt = 1.0 / 60.0;
+        let rates = StreamRates::default();
+        let mut s = PairSender::default();
+        s.restart();
+        let mut buf = [0u8; MAX_FRAME_BYTES];
+        for k in 0..600 {
+            let now = f64::from(k) * f64::from(dt);
+            let t = now as f32;
+            let due = s.tick(dt, &rates);
+            // A swinging heading at walking pace: 2 mm off a 10 Hz chord at most.
+            let pair = PairSample {
+                initiator: Pose::new(
+                    Vec3::new(0.9 * (1.3 * t).sin(), 0.0, -1.4 * t),
+                    Quat::IDENTITY,
+                ),
+                ..pair_at(0.0)
+            };
+            assert_eq!(s.corner(now, pair), None, "tick {k}");
+            if due.frame {
+                s.write(now, false, pair, offsets(), None, &mut buf)
+                    .unwrap();
+            }
         }
     }
 

@@ -10,6 +10,7 @@ use entwine_core::hold_hand::{
     PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, StreamRates,
 };
 use entwine_core::kit::Pose;
+use entwine_core::kit::ShortBuffer;
 use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side};
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
@@ -2097,38 +2098,47 @@ impl HoldHandComponent {
                 self.net.sent_bytes += again.len() as i64;
             }
         }
-        if due.hands {
-            if let Some(h) = self.net.last_ik {
-                self.sender.push_hands(HandSample {
-                    time: now,
-                    contact: h.contact,
-                    weight: h.weight,
-                    connected: h.connected,
-                    arm_override: h.arm_override,
-                    has_shared_reach: h.has_shared_reach,
-                });
-            }
-        }
         let partner_root = self.get_partner().and_then(|p| p.bind().root_pose());
-        let (true, Some(me), Some(partner_root)) = (due.frame, me, partner_root) else {
-            return;
-        };
         let hands = self.net.last_ik;
-        let pair = PairSample {
+        let offsets = hands.map(|h| h.offsets).unwrap_or_default();
+        let pair = me.zip(partner_root).map(|(me, partner_root)| PairSample {
             initiator: me,
             recipient_local: me.to_local(partner_root),
             contact_rotation: hands.map_or(glam::Quat::IDENTITY, |h| h.rotation),
+        });
+        // The tick before this one, when it was a start, a stop or a sharp turn, goes out first
+        // (with the hand samples up to it).
+        if let Some((time, corner)) = pair.and_then(|p| self.sender.corner(now, p)) {
+            self.send_frame(|sender, buf| sender.write_corner(time, shared, corner, offsets, buf));
+        }
+        if let Some(h) = self.net.last_ik {
+            let sample = HandSample {
+                time: now,
+                contact: h.contact,
+                weight: h.weight,
+                connected: h.connected,
+                arm_override: h.arm_override,
+                has_shared_reach: h.has_shared_reach,
+            };
+            self.sender.offer_hands(sample, due.hands);
+        }
+        let (true, Some(pair)) = (due.frame, pair) else {
+            return;
         };
-        let offsets = hands.map(|h| h.offsets).unwrap_or_default();
         if due.anim {
             self.read_animation();
         }
+        let anim = due.anim.then_some(self.net.anim_snapshot);
+        self.send_frame(|sender, buf| sender.write(now, shared, pair, offsets, anim.as_ref(), buf));
+    }
+
+    /// Writes one frame with `write` and sends it to every peer (kept to send again).
+    fn send_frame(
+        &mut self,
+        write: impl FnOnce(&mut PairSender, &mut [u8]) -> Result<usize, ShortBuffer>,
+    ) {
         let mut buf = [0u8; MAX_FRAME_BYTES];
-        let anim = due.anim.then_some(&self.net.anim_snapshot);
-        let Ok(n) = self
-            .sender
-            .write(now, shared, pair, offsets, anim, &mut buf)
-        else {
+        let Ok(n) = write(&mut self.sender, &mut buf) else {
             // Cannot happen while MAX_FRAME_BYTES bounds every frame (a core test writes the
             // largest one); say so rather than fall silent.
             self.warn_once(
