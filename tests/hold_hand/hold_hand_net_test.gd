@@ -41,6 +41,8 @@ var _blends := PackedFloat32Array()
 var _targets := PackedVector3Array()
 var _views := PackedVector3Array()
 var _recording := false
+## Signals of the components heard here (each handler calls back into every component).
+var _signals_heard := 0
 var _pose_frames := [-1, -2]
 
 
@@ -162,6 +164,7 @@ func _characters(world: Node3D, ids: Array) -> void:
 		c.add_child(comp)
 		_comps[id] = comp
 		_chars[id] = c
+		_hook_signals(comp)
 		if i < 2:
 			c.skeleton.skeleton_updated.connect(_on_pose_shown.bind(i))
 	var mine := "built/%d" % get_multiplayer().get_unique_id()
@@ -172,6 +175,27 @@ func _characters(world: Node3D, ids: Array) -> void:
 	check(await wait_until(built, 20.0), "every peer built its world")
 	for sync in _syncs:
 		sync.public_visibility = true
+
+
+## Connects every signal of `comp` to a handler that reads every component and character here: a
+## component that emitted while it or its partner was still borrowed (a frame arriving through the
+## RPC freezes the recipient) would make these calls fail with an error, failing the suite.
+func _hook_signals(comp: HoldHandComponent) -> void:
+	for s in ClassDB.class_get_signal_list("HoldHandComponent", true):
+		var count: int = (s["args"] as Array).size()
+		var handler := func() -> void:
+			_signals_heard += 1
+			for id in _comps:
+				if not is_instance_valid(_comps[id]) or not is_instance_valid(_chars[id]):
+					continue  # the scene is being torn down
+				var other: HoldHandComponent = _comps[id]
+				other.get_phase()
+				other.get_partner()
+				other.is_frozen()
+				other.get_network_stats()
+				other.get_view_time()
+				HoldHandComponent.is_pair_driven(_chars[id])
+		comp.connect(s["name"], handler.unbind(count) if count > 0 else handler)
 
 
 func _clients() -> Array:
@@ -338,6 +362,7 @@ func test_client_pair_over_the_network() -> void:
 		var blend: float = _chars[id].animation_tree.get("parameters/move/blend_amount")
 		check(blend < 0.5, "%s stands in the initiator's animation here" % ("A" if id == a else "B"), "< 0.5", blend)
 
+	check(_signals_heard > 0, "the components' signals reached handlers that call back into every component", "> 0", _signals_heard)
 	if me == a:
 		_probe.share("record", {"t": _times, "v": _views, "g": _targets, "k": _ticks})
 	check(await wait_until(func() -> bool: return _probe.has("record"), 20.0), "the initiator's record arrives")
