@@ -37,7 +37,13 @@ func _side(name: String, mp: SceneMultiplayer) -> Dictionary:
 	var world := Node3D.new()
 	world.name = "World"
 	root.add_child(world)
+	# Both sides share this process's physics space: each side's floor and characters are on a
+	# layer of their own, so the host's characters and the guest's copies do not push each other
+	# (they stand in the same places).
+	var layer := 1 if name == "Host" else 2
 	var floor := StaticBody3D.new()
+	floor.collision_layer = layer
+	floor.collision_mask = 0
 	var shape := CollisionShape3D.new()
 	var box := BoxShape3D.new()
 	box.size = Vector3(200, 1, 200)
@@ -48,13 +54,15 @@ func _side(name: String, mp: SceneMultiplayer) -> Dictionary:
 	var room := HoldHandRoom.new()
 	room.name = "Room"
 	world.add_child(room)
-	return {"root": root, "world": world, "room": room, "mp": mp, "chars": {}, "comps": {}}
+	return {"root": root, "world": world, "room": room, "mp": mp, "chars": {}, "comps": {}, "layer": layer}
 
 
 func _player(side: Dictionary, id: int, slot: int) -> void:
 	var c := CHARACTER.instantiate() as TestCharacter
 	c.name = "Player%d" % slot
 	c.position = Vector3(slot * 3.0, 0, 0)
+	c.collision_layer = side["layer"]
+	c.collision_mask = side["layer"]
 	side["world"].add_child(c)
 	var comp := HoldHandComponent.new()
 	comp.name = "HoldHand"

@@ -568,7 +568,13 @@ func _compare(recipient: bool) -> void:
 			var expect: Vector3 = truth_g[2 * k + j].lerp(truth_g[2 * (k + 1) + j], u)
 			errors[4 + j].append(_targets[2 * i + j].distance_to(expect))
 	var own := _largest_steps(truth_v, record["k"], 2, 0)
-	var mine := _largest_steps(_views, _ticks, 0, _blend_end())
+	# Like for like: this view's steps count from the moment of the initiator's third frame (its
+	# first two, the one-off preparation placement, are not counted on its side either) and once
+	# this view's start blend is over.
+	var first := _blend_end()
+	while first < _times.size() and truth_t.size() > 2 and _times[first] <= truth_t[2]:
+		first += 1
+	var mine := _largest_steps(_views, _ticks, 0, first)
 	var blending := _largest_steps(_views, _ticks, 0, 0)
 	var stop := _stop_overshoot(truth_t, truth_v)
 	var p95_limit: float = limits()[0]
@@ -597,9 +603,21 @@ func _compare(recipient: bool) -> void:
 		check(worst <= max_limit, "the %s sees the %s where the initiator does (max)" % [who, labels[j]], "<= %.3f m" % max_limit, worst)
 		if j < 4:
 			if mine[4 + j] >= 0:
-				print("HOLD_HAND_NET %s %s %s %s: largest step at view time %.4f, the initiator's own at %.4f (the pair's start at %.4f, this view's blend over at %.4f, frame %d)" % [
+				print("HOLD_HAND_NET %s %s %s %s: largest step at view time %.4f, the initiator's own at %.4f (the pair's start at %.4f, this view's blend over at %.4f, steps counted from frame %d)" % [
 					transport(), condition(), who, labels[j], _times[mine[4 + j]],
-					truth_t[maxi(own[4 + j], 0)], truth_t[0], start, _blend_end()])
+					truth_t[maxi(own[4 + j], 0)], truth_t[0], start, first])
+				var at: int = mine[4 + j]
+				var around := []
+				for n in range(maxi(at - 4, 1), mini(at + 4, _times.size())):
+					around.append("%.4f:%.1f" % [_times[n], _views[4 * n + j].distance_to(_views[4 * (n - 1) + j]) * 1000.0])
+				var kt := 0
+				while kt + 1 < truth_t.size() and truth_t[kt + 1] < _times[at]:
+					kt += 1
+				var theirs := []
+				for n in range(maxi(kt - 4, 1), mini(kt + 4, truth_t.size())):
+					theirs.append("%.4f:%.1f" % [truth_t[n], truth_v[4 * n + j].distance_to(truth_v[4 * (n - 1) + j]) * 1000.0])
+				print("HOLD_HAND_NET %s %s %s %s: steps (view time:mm) here %s, the initiator's %s" % [
+					transport(), condition(), who, labels[j], around, theirs])
 			check(mine[j] <= step_limit * own[j], "the %s's %s never steps more than %.2fx the initiator's largest step" % [who, labels[j], step_limit],
 				"<= %.1f mm" % (1000.0 * step_limit * own[j]), mine[j] * 1000.0)
 		if j == 2 or j == 3:
@@ -609,6 +627,10 @@ func _compare(recipient: bool) -> void:
 			check(blending[j] <= glide, "the %s's %s glides in at the start, never jumps" % [who, labels[j]],
 				"<= %.1f mm" % (glide * 1000.0), blending[j] * 1000.0)
 	_print_worst(who, labels, worst_at, record)
+	for i in range(1, _delays.size()):
+		if _delays[i] > _delays[i - 1] + 0.03:
+			print("HOLD_HAND_NET %s %s %s: the view delay rose from %.0f to %.0f ms at view time %.4f (frame %d)" % [
+				transport(), condition(), who, _delays[i - 1] * 1000.0, _delays[i] * 1000.0, _times[i], i])
 	var delays := Array(_delays)
 	delays.sort()
 	var over := _overshoot(stop)
