@@ -11,3 +11,7 @@ extends "res://tests/hold_hand/hold_hand_net_test.gd"
 ## in the scaled suite's log: a view's start glide showing the initiator's one-off preparation
 ## placement, which the initiator's side of the step check skips; it is now skipped on both sides.
 ## The retry stays until runs show that was all.
+
+
+func transport() -> String:
+	return "websocket"
