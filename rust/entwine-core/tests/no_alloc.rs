@@ -23,7 +23,7 @@ use entwine_core::formation::rng::Rng;
 use entwine_core::formation::{FormationDef, Squad, SquadConfig};
 use entwine_core::hold_hand::anim::{AnimSnapshot, MachineState};
 use entwine_core::hold_hand::contact::{ContactSolver, ContactTuning, HandInput};
-use entwine_core::hold_hand::stream::{HandSample, PairSample, PairSender, MAX_FRAME_BYTES};
+use entwine_core::hold_hand::stream::{HandSample, PairSample, PairSender, TickFrames, TickInput};
 use entwine_core::hold_hand::{FollowDriver, FollowTuning, HandOffsets, PairReplay, ReplayTuning};
 use entwine_core::kit::{
     decode_position, decode_rotation, encode_position, encode_rotation, solve_limb, LimbGoal,
@@ -413,7 +413,7 @@ fn pair_stream_send_and_replay_allocate_nothing_per_frame() {
     let mut solver = ContactSolver::default();
     let mut rx = PairReplay::default();
     let mut clock = TickClock::default();
-    let mut buf = [0u8; MAX_FRAME_BYTES];
+    let mut sent = TickFrames::default();
     let offsets = HandOffsets::default();
     let mut frames = 0u32;
     let mut shown = 0u32;
@@ -453,15 +453,7 @@ fn pair_stream_send_and_replay_allocate_nothing_per_frame() {
             recipient_local: initiator.to_local(recipient),
             contact_rotation: out.rotation,
         };
-        if let Some((time, corner)) = sender.corner(now, pair) {
-            let n = sender
-                .write_corner(time, true, corner, offsets, &mut buf)
-                .expect("a corner fits");
-            bytes_sent += n;
-            corners += 1;
-            let _ = black_box(rx.receive(&buf[..n], now + 0.05, true, &tuning));
-        }
-        let hands = HandSample {
+        let hand = HandSample {
             time: now,
             contact: initiator
                 .to_local(Pose::new(out.contact, out.rotation))
@@ -471,15 +463,24 @@ fn pair_stream_send_and_replay_allocate_nothing_per_frame() {
             arm_override: true,
             has_shared_reach: out.has_shared_reach,
         };
-        sender.offer_hands(hands, due.hands);
-        if due.frame || due.repeat {
-            let anim = anim_snapshot(t);
-            let n = sender
-                .write(now, true, pair, offsets, Some(&anim), &mut buf)
-                .expect("a frame fits");
-            bytes_sent += n;
-            frames += 1;
-            let _ = black_box(rx.receive(&buf[..n], now + 0.05, true, &tuning));
+        let anim = anim_snapshot(t);
+        let input = TickInput {
+            now,
+            shared: true,
+            pair: Some(pair),
+            hand: Some(hand),
+            offsets,
+            anim: due.anim.then_some(&anim),
+        };
+        sender
+            .send_tick(due, &input, &mut sent)
+            .expect("the frames fit");
+        let count = sent.iter().count();
+        frames += u32::from(due.frame);
+        corners += count as u32 - u32::from(due.frame);
+        for bytes in sent.iter() {
+            bytes_sent += bytes.len();
+            let _ = black_box(rx.receive(bytes, now + 0.05, true, &tuning));
         }
         if let Some(view) = rx.render(now + 0.05, DT, [None, None], &tuning) {
             shown += 1;

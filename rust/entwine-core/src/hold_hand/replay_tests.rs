@@ -5,7 +5,9 @@
 use glam::{Quat, Vec3};
 
 use super::*;
-use crate::hold_hand::stream::{Due, PairSample, PairSender, MAX_FRAME_BYTES};
+use crate::hold_hand::stream::{
+    Due, PairSample, PairSender, TickFrames, TickInput, MAX_FRAME_BYTES,
+};
 use crate::kit::test_util::Lcg;
 
 const DT: f32 = 1.0 / 60.0;
@@ -81,8 +83,8 @@ struct Run {
 }
 
 /// The initiator's side of one tick of the walk, as the glue does it: the last frame again when a
-/// repeat is due, the tick before when it was a corner of the motion, then a hand sample and a
-/// frame when due. Each frame's bytes go to `send`; `last` keeps the last one for repeats.
+/// repeat is due, then [`PairSender::send_tick`]. Each frame's bytes go to `send`; `last` keeps the
+/// last one for repeats.
 fn send_walk(
     sender: &mut PairSender,
     due: Due,
@@ -92,37 +94,33 @@ fn send_walk(
     last: &mut Vec<u8>,
     send: &mut impl FnMut(&[u8]),
 ) {
-    let mut buf = [0u8; MAX_FRAME_BYTES];
     if due.repeat && !last.is_empty() {
         send(last);
     }
-    let pair = PairSample {
-        initiator,
-        recipient_local: initiator.to_local(recipient),
-        contact_rotation: Quat::IDENTITY,
+    let input = TickInput {
+        now,
+        shared: true,
+        pair: Some(PairSample {
+            initiator,
+            recipient_local: initiator.to_local(recipient),
+            contact_rotation: Quat::IDENTITY,
+        }),
+        hand: Some(HandSample {
+            time: now,
+            contact,
+            weight: 1.0,
+            connected: true,
+            arm_override: true,
+            has_shared_reach: true,
+        }),
+        offsets,
+        anim: None,
     };
-    if let Some((time, corner)) = sender.corner(now, pair) {
-        let n = sender
-            .write_corner(time, true, corner, offsets, &mut buf)
-            .unwrap();
-        *last = buf[..n].to_vec();
-        send(last);
-    }
-    let hand = HandSample {
-        time: now,
-        contact,
-        weight: 1.0,
-        connected: true,
-        arm_override: true,
-        has_shared_reach: true,
-    };
-    sender.offer_hands(hand, due.hands);
-    if due.frame {
-        let n = sender
-            .write(now, true, pair, offsets, None, &mut buf)
-            .unwrap();
-        *last = buf[..n].to_vec();
-        send(last);
+    let mut frames = TickFrames::default();
+    sender.send_tick(due, &input, &mut frames).unwrap();
+    for bytes in frames.iter() {
+        *last = bytes.to_vec();
+        send(bytes);
     }
 }
 

@@ -403,6 +403,61 @@ impl StreamRates {
     }
 }
 
+/// What the initiator has this physics tick, for [`PairSender::send_tick`].
+#[derive(Clone, Copy, Debug)]
+pub struct TickInput<'a> {
+    /// The tick's stamp (sender-clock seconds).
+    pub now: f64,
+    /// Whether the stamp is on the clock every peer shares.
+    pub shared: bool,
+    /// Both roots and the contact, when both characters are known.
+    pub pair: Option<PairSample>,
+    /// The hands, when they are known.
+    pub hand: Option<HandSample>,
+    /// Where each hand sits relative to the contact.
+    pub offsets: HandOffsets,
+    /// The animation, read when [`Due::anim`] (else `None`).
+    pub anim: Option<&'a AnimSnapshot>,
+}
+
+/// The frames one tick sends, in order (a corner, then the scheduled frame), in fixed buffers.
+#[derive(Clone, Copy, Debug)]
+pub struct TickFrames {
+    bytes: [[u8; MAX_FRAME_BYTES]; 2],
+    lens: [usize; 2],
+    count: usize,
+}
+
+impl Default for TickFrames {
+    fn default() -> Self {
+        Self {
+            bytes: [[0; MAX_FRAME_BYTES]; 2],
+            lens: [0; 2],
+            count: 0,
+        }
+    }
+}
+
+impl TickFrames {
+    /// Returns the frames written, in the order to send them.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.bytes[..self.count]
+            .iter()
+            .zip(self.lens)
+            .map(|(b, n)| &b[..n])
+    }
+
+    fn push(
+        &mut self,
+        write: impl FnOnce(&mut [u8]) -> Result<usize, ShortBuffer>,
+    ) -> Result<(), ShortBuffer> {
+        let n = write(&mut self.bytes[self.count])?;
+        self.lens[self.count] = n;
+        self.count += 1;
+        Ok(())
+    }
+}
+
 /// What the initiator must do this physics frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Due {
@@ -544,6 +599,38 @@ impl PairSender {
             anim: due[0] && due[2],
             repeat: !due[0] && std::mem::take(&mut self.repeat),
         }
+    }
+
+    /// One physics tick of the stream, in the order it needs: the tick before when it was a corner
+    /// ([`PairSender::corner`]), this tick's hand sample ([`PairSender::offer_hands`]), then the
+    /// frame when [`Due::frame`] ([`PairSender::write`]). Sending [`Due::repeat`]'s copy of the
+    /// last frame is the caller's (it holds the bytes it sent).
+    pub fn send_tick(
+        &mut self,
+        due: Due,
+        input: &TickInput<'_>,
+        out: &mut TickFrames,
+    ) -> Result<(), ShortBuffer> {
+        out.count = 0;
+        if let Some((time, corner)) = input.pair.and_then(|p| self.corner(input.now, p)) {
+            out.push(|buf| self.write_corner(time, input.shared, corner, input.offsets, buf))?;
+        }
+        if let Some(hand) = input.hand {
+            self.offer_hands(hand, due.hands);
+        }
+        if let (true, Some(pair)) = (due.frame, input.pair) {
+            out.push(|buf| {
+                self.write(
+                    input.now,
+                    input.shared,
+                    pair,
+                    input.offsets,
+                    input.anim,
+                    buf,
+                )
+            })?;
+        }
+        Ok(())
     }
 
     /// Watches the pair each physics tick (before this tick's hand sample and frame) and returns
@@ -830,69 +917,55 @@ mod tests {
         }
     }
 
+    /// Runs `ticks` physics ticks of [`PairSender::send_tick`] with the pair `pair_of(k)` at tick
+    /// k (no hands, no animation) and returns every frame sent: (the tick of its stamp, whether
+    /// it is a corner).
+    fn sent_frames(ticks: i32, pair_of: impl Fn(i32) -> PairSample) -> Vec<(i32, bool)> {
+        let dt = 1.0 / 60.0;
+        let rates = StreamRates::default();
+        let mut s = PairSender::default();
+        s.restart();
+        let mut frames = TickFrames::default();
+        let mut sent = Vec::new();
+        for k in 0..ticks {
+            let now = f64::from(k) * f64::from(dt);
+            let due = s.tick(dt, &rates);
+            let input = TickInput {
+                now,
+                shared: false,
+                pair: Some(pair_of(k)),
+                hand: None,
+                offsets: offsets(),
+                anim: None,
+            };
+            s.send_tick(due, &input, &mut frames).unwrap();
+            for bytes in frames.iter() {
+                let frame = Frame::decode(bytes, Some(Vec3::ZERO), 1.0).unwrap();
+                let t = unwrap_stamp(frame.stamp, now);
+                sent.push(((t / f64::from(dt)).round() as i32, frame.corner));
+            }
+        }
+        sent
+    }
+
     #[test]
     fn the_tick_before_a_start_or_a_stop_is_sent_as_a_corner() {
         // Stands, starts at 1.4 m/s on a tick between two 10 Hz samples, walks, stops the same
         // way: the last standing tick and the last walking tick go out (a tick late, marked as
         // corners), nothing else beyond the schedule.
-        let dt = 1.0 / 60.0;
-        let rates = StreamRates::default();
-        let mut s = PairSender::default();
-        s.restart();
-        let mut buf = [0u8; MAX_FRAME_BYTES];
-        let mut corners = Vec::new();
-        let mut scheduled = 0;
-        let x = |k: i32| 1.4 * dt * (k.clamp(20, 80) - 20) as f32;
-        for k in 0..120 {
-            let now = f64::from(k) * f64::from(dt);
-            let due = s.tick(dt, &rates);
-            if let Some((t, pair)) = s.corner(now, pair_at(x(k))) {
-                let n = s.write_corner(t, false, pair, offsets(), &mut buf).unwrap();
-                let frame = Frame::decode(&buf[..n], Some(pair.initiator.position), 1.0).unwrap();
-                assert!(frame.corner);
-                assert_eq!(frame.stamp, stamp_of(t));
-                corners.push((
-                    (t / f64::from(dt)).round() as i32,
-                    pair.initiator.position.x,
-                ));
-            }
-            if due.frame {
-                let n = s
-                    .write(now, false, pair_at(x(k)), offsets(), None, &mut buf)
-                    .unwrap();
-                let frame = Frame::decode(&buf[..n], Some(Vec3::ZERO), 1.0).unwrap();
-                assert!(!frame.corner);
-                scheduled += 1;
-            }
-        }
-        let ticks: Vec<i32> = corners.iter().map(|c| c.0).collect();
-        assert_eq!(ticks, [20, 80], "{corners:?}");
-        assert_eq!(scheduled, 20);
+        let x = |k: i32| 1.4 / 60.0 * (k.clamp(20, 80) - 20) as f32;
+        let sent = sent_frames(120, |k| pair_at(x(k)));
+        let corners: Vec<i32> = sent.iter().filter(|f| f.1).map(|f| f.0).collect();
+        assert_eq!(corners, [20, 80], "{sent:?}");
+        assert_eq!(sent.iter().filter(|f| !f.1).count(), 20);
     }
 
     #[test]
     fn a_root_that_jitters_sends_at_most_one_corner_per_interval() {
         // A root shaking by 2 cm every tick would be a corner every tick: after a burst of two,
         // one corner frame per root interval goes out, so the frame rate at most doubles.
-        let dt = 1.0 / 60.0;
-        let rates = StreamRates::default();
-        let mut s = PairSender::default();
-        s.restart();
-        let mut buf = [0u8; MAX_FRAME_BYTES];
-        let mut corners = 0;
-        for k in 0..600 {
-            let now = f64::from(k) * f64::from(dt);
-            let due = s.tick(dt, &rates);
-            let pair = pair_at(if k % 2 == 0 { 0.0 } else { 0.02 });
-            if let Some((t, p)) = s.corner(now, pair) {
-                s.write_corner(t, false, p, offsets(), &mut buf).unwrap();
-                corners += 1;
-            }
-            if due.frame {
-                s.write(now, false, pair, offsets(), None, &mut buf)
-                    .unwrap();
-            }
-        }
+        let sent = sent_frames(600, |k| pair_at(if k % 2 == 0 { 0.0 } else { 0.02 }));
+        let corners = sent.iter().filter(|f| f.1).count();
         assert!((99..=102).contains(&corners), "{corners} corners in 10 s");
     }
 
@@ -934,29 +1007,19 @@ mod tests {
 
     #[test]
     fn a_smooth_walk_sends_no_corners() {
-        let dt = 1.0 / 60.0;
-        let rates = StreamRates::default();
-        let mut s = PairSender::default();
-        s.restart();
-        let mut buf = [0u8; MAX_FRAME_BYTES];
-        for k in 0..600 {
-            let now = f64::from(k) * f64::from(dt);
-            let t = now as f32;
-            let due = s.tick(dt, &rates);
-            // A swinging heading at walking pace: 2 mm off a 10 Hz chord at most.
-            let pair = PairSample {
+        // A swinging heading at walking pace: 2 mm off a 10 Hz chord at most.
+        let sent = sent_frames(600, |k| {
+            let t = k as f32 / 60.0;
+            PairSample {
                 initiator: Pose::new(
                     Vec3::new(0.9 * (1.3 * t).sin(), 0.0, -1.4 * t),
                     Quat::IDENTITY,
                 ),
                 ..pair_at(0.0)
-            };
-            assert_eq!(s.corner(now, pair), None, "tick {k}");
-            if due.frame {
-                s.write(now, false, pair, offsets(), None, &mut buf)
-                    .unwrap();
             }
-        }
+        });
+        assert!(sent.iter().all(|f| !f.1), "{sent:?}");
+        assert_eq!(sent.len(), 100);
     }
 
     pub(crate) fn offsets() -> HandOffsets {

@@ -3,14 +3,13 @@
 mod anim;
 mod room;
 
-use entwine_core::hold_hand::stream::{AnimSnapshot, MAX_FRAME_BYTES};
+use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
     palm_to_palm, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
     HandInput, HandOffsets, HandSample, HandShape, Interaction, Lifecycle, PairReplay, PairSample,
     PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, StreamRates,
 };
 use entwine_core::kit::Pose;
-use entwine_core::kit::ShortBuffer;
 use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side};
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
@@ -2106,39 +2105,36 @@ impl HoldHandComponent {
             recipient_local: me.to_local(partner_root),
             contact_rotation: hands.map_or(glam::Quat::IDENTITY, |h| h.rotation),
         });
-        // The tick before this one, when it was a start, a stop or a sharp turn, goes out first
-        // (with the hand samples up to it).
-        if let Some((time, corner)) = pair.and_then(|p| self.sender.corner(now, p)) {
-            self.send_frame(|sender, buf| sender.write_corner(time, shared, corner, offsets, buf));
-        }
-        if let Some(h) = self.net.last_ik {
-            let sample = HandSample {
-                time: now,
-                contact: h.contact,
-                weight: h.weight,
-                connected: h.connected,
-                arm_override: h.arm_override,
-                has_shared_reach: h.has_shared_reach,
-            };
-            self.sender.offer_hands(sample, due.hands);
-        }
-        let (true, Some(pair)) = (due.frame, pair) else {
-            return;
-        };
-        if due.anim {
+        let hand = hands.map(|h| HandSample {
+            time: now,
+            contact: h.contact,
+            weight: h.weight,
+            connected: h.connected,
+            arm_override: h.arm_override,
+            has_shared_reach: h.has_shared_reach,
+        });
+        if due.anim && due.frame && pair.is_some() {
             self.read_animation();
         }
-        let anim = due.anim.then_some(self.net.anim_snapshot);
-        self.send_frame(|sender, buf| sender.write(now, shared, pair, offsets, anim.as_ref(), buf));
-    }
-
-    /// Writes one frame with `write` and sends it to every peer (kept to send again).
-    fn send_frame(
-        &mut self,
-        write: impl FnOnce(&mut PairSender, &mut [u8]) -> Result<usize, ShortBuffer>,
-    ) {
-        let mut buf = [0u8; MAX_FRAME_BYTES];
-        let Ok(n) = write(&mut self.sender, &mut buf) else {
+        let input = TickInput {
+            now,
+            shared,
+            pair,
+            hand,
+            offsets,
+            anim: due.anim.then_some(&self.net.anim_snapshot),
+        };
+        let mut frames = TickFrames::default();
+        let written = self.sender.send_tick(due, &input, &mut frames);
+        for bytes in frames.iter() {
+            let bytes = PackedByteArray::from(bytes);
+            if self.rpcs().pair_frame(&bytes).call().is_ok() {
+                self.net.sent_frames += 1;
+                self.net.sent_bytes += bytes.len() as i64;
+            }
+            self.net.last_frame = bytes;
+        }
+        if written.is_err() {
             // Cannot happen while MAX_FRAME_BYTES bounds every frame (a core test writes the
             // largest one); say so rather than fall silent.
             self.warn_once(
@@ -2147,14 +2143,7 @@ impl HoldHandComponent {
                  report it)"
                     .into(),
             );
-            return;
-        };
-        let bytes = PackedByteArray::from(&buf[..n]);
-        if self.rpcs().pair_frame(&bytes).call().is_ok() {
-            self.net.sent_frames += 1;
-            self.net.sent_bytes += n as i64;
         }
-        self.net.last_frame = bytes;
     }
 
     /// Finds (once per pair) what the animation snapshots carry: the tree's numeric
