@@ -31,6 +31,8 @@ const SCRIPT := [[1.0, "travel", "wave"], [2.0, "fire"], [2.6, "abort"], [3.0, "
 ## Per frame: view time, then per character (A, B) blend x, blend y, scale, state index, one-shot
 ## active, play position, state length.
 var _anim_times := PackedFloat64Array()
+## Each character's tree's process mode before any pair.
+var _tree_modes := {}
 var _anim := PackedFloat32Array()
 
 
@@ -134,6 +136,8 @@ func test_client_pair_over_the_network() -> void:
 	check(await wait_until(func() -> bool: return _clients().size() == peers - 1, 20.0), "every client known")
 	var ids := _clients()
 	await _characters(world, ids)
+	for id in _chars:
+		_tree_modes[id] = _chars[id].animation_tree.callback_mode_process
 	var me := get_multiplayer().get_unique_id()
 	var a: int = ids[0]
 	var b: int = ids[1]
@@ -204,10 +208,23 @@ func test_client_pair_over_the_network() -> void:
 ## The same with an AnimationPlayer-only rig: the trees are removed everywhere, A leads B again and
 ## plays, switches and seeks animations; every view is compared with A's own record.
 func _player_only(me: int, a: int, b: int, interval: float) -> void:
+	# While the pair is shown, a remote peer's replicas are advanced on the view clock by the
+	# component (their trees in manual mode); the initiator's own and its local partner's run on
+	# their own. When the pair ends, every tree has its own mode back.
+	const MANUAL := AnimationMixer.ANIMATION_CALLBACK_MODE_PROCESS_MANUAL
+	for id in [a, b]:
+		var mode: int = _chars[id].animation_tree.callback_mode_process
+		check((mode == MANUAL) == (me != a), "%s's tree is advanced by the pair on a remote peer only" % ("A" if id == a else "B"),
+			"manual" if me != a else "its own", mode)
 	await _barrier("tree_checked")
 	if me == a:
 		check(_comps[a].cancel(), "A ends the pair")
 	check(await wait_until(func() -> bool: return _unpaired(a, b), 10.0), "the pair ended everywhere")
+	await physics_frames(2)
+	for id in [a, b]:
+		check(_chars[id].animation_tree.callback_mode_process == _tree_modes[id],
+			"the tree has its own process mode back when the pair ends", _tree_modes[id],
+			_chars[id].animation_tree.callback_mode_process)
 	for id in _chars:
 		var c: TestCharacter = _chars[id]
 		c.animation_tree.free()

@@ -186,15 +186,20 @@ func _hook_signals(comp: HoldHandComponent) -> void:
 		var handler := func() -> void:
 			_signals_heard += 1
 			for id in _comps:
-				if not is_instance_valid(_comps[id]) or not is_instance_valid(_chars[id]):
+				# Untyped first: while the scene is torn down a component or character may already
+				# be freed (a typed assignment of a freed instance is a script error).
+				var comp_here = _comps.get(id)
+				var char_here = _chars.get(id)
+				if not is_instance_valid(comp_here) or not is_instance_valid(char_here) \
+						or not comp_here.is_inside_tree() or not char_here.is_inside_tree():
 					continue  # the scene is being torn down
-				var other: HoldHandComponent = _comps[id]
+				var other: HoldHandComponent = comp_here
 				other.get_phase()
 				other.get_partner()
 				other.is_frozen()
 				other.get_network_stats()
 				other.get_view_time()
-				HoldHandComponent.is_pair_driven(_chars[id])
+				HoldHandComponent.is_pair_driven(char_here)
 		comp.connect(s["name"], handler.unbind(count) if count > 0 else handler)
 
 

@@ -16,8 +16,12 @@
 //! `NetClock`), [`PairReplay::view_delay`] is the true age of what is shown; without, it is the age
 //! beyond the fastest frame's transit.
 //!
-//! When frames are later than ever before, the initiator carries on past the newest sample at its
-//! last velocity (slowing down if the samples were slowing), for at most [`MAX_EXTRAPOLATION`], and
+//! When frames are later than ever before (or lost several in a row), the view clock slows down
+//! past the newest sample in proportion to how far past it is, coming to a stop [`STRETCH`] past
+//! it, so the view time it declares stays the time it shows ([`PairReplay::view_rate`] says how fast
+//! it runs: animations shown at the view time advance at that rate). Meanwhile the initiator
+//! carries on past the newest sample at its last velocity (slowing down if the samples were
+//! slowing), for at most [`MAX_EXTRAPOLATION`], and
 //! the recipient keeps its place beside it (its own motion relative to the initiator is the follow
 //! spring settling, which would overshoot if carried on); whatever
 //! the next sample corrects is taken up by an offset that fades at a twentieth of the roots' own speed
@@ -62,6 +66,9 @@ const CLOCK_SLEW: f64 = 0.05;
 const CLOCK_BRAKE: f64 = 0.5;
 /// How far (s) the view clock may fall behind its goal before it jumps ahead.
 const CLOCK_JUMP: f64 = 1.0;
+/// How far (s) past the newest sample the view clock runs at most: it slows down in proportion
+/// to how far past it is, so it comes to a stop there.
+pub const STRETCH: f32 = MAX_EXTRAPOLATION;
 /// Time constant (s) of small corrections.
 const CORRECTION_TIME: f32 = 0.1;
 /// Corrections fade at most this fraction of the roots' own speed, plus [`CORRECTION_FLOOR`] m/s…
@@ -273,6 +280,8 @@ pub struct PairReplay {
     loss: f32,
     view_time: Option<f64>,
     view_delay: f32,
+    /// View seconds per second at the last render (1 until then).
+    view_rate: f32,
     /// Where the last frame's raw sample was, and when.
     last_raw: Option<(f64, [Pose; 2])>,
     /// Corrections still to fade, per root: small ones, and the start blend.
@@ -468,17 +477,27 @@ impl PairReplay {
         // The view clock never jumps back: when the goal falls behind (frames got later), it slows
         // down (to half speed at most); it speeds up by at most CLOCK_SLEW, and jumps ahead only
         // when far behind the goal (a long pause).
+        // Past the newest sample (frames lost in a row, or later than ever), the clock slows down
+        // with the distance run past it and stops STRETCH seconds past it: what is shown stays
+        // what the initiator showed at the declared time (a short extrapolation), instead of the
+        // view time running on while the roots stand.
+        let newest = self.poses.newest().map_or(goal, |(n, _)| *n);
         let t = match self.view_time {
             None => goal,
             Some(v) => {
                 let next = v + f64::from(dt);
                 if goal - next > CLOCK_JUMP {
-                    goal
+                    goal.min(newest.max(v))
                 } else {
                     let slew = ((goal - next) * 2.0).clamp(-CLOCK_BRAKE, CLOCK_SLEW);
-                    v + f64::from(dt) * (1.0 + slew)
+                    let room = (1.0 - (v - newest) / f64::from(STRETCH)).clamp(0.0, 1.0);
+                    v + f64::from(dt) * (1.0 + slew) * room
                 }
             }
+        };
+        self.view_rate = match self.view_time {
+            Some(v) if dt > 0.0 => ((t - v) / f64::from(dt)) as f32,
+            _ => 1.0,
         };
         self.view_time = Some(t);
         self.view_delay = (sender_now - t) as f32;
@@ -745,6 +764,19 @@ impl PairReplay {
     #[must_use]
     pub fn view_delay(&self) -> f32 {
         self.view_delay
+    }
+
+    /// Returns how fast the view clock ran at the last [`PairReplay::render`]: view seconds per
+    /// second (1 on a steady stream; 0.5 to 1.05 while it follows a changing delay, down to 0 as
+    /// it comes to a stop past the newest sample, more when it jumps after a long pause).
+    /// Animations shown at the view time advance at this rate.
+    #[must_use]
+    pub fn view_rate(&self) -> f32 {
+        if self.view_time.is_some() {
+            self.view_rate
+        } else {
+            1.0
+        }
     }
 
     /// Returns the sender-clock time shown last (the shared clock's when it is shared).

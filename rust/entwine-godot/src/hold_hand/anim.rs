@@ -6,9 +6,10 @@ use entwine_core::hold_hand::anim::{
     AnimSnapshot, MachineState, PlayerState, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS, MAX_ANIM_VALUES,
     NO_NODE,
 };
+use godot::classes::animation_mixer::AnimationCallbackModeProcess;
 use godot::classes::{
-    AnimationNode, AnimationNodeBlendTree, AnimationNodeOneShot, AnimationNodeStateMachine,
-    AnimationNodeStateMachinePlayback, AnimationPlayer, AnimationTree,
+    AnimationMixer, AnimationNode, AnimationNodeBlendTree, AnimationNodeOneShot,
+    AnimationNodeStateMachine, AnimationNodeStateMachinePlayback, AnimationPlayer, AnimationTree,
 };
 use godot::prelude::*;
 
@@ -57,7 +58,7 @@ pub(super) struct AnimRig {
 }
 
 /// What a replica last applied, so that travels and one-shots are requested once per change.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct AnimFollower {
     started: bool,
     shots: u8,
@@ -65,12 +66,61 @@ pub(super) struct AnimFollower {
     mismatch: [f32; MAX_ANIM_MACHINES],
     /// Play-position seconds one second of tree advance moved, at the last phase correction.
     rate: f32,
+    /// The tree (or player) this follower advances itself, and the process mode it had.
+    taken: Option<(Gd<AnimationMixer>, AnimationCallbackModeProcess)>,
 }
 
 impl AnimFollower {
-    /// Forgets what was applied (a new pair).
+    /// Forgets what was applied (a new pair), handing the tree back first.
     pub fn reset(&mut self) {
+        self.hand_back();
         *self = Self::default();
+    }
+
+    /// Advances `mixer` (the replica's tree, or its player without a tree) by `step` seconds: the
+    /// view clock's time, which runs slower or faster than the game's while the view follows a
+    /// changing delay, so the animation stays at the view time. The first call takes the mixer
+    /// off its own processing (remembering its mode) until [`AnimFollower::hand_back`]; a mixer
+    /// the game already advances by hand is left to the game.
+    pub fn advance(&mut self, mixer: Gd<AnimationMixer>, step: f32) {
+        if self.taken.as_ref().is_some_and(|(m, _)| *m != mixer) {
+            self.hand_back();
+        }
+        let mut mixer = match &self.taken {
+            Some((m, _)) => m.clone(),
+            None => {
+                let mode = mixer.get_callback_mode_process();
+                if mode == AnimationCallbackModeProcess::MANUAL {
+                    return;
+                }
+                let mut m = mixer;
+                m.set_callback_mode_process(AnimationCallbackModeProcess::MANUAL);
+                self.taken = Some((m.clone(), mode));
+                m
+            }
+        };
+        if step.is_finite() && step > 0.0 {
+            mixer.advance(f64::from(step));
+        }
+    }
+
+    /// Advances the mixer already taken, if any, by `step` seconds (a frame without a snapshot).
+    pub fn advance_taken(&mut self, step: f32) {
+        if let Some((m, _)) = &self.taken {
+            let m = m.clone();
+            if m.is_instance_valid() {
+                self.advance(m, step);
+            }
+        }
+    }
+
+    /// Gives the mixer taken by [`AnimFollower::advance`] its own processing back.
+    pub fn hand_back(&mut self) {
+        if let Some((mut m, mode)) = self.taken.take() {
+            if m.is_instance_valid() {
+                m.set_callback_mode_process(mode);
+            }
+        }
     }
 }
 

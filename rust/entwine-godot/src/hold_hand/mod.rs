@@ -16,7 +16,7 @@ use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
 use godot::classes::{
-    AnimationNodeAdd2, AnimationNodeAdd3, AnimationNodeBlend2, AnimationNodeBlend3,
+    AnimationMixer, AnimationNodeAdd2, AnimationNodeAdd3, AnimationNodeBlend2, AnimationNodeBlend3,
     AnimationNodeBlendTree, AnimationPlayer, AnimationTree, CharacterBody3D, Engine, INode,
     ImmediateMesh, MeshInstance3D, Node, Node3D, Skeleton3D, StandardMaterial3D,
 };
@@ -63,7 +63,10 @@ use room::RoomOp;
 /// keeps the pair's stance steady around its own character, onlookers smooth both roots, and the
 /// hands are rebuilt in the initiator's frame. The initiator's animation (the same kinds as the
 /// local mirror, for rigs with or without an AnimationTree) is shown on both characters at the same
-/// view time as the roots. Frames from any other peer, stale or malformed ones
+/// view time as the roots: while a pair is shown, this component advances their [AnimationTree] (or
+/// [AnimationPlayer]) itself on the view clock, with its
+/// [member AnimationMixer.callback_mode_process] set to manual, and gives its own mode back when
+/// the pair ends (a mixer already in manual mode is left to the game). Frames from any other peer, stale or malformed ones
 /// are dropped and counted ([method get_network_stats]). Silent IK fades the hands out
 /// ([member ik_timeout]); a silent or vanished initiator releases the recipient
 /// ([member initiator_timeout], or [member initiator_start_timeout] before its first frame;
@@ -1540,7 +1543,9 @@ impl HoldHandComponent {
         self.net.view_delay = 0.0;
         self.net.view_blend = 0.0;
         self.net.anim_rig.ready = false;
-        self.net.anim_follow = Default::default();
+        for follower in &mut self.net.anim_follow {
+            follower.reset();
+        }
         self.net.silence = 0.0;
         self.net.heard = false;
         self.net.released = false;
@@ -2187,7 +2192,12 @@ impl HoldHandComponent {
             return;
         };
         if partner.bind().net.released {
-            return; // given up after the initiator's silence: the hands fade out
+            // Given up after the initiator's silence: the hands fade out, the animations run on
+            // their own again.
+            for follower in &mut self.net.anim_follow {
+                follower.hand_back();
+            }
+            return;
         }
         if !self.receiver.has_pose() {
             // Until the stream starts, remember where this peer shows both characters: the pair
@@ -2207,23 +2217,29 @@ impl HoldHandComponent {
         partner.bind_mut().place_root(view.recipient);
         self.animation_params();
         let continuous = self.net.anim_rig.continuous();
-        if let Some(snap) = self.receiver.animation(continuous).copied() {
-            // Both replicas show the initiator's animation at the view time.
-            let grace = self.animation_interval.max(0.05) * 2.0;
-            let targets = [
-                (self.tree_node(), self.player_node()),
-                (partner.bind().tree_node(), partner.bind().player_node()),
-            ];
-            for (i, (mut tree, mut player)) in targets.into_iter().enumerate() {
-                let net = &mut self.net;
-                net.anim_rig.apply(
-                    &mut net.anim_follow[i],
-                    &snap,
-                    tree.as_mut(),
-                    player.as_mut(),
-                    dt,
-                    grace,
-                );
+        let snap = self.receiver.animation(continuous).copied();
+        // Both replicas show the initiator's animation at the view time, and advance on the view
+        // clock (slower while the view waits for late frames).
+        let grace = self.animation_interval.max(0.05) * 2.0;
+        let step = dt * self.receiver.view_rate();
+        let targets = [
+            (self.tree_node(), self.player_node()),
+            (partner.bind().tree_node(), partner.bind().player_node()),
+        ];
+        for (i, (mut tree, mut player)) in targets.into_iter().enumerate() {
+            let net = &mut self.net;
+            let follower = &mut net.anim_follow[i];
+            let Some(snap) = snap.as_ref() else {
+                follower.advance_taken(step);
+                continue;
+            };
+            net.anim_rig
+                .apply(follower, snap, tree.as_mut(), player.as_mut(), dt, grace);
+            let mixer = tree
+                .map(|t| t.upcast::<AnimationMixer>())
+                .or_else(|| player.map(|p| p.upcast::<AnimationMixer>()));
+            if let Some(mixer) = mixer {
+                follower.advance(mixer, step);
             }
         }
         let Some(hands) = view.hands else {
