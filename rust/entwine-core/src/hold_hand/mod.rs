@@ -31,7 +31,10 @@ pub use contact::{
 pub use follow::{FollowDriver, FollowTuning};
 pub use lifecycle::{Lifecycle, Phase, PhaseChange};
 pub use replay::{PairReplay, PairView, Received, Refused, RemoteHands, ReplayTuning};
-pub use room::{Interaction, PlayerId, Role, Room, RoomError, RoomEvent, HOLD_HAND};
+pub use room::{
+    CallWire, EventWire, Interaction, PlayerId, Role, Room, RoomCall, RoomError, RoomEvent,
+    HOLD_HAND,
+};
 pub use stream::{
     Due, Frame, HandOffsets, HandSample, Malformed, PairSample, PairSender, StreamRates,
 };

@@ -919,4 +919,3 @@ fn frames_lost_for_longer_than_the_delay_slow_the_view_down_instead_of_freezing_
     assert!(worst[0] <= 0.10, "clean link: {:.1} mm", worst[0] * 1e3);
     assert!(worst[1] <= 0.15, "250/60/12%: {:.1} mm", worst[1] * 1e3);
 }
-

@@ -389,9 +389,167 @@ impl Room {
     }
 }
 
+/// A call a player makes on the room: what a client submits to the server.
+#[allow(missing_docs)] // the fields are named as in [`RoomEvent`]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoomCall {
+    /// `from` asks `to`.
+    Request { from: PlayerId, to: PlayerId },
+    /// `by` accepts the request made to it.
+    Accept { by: PlayerId },
+    /// `by` declines the request made to it.
+    Decline { by: PlayerId },
+    /// `by` ends its pair or withdraws its request.
+    Cancel { by: PlayerId },
+}
+
+/// A [`RoomCall`] on the wire: `(kind, actor, target)`, kind 0 request, 1 accept, 2 decline,
+/// 3 cancel; the target is 0 but for a request.
+pub type CallWire = (i32, i64, i64);
+
+/// A [`RoomEvent`] on the wire: `(kind, a, b, c, expires_at)`, kind 0 requested (from, to; expiry),
+/// 1 accepted (initiator, recipient), 2 declined (from, by), 3 expired (from, to), 4 withdrawn
+/// (from, to), 5 ended (initiator, recipient, by); unused fields are 0.
+pub type EventWire = (i32, i64, i64, i64, f64);
+
+impl RoomCall {
+    /// Returns who makes this call.
+    #[must_use]
+    pub fn actor(self) -> PlayerId {
+        match self {
+            Self::Request { from, .. } => from,
+            Self::Accept { by } | Self::Decline { by } | Self::Cancel { by } => by,
+        }
+    }
+
+    /// Returns the call as its wire fields.
+    #[must_use]
+    pub fn encode(self) -> CallWire {
+        match self {
+            Self::Request { from, to } => (0, from, to),
+            Self::Accept { by } => (1, by, 0),
+            Self::Decline { by } => (2, by, 0),
+            Self::Cancel { by } => (3, by, 0),
+        }
+    }
+
+    /// Reads a call from its wire fields, or `None` for an unknown kind.
+    #[must_use]
+    pub fn decode((kind, actor, target): CallWire) -> Option<Self> {
+        Some(match kind {
+            0 => Self::Request {
+                from: actor,
+                to: target,
+            },
+            1 => Self::Accept { by: actor },
+            2 => Self::Decline { by: actor },
+            3 => Self::Cancel { by: actor },
+            _ => return None,
+        })
+    }
+}
+
+impl RoomEvent {
+    /// Returns the event as its wire fields.
+    #[must_use]
+    pub fn encode(self) -> EventWire {
+        match self {
+            Self::Requested {
+                from,
+                to,
+                expires_at,
+            } => (0, from, to, 0, expires_at),
+            Self::Accepted {
+                initiator,
+                recipient,
+            } => (1, initiator, recipient, 0, 0.0),
+            Self::Declined { from, by } => (2, from, by, 0, 0.0),
+            Self::Expired { from, to } => (3, from, to, 0, 0.0),
+            Self::Withdrawn { from, to } => (4, from, to, 0, 0.0),
+            Self::Ended {
+                initiator,
+                recipient,
+                by,
+            } => (5, initiator, recipient, by, 0.0),
+        }
+    }
+
+    /// Reads an event from its wire fields, or `None` for an unknown kind.
+    #[must_use]
+    pub fn decode((kind, a, b, c, expires_at): EventWire) -> Option<Self> {
+        Some(match kind {
+            0 => Self::Requested {
+                from: a,
+                to: b,
+                expires_at,
+            },
+            1 => Self::Accepted {
+                initiator: a,
+                recipient: b,
+            },
+            2 => Self::Declined { from: a, by: b },
+            3 => Self::Expired { from: a, to: b },
+            4 => Self::Withdrawn { from: a, to: b },
+            5 => Self::Ended {
+                initiator: a,
+                recipient: b,
+                by: c,
+            },
+            _ => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_call_and_event_reads_back_as_it_was_sent() {
+        let calls = [
+            RoomCall::Request { from: 7, to: -3 },
+            RoomCall::Accept { by: i64::MAX },
+            RoomCall::Decline { by: 0 },
+            RoomCall::Cancel { by: i64::MIN },
+        ];
+        for c in calls {
+            assert_eq!(RoomCall::decode(c.encode()), Some(c));
+        }
+        assert_eq!(RoomCall::Request { from: 7, to: 9 }.actor(), 7);
+        assert_eq!(RoomCall::Cancel { by: 4 }.actor(), 4);
+        let events = [
+            RoomEvent::Requested {
+                from: 1,
+                to: 2,
+                expires_at: 12.5,
+            },
+            RoomEvent::Accepted {
+                initiator: 3,
+                recipient: 4,
+            },
+            RoomEvent::Declined { from: 5, by: 6 },
+            RoomEvent::Expired { from: 7, to: 8 },
+            RoomEvent::Withdrawn { from: 9, to: 10 },
+            RoomEvent::Ended {
+                initiator: 11,
+                recipient: 12,
+                by: 11,
+            },
+        ];
+        for e in events {
+            assert_eq!(RoomEvent::decode(e.encode()), Some(e));
+        }
+    }
+
+    #[test]
+    fn unknown_kinds_read_as_nothing() {
+        for kind in [-1, 4, 99, i32::MIN, i32::MAX] {
+            assert_eq!(RoomCall::decode((kind, 1, 2)), None);
+        }
+        for kind in [-1, 6, i32::MAX] {
+            assert_eq!(RoomEvent::decode((kind, 1, 2, 3, 0.0)), None);
+        }
+    }
 
     fn room(ids: &[PlayerId]) -> Room {
         let mut r = Room::default();

@@ -7,7 +7,7 @@ use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
     palm_to_palm, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
     HandInput, HandOffsets, HandSample, HandShape, Interaction, Lifecycle, PairReplay, PairSample,
-    PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, StreamRates,
+    PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, RoomCall, StreamRates,
 };
 use entwine_core::kit::Pose;
 use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side};
@@ -30,7 +30,6 @@ use crate::net_clock::NetClock;
 use crate::rig;
 use crate::scene::first_descendant;
 pub use room::HoldHandRoom;
-use room::RoomOp;
 
 /// Two characters holding hands: the initiator walks, the partner is carried along, and both arms
 /// meet at one shared contact point.
@@ -763,25 +762,25 @@ impl HoldHandComponent {
     /// Asks the player with id `player` to hold hands (see [method request]).
     #[func]
     pub fn request_player(&mut self, player: i64) -> bool {
-        self.act("request", |from| RoomOp::Request { from, to: player })
+        self.act("request", |from| RoomCall::Request { from, to: player })
     }
 
     /// Accepts the request addressed to this player. Returns false when there is none.
     #[func]
     pub fn accept(&mut self) -> bool {
-        self.act("accept", |by| RoomOp::Accept { by })
+        self.act("accept", |by| RoomCall::Accept { by })
     }
 
     /// Declines the request addressed to this player. Returns false when there is none.
     #[func]
     pub fn decline(&mut self) -> bool {
-        self.act("decline", |by| RoomOp::Decline { by })
+        self.act("decline", |by| RoomCall::Decline { by })
     }
 
     /// Withdraws this player's request, or ends the pair (either side may). False when neither exists.
     #[func]
     pub fn cancel(&mut self) -> bool {
-        self.act("cancel", |by| RoomOp::Cancel { by })
+        self.act("cancel", |by| RoomCall::Cancel { by })
     }
 
     /// Returns the current phase (PHASE_* constants).
@@ -947,7 +946,7 @@ impl HoldHandComponent {
 
     /// Runs this player's call `what` (built by `op` from the player's id) on the room; returns whether
     /// the room took it, with a warning saying why not.
-    fn act(&mut self, what: &str, op: impl FnOnce(PlayerId) -> RoomOp) -> bool {
+    fn act(&mut self, what: &str, op: impl FnOnce(PlayerId) -> RoomCall) -> bool {
         let Some(me) = self.player() else {
             return self.refused(what, "this character is not in a room".into());
         };

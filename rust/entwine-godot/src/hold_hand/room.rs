@@ -1,7 +1,7 @@
 //! `HoldHandRoom`: the room that holds every player's interaction state, on one machine or on the
 //! multiplayer server.
 
-use entwine_core::hold_hand::{Interaction, PlayerId, Room, RoomError, RoomEvent};
+use entwine_core::hold_hand::{Interaction, PlayerId, Room, RoomCall, RoomError, RoomEvent};
 use entwine_core::kit::{KeyedTable, RateLimit, TokenBucket, WarnThrottle};
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::{INode, Node, OfflineMultiplayerPeer};
@@ -275,25 +275,16 @@ impl HoldHandRoom {
             return;
         }
         self.stats.calls += 1;
-        let call = match op {
-            0 => RoomOp::Request {
-                from: actor,
-                to: target,
-            },
-            1 => RoomOp::Accept { by: actor },
-            2 => RoomOp::Decline { by: actor },
-            3 => RoomOp::Cancel { by: actor },
-            _ => {
-                self.reject(sender);
-                if let Some(held) = self.warns.check((sender, WarnKind::Unknown), t) {
-                    let me = crate::warnings::label(&self.to_gd());
-                    godot_warn!(
-                        "{me}: peer {sender} sent an unknown call {op}; dropped{}",
-                        held_back(held)
-                    );
-                }
-                return;
+        let Some(call) = RoomCall::decode((op, actor, target)) else {
+            self.reject(sender);
+            if let Some(held) = self.warns.check((sender, WarnKind::Unknown), t) {
+                let me = crate::warnings::label(&self.to_gd());
+                godot_warn!(
+                    "{me}: peer {sender} sent an unknown call {op}; dropped{}",
+                    held_back(held)
+                );
             }
+            return;
         };
         if actor != sender {
             self.reject(sender);
@@ -351,25 +342,8 @@ impl HoldHandRoom {
     /// 3 expired, 4 withdrawn, 5 ended.
     #[rpc(authority, call_remote, reliable)]
     fn replay(&mut self, kind: i32, a: i64, b: i64, c: i64, expires_at: f64) {
-        let event = match kind {
-            0 => RoomEvent::Requested {
-                from: a,
-                to: b,
-                expires_at,
-            },
-            1 => RoomEvent::Accepted {
-                initiator: a,
-                recipient: b,
-            },
-            2 => RoomEvent::Declined { from: a, by: b },
-            3 => RoomEvent::Expired { from: a, to: b },
-            4 => RoomEvent::Withdrawn { from: a, to: b },
-            5 => RoomEvent::Ended {
-                initiator: a,
-                recipient: b,
-                by: c,
-            },
-            _ => return,
+        let Some(event) = RoomEvent::decode((kind, a, b, c, expires_at)) else {
+            return;
         };
         let before = self.events.len();
         self.room.apply(event);
@@ -386,7 +360,7 @@ impl HoldHandRoom {
         let mut snapshot = Vec::new();
         self.room.snapshot(&mut snapshot);
         for event in snapshot {
-            let (kind, a, b, c, t) = encode(event);
+            let (kind, a, b, c, t) = event.encode();
             if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call_id(peer) {
                 let me = crate::warnings::label(&self.to_gd());
                 godot_warn!("{me}: cannot send the room to peer {peer}: {e:?}");
@@ -473,16 +447,11 @@ impl HoldHandRoom {
 
     /// Runs a room call, or sends it to the server on a client; its signals follow at the end of the
     /// frame. Returns the (local) refusal, if any.
-    pub(crate) fn call(&mut self, op: RoomOp) -> Result<(), RoomError> {
+    pub(crate) fn call(&mut self, op: RoomCall) -> Result<(), RoomError> {
         let Mode::Client(me) = self.mode() else {
             return self.apply_op(op);
         };
-        let (code, actor, target) = match op {
-            RoomOp::Request { from, to } => (0, from, to),
-            RoomOp::Accept { by } => (1, by, 0),
-            RoomOp::Decline { by } => (2, by, 0),
-            RoomOp::Cancel { by } => (3, by, 0),
-        };
+        let (code, actor, target) = op.encode();
         if actor != me {
             // The server would drop it: say so here, where the mistake is.
             return Err(RoomError::NotYours(actor));
@@ -494,18 +463,18 @@ impl HoldHandRoom {
     }
 
     /// Applies a call to this (deciding) room.
-    fn apply_op(&mut self, op: RoomOp) -> Result<(), RoomError> {
+    fn apply_op(&mut self, op: RoomCall) -> Result<(), RoomError> {
         let before = self.events.len();
         let timeout = self.request_timeout();
         let events = &mut self.events;
         let result = match op {
-            RoomOp::Request { from, to } => self
+            RoomCall::Request { from, to } => self
                 .room
                 .request(from, to, now(), timeout)
                 .map(|e| events.push(e)),
-            RoomOp::Accept { by } => self.room.accept(by).map(|e| events.push(e)),
-            RoomOp::Decline { by } => self.room.decline(by).map(|e| events.push(e)),
-            RoomOp::Cancel { by } => self.room.cancel(by, events),
+            RoomCall::Accept { by } => self.room.accept(by).map(|e| events.push(e)),
+            RoomCall::Decline { by } => self.room.decline(by).map(|e| events.push(e)),
+            RoomCall::Cancel { by } => self.room.cancel(by, events),
         };
         self.schedule_flush(before);
         result
@@ -520,7 +489,7 @@ impl HoldHandRoom {
     fn schedule_flush(&mut self, before: usize) {
         if self.mode() == Mode::Server {
             for i in before..self.events.len() {
-                let (kind, a, b, c, t) = encode(self.events[i]);
+                let (kind, a, b, c, t) = self.events[i].encode();
                 if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call() {
                     let me = crate::warnings::label(&self.to_gd());
                     godot_warn!("{me}: cannot replay an event: {e:?}");
@@ -667,38 +636,6 @@ impl HoldHandRoom {
                 }
             }
         }
-    }
-}
-
-/// A call a component makes on its room.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum RoomOp {
-    Request { from: PlayerId, to: PlayerId },
-    Accept { by: PlayerId },
-    Decline { by: PlayerId },
-    Cancel { by: PlayerId },
-}
-
-/// Returns an event as the `replay` RPC's arguments.
-fn encode(event: RoomEvent) -> (i32, i64, i64, i64, f64) {
-    match event {
-        RoomEvent::Requested {
-            from,
-            to,
-            expires_at,
-        } => (0, from, to, 0, expires_at),
-        RoomEvent::Accepted {
-            initiator,
-            recipient,
-        } => (1, initiator, recipient, 0, 0.0),
-        RoomEvent::Declined { from, by } => (2, from, by, 0, 0.0),
-        RoomEvent::Expired { from, to } => (3, from, to, 0, 0.0),
-        RoomEvent::Withdrawn { from, to } => (4, from, to, 0, 0.0),
-        RoomEvent::Ended {
-            initiator,
-            recipient,
-            by,
-        } => (5, initiator, recipient, by, 0.0),
     }
 }
 
