@@ -66,7 +66,7 @@ pub(super) struct AnimFollower {
     mismatch: [f32; MAX_ANIM_MACHINES],
     /// Play-position seconds one second of tree advance moved, at the last phase correction.
     rate: f32,
-    /// The tree (or player) this follower advances itself, and the process mode it had.
+    /// The tree this follower advances itself, and the process mode it had.
     taken: Option<(Gd<AnimationMixer>, AnimationCallbackModeProcess)>,
 }
 
@@ -77,7 +77,7 @@ impl AnimFollower {
         *self = Self::default();
     }
 
-    /// Advances `mixer` (the replica's tree, or its player without a tree) by `step` seconds: the
+    /// Advances `mixer` (the replica's tree) by `step` seconds: the
     /// view clock's time, which runs slower or faster than the game's while the view follows a
     /// changing delay, so the animation stays at the view time. The first call takes the mixer
     /// off its own processing (remembering its mode) until [`AnimFollower::hand_back`]; a mixer

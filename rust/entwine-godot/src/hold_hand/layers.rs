@@ -1,0 +1,145 @@
+//! What a character's rig holds for the pair: the animation tree's arm layers, the bone chains of
+//! its hands, and which tree parameters a game sets.
+
+use super::*;
+
+/// Returns whether a property-list entry is a parameter a game sets (stored or shown in the editor,
+/// not read-only like `current_position`).
+pub(super) fn is_settable_parameter(prop: &VarDictionary) -> bool {
+    const STORAGE_OR_EDITOR: i64 = 2 | 4;
+    const READ_ONLY: i64 = 1 << 28;
+    let usage = prop
+        .get("usage")
+        .and_then(|u| u.try_to::<i64>().ok())
+        .unwrap_or(0);
+    usage & STORAGE_OR_EDITOR != 0 && usage & READ_ONLY == 0
+}
+
+/// Seconds the partner in the same process may stay in another state-machine node than the
+/// initiator's while travelling there, before it is started there outright.
+pub(super) const LOCAL_ANIM_GRACE: f32 = 0.25;
+
+/// The reference human's arm (upper arm plus forearm, metres) that `reach_margin` is given for.
+pub(super) const REFERENCE_ARM: f32 = 0.54;
+
+pub(super) fn phase_code(p: Phase) -> i32 {
+    match p {
+        Phase::None => HoldHandComponent::PHASE_NONE,
+        Phase::Preparing => HoldHandComponent::PHASE_PREPARING,
+        Phase::Active => HoldHandComponent::PHASE_ACTIVE,
+    }
+}
+
+/// Returns the arm-layer parameters of `tree`: the amount of each filtered blend or add node of its
+/// root blend tree, or of a blend tree nested in it (to four levels), whose filter passes a bone of
+/// either arm of the humanoid in `skeleton`.
+pub(super) fn detect_arm_layers(
+    tree: &Gd<AnimationTree>,
+    skeleton: &Gd<Skeleton3D>,
+) -> PackedStringArray {
+    let mut out = PackedStringArray::new();
+    let Some(root) = tree
+        .get_tree_root()
+        .and_then(|r| r.try_cast::<AnimationNodeBlendTree>().ok())
+    else {
+        return out;
+    };
+    let Some(mixer_root) = tree.try_get_node_as::<Node>(&tree.get_root_node()) else {
+        return out;
+    };
+    let skeleton_path = mixer_root.get_path_to(skeleton);
+    let humanoid = rig::humanoid(skeleton);
+    let arm_bones: Vec<NodePath> = [Side::Left, Side::Right]
+        .into_iter()
+        .flat_map(|side| {
+            let shoulder = match side {
+                Side::Left => RigRole::LeftShoulder,
+                Side::Right => RigRole::RightShoulder,
+            };
+            let [u, l, h] = RigRole::arm(side);
+            [shoulder, u, l, h]
+        })
+        .filter_map(|role| humanoid.bone(role))
+        .map(|b| {
+            let path = format!("{skeleton_path}:{}", skeleton.get_bone_name(b as i32));
+            NodePath::from(path.as_str())
+        })
+        .collect();
+    collect_arm_layers(&root, "parameters/", &arm_bones, 0, &mut out);
+    out
+}
+
+/// Adds to `out` the amount parameter (under `prefix`) of each filtered Blend2/Blend3/Add2/Add3 of
+/// `tree` whose filter passes one of `arm_bones`, and those of the blend trees nested in it.
+pub(super) fn collect_arm_layers(
+    tree: &Gd<AnimationNodeBlendTree>,
+    prefix: &str,
+    arm_bones: &[NodePath],
+    depth: u32,
+    out: &mut PackedStringArray,
+) {
+    for name in tree.get_node_list().iter_shared() {
+        let Some(node) = tree.get_node(&name) else {
+            continue;
+        };
+        if let Ok(inner) = node.clone().try_cast::<AnimationNodeBlendTree>() {
+            if depth < 4 {
+                collect_arm_layers(
+                    &inner,
+                    &format!("{prefix}{name}/"),
+                    arm_bones,
+                    depth + 1,
+                    out,
+                );
+            }
+            continue;
+        }
+        if !node.is_filter_enabled() || !arm_bones.iter().any(|p| node.is_path_filtered(p)) {
+            continue;
+        }
+        let amount = if node.clone().try_cast::<AnimationNodeBlend2>().is_ok()
+            || node.clone().try_cast::<AnimationNodeBlend3>().is_ok()
+        {
+            "blend_amount"
+        } else if node.clone().try_cast::<AnimationNodeAdd2>().is_ok()
+            || node.clone().try_cast::<AnimationNodeAdd3>().is_ok()
+        {
+            "add_amount"
+        } else {
+            continue;
+        };
+        out.push(&GString::from(&format!("{prefix}{name}/{amount}")));
+    }
+}
+
+/// Returns the `[upper, lower, hand]` bone names of a hand's arm: for a named hand its grandparent
+/// and parent, for an empty name the `side` arm of the humanoid.
+pub(super) fn chain_for_hand(
+    skeleton: &Gd<Skeleton3D>,
+    hand: &GString,
+    side: Side,
+    humanoid: &Humanoid,
+) -> Option<[GString; 3]> {
+    if hand.is_empty() {
+        let [u, l, h] = RigRole::arm(side).map(|r| humanoid.bone(r));
+        let name = |b: Option<usize>| b.map(|b| skeleton.get_bone_name(b as i32));
+        return Some([name(u)?, name(l)?, name(h)?]);
+    }
+    let h = skeleton.find_bone(hand);
+    if h < 0 {
+        return None;
+    }
+    let lower = skeleton.get_bone_parent(h);
+    if lower < 0 {
+        return None;
+    }
+    let upper = skeleton.get_bone_parent(lower);
+    if upper < 0 {
+        return None;
+    }
+    Some([
+        skeleton.get_bone_name(upper),
+        skeleton.get_bone_name(lower),
+        hand.clone(),
+    ])
+}

@@ -1,0 +1,360 @@
+//! HoldHandComponent over the network: the initiator's stream out, a remote peer's replay of it,
+//! and the recipient's watch over a silent initiator.
+
+use super::*;
+
+impl HoldHandComponent {
+    /// The room this component joined, unless it has been freed since.
+    pub(super) fn live_room(&self) -> Option<Gd<HoldHandRoom>> {
+        self.runtime
+            .room
+            .as_ref()
+            .filter(|r| r.is_instance_valid())
+            .cloned()
+    }
+
+    /// The partner's component, when it is in the room and in the tree.
+    pub(super) fn partner_in_tree(&self, partner: PlayerId) -> Option<Gd<HoldHandComponent>> {
+        self.live_room()?
+            .bind()
+            .get_component(partner)
+            .filter(|p| p.is_inside_tree())
+    }
+
+    /// Returns whether this peer plays this component's player (always, without a network).
+    pub(super) fn is_owned(&self) -> bool {
+        let peer = self.live_room().and_then(|r| r.bind().local_peer());
+        peer.is_none_or(|p| Some(p) == self.runtime.joined_as)
+    }
+
+    /// The owned initiator, networked: takes the hand samples that are due and sends a frame when
+    /// one is due, to every peer.
+    pub(super) fn broadcast(&mut self, dt: f32) {
+        let Some(room) = self.live_room() else {
+            return;
+        };
+        if room.bind().local_peer().is_none() {
+            return;
+        }
+        let (wall, shared) = self.clock_now();
+        let now = self.net.stamps.tick(wall, dt);
+        self.net.view_time = now;
+        self.net.view_delay = 0.0;
+        let me = self.root_pose();
+        // The pair's scale rides in key frames: positions go over ranges in proportion, and
+        // receivers scale their thresholds and speed limits by it.
+        let k = self.proportion();
+        self.sender.set_scale(k);
+        let k = self.sender.scale();
+        // An initiator that jumped more than 3 m (times the scale) since the last physics frame
+        // teleported.
+        if let (Some(me), Some(last)) = (me, self.net.last_root) {
+            if me.position.distance(last.position)
+                > entwine_core::hold_hand::replay::TELEPORT_DISTANCE * k
+            {
+                self.sender.teleport();
+            }
+        }
+        self.net.last_root = me;
+        let rates = self.stream_rates();
+        let due = self.sender.tick(dt, &rates);
+        if due.repeat && !self.net.last_frame.is_empty() {
+            let again = self.net.last_frame.clone(); // shared, not copied
+            if self.rpcs().pair_frame(&again).call().is_ok() {
+                self.net.sent_frames += 1;
+                self.net.sent_bytes += again.len() as i64;
+            }
+        }
+        let partner_root = self.get_partner().and_then(|p| p.bind().root_pose());
+        let hands = self.net.last_ik;
+        let offsets = hands.map(|h| h.offsets).unwrap_or_default();
+        let pair = me.zip(partner_root).map(|(me, partner_root)| PairSample {
+            initiator: me,
+            recipient_local: me.to_local(partner_root),
+            contact_rotation: hands.map_or(glam::Quat::IDENTITY, |h| h.rotation),
+        });
+        let hand = hands.map(|h| HandSample {
+            time: now,
+            contact: h.contact,
+            weight: h.weight,
+            connected: h.connected,
+            arm_override: h.arm_override,
+            has_shared_reach: h.has_shared_reach,
+        });
+        if due.anim && due.frame && pair.is_some() {
+            self.read_animation();
+        }
+        let input = TickInput {
+            now,
+            shared,
+            pair,
+            hand,
+            offsets,
+            anim: due.anim.then_some(&self.net.anim_snapshot),
+        };
+        let mut frames = TickFrames::default();
+        let written = self.sender.send_tick(due, &input, &mut frames);
+        for bytes in frames.iter() {
+            let bytes = PackedByteArray::from(bytes);
+            if self.rpcs().pair_frame(&bytes).call().is_ok() {
+                self.net.sent_frames += 1;
+                self.net.sent_bytes += bytes.len() as i64;
+            }
+            self.net.last_frame = bytes;
+        }
+        if written.is_err() {
+            // Cannot happen while MAX_FRAME_BYTES bounds every frame (a core test writes the
+            // largest one); say so rather than fall silent.
+            self.warn_once(
+                WARN_FRAME,
+                "a pair frame did not fit in MAX_FRAME_BYTES and was not sent (a bug: please \
+                 report it)"
+                    .into(),
+            );
+        }
+    }
+
+    /// Finds (once per pair) what the animation snapshots carry: the tree's numeric
+    /// `parameters/…` minus the arm layers, its state machines and one-shots, in property-list
+    /// order (the same on every peer for the same tree); without a tree, the AnimationPlayer's
+    /// animations.
+    pub(super) fn animation_params(&mut self) {
+        if self.net.anim_rig.ready {
+            return;
+        }
+        let arms = self.arm_layers();
+        let tree = self.tree_node();
+        let player = self.player_node();
+        self.net
+            .anim_rig
+            .build(tree.as_ref(), player.as_ref(), &arms);
+    }
+
+    pub(super) fn player_node(&self) -> Option<Gd<AnimationPlayer>> {
+        self.runtime
+            .player
+            .as_ref()
+            .filter(|p| p.is_instance_valid())
+            .cloned()
+    }
+
+    /// Reads this character's animation into the snapshot.
+    pub(super) fn read_animation(&mut self) {
+        self.animation_params();
+        let tree = self.tree_node();
+        let player = self.player_node();
+        self.net
+            .anim_rig
+            .read(tree.as_ref(), player.as_ref(), &mut self.net.anim_snapshot);
+    }
+
+    /// A replica of the initiator (every peer but the initiator's): shows the pair from the stream.
+    pub(super) fn replay_pair(&mut self, partner_id: PlayerId, dt: f32, frame: u64) {
+        let partner = self.partner_in_tree(partner_id);
+        let Some(mut partner) = partner else {
+            return;
+        };
+        if partner.bind().net.released {
+            // Given up after the initiator's silence: the hands fade out, the animations run on
+            // their own again.
+            for follower in &mut self.net.anim_follow {
+                follower.hand_back();
+            }
+            return;
+        }
+        if !self.receiver.has_pose() {
+            // Until the stream starts, remember where this peer shows both characters: the pair
+            // glides from there.
+            self.net.seen = [self.root_pose(), partner.bind().root_pose()];
+        }
+        let (wall, _) = self.clock_now();
+        let now = self.net.view_ticks.tick(wall, dt);
+        let tuning = self.replay_tuning();
+        let Some(view) = self.receiver.render(now, dt, self.net.seen, &tuning) else {
+            return; // nothing before the first frame
+        };
+        self.net.view_time = view.time;
+        self.net.view_delay = self.receiver.view_delay();
+        self.net.view_blend = self.receiver.blend_remaining();
+        self.place_root(view.initiator);
+        partner.bind_mut().place_root(view.recipient);
+        self.animation_params();
+        let continuous = self.net.anim_rig.continuous();
+        let snap = self.receiver.animation(continuous).copied();
+        // Both replicas show the initiator's animation at the view time, and advance on the view
+        // clock (slower while the view waits for late frames).
+        let grace = self.animation_interval.max(0.05) * 2.0;
+        let step = dt * self.receiver.view_rate();
+        let targets = [
+            (self.tree_node(), self.player_node()),
+            (partner.bind().tree_node(), partner.bind().player_node()),
+        ];
+        for (i, (mut tree, mut player)) in targets.into_iter().enumerate() {
+            let net = &mut self.net;
+            let follower = &mut net.anim_follow[i];
+            let Some(snap) = snap.as_ref() else {
+                follower.advance_taken(step);
+                continue;
+            };
+            net.anim_rig
+                .apply(follower, snap, tree.as_mut(), player.as_mut(), dt, grace);
+            // A tree runs on the view clock (it cannot be sought); a player without a tree is
+            // sought to the view time's position instead whenever it is more than 20 ms off
+            // (advancing it on the view clock as well left it 0.4 s off at the 95th percentile).
+            if let Some(tree) = tree {
+                follower.advance(tree.upcast::<AnimationMixer>(), step);
+            }
+        }
+        let Some(hands) = view.hands else {
+            return; // no IK until the first key frame and hand sample
+        };
+        if self.hand_ik(Role::Initiator).is_some() {
+            self.drive_hand(hands.initiator_hand, hands.weight, hands.weight, frame);
+        }
+        let mut p = partner.bind_mut();
+        if p.hand_ik(Role::Recipient).is_some() {
+            p.drive_hand(hands.recipient_hand, hands.weight, hands.weight, frame);
+        }
+    }
+
+    /// The recipient, when its initiator is on another peer: gives the pair up after a silence.
+    pub(super) fn watch_initiator(&mut self, initiator: PlayerId, dt: f32) {
+        let local = self.live_room().and_then(|r| r.bind().local_peer());
+        if local.is_none() || local == Some(initiator) || self.net.released {
+            return;
+        }
+        self.net.silence += dt.max(0.0);
+        // Before the first frame, the initiator may not know of the pair yet (its copy of the
+        // room's word can be resent for seconds): a longer wait.
+        let timeout = self.initiator_timeout();
+        let timeout = if self.net.heard {
+            timeout
+        } else {
+            self.initiator_start_timeout().max(timeout)
+        };
+        if self.net.silence < timeout {
+            return;
+        }
+        self.net.released = true;
+        self.unfreeze();
+        godot_warn!(
+            "{}: no stream from initiator {initiator} for {:.1} s; the recipient is released",
+            self.label(),
+            self.net.silence
+        );
+        self.signals().initiator_lost().emit(initiator);
+        if self.is_owned() {
+            // The server ends the pair for everyone.
+            self.cancel();
+        }
+    }
+
+    /// The initiator's stream arrived (or the initiator drove this recipient locally).
+    pub(super) fn heard_initiator(&mut self) {
+        self.net.silence = 0.0;
+        self.net.heard = true;
+        if self.net.released
+            && self.lifecycle.phase() != Phase::None
+            && self.lifecycle.interaction().map(|i| i.role) == Some(Role::Recipient)
+        {
+            self.net.released = false;
+            self.freeze();
+        }
+    }
+
+    /// Keeps [method is_root_driven], its signal and the character's metadata up to date.
+    pub(super) fn update_root_driven(&mut self, owned: bool) {
+        let driven = self.lifecycle.phase() != Phase::None
+            && !self.net.released
+            && match self.lifecycle.interaction().map(|i| i.role) {
+                Some(Role::Recipient) => true,
+                Some(Role::Initiator) => !owned,
+                None => false,
+            };
+        if driven == self.net.root_driven {
+            return;
+        }
+        self.net.root_driven = driven;
+        if let Some(mut c) = self.character_node() {
+            if driven {
+                c.set_meta(DRIVEN_META, &true.to_variant());
+            } else {
+                c.remove_meta(DRIVEN_META);
+            }
+        }
+        self.signals().root_driven_changed().emit(driven);
+    }
+
+    pub(super) fn set_connected(&mut self, connected: bool) {
+        if self.runtime.connected != connected {
+            self.runtime.connected = connected;
+            self.signals().hands_connected_changed().emit(connected);
+        }
+    }
+
+    /// Sets this character's hand IK target (world space) and weights for this frame.
+    pub(super) fn drive_hand(
+        &mut self,
+        target: Pose,
+        position_weight: f32,
+        rotation_weight: f32,
+        frame: u64,
+    ) {
+        self.runtime.driven_frame = frame;
+        if let Some(mut ik) = self
+            .runtime
+            .ik
+            .as_ref()
+            .filter(|ik| ik.is_instance_valid())
+            .cloned()
+        {
+            let scale = Vector3::ONE;
+            ik.set(
+                "target_transform",
+                &transform_scaled(target, scale).to_variant(),
+            );
+        }
+        self.set_hand_weights(position_weight, rotation_weight);
+    }
+
+    pub(super) fn set_hand_weights(&mut self, position: f32, rotation: f32) {
+        if self.runtime.hand_weights == (position, rotation) {
+            return;
+        }
+        self.runtime.hand_weights = (position, rotation);
+        if let Some(mut ik) = self
+            .runtime
+            .ik
+            .as_ref()
+            .filter(|ik| ik.is_instance_valid())
+            .cloned()
+        {
+            let mut b = ik.bind_mut();
+            b.set_position_weight(position);
+            b.set_rotation_weight(rotation);
+        }
+        // Arm layers follow the hand weight: 0 → as animated, 1 → the hold value.
+        let Some(mut tree) = self.tree_node() else {
+            return;
+        };
+        if self.runtime.arm_saved.is_empty() && position > 0.0 {
+            for name in self.arm_layers().as_slice() {
+                let name = StringName::from(name);
+                let value = tree.get(&name);
+                if !value.is_nil() {
+                    self.runtime.arm_saved.push((name, value));
+                }
+            }
+        }
+        // A blend amount: outside 0..=1 (or NaN) would drive the arm layer to non-finite poses.
+        let hold = self.arm_layer_hold_value();
+        for (name, saved) in &self.runtime.arm_saved {
+            if let Ok(v) = saved.try_to::<f32>() {
+                tree.set(name, &(v + (hold - v) * position).to_variant());
+            }
+        }
+        if position <= 0.0 {
+            self.runtime.arm_saved.clear();
+        }
+    }
+}

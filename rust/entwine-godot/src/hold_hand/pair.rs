@@ -1,0 +1,568 @@
+//! HoldHandComponent on one machine: the pair's phases, freezing the recipient, moving the roots,
+//! mirroring the animation, and solving and driving both hands (with the debug drawing).
+
+use super::*;
+
+impl HoldHandComponent {
+    pub(super) fn on_phase_change(&mut self, from: Phase, to: Phase) {
+        let role = self.lifecycle.interaction().map(|i| i.role);
+        if to == Phase::None || (from == Phase::Active && to == Phase::Preparing) {
+            self.stop();
+        }
+        if to == Phase::Preparing {
+            self.prepare(role);
+        }
+        let (f, t) = (phase_code(from), phase_code(to));
+        self.signals().phase_changed().emit(f, t);
+    }
+
+    /// Enters Preparing: freeze a recipient; an initiator aligns the recipient once.
+    pub(super) fn prepare(&mut self, role: Option<Role>) {
+        self.resolve_nodes();
+        self.runtime.ik_failed = false;
+        match role {
+            Some(Role::Recipient) => self.freeze(),
+            Some(Role::Initiator) => {
+                let tuning = self.follow_tuning();
+                let (Some(me), Some(mut partner)) = (self.root_pose(), self.get_partner()) else {
+                    self.driver.reset();
+                    return;
+                };
+                let start = self.driver.prepare(me, &tuning);
+                partner.bind_mut().place_root(start);
+                self.runtime.mirror_rig.ready = false;
+                self.runtime.mirror_follow.reset();
+                self.sender.restart();
+                self.net.stamps.reset();
+                self.net.last_root = None;
+            }
+            None => {}
+        }
+    }
+
+    /// Leaves an interaction: unfreeze, restore the arm layers, forget the pair's state. The hands'
+    /// IK fades out over the following frames.
+    pub(super) fn stop(&mut self) {
+        self.unfreeze();
+        if let Some(mut tree) = self.tree_node() {
+            for (name, value) in self.runtime.arm_saved.drain(..) {
+                tree.set(&name, &value);
+            }
+        }
+        self.runtime.arm_saved.clear();
+        self.runtime.mirror_rig.ready = false;
+        self.runtime.mirror_follow.reset();
+        self.driver.reset();
+        self.solver.reset();
+        self.sender.stop();
+        self.receiver.reset();
+        self.net.last_ik = None;
+        self.net.seen = [None; 2];
+        self.net.view_time = 0.0;
+        self.net.view_delay = 0.0;
+        self.net.view_blend = 0.0;
+        self.net.anim_rig.ready = false;
+        for follower in &mut self.net.anim_follow {
+            follower.reset();
+        }
+        self.net.silence = 0.0;
+        self.net.heard = false;
+        self.net.released = false;
+        if self.runtime.connected {
+            self.runtime.connected = false;
+            self.signals().hands_connected_changed().emit(false);
+        }
+        self.runtime.shared_reach = false;
+        if let Some(mut mesh) = self.runtime.debug_mesh.clone() {
+            mesh.clear_surfaces();
+        }
+    }
+
+    pub(super) fn freeze(&mut self) {
+        if self.runtime.freeze.is_some() {
+            return;
+        }
+        let Some(mut body) = self.character_node() else {
+            return;
+        };
+        let processing = body.is_physics_processing();
+        let frozen_before = body.get("frozen");
+        if !frozen_before.is_nil() {
+            body.set("frozen", &true.to_variant());
+        }
+        body.set_physics_process(false);
+        if let Ok(mut cb) = body.try_cast::<CharacterBody3D>() {
+            cb.set_velocity(Vector3::ZERO);
+        }
+        self.runtime.freeze = Some((processing, frozen_before));
+        self.signals().frozen_changed().emit(true);
+    }
+
+    pub(super) fn unfreeze(&mut self) {
+        let Some((processing, frozen_before)) = self.runtime.freeze.take() else {
+            return;
+        };
+        if let Some(mut body) = self.character_node() {
+            body.set_physics_process(processing);
+            if !frozen_before.is_nil() {
+                body.set("frozen", &frozen_before);
+            }
+        }
+        self.signals().frozen_changed().emit(false);
+    }
+
+    /// Places this character's root at `target` at once (the one-off preparation alignment).
+    pub(super) fn place_root(&mut self, target: Pose) {
+        if let Some(mut body) = self.character_node() {
+            let scale = body.get_global_transform().basis.get_scale();
+            body.set_global_transform(transform_scaled(target, scale));
+        }
+    }
+
+    /// Moves this character's root toward `target`, sliding along walls when sweeping.
+    pub(super) fn move_root(&mut self, target: Pose, dt: f32) {
+        let Some(body) = self.character_node() else {
+            return;
+        };
+        let scale = body.get_global_transform().basis.get_scale();
+        let facing = transform_scaled(target, scale).basis;
+        match body.try_cast::<CharacterBody3D>() {
+            Ok(mut cb) if self.sweep_collisions && dt > 0.0 => {
+                let motion = vector3(target.position) - cb.get_global_position();
+                cb.set_velocity(motion / dt);
+                cb.move_and_slide();
+                cb.set_velocity(Vector3::ZERO);
+                let origin = cb.get_global_position();
+                cb.set_global_transform(Transform3D::new(facing, origin));
+            }
+            Ok(cb) => cb
+                .upcast::<Node3D>()
+                .set_global_transform(Transform3D::new(facing, vector3(target.position))),
+            Err(mut n) => {
+                n.set_global_transform(Transform3D::new(facing, vector3(target.position)))
+            }
+        }
+    }
+
+    /// The initiator's frame: follow, mirror, contact and both hands' IK.
+    pub(super) fn drive_pair(&mut self, partner_id: PlayerId, dt: f32, frame: u64) {
+        let partner = self.partner_in_tree(partner_id);
+        let (Some(mut partner), Some(me)) = (partner, self.root_pose()) else {
+            // Partner missing: following pauses and the hands are released (they fade out).
+            self.solver.release(&ContactTuning::default(), dt);
+            return;
+        };
+        let tuning = self.follow_tuning();
+        if self.driver.driven().is_none() {
+            // The partner appeared after the preparation: align it now.
+            let start = self.driver.prepare(me, &tuning);
+            partner.bind_mut().place_root(start);
+        }
+        let target = self.driver.step(me, dt, &tuning);
+        partner.bind_mut().move_root(target, dt);
+        // Held back by a wall? Go on from where the body is (this machine's own body, never a
+        // remote replay), so catching up keeps to max_follow_speed.
+        if let Some(actual) = partner.bind().root_pose() {
+            self.driver.settle(actual.position);
+        }
+        self.mirror_animation_onto(&mut partner, dt);
+        self.solve_hands(&mut partner, me, dt, frame);
+    }
+
+    /// Shows the initiator's animation on the partner in the same process: numeric parameters
+    /// (blend positions included) copied exactly, state machines, one-shots and play positions
+    /// applied as a remote replica would; without trees, the AnimationPlayer's animation and position.
+    pub(super) fn mirror_animation_onto(&mut self, partner: &mut Gd<HoldHandComponent>, dt: f32) {
+        if !self.mirror_animation {
+            return;
+        }
+        let players = (
+            self.runtime
+                .player
+                .as_ref()
+                .filter(|p| p.is_instance_valid())
+                .cloned(),
+            partner
+                .bind()
+                .runtime
+                .player
+                .as_ref()
+                .filter(|p| p.is_instance_valid())
+                .cloned(),
+        );
+        if let (Some(src), Some(mut dst)) = players {
+            // No AnimationTree: mirror the AnimationPlayer's animation and position.
+            let animation = src.get_current_animation();
+            if animation.is_empty() {
+                return;
+            }
+            if dst.get_current_animation() != animation {
+                dst.play_ex().name(&StringName::from(&animation)).done();
+            }
+            dst.seek_ex(src.get_current_animation_position())
+                .update(true)
+                .done();
+            return;
+        }
+        let (Some(src), Some(mut dst)) = (self.tree_node(), partner.bind().tree_node()) else {
+            return;
+        };
+        if !self.runtime.mirror_rig.ready {
+            // Once per pair: the initiator's tree, minus the arm layers.
+            let arms = self.arm_layers();
+            self.runtime.mirror_rig.build(Some(&src), None, &arms);
+        }
+        let rt = &mut self.runtime;
+        rt.mirror_rig.copy_values(&src, &mut dst);
+        rt.mirror_rig
+            .read(Some(&src), None, &mut rt.mirror_snapshot);
+        rt.mirror_snapshot.value_count = 0; // copied exactly above
+        rt.mirror_rig.apply(
+            &mut rt.mirror_follow,
+            &rt.mirror_snapshot,
+            Some(&mut dst),
+            None,
+            dt,
+            LOCAL_ANIM_GRACE,
+        );
+    }
+
+    /// Builds (once) this character's hand IK for `role` and returns it, or `None` when its bones are
+    /// missing (warned once).
+    pub(super) fn hand_ik(&mut self, role: Role) -> Option<Gd<LimbIK>> {
+        let bone = match role {
+            Role::Initiator => self.initiator_hand_bone.clone(),
+            Role::Recipient => self.recipient_hand_bone.clone(),
+        };
+        if let Some(ik) = self.runtime.ik.as_ref().filter(|ik| ik.is_instance_valid()) {
+            if self.runtime.ik_bone == bone {
+                return Some(ik.clone());
+            }
+        }
+        if self.runtime.ik_failed {
+            return None;
+        }
+        let skeleton = self.skeleton_node();
+        let side = match role {
+            Role::Initiator => Side::Left,
+            Role::Recipient => Side::Right,
+        };
+        let humanoid = skeleton.as_ref().map(rig::humanoid);
+        let chain = skeleton
+            .as_ref()
+            .zip(humanoid.as_ref())
+            .and_then(|(s, h)| chain_for_hand(s, &bone, side, h));
+        let (Some(mut skeleton), Some(humanoid), Some([upper, lower, hand])) =
+            (skeleton, humanoid, chain)
+        else {
+            self.runtime.ik_failed = true;
+            let skeleton = self
+                .skeleton_node()
+                .map_or_else(|| "none".to_string(), |s| rig::label(&s));
+            let tried = if bone.is_empty() {
+                format!(
+                    "no {} found (tried: {})",
+                    RigRole::arm(side)[2].godot_name(),
+                    RigRole::arm(side)[2].tried()
+                )
+            } else {
+                format!("hand bone '{bone}' (with a forearm and upper arm above it) not found")
+            };
+            self.warn_once(
+                WARN_BONES,
+                format!(
+                    "{tried} in skeleton '{skeleton}'; the hands are not held, following and \
+                     animation go on"
+                ),
+            );
+            return None;
+        };
+        let mut ik = match self.runtime.ik.take().filter(|ik| ik.is_instance_valid()) {
+            Some(ik) => ik,
+            None => {
+                let mut ik = LimbIK::new_alloc();
+                ik.set_name("HoldHandIK");
+                skeleton.add_child(&ik);
+                ik
+            }
+        };
+        {
+            let mut b = ik.bind_mut();
+            b.set_upper_bone(upper);
+            b.set_lower_bone(lower);
+            b.set_end_bone(hand.clone());
+        }
+        // Elbows out and down, away from the body, so they never flip inward (seed §6.8): in the
+        // character's axes (x right, y up, z back) of the rig found in the skeleton.
+        let hand_at = vec3(
+            skeleton
+                .get_bone_global_rest(skeleton.find_bone(&hand))
+                .origin,
+        );
+        let centre = humanoid.bone(RigRole::Hips).map_or(Vec3::ZERO, |h| {
+            vec3(skeleton.get_bone_global_rest(h as i32).origin)
+        });
+        let out = if humanoid.right.dot(hand_at - centre) < 0.0 {
+            -0.5
+        } else {
+            0.5
+        };
+        let pole = humanoid.to_skeleton(Vec3::new(out, -1.0, 0.3));
+        ik.set("pole_direction", &vector3(pole).to_variant());
+        ik.set("position_weight", &0.0f32.to_variant());
+        ik.set("rotation_weight", &0.0f32.to_variant());
+        // The hand's palm and fingers in its bone's own space, for the grip.
+        let q = crate::convert::rotation(
+            skeleton
+                .get_bone_global_rest(skeleton.find_bone(&hand))
+                .basis,
+        );
+        let s = side as usize;
+        self.runtime.grip = Some(GripHand {
+            palm: q.conjugate() * humanoid.palm[s],
+            finger: q.conjugate() * humanoid.finger[s],
+            size: humanoid.hand_size(side),
+            axes: [humanoid.right, humanoid.up, -humanoid.forward],
+        });
+        self.runtime.ik = Some(ik.clone());
+        self.runtime.ik_bone = bone;
+        Some(ik)
+    }
+
+    /// Returns this character's hand input for the contact solver (world space), from its IK's
+    /// record of the animated pose.
+    pub(super) fn hand_input(
+        &mut self,
+        role: Role,
+        offset: Vector3,
+        rotation_deg: Vector3,
+        grip: bool,
+    ) -> Option<HandInput> {
+        let usable =
+            offset.is_finite() && offset.length() <= MAX_CONTACT_OFFSET && rotation_deg.is_finite();
+        let (offset, rotation_deg) = if usable {
+            // Wrapped so a huge angle cannot lose the basis' orthonormality.
+            let wrap = |d: f32| d % 360.0;
+            (
+                offset,
+                Vector3::new(
+                    wrap(rotation_deg.x),
+                    wrap(rotation_deg.y),
+                    wrap(rotation_deg.z),
+                ),
+            )
+        } else {
+            self.warn_once(
+                WARN_CONTACT,
+                "contact offset or rotation is invalid (offsets must be finite and within 2 m, \
+                 rotations finite); using none"
+                    .into(),
+            );
+            (Vector3::ZERO, Vector3::ZERO)
+        };
+        let ik = self.hand_ik(role)?;
+        let skeleton = self.skeleton_node()?;
+        let to_world = skeleton.get_global_transform();
+        let mut ik_b = ik.clone();
+        // The chain's length is in the skeleton's units: in the world it is scaled by the nodes
+        // above the skeleton (the mean of the axes for a non-uniform scale).
+        let scale = to_world.basis.get_scale().abs();
+        let arm = ik_b.bind_mut().get_chain_length() * (scale.x + scale.y + scale.z) / 3.0;
+        let reach = arm - self.reach_margin() * arm / REFERENCE_ARM;
+        let ik_ref = ik.bind();
+        let hand = to_world * ik_ref.get_animated_end_transform();
+        let upper = to_world * ik_ref.get_animated_upper_position();
+        if reach <= 0.0 || hand.origin == to_world.origin {
+            // Not processed yet: no animated pose recorded.
+            return None;
+        }
+        if grip {
+            // Palm to palm: the offset and rotation in the pair's frame, and the hand's animated
+            // grip point as its preferred contact.
+            let world_scale = (scale.x + scale.y + scale.z) / 3.0;
+            let g = self.runtime.grip?;
+            let (local, world) = (g.shape(1.0), g.shape(world_scale));
+            let (offset, rotation) = palm_to_palm(&world, role == Role::Initiator)?;
+            let grip_at = hand * vector3(local.grip_point()?);
+            return Some(HandInput {
+                contact: Pose::new(vec3(grip_at), pose(hand).rotation),
+                upper_arm: vec3(upper),
+                reach,
+                offset,
+                rotation,
+            });
+        }
+        let euler = rotation_deg * (std::f32::consts::PI / 180.0);
+        let rot = godot::builtin::Basis::from_euler(godot::builtin::EulerOrder::YXZ, euler);
+        Some(HandInput {
+            contact: pose(hand),
+            upper_arm: vec3(upper),
+            reach,
+            offset: vec3(offset),
+            rotation: crate::convert::rotation(rot),
+        })
+    }
+
+    pub(super) fn solve_hands(
+        &mut self,
+        partner: &mut Gd<HoldHandComponent>,
+        me: Pose,
+        dt: f32,
+        frame: u64,
+    ) {
+        let tuning = self.contact_tuning();
+        let grip = self.uses_grip();
+        let (io, ir) = self.contact_setting(Role::Initiator);
+        let mine = self.hand_input(Role::Initiator, io, ir, grip);
+        let (ro, rr) = self.contact_setting(Role::Recipient);
+        let theirs = partner.bind_mut().hand_input(Role::Recipient, ro, rr, grip);
+        // The grip's offsets are in the pair's frame: the initiator's body axes in the world.
+        let pair_frame = if grip { self.body_frame() } else { None };
+        let partner_root = partner.bind().root_pose();
+        let (Some(tuning), Some(mine), Some(theirs), Some(partner_root)) =
+            (tuning, mine, theirs, partner_root)
+        else {
+            // IK invalid or bones missing: release both hands (they fade out); following goes on.
+            self.solver.release(&ContactTuning::default(), dt);
+            self.set_connected(false);
+            if let Some(ik) = self.net.last_ik.as_mut() {
+                ik.weight = 0.0;
+                ik.connected = false;
+            }
+            return;
+        };
+        let distance = me.position.distance(partner_root.position);
+        let out = self
+            .solver
+            .step_in_frame(&mine, &theirs, distance, true, &tuning, dt, pair_frame);
+        self.runtime.contact = vector3(out.contact);
+        if self.debug_draw {
+            self.draw_debug(&out);
+        }
+        self.runtime.shared_reach = out.has_shared_reach;
+        self.set_connected(out.connected);
+        self.net.last_ik = Some(LastHands {
+            contact: me.inverse_transform_point(out.contact),
+            rotation: entwine_core::kit::pose::unit_quat(me.rotation.inverse() * out.rotation),
+            offsets: HandOffsets {
+                initiator: Pose::new(mine.offset, mine.rotation),
+                recipient: Pose::new(theirs.offset, theirs.rotation),
+            },
+            weight: out.position_weight,
+            connected: out.connected,
+            arm_override: out.position_weight > 0.0,
+            has_shared_reach: out.has_shared_reach,
+        });
+        self.drive_hand(
+            out.initiator_target,
+            out.position_weight,
+            out.rotation_weight,
+            frame,
+        );
+        partner.bind_mut().drive_hand(
+            out.recipient_target,
+            out.position_weight,
+            out.rotation_weight,
+            frame,
+        );
+    }
+
+    /// Whether the hands take the palm-to-palm grip: [member auto_grip] with no contact offset or
+    /// rotation set.
+    pub(super) fn uses_grip(&self) -> bool {
+        self.auto_grip
+            && [
+                self.initiator_contact_offset,
+                self.initiator_contact_rotation,
+                self.recipient_contact_offset,
+                self.recipient_contact_rotation,
+            ]
+            .iter()
+            .all(|v| *v == Vector3::ZERO)
+    }
+
+    /// This character's body axes (right, up, back of the rig found in its skeleton) as a world
+    /// rotation, once its hand IK is built.
+    pub(super) fn body_frame(&self) -> Option<glam::Quat> {
+        let g = self.runtime.grip?;
+        let basis = self.skeleton_node()?.get_global_transform().basis;
+        let [x, y, z] = g.axes.map(|a| vec3(basis * vector3(a)));
+        Some(entwine_core::kit::rotation_of_axes(x, y, z))
+    }
+
+    /// Draws the reach spheres (three great circles each), the preferred point (grey), the shared
+    /// contact (green when connected, red when not) and a line between the hands' targets.
+    pub(super) fn draw_debug(&mut self, out: &ContactOutput) {
+        let mut mesh = match self.runtime.debug_mesh.clone() {
+            Some(mesh) => mesh,
+            None => {
+                let mesh = ImmediateMesh::new_gd();
+                let mut material = StandardMaterial3D::new_gd();
+                material.set_shading_mode(ShadingMode::UNSHADED);
+                material.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
+                material.set_flag(Flags::DISABLE_DEPTH_TEST, true);
+                let mut instance = MeshInstance3D::new_alloc();
+                instance.set_name("HoldHandDebug");
+                instance.set_mesh(&mesh);
+                instance.set_material_override(&material);
+                self.base_mut().add_child(&instance);
+                self.runtime.debug_mesh = Some(mesh.clone());
+                mesh
+            }
+        };
+        mesh.clear_surfaces();
+        mesh.surface_begin(PrimitiveType::LINES);
+        let line = |mesh: &mut Gd<ImmediateMesh>, a: Vector3, b: Vector3, color: Color| {
+            mesh.surface_set_color(color);
+            mesh.surface_add_vertex(a);
+            mesh.surface_add_vertex(b);
+        };
+        const SEGMENTS: usize = 32;
+        for (sphere, color) in out.spheres.iter().zip([
+            Color::from_rgb(1.0, 0.5, 0.3),
+            Color::from_rgb(0.3, 0.6, 1.0),
+        ]) {
+            let c = vector3(sphere.center);
+            let r = sphere.radius;
+            for axes in [
+                (Vector3::RIGHT, Vector3::UP),
+                (Vector3::UP, Vector3::BACK),
+                (Vector3::BACK, Vector3::RIGHT),
+            ] {
+                for k in 0..SEGMENTS {
+                    let at = |i: usize| {
+                        let t = i as f32 / SEGMENTS as f32 * std::f32::consts::TAU;
+                        c + (axes.0 * t.cos() + axes.1 * t.sin()) * r
+                    };
+                    line(&mut mesh, at(k), at(k + 1), color);
+                }
+            }
+        }
+        let cross = |mesh: &mut Gd<ImmediateMesh>, p: Vector3, size: f32, color: Color| {
+            for axis in [Vector3::RIGHT, Vector3::UP, Vector3::BACK] {
+                mesh.surface_set_color(color);
+                mesh.surface_add_vertex(p - axis * size);
+                mesh.surface_add_vertex(p + axis * size);
+            }
+        };
+        cross(
+            &mut mesh,
+            vector3(out.preferred),
+            0.04,
+            Color::from_rgb(0.7, 0.7, 0.7),
+        );
+        let state = if out.connected {
+            Color::from_rgb(0.2, 1.0, 0.3)
+        } else {
+            Color::from_rgb(1.0, 0.2, 0.2)
+        };
+        cross(&mut mesh, vector3(out.contact), 0.07, state);
+        line(
+            &mut mesh,
+            vector3(out.initiator_target.position),
+            vector3(out.recipient_target.position),
+            state,
+        );
+        mesh.surface_end();
+    }
+}

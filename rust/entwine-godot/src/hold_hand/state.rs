@@ -1,0 +1,130 @@
+//! HoldHandComponent's state between frames: the pair's network state on this peer and what it
+//! restores or rebuilds per interaction.
+
+use super::*;
+
+/// The pair's network state on this peer.
+#[derive(Default)]
+pub(super) struct NetRuntime {
+    /// The last hands the initiator solved, in its own frame (what it broadcasts).
+    pub(super) last_ik: Option<LastHands>,
+    /// The clock that stamps the stream (resolved on each pair start).
+    pub(super) clock: Option<Gd<NetClock>>,
+    /// Per-physics-tick times read from that clock: the initiator's stamps, and a remote peer's
+    /// replay clock (ticks run back to back in one rendered frame stay a tick apart).
+    pub(super) stamps: entwine_core::clock::TickClock,
+    pub(super) view_ticks: entwine_core::clock::TickClock,
+    /// The initiator's root last physics frame (to notice a teleport).
+    pub(super) last_root: Option<Pose>,
+    /// Where this peer showed each character (initiator, recipient) when the pair started.
+    pub(super) seen: [Option<Pose>; 2],
+    /// The view time and delay of this peer's last replay frame, or of the initiator's own sample.
+    pub(super) view_time: f64,
+    pub(super) view_delay: f32,
+    pub(super) view_blend: f32,
+    /// Throttled warnings (forged, malformed, too fast).
+    pub(super) throttle: Warnings,
+    /// What the animation snapshots carry (found the same way on every peer), the last snapshot
+    /// read, and what each replica (initiator, recipient) last applied.
+    pub(super) anim_rig: anim::AnimRig,
+    pub(super) anim_snapshot: AnimSnapshot,
+    pub(super) anim_follow: [anim::AnimFollower; 2],
+    /// Frames and bytes this peer sent as the initiator.
+    pub(super) sent_frames: i64,
+    pub(super) sent_bytes: i64,
+    /// The last frame sent, for a repeat (see `Due::repeat`).
+    pub(super) last_frame: PackedByteArray,
+    /// Frames dropped because the sender is not this pair's initiator.
+    pub(super) rejected: i64,
+    /// Frames from this player that arrived while it leads no pair here (early or late).
+    pub(super) unexpected: i64,
+    /// Recipient side: seconds since the initiator was last heard (or since the pair began), whether
+    /// it was heard at all in this pair, and whether it was given up.
+    pub(super) silence: f32,
+    pub(super) heard: bool,
+    pub(super) released: bool,
+    /// Whether the pair writes this character's root here (the game's own sync must not).
+    pub(super) root_driven: bool,
+}
+
+/// The hands as the initiator solved them, in its own frame.
+#[derive(Clone, Copy)]
+pub(super) struct LastHands {
+    pub(super) contact: glam::Vec3,
+    pub(super) rotation: glam::Quat,
+    pub(super) offsets: HandOffsets,
+    pub(super) weight: f32,
+    pub(super) connected: bool,
+    pub(super) arm_override: bool,
+    pub(super) has_shared_reach: bool,
+}
+
+/// Throttled warning kinds (at most one per ten seconds each, with a count; see [`Warnings`]).
+pub(super) const THROTTLE_FORGED: u32 = 0;
+pub(super) const THROTTLE_MALFORMED: u32 = 1;
+pub(super) const THROTTLE_TOO_FAST: u32 = 2;
+
+/// Per-interaction state the component restores or rebuilds.
+#[derive(Default)]
+pub(super) struct Runtime {
+    pub(super) room: Option<Gd<HoldHandRoom>>,
+    /// The character, its skeleton and animation tree, resolved on ready and on each new pair.
+    pub(super) character: Option<Gd<Node3D>>,
+    pub(super) skeleton: Option<Gd<Skeleton3D>>,
+    pub(super) tree: Option<Gd<AnimationTree>>,
+    /// Used for mirroring when the character has no AnimationTree.
+    pub(super) player: Option<Gd<AnimationPlayer>>,
+    pub(super) joined_as: Option<PlayerId>,
+    /// Saved before freezing: physics processing and the character's `frozen` property.
+    pub(super) freeze: Option<(bool, Variant)>,
+    /// This character's hand IK, added to its skeleton on demand.
+    pub(super) ik: Option<Gd<LimbIK>>,
+    /// The hand bone the IK was built for and whether building it failed.
+    pub(super) ik_bone: GString,
+    /// The height of the humanoid in the skeleton (its units), found on the first use per pair.
+    pub(super) rig_height: Option<f32>,
+    /// This hand's shape for the grip and the body's axes (right, up, back), in the skeleton's
+    /// space, found with the IK.
+    pub(super) grip: Option<GripHand>,
+    pub(super) ik_failed: bool,
+    /// Weights the initiator last set on this character's hand, and the physics frame it did.
+    pub(super) hand_weights: (f32, f32),
+    pub(super) driven_frame: u64,
+    /// What is mirrored from the initiator (found on start), what the partner last had applied,
+    /// and saved arm values to restore.
+    pub(super) mirror_rig: anim::AnimRig,
+    pub(super) mirror_follow: anim::AnimFollower,
+    pub(super) mirror_snapshot: AnimSnapshot,
+    pub(super) arm_saved: Vec<(StringName, Variant)>,
+    /// The arm layers detected in the tree (when `arm_layer_parameters` is empty).
+    pub(super) arm_layers: Option<PackedStringArray>,
+    pub(super) contact: Vector3,
+    pub(super) connected: bool,
+    /// Debug drawing (made when `debug_draw` is first used).
+    pub(super) debug_mesh: Option<Gd<ImmediateMesh>>,
+    pub(super) shared_reach: bool,
+    pub(super) warnings: Warnings,
+}
+
+/// A hand as the grip needs it, in its skeleton's units (see [`HandShape`]).
+#[derive(Clone, Copy)]
+pub(super) struct GripHand {
+    /// Palm and finger directions in the hand bone's own space.
+    pub(super) palm: Vec3,
+    pub(super) finger: Vec3,
+    pub(super) size: HandSize,
+    /// The body's right, up and back in the skeleton's space.
+    pub(super) axes: [Vec3; 3],
+}
+
+impl GripHand {
+    /// The hand's shape with its lengths multiplied by `scale` (into the world).
+    pub(super) fn shape(&self, scale: f32) -> HandShape {
+        HandShape {
+            palm: self.palm,
+            finger: self.finger,
+            length: self.size.length * scale,
+            thickness: self.size.thickness * scale,
+        }
+    }
+}
