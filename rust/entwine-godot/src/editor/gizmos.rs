@@ -5,8 +5,9 @@
 //! |---|---|---|
 //! | `LimbIK` | shoulder → target, shoulder → pole | target → `target_transform` (or the `target_node`'s position); pole → `pole_direction` (or the `pole_node`'s position) |
 //! | `RopeSimulation` | the rope's points | anchor → `anchor_offset`; end → `point_count` (the length); a pinned rope's end anchor → `end_offset` |
-//! | `EnvironmentInteractionStateMachine` | the detection box, the surface offset | top face → `character_height` (the box's side); offset → `surface_offset` |
-//! | a character with a `HoldHandComponent` | follow and preparation points | follow → `follow_offset`; preparation → `preparation_offset` |
+//! | `EnvironmentInteractionStateMachine` | the detection box, the surface offset | top, left and front faces → `character_height` (the box's side); offset → `surface_offset` |
+//! | a character with a `HoldHandComponent` | follow and preparation points, each arm's reach sphere | follow → `follow_offset`; preparation → `preparation_offset`; each sphere's outer side → `reach_margin` |
+//! | `FormationController` being edited by the formation editor | its points, the spacing pairs (red when crowded) | each point → the point (`FormationEditor`) |
 //!
 //! Env-touch and hold-hands nodes do not run in the editor, so their gizmos read and write their
 //! properties through Godot's property interface.
@@ -40,12 +41,18 @@ const REFERENCE_HEIGHT: f32 = 1.75;
 ///   [member RopeSimulation.anchor_offset], the end handle the length (as
 ///   [member RopeSimulation.point_count]), and on a rope pinned to an
 ///   [member RopeSimulation.end_node] a third handle [member RopeSimulation.end_offset].
-/// - [EnvironmentInteractionStateMachine]: the detection box; its top handle edits
-///   [member EnvironmentInteractionStateMachine.character_height] (the box's side), the offset handle
-///   inside its side face [member EnvironmentInteractionStateMachine.surface_offset].
+/// - [EnvironmentInteractionStateMachine]: the detection box; the handles on its top, left and
+///   front faces edit [member EnvironmentInteractionStateMachine.character_height] (the box's side),
+///   the offset handle inside its right face
+///   [member EnvironmentInteractionStateMachine.surface_offset].
 /// - A character with a [HoldHandComponent]: its follow and preparation points, whose handles edit
 ///   [member HoldHandComponent.follow_offset] and [member HoldHandComponent.preparation_offset]
-///   (shown at the character's size when [member HoldHandComponent.auto_proportions] is on).
+///   (shown at the character's size when [member HoldHandComponent.auto_proportions] is on), and,
+///   with a humanoid skeleton, each arm's reach sphere (centred on the shoulder, the arm's length
+///   less the margin), whose handle on the outer side edits [member HoldHandComponent.reach_margin].
+/// - A [FormationController] being edited by the [FormationEditor]: its points, one handle each
+///   (a drag slides the point on the controller's ground), and the pairs the contract's spacing is
+///   measured over (red when crowded).
 #[derive(GodotClass)]
 #[class(tool, init, base = EditorNode3DGizmoPlugin)]
 pub struct EntwineGizmos {
@@ -73,6 +80,26 @@ struct Edit {
     object: Gd<Object>,
     property: &'static str,
     name: &'static str,
+}
+
+impl Edit {
+    /// A handle at `at` (world) editing `object`'s `property`.
+    fn at(
+        at: Vec3,
+        object: &Gd<impl Inherits<Object>>,
+        property: &'static str,
+        name: &'static str,
+    ) -> (Vec3, Edit) {
+        let object = object.clone().upcast();
+        (
+            at,
+            Edit {
+                object,
+                property,
+                name,
+            },
+        )
+    }
 }
 
 fn kind_of(node: &Gd<Node3D>) -> Option<Kind> {
@@ -447,14 +474,8 @@ fn handles(
                 ));
                 for (per_side, _, name) in TOUCH_FACES {
                     let per_side = b.body.transform_vector3(per_side);
-                    out.push((
-                        geo::face_handle(b.fixed, per_side, b.size),
-                        Edit {
-                            object: node.clone().upcast(),
-                            property: "character_height",
-                            name,
-                        },
-                    ));
+                    let at = geo::face_handle(b.fixed, per_side, b.size);
+                    out.push(Edit::at(at, node, "character_height", name));
                 }
             }
         }
@@ -490,14 +511,8 @@ fn handles(
                 .zip(["Reach (left arm)", "Reach (right arm)"])
             {
                 let r = geo::reach_radius(reach.arm, margin, REFERENCE_ARM);
-                out.push((
-                    geo::radius_handle(reach.centre, r, reach.outward),
-                    Edit {
-                        object: component.clone().upcast(),
-                        property: "reach_margin",
-                        name,
-                    },
-                ));
+                let at = geo::radius_handle(reach.centre, r, reach.outward);
+                out.push(Edit::at(at, component, "reach_margin", name));
             }
         }
         Kind::Squad(squad) => {
@@ -505,14 +520,8 @@ fn handles(
                 .as_ref()
                 .and_then(|f| f.bind().draft_of(squad).map(|d| d.points.clone()));
             for p in draft.unwrap_or_default() {
-                out.push((
-                    handle_at(squad, p, LIFT),
-                    Edit {
-                        object: squad.clone().upcast(),
-                        property: "points",
-                        name: "Formation point",
-                    },
-                ));
+                let at = handle_at(squad, p, LIFT);
+                out.push(Edit::at(at, squad, "points", "Formation point"));
             }
         }
     }
@@ -724,24 +733,31 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                     .unwrap_or(0.05);
                 if let Some(draft) = draft {
                     let at = |p: glam::Vec2| local(handle_at(squad, p, LIFT));
-                    for p in &draft.points {
+                    let ring = |lines: &mut PackedVector3Array, p: glam::Vec2, radius: f32| {
+                        let on = |i: usize| {
+                            let t = i as f32 / CIRCLE as f32 * std::f32::consts::TAU;
+                            at(p + glam::Vec2::new(t.cos(), t.sin()) * radius)
+                        };
                         for i in 0..CIRCLE {
-                            let t = |i: usize| i as f32 / CIRCLE as f32 * std::f32::consts::TAU;
-                            let ring = |i: usize| {
-                                *p + glam::Vec2::new(t(i).cos(), t(i).sin()) * POINT_RING
-                            };
-                            lines.push(at(ring(i)));
-                            lines.push(at(ring(i + 1)));
+                            lines.push(on(i));
+                            lines.push(on(i + 1));
                         }
+                    };
+                    for p in &draft.points {
+                        ring(&mut lines, *p, POINT_RING);
                     }
                     for (i, j, crowded) in draft.spacing_pairs(tolerance) {
-                        let target = if crowded {
-                            &mut crowded_lines
+                        let (a, b) = (draft.points[i], draft.points[j]);
+                        if crowded {
+                            // A crowded pair: the line and a wider ring round each point, in red.
+                            crowded_lines.push(at(a));
+                            crowded_lines.push(at(b));
+                            ring(&mut crowded_lines, a, POINT_RING * 1.5);
+                            ring(&mut crowded_lines, b, POINT_RING * 1.5);
                         } else {
-                            &mut lines
-                        };
-                        target.push(at(draft.points[i]));
-                        target.push(at(draft.points[j]));
+                            lines.push(at(a));
+                            lines.push(at(b));
+                        }
                     }
                 }
                 "formation"

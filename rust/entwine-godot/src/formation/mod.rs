@@ -115,7 +115,9 @@ pub enum AgentSource {
 /// internal agents) and draws the slots (white crosses), their facings (yellow) and the
 /// neighbouring pairs the contract's spacing is measured over (blue); it drives nothing, and the
 /// drawing is never saved. The inspector's **Lay out agents** button ([method lay_out_agents])
-/// moves the children onto their slots as one undoable action.
+/// moves the children onto their slots as one undoable action. The 3D viewport's **Edit formation**
+/// button opens the [FormationEditor]: the formation's points edited in the viewport and saved as a
+/// `.ron` file in [member formations_dir].
 #[derive(GodotClass)]
 #[class(tool, base = Node3D)]
 pub struct FormationController {
