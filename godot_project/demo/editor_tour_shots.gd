@@ -4,7 +4,7 @@ extends Node
 ## Xvfb). It opens `editor_tour.tscn`, selects each Entwine node in turn and saves the 3D viewport
 ## as `editor_NN_name.png` into the folder given by `--screenshots`, printing `saved PATH` for each.
 ## The `formation_editor` shot edits the squad's formation with the formation editor: one point
-## added behind the wedge's head and one too close to the head (its pair drawn red).
+## added behind the wedge's head (its pairs blue) and one too close to the head (drawn red).
 
 const SCENE := "res://demo/editor_tour.tscn"
 ## [file name, node to select, camera position, point looked at]
@@ -57,7 +57,7 @@ func _run() -> void:
 			formations.edit(root.get_node(shot[1] as String))
 			formations.grid = 0.0
 			var head: Vector2 = formations.get_points()[0]
-			formations.add_point(head + Vector2(0.0, 1.2))
+			formations.add_point(head + Vector2(0.0, 2.4))
 			formations.add_point(head + Vector2(0.55, -0.2))
 		else:
 			formations.stop()
