@@ -407,6 +407,40 @@ func test_formation_editor_edits_saves_and_loads_as_drawn() -> void:
 	check(not editor.is_editing() and _gizmos.get_handle_positions(squad).is_empty(), "stopping removes the points' handles")
 
 
+func test_the_toolbar_and_shift_clicks_edit_formation_points() -> void:
+	var squad: FormationController = _root.get_node("Squad")
+	var plugin = get_parent()
+	var editor: FormationEditor = plugin.get_formation_editor()
+	_select(squad)
+	EditorInterface.edit_node(squad)
+	await _frames(2)
+	plugin.on_edit_toggled(true)
+	check(editor.is_editing() and editor.get_controller() == squad, "Edit formation edits the selected squad")
+	var camera := EditorInterface.get_editor_viewport_3d(0).get_camera_3d()
+	camera.look_at_from_position(Vector3(0.5, 6, 5), Vector3(0, 0, 1.6))
+	var n := editor.get_points().size()
+	var click := InputEventMouseButton.new()
+	click.button_index = MOUSE_BUTTON_LEFT
+	click.pressed = true
+	click.shift_pressed = true
+	click.position = camera.unproject_position(squad.to_global(Vector3(1.0, 0, 2.5)))
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+click is the formation editor's")
+	check(editor.get_points().size() == n + 1, "Shift+click adds a point", n + 1, editor.get_points().size())
+	check_near(editor.get_points()[editor.get_points().size() - 1], Vector2(1.0, 2.5), 0.001, "on the ground under the mouse")
+	click.button_index = MOUSE_BUTTON_RIGHT
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+right-click on a point is taken")
+	check(editor.get_points().size() == n, "and deletes the point", n, editor.get_points().size())
+	click.position = camera.unproject_position(squad.to_global(Vector3(3.0, 0, 4.0)))
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "Shift+right-click off the points is the editor's")
+	click.shift_pressed = false
+	click.button_index = MOUSE_BUTTON_LEFT
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "a click without Shift is the editor's")
+	check(editor.get_points().size() == n, "and adds nothing", n, editor.get_points().size())
+	plugin.on_edit_toggled(false)
+	check(not editor.is_editing(), "Edit formation off stops editing")
+	_select(null)
+
+
 func test_reach_spheres_and_side_faces_have_handles() -> void:
 	var holder: Node3D = _root.get_node("Holder")
 	var component: Node = holder.get_node("HoldHandComponent")

@@ -125,44 +125,7 @@ impl IEditorPlugin for EntwineEditorPlugin {
         camera: Option<Gd<Camera3D>>,
         event: Option<Gd<InputEvent>>,
     ) -> i32 {
-        let pass = AfterGuiInput::PASS.ord();
-        let (Some(camera), Some(event)) = (camera, event) else {
-            return pass;
-        };
-        let Ok(click) = event.try_cast::<InputEventMouseButton>() else {
-            return pass;
-        };
-        let (Some(squad), Some(mut f)) = (self.squad.clone(), self.formations.clone()) else {
-            return pass;
-        };
-        if !click.is_pressed()
-            || !click.is_shift_pressed()
-            || f.bind().get_controller() != Some(squad.clone())
-        {
-            return pass;
-        }
-        let at = click.get_position();
-        let origin = crate::convert::vec3(camera.project_ray_origin(at));
-        let dir = crate::convert::vec3(camera.project_ray_normal(at));
-        let frame = FormationEditor::frame_of(&squad);
-        let Some(p) = entwine_core::formation::editor::point_from_ray(frame, origin, dir) else {
-            return pass;
-        };
-        let button = click.get_button_index();
-        if button == MouseButton::LEFT {
-            f.bind_mut().add_point(Vector2::new(p.x, p.y));
-        } else if button == MouseButton::RIGHT {
-            let picked = f.bind().pick(p, PICK_RADIUS);
-            match picked {
-                Some(i) => {
-                    f.bind_mut().delete_point(i as i32);
-                }
-                None => return pass,
-            }
-        } else {
-            return pass;
-        }
-        AfterGuiInput::STOP.ord()
+        self.viewport_input(camera, event)
     }
 }
 
@@ -256,6 +219,57 @@ impl EntwineEditorPlugin {
         if let Some(mut f) = self.formations.clone() {
             f.bind_mut().save(path);
         }
+    }
+
+    /// What the 3D viewport's input does while a FormationController is selected (the editor calls
+    /// it through `_forward_3d_gui_input`): while its formation is being edited, Shift+click on the
+    /// ground adds a point there and Shift+right-click deletes the point under the mouse, each one
+    /// undo step. Returns `AFTER_GUI_INPUT_STOP` when it took [param event], else
+    /// `AFTER_GUI_INPUT_PASS`.
+    #[func]
+    fn viewport_input(
+        &mut self,
+        camera: Option<Gd<Camera3D>>,
+        event: Option<Gd<InputEvent>>,
+    ) -> i32 {
+        let pass = AfterGuiInput::PASS.ord();
+        let (Some(camera), Some(event)) = (camera, event) else {
+            return pass;
+        };
+        let Ok(click) = event.try_cast::<InputEventMouseButton>() else {
+            return pass;
+        };
+        let (Some(squad), Some(mut f)) = (self.squad.clone(), self.formations.clone()) else {
+            return pass;
+        };
+        if !click.is_pressed()
+            || !click.is_shift_pressed()
+            || f.bind().get_controller() != Some(squad.clone())
+        {
+            return pass;
+        }
+        let at = click.get_position();
+        let origin = crate::convert::vec3(camera.project_ray_origin(at));
+        let dir = crate::convert::vec3(camera.project_ray_normal(at));
+        let frame = FormationEditor::frame_of(&squad);
+        let Some(p) = entwine_core::formation::editor::point_from_ray(frame, origin, dir) else {
+            return pass;
+        };
+        let button = click.get_button_index();
+        if button == MouseButton::LEFT {
+            f.bind_mut().add_point(Vector2::new(p.x, p.y));
+        } else if button == MouseButton::RIGHT {
+            let picked = f.bind().pick(p, PICK_RADIUS);
+            match picked {
+                Some(i) => {
+                    f.bind_mut().delete_point(i as i32);
+                }
+                None => return pass,
+            }
+        } else {
+            return pass;
+        }
+        AfterGuiInput::STOP.ord()
     }
 
     /// Tells the ropes whether they are selected (a rope previews while selected).
