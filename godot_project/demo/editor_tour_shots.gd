@@ -3,6 +3,8 @@ extends Node
 ## `cargo xtask demo editor`: Entwine's editor plugin adds this script to the editor (running under
 ## Xvfb). It opens `editor_tour.tscn`, selects each Entwine node in turn and saves the 3D viewport
 ## as `editor_NN_name.png` into the folder given by `--screenshots`, printing `saved PATH` for each.
+## The `formation_editor` shot edits the squad's formation with the formation editor: one point
+## added behind the wedge's head (its pairs blue) and one too close to the head (drawn red).
 
 const SCENE := "res://demo/editor_tour.tscn"
 ## [file name, node to select, camera position, point looked at]
@@ -14,6 +16,8 @@ const SHOTS := [
 	["formation", "Squad", Vector3(0.0, 4.2, 4.8), Vector3(0.0, 0.0, 1.6)],
 	["env_touch", "Toucher/EnvTouch", Vector3(5.2, 3.0, 1.6), Vector3(2.2, 1.0, -1.6)],
 	["hold_hand", "Leader", Vector3(-1.2, 3.0, 2.4), Vector3(-1.8, 0.5, -1.4)],
+	["formation_editor", "Squad", Vector3(0.4, 4.3, 3.4), Vector3(0.0, 0.0, 1.4)],
+	["reach_spheres", "Holder", Vector3(-2.3, 1.9, -0.4), Vector3(-3.2, 1.25, 1.4)],
 ]
 
 var _out := ""
@@ -48,6 +52,15 @@ func _run() -> void:
 			var node := root.get_node(shot[1] as String)
 			selection.add_node(node)
 			EditorInterface.edit_node(node)
+		var formations: FormationEditor = get_parent().get_formation_editor()
+		if shot[0] == "formation_editor":
+			formations.edit(root.get_node(shot[1] as String))
+			formations.grid = 0.0
+			var head: Vector2 = formations.get_points()[0]
+			formations.add_point(head + Vector2(0.0, 2.4))
+			formations.add_point(head + Vector2(0.55, -0.2))
+		else:
+			formations.stop()
 		var camera := viewport.get_camera_3d()
 		camera.look_at_from_position(shot[2], shot[3])
 		# Let the ropes swing down and the gizmos redraw.

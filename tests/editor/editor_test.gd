@@ -101,6 +101,11 @@ func _undo(node: Object) -> void:
 	manager.get_history_undo_redo(manager.get_object_history_id(node)).undo()
 
 
+func _redo(node: Object) -> void:
+	var manager := EditorInterface.get_editor_undo_redo()
+	manager.get_history_undo_redo(manager.get_object_history_id(node)).redo()
+
+
 # ---------------------------------------------------------------------------------------------
 
 func test_rope_hangs_and_follows_its_anchor() -> void:
@@ -289,6 +294,190 @@ func test_dragging_handles_writes_properties_and_undoes() -> void:
 	check_near(bridge.get("end_offset"), Vector3(0, -0.2, 0.1), 0.0001, "end_offset is where the end was dropped")
 	_undo(bridge)
 	check_near(bridge.get("end_offset"), Vector3.ZERO, 0.0001, "undo restores end_offset")
+
+
+func _points_equal(a: PackedVector2Array, b: PackedVector2Array) -> bool:
+	if a.size() != b.size():
+		return false
+	for i in a.size():
+		if a[i].distance_to(b[i]) > 0.0001:
+			return false
+	return true
+
+
+func test_formation_editor_edits_saves_and_loads_as_drawn() -> void:
+	var squad: FormationController = _root.get_node("Squad")
+	var editor: FormationEditor = get_parent().get_formation_editor()
+	check(editor != null and editor.edit(squad), "the squad's formation opens in the formation editor")
+	var start := editor.get_points()
+	check(start.size() == 5, "one point per slot of the wedge", 5, start.size())
+	for i in start.size():
+		var slot := squad.to_local(squad.get_slot_target(i))
+		check_near(start[i], Vector2(slot.x, slot.z), 0.0001, "point %d is slot %d" % [i, i])
+	var h: PackedVector3Array = _gizmos.get_handle_positions(squad)
+	check(h.size() == 5, "a handle per point", 5, h.size())
+	check_near(h[3], squad.to_global(Vector3(start[3].x, 0.03, start[3].y)), 0.0001, "handle 3 is on point 3")
+	var pairs: Array = editor.get_spacing_pairs()
+	var crowded := 0
+	for p in pairs:
+		crowded += p.z
+	check(pairs.size() >= 4 and crowded == 0, "the wedge's neighbours are drawn, none crowded", "≥ 4, 0", "%d, %d" % [pairs.size(), crowded])
+
+	# Add: on the grid, one undo step.
+	editor.grid = 0.5
+	check(editor.add_point(Vector2(0.3, 2.8)) == 5, "a point is added after the last")
+	check_near(editor.get_points()[5], Vector2(0.5, 3.0), 0.0001, "on the 0.5 m grid")
+	_undo(squad)
+	check(_points_equal(editor.get_points(), start), "one undo takes the added point away")
+	_redo(squad)
+	check(editor.get_points().size() == 6, "redo adds it again", 6, editor.get_points().size())
+
+	# Move by dragging its handle: snapped, one undo step.
+	check(_gizmos.drag_handle(squad, 5, squad.to_global(Vector3(1.1, 0.4, 2.4))), "the point's handle drags")
+	check_near(editor.get_points()[5], Vector2(1.0, 2.5), 0.0001, "the point is on the grid under the drop")
+	_undo(squad)
+	check_near(editor.get_points()[5], Vector2(0.5, 3.0), 0.0001, "undo puts it back")
+
+	# The spacing drawn live: a point 0.5 m from the head is crowded.
+	editor.grid = 0.0
+	check(editor.move_point(5, start[0] + Vector2(0.5, 0)), "a point moves")
+	var near_head := false
+	for p in editor.get_spacing_pairs():
+		near_head = near_head or (p == Vector3i(0, 5, 1))
+	check(near_head, "a point 0.5 m from the head is drawn crowded (the spacing is 1.2 m)")
+
+	# Delete: the later points move up; undo and redo.
+	check(editor.delete_point(5), "the point is deleted")
+	check(_points_equal(editor.get_points(), start), "the wedge is back")
+	_undo(squad)
+	check(editor.get_points().size() == 6, "undo restores the deleted point", 6, editor.get_points().size())
+	_redo(squad)
+	check(not editor.delete_point(9), "there is no point 9")
+
+	# Mirror: delete the right arm (points 2 and 4), mirror the left one back.
+	check(editor.mirror() == 0, "the wedge is symmetric: mirroring adds nothing")
+	editor.delete_point(4)
+	editor.delete_point(2)
+	check(editor.mirror() == 2, "mirroring adds the two missing points")
+	var mirrored := editor.get_points()
+	for p in start:
+		var found := false
+		for q in mirrored:
+			found = found or q.distance_to(p) < 0.0001
+		check(found, "mirrored: the wedge's point %s is back" % p)
+	_undo(squad)
+	check(editor.get_points().size() == 3, "one undo takes both mirrored points away", 3, editor.get_points().size())
+	_redo(squad)
+
+	# Snap: every point on the grid, one undo step.
+	editor.grid = 0.5
+	check(editor.snap_points(), "snapping moves the wedge's points")
+	var on_grid := true
+	for p in editor.get_points():
+		on_grid = on_grid and is_equal_approx(fposmod(p.x, 0.5), 0.0) and is_equal_approx(fposmod(p.y, 0.5), 0.0)
+	check(on_grid, "every point is on the grid", true, editor.get_points())
+	_undo(squad)
+	check(_points_equal(editor.get_points(), mirrored), "undo un-snaps them")
+
+	# The head steps forward: the formation to save.
+	editor.grid = 0.0
+	editor.move_point(0, mirrored[0] + Vector2(0, -0.6))
+	var drawn := editor.get_points()
+	var dir := "user://entwine_editor_test"
+	DirAccess.make_dir_recursive_absolute(dir)
+	check(editor.save(dir + "/drawn.ron"), "the formation saves")
+	var text := FileAccess.get_file_as_string(dir + "/drawn.ron")
+	check(text.contains("Custom"), "as custom points", "Custom", text)
+
+	# A controller whose formations folder holds the file lays its slots on the drawn points.
+	var probe := FormationController.new()
+	probe.formations_dir = dir
+	probe.formation = "drawn"
+	for i in drawn.size():
+		probe.add_child(Node3D.new())
+	add_child(probe)
+	await _frames(2)
+	check(probe.get_slot_count() == drawn.size(), "the saved formation seats five", drawn.size(), probe.get_slot_count())
+	for i in probe.get_slot_count():
+		var slot := probe.get_slot_target(i)
+		check_near(Vector2(slot.x, slot.z), drawn[i], 0.0001, "slot %d is drawn point %d" % [i, i])
+	probe.queue_free()
+	DirAccess.remove_absolute(dir + "/drawn.ron")
+	editor.stop()
+	check(not editor.is_editing() and _gizmos.get_handle_positions(squad).is_empty(), "stopping removes the points' handles")
+
+
+func test_the_toolbar_and_shift_clicks_edit_formation_points() -> void:
+	var squad: FormationController = _root.get_node("Squad")
+	var plugin = get_parent()
+	var editor: FormationEditor = plugin.get_formation_editor()
+	_select(squad)
+	EditorInterface.edit_node(squad)
+	await _frames(2)
+	plugin.on_edit_toggled(true)
+	check(editor.is_editing() and editor.get_controller() == squad, "Edit formation edits the selected squad")
+	var camera := EditorInterface.get_editor_viewport_3d(0).get_camera_3d()
+	camera.look_at_from_position(Vector3(0.5, 6, 5), Vector3(0, 0, 1.6))
+	var n := editor.get_points().size()
+	var click := InputEventMouseButton.new()
+	click.button_index = MOUSE_BUTTON_LEFT
+	click.pressed = true
+	click.shift_pressed = true
+	click.position = camera.unproject_position(squad.to_global(Vector3(1.0, 0, 2.5)))
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+click is the formation editor's")
+	check(editor.get_points().size() == n + 1, "Shift+click adds a point", n + 1, editor.get_points().size())
+	check_near(editor.get_points()[editor.get_points().size() - 1], Vector2(1.0, 2.5), 0.001, "on the ground under the mouse")
+	click.button_index = MOUSE_BUTTON_RIGHT
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+right-click on a point is taken")
+	check(editor.get_points().size() == n, "and deletes the point", n, editor.get_points().size())
+	click.position = camera.unproject_position(squad.to_global(Vector3(3.0, 0, 4.0)))
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "Shift+right-click off the points is the editor's")
+	click.shift_pressed = false
+	click.button_index = MOUSE_BUTTON_LEFT
+	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "a click without Shift is the editor's")
+	check(editor.get_points().size() == n, "and adds nothing", n, editor.get_points().size())
+	plugin.on_edit_toggled(false)
+	check(not editor.is_editing(), "Edit formation off stops editing")
+	_select(null)
+
+
+func test_reach_spheres_and_side_faces_have_handles() -> void:
+	var holder: Node3D = _root.get_node("Holder")
+	var component: Node = holder.get_node("HoldHandComponent")
+	var skeleton: Skeleton3D = holder.get_skeleton()
+	var h: PackedVector3Array = _gizmos.get_handle_positions(holder)
+	check(h.size() == 4, "follow, preparation and a reach handle per arm", 4, h.size())
+	var sides := [["LeftUpperArm", "LeftLowerArm", "LeftHand"], ["RightUpperArm", "RightLowerArm", "RightHand"]]
+	for s in 2:
+		var bones: Array = sides[s]
+		var at := func(name: String) -> Vector3: return skeleton.get_bone_global_rest(skeleton.find_bone(name)).origin
+		var arm: float = at.call(bones[0]).distance_to(at.call(bones[1])) + at.call(bones[1]).distance_to(at.call(bones[2]))
+		var shoulder := skeleton.global_transform * skeleton.get_bone_global_pose(skeleton.find_bone(bones[0])).origin
+		check_near(h[2 + s].distance_to(shoulder), arm - 0.02 * arm / 0.54, 0.0001,
+				"the %s reach handle is on the sphere of the arm less the margin" % bones[0])
+		var outward := -1.0 if s == 0 else 1.0
+		check((h[2 + s].x - shoulder.x) * outward > 0.0, "the %s handle is on the outer side" % bones[0])
+		check(_gizmos.get_handle_property(holder, 2 + s) == "reach_margin", "it edits reach_margin")
+		# 5 cm toward the shoulder: the margin grows by 5 cm of the 0.54 m reference arm.
+		check(_gizmos.drag_handle(holder, 2 + s, h[2 + s] + (shoulder - h[2 + s]).normalized() * 0.05), "the reach handle drags")
+		check_near(component.get("reach_margin"), 0.02 + 0.05 * 0.54 / arm, 0.0001, "reach_margin follows the radius")
+		_undo(component)
+		check_near(component.get("reach_margin"), 0.02, 0.0001, "undo restores reach_margin")
+
+	var touch: Node3D = _root.get_node("Toucher/EnvTouch")
+	h = _gizmos.get_handle_positions(touch)
+	check(h.size() == 4, "the detection box has top, offset, left and front handles", 4, h.size())
+	var box_centre := Vector3(2.2, 0.875 + 0.4375, -1.2 - 0.875)
+	check_near(h[2], box_centre + Vector3(-0.875, 0, 0), 0.0001, "the left face handle")
+	check_near(h[3], box_centre + Vector3(0, 0, -0.875), 0.0001, "the front face handle")
+	check(_gizmos.drag_handle(touch, 2, h[2] + Vector3(-0.1, 0.3, 0.2)), "the left face drags")
+	check_near(touch.get("character_height"), 1.95, 0.0001, "the left face 0.1 m out: a 0.2 m wider box (it is centred)")
+	_undo(touch)
+	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
+	check(_gizmos.drag_handle(touch, 3, h[3] + Vector3(0, 0, -0.1)), "the front face drags")
+	check_near(touch.get("character_height"), 1.85, 0.0001, "the front face 0.1 m out: 0.1 m more (the box grows forward)")
+	_undo(touch)
+	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
 
 
 func test_nothing_computed_in_the_editor_is_saved() -> void:

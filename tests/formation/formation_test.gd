@@ -242,6 +242,42 @@ func test_hot_reload_keeps_previous_formation_on_parse_error() -> void:
 	DirAccess.remove_absolute(path)
 
 
+func test_hot_reload_reads_a_file_new_to_the_folder() -> void:
+	expect_warning("fresh.ron:1:")  # the broken version written first
+	var dir := "user://formation_new_file_dir"
+	DirAccess.make_dir_recursive_absolute(dir)
+	var path := dir + "/fresh.ron"
+	DirAccess.remove_absolute(path)
+	var squad := FormationController.new()
+	squad.name = "Fresh"
+	squad.formations_dir = dir
+	squad.hot_reload = true
+	squad.agent_source = FormationController.AGENTS_INTERNAL
+	squad.internal_agent_count = 3
+	add(squad)
+	await physics_frames(2)
+	check(not squad.get_formation_names().has("fresh"), "no formation 'fresh' before its file")
+	var rejected: Array[String] = []
+	squad.formation_rejected.connect(func(_n: String, why: String) -> void: rejected.append(why))
+	_write(path, "(shape: Custom(points: [(0.0, 0.0), (2.0, ]))")
+	check(await wait_until(func() -> bool: return not rejected.is_empty(), 3.0), "a broken new file is reported")
+	await create_timer(1.2).timeout
+	check(rejected.size() == 1, "once while it is unchanged", 1, rejected.size())
+	_write(path, "(shape: Custom(points: [(0.0, 0.0), (2.0, 0.0), (1.0, 3.0)]), offset: (1.0, 1.0))")
+	check(await wait_until(func() -> bool: return squad.get_formation_names().has("fresh"), 3.0),
+			"hot reload reads the file once it parses")
+	check(squad.form("fresh"), "and the squad forms it")
+	var slots: Array[Vector3] = []
+	for i in 3:
+		slots.append(squad.get_slot_target(i))
+	for p in [Vector3(0, 0, 0), Vector3(2, 0, 0), Vector3(1, 0, 3)]:
+		var found := false
+		for s in slots:
+			found = found or s.distance_to(p) < 0.001
+		check(found, "a slot on %s (the points, centred on the offset at their centroid)" % p)
+	DirAccess.remove_absolute(path)
+
+
 ## Returns the largest distance between two slots (a line's length).
 func _width(squad: FormationController) -> float:
 	var w := 0.0

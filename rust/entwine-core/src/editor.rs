@@ -94,6 +94,24 @@ pub fn radius_from_handle(centre: Vec3, handle: Vec3) -> Option<f32> {
     r.is_finite().then_some(r)
 }
 
+/// The reach sphere's radius of an arm `arm` metres long (upper arm plus forearm, in the world)
+/// with a reach margin `margin` given for an arm `reference` metres long: the margin scales with
+/// the arm, `arm − margin · arm / reference`.
+pub fn reach_radius(arm: f32, margin: f32, reference: f32) -> f32 {
+    arm - margin * arm / reference
+}
+
+/// The reach margin (for an arm `reference` metres long) whose reach sphere on an arm `arm` metres
+/// long has the radius `radius`: the inverse of [`reach_radius`]. `None` for a non-positive arm or
+/// reference, or non-finite input.
+pub fn margin_from_radius(arm: f32, radius: f32, reference: f32) -> Option<f32> {
+    if !(arm.is_finite() && arm > 0.0 && reference.is_finite() && reference > 0.0) {
+        return None;
+    }
+    let margin = (arm - radius) * reference / arm;
+    margin.is_finite().then_some(margin)
+}
+
 /// The handles of a box centred in `frame` with `size` (full extents): the middles of its +X, +Y
 /// and +Z faces, in the world.
 pub fn box_handles(frame: Affine3A, size: Vec3) -> [Vec3; 3] {
@@ -112,6 +130,26 @@ pub fn box_size_from_handle(frame: Affine3A, axis: usize, handle: Vec3) -> Optio
     let v = *local.as_ref().get(axis)?;
     let size = 2.0 * v.abs();
     size.is_finite().then_some(size)
+}
+
+/// The handle of a face of a box that grows from a fixed point (the env-touch detection box grows
+/// from the character's collider centre): `fixed + per_side · side`, where `per_side` is where the
+/// face's middle sits, relative to the fixed point, per metre of the box's side.
+pub fn face_handle(fixed: Vec3, per_side: Vec3, side: f32) -> Vec3 {
+    fixed + per_side * side
+}
+
+/// The box's side for its face handle (see [`face_handle`]) dragged to `handle`: the side whose
+/// face plane (outward `normal`) passes through the handle, so the face follows the mouse. `None`
+/// when the face does not move along its normal as the box grows, or for non-finite input.
+pub fn side_from_face(fixed: Vec3, per_side: Vec3, normal: Vec3, handle: Vec3) -> Option<f32> {
+    let n = normal.normalize_or_zero();
+    let rate = per_side.dot(n);
+    if !(rate.is_finite() && rate.abs() > 1e-6) {
+        return None;
+    }
+    let side = (handle - fixed).dot(n) / rate;
+    side.is_finite().then_some(side)
 }
 
 /// The handle of a rope's length: `length` from the anchor along the rope's hanging direction.
@@ -226,6 +264,28 @@ mod tests {
     }
 
     #[test]
+    fn a_reach_radius_round_trips_through_its_margin() {
+        // The seed's 0.54 m arm with a 2 cm margin reaches 0.52 m; a twice as long arm twice that.
+        assert!((reach_radius(0.54, 0.02, 0.54) - 0.52).abs() < 1e-6);
+        assert!((reach_radius(1.08, 0.02, 0.54) - 1.04).abs() < 1e-6);
+        for (arm, margin) in [(0.54, 0.0), (0.54, 0.2), (0.3, 0.05), (54.0, 0.1)] {
+            let r = reach_radius(arm, margin, 0.54);
+            let back = margin_from_radius(arm, r, 0.54).unwrap();
+            assert!(
+                (back - margin).abs() < 1e-5,
+                "arm {arm}: {back} vs {margin}"
+            );
+        }
+        // A radius handle on the sphere gives the radius, so the margin, back.
+        let c = Vec3::new(0.2, 1.4, 0.0);
+        let h = radius_handle(c, reach_radius(0.54, 0.05, 0.54), Vec3::NEG_X);
+        let r = radius_from_handle(c, h).unwrap();
+        assert!((margin_from_radius(0.54, r, 0.54).unwrap() - 0.05).abs() < 1e-5);
+        assert!(margin_from_radius(0.0, 0.5, 0.54).is_none());
+        assert!(margin_from_radius(0.54, f32::NAN, 0.54).is_none());
+    }
+
+    #[test]
     fn box_handles_are_the_face_middles_and_give_each_extent_back() {
         let f = frame();
         let size = Vec3::new(1.75, 1.2, 0.8);
@@ -238,6 +298,40 @@ mod tests {
         let mirrored = 2.0 * Vec3::from(f.translation) - hs[0];
         assert!((box_size_from_handle(f, 0, mirrored).unwrap() - size.x).abs() < 1e-4);
         assert!(box_size_from_handle(f, 3, hs[0]).is_none());
+    }
+
+    #[test]
+    fn a_face_handle_of_a_growing_box_round_trips() {
+        // The seed's detection box for a 1.75 m character (centre a quarter side up and half a
+        // side forward of the collider centre): each face's middle per metre of side, and normal.
+        let c = Vec3::new(0.0, 0.875, 0.0);
+        let faces = [
+            (Vec3::new(0.0, 0.75, -0.5), Vec3::Y),
+            (Vec3::new(-0.5, 0.25, -0.5), Vec3::NEG_X),
+            (Vec3::new(0.0, 0.25, -1.0), Vec3::NEG_Z),
+        ];
+        let b = crate::env_touch::detection_box(1.75, c).unwrap();
+        for (per_side, normal) in faces {
+            let h = face_handle(c, per_side, b.size);
+            // Drawn on the middle of the box's face.
+            let middle = b.centre + normal * b.size * 0.5;
+            assert!((h - middle).length() < 1e-5, "{h} vs {middle}");
+            assert!((side_from_face(c, per_side, normal, h).unwrap() - 1.75).abs() < 1e-5);
+            // Dragged 0.1 m outward: the box whose face is there, which puts the face under it.
+            let side = side_from_face(c, per_side, normal, h + normal * 0.1).unwrap();
+            let grown = crate::env_touch::detection_box(side, c).unwrap();
+            let face = (grown.centre + normal * grown.size * 0.5).dot(normal);
+            assert!(
+                (face - (h + normal * 0.1).dot(normal)).abs() < 1e-5,
+                "{side}"
+            );
+            // A sideways drag along the face changes nothing.
+            let along = normal.cross(Vec3::new(0.3, 0.7, 0.1)).normalize() * 0.4;
+            let same = side_from_face(c, per_side, normal, h + along).unwrap();
+            assert!((same - 1.75).abs() < 1e-5);
+        }
+        // The back face stays through the collider centre whatever the side: it gives nothing.
+        assert!(side_from_face(c, Vec3::new(0.0, 0.25, 0.0), Vec3::Z, c).is_none());
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod scene;
 mod time;
 mod warnings;
 
-pub use editor::{EntwineEditorPlugin, EntwineGizmos};
+pub use editor::{EntwineEditorPlugin, EntwineGizmos, FormationEditor};
 pub use env_touch::EnvironmentInteractionStateMachine;
 pub use formation::{
     AgentSource, FormationController, FormationFacing, FormationKind, FormationShape,

@@ -17,6 +17,9 @@
 //! [`bearing`] is the soldiers' upper body, orthogonal to the state machine: eyes right toward the
 //! rank's guide during a dress, the salute, rate-limited look math for a skeleton modifier.
 //!
+//! [`editor`] is the formation editor's model: a formation drawn as points (add, move, delete,
+//! mirror, grid snap), written back as a `Custom` formation that lays out as drawn.
+//!
 //! [`builtin`] embeds the formations the addon ships, so exported games have them without the files.
 //!
 //! [`command`] is the command model (kinds, validation into the squad's frame, duplicates,
@@ -29,6 +32,7 @@ pub mod baseline;
 pub mod bearing;
 pub mod builtin;
 pub mod command;
+pub mod editor;
 pub mod hash;
 pub mod keyframe;
 pub mod latency;

@@ -244,6 +244,42 @@ impl FormationDef {
         Ok(())
     }
 
+    /// Returns the formation as RON text in the format of the `.ron` files, which
+    /// [`FormationDef::from_ron`] reads back to an equal definition (every number is written with
+    /// as many digits as it takes to read back the same `f32`).
+    #[must_use]
+    pub fn to_ron(&self) -> String {
+        let shape = match &self.shape {
+            Shape::Line => "Line".to_string(),
+            Shape::Column { files, ranks } => format!("Column(files: {files}, ranks: {ranks})"),
+            Shape::Arc { radius } => format!("Arc(radius: {radius:?})"),
+            Shape::Circle => "Circle".to_string(),
+            Shape::Spiral {
+                initial_radius,
+                growth,
+            } => format!("Spiral(initial_radius: {initial_radius:?}, growth: {growth:?})"),
+            Shape::Wedge { angle } => format!("Wedge(angle: {angle:?})"),
+            Shape::Box { files, hollow } => format!("Box(files: {files}, hollow: {hollow})"),
+            Shape::Custom { points } => {
+                let mut text = String::from("Custom(points: [\n");
+                for (x, z) in points {
+                    text.push_str(&format!("        ({x:?}, {z:?}),\n"));
+                }
+                text.push_str("    ])");
+                text
+            }
+        };
+        let facing = match self.facing {
+            Facing::Forward => "Forward",
+            Facing::Outward => "Outward",
+            Facing::Inward => "Inward",
+        };
+        format!(
+            "(\n    shape: {shape},\n    spacing: {:?},\n    direction: {:?},\n    offset: ({:?}, {:?}),\n    facing: {facing},\n)\n",
+            self.spacing, self.direction, self.offset.0, self.offset.1
+        )
+    }
+
     /// Writes `n` slots (positions in metres in the anchor's frame, x right and z back, and each
     /// slot's heading offset in radians) into `pos` and `heading`, clearing them first. Returns an
     /// error when the shape cannot seat `n` agents (a custom list that is too short, or more than

@@ -5,8 +5,9 @@
 //! |---|---|---|
 //! | `LimbIK` | shoulder → target, shoulder → pole | target → `target_transform` (or the `target_node`'s position); pole → `pole_direction` (or the `pole_node`'s position) |
 //! | `RopeSimulation` | the rope's points | anchor → `anchor_offset`; end → `point_count` (the length); a pinned rope's end anchor → `end_offset` |
-//! | `EnvironmentInteractionStateMachine` | the detection box, the surface offset | top face → `character_height` (the box's side); offset → `surface_offset` |
-//! | a character with a `HoldHandComponent` | follow and preparation points | follow → `follow_offset`; preparation → `preparation_offset` |
+//! | `EnvironmentInteractionStateMachine` | the detection box, the surface offset | top, left and front faces → `character_height` (the box's side); offset → `surface_offset` |
+//! | a character with a `HoldHandComponent` | follow and preparation points, each arm's reach sphere | follow → `follow_offset`; preparation → `preparation_offset`; each sphere's outer side → `reach_margin` |
+//! | `FormationController` being edited by the formation editor | its points, the spacing pairs (red when crowded) | each point → the point (`FormationEditor`) |
 //!
 //! Env-touch and hold-hands nodes do not run in the editor, so their gizmos read and write their
 //! properties through Godot's property interface.
@@ -19,9 +20,13 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+use super::formation::{handle_at, FormationEditor};
 use crate::convert::{vec3, vector3};
+use crate::formation::FormationController;
 use crate::limb_ik::LimbIK;
 use crate::rope::RopeSimulation;
+use entwine_core::formation::editor as fe;
+use entwine_core::rig::{Role as RigRole, Side};
 
 /// The reference human the seed's lengths are tuned for, metres.
 const REFERENCE_HEIGHT: f32 = 1.75;
@@ -36,18 +41,26 @@ const REFERENCE_HEIGHT: f32 = 1.75;
 ///   [member RopeSimulation.anchor_offset], the end handle the length (as
 ///   [member RopeSimulation.point_count]), and on a rope pinned to an
 ///   [member RopeSimulation.end_node] a third handle [member RopeSimulation.end_offset].
-/// - [EnvironmentInteractionStateMachine]: the detection box; its top handle edits
-///   [member EnvironmentInteractionStateMachine.character_height] (the box's side), the offset handle
-///   inside its side face [member EnvironmentInteractionStateMachine.surface_offset].
+/// - [EnvironmentInteractionStateMachine]: the detection box; the handles on its top, left and
+///   front faces edit [member EnvironmentInteractionStateMachine.character_height] (the box's side),
+///   the offset handle inside its right face
+///   [member EnvironmentInteractionStateMachine.surface_offset].
 /// - A character with a [HoldHandComponent]: its follow and preparation points, whose handles edit
 ///   [member HoldHandComponent.follow_offset] and [member HoldHandComponent.preparation_offset]
-///   (shown at the character's size when [member HoldHandComponent.auto_proportions] is on).
+///   (shown at the character's size when [member HoldHandComponent.auto_proportions] is on), and,
+///   with a humanoid skeleton, each arm's reach sphere (centred on the shoulder, the arm's length
+///   less the margin), whose handle on the outer side edits [member HoldHandComponent.reach_margin].
+/// - A [FormationController] being edited by the [FormationEditor]: its points, one handle each
+///   (a drag slides the point on the controller's ground), and the pairs the contract's spacing is
+///   measured over (red when crowded).
 #[derive(GodotClass)]
 #[class(tool, init, base = EditorNode3DGizmoPlugin)]
 pub struct EntwineGizmos {
     base: Base<EditorNode3DGizmoPlugin>,
     /// Scratch for the rope's points (editor only).
     points: Vec<Vector3>,
+    /// The formation editor whose points a FormationController's handles are.
+    formations: Option<Gd<FormationEditor>>,
 }
 
 /// Which node a gizmo belongs to.
@@ -59,6 +72,7 @@ enum Kind {
         body: Gd<Node3D>,
         component: Gd<Node>,
     },
+    Squad(Gd<FormationController>),
 }
 
 /// What one handle edits: an object's property.
@@ -66,6 +80,26 @@ struct Edit {
     object: Gd<Object>,
     property: &'static str,
     name: &'static str,
+}
+
+impl Edit {
+    /// A handle at `at` (world) editing `object`'s `property`.
+    fn at(
+        at: Vec3,
+        object: &Gd<impl Inherits<Object>>,
+        property: &'static str,
+        name: &'static str,
+    ) -> (Vec3, Edit) {
+        let object = object.clone().upcast();
+        (
+            at,
+            Edit {
+                object,
+                property,
+                name,
+            },
+        )
+    }
 }
 
 fn kind_of(node: &Gd<Node3D>) -> Option<Kind> {
@@ -78,6 +112,9 @@ fn kind_of(node: &Gd<Node3D>) -> Option<Kind> {
     if node.is_class("EnvironmentInteractionStateMachine") {
         return Some(Kind::Touch(node.clone()));
     }
+    if let Ok(squad) = node.clone().try_cast::<FormationController>() {
+        return Some(Kind::Squad(squad));
+    }
     let component = node
         .get_children()
         .iter_shared()
@@ -88,7 +125,7 @@ fn kind_of(node: &Gd<Node3D>) -> Option<Kind> {
     })
 }
 
-fn affine(t: Transform3D) -> Affine3A {
+pub(super) fn affine(t: Transform3D) -> Affine3A {
     let c = |v: Vector3| vec3(v).into();
     Affine3A::from_cols(
         c(t.basis.col_a()),
@@ -144,8 +181,38 @@ fn end_frame(rope: &Gd<RopeSimulation>) -> Option<Transform3D> {
         .map(|n| n.get_global_transform())
 }
 
-/// The detection box of an env-touch node in the world (frame at the box's centre) and its side.
-fn touch_box(node: &Gd<Node3D>) -> Option<(Affine3A, f32, f32)> {
+/// An env-touch node's detection box in the world.
+struct TouchBox {
+    /// At the box's centre, in the character's axes.
+    frame: Affine3A,
+    /// The box's side (the character's height), metres.
+    size: f32,
+    /// `auto_proportions`' factor for the node's lengths.
+    k: f32,
+    /// The character's collider centre in the world, which the box grows from.
+    fixed: Vec3,
+    /// The character's frame in the world.
+    body: Affine3A,
+}
+
+/// The side faces with handles: the middle of each per metre of the box's side, relative to the
+/// collider centre, and its outward normal, in the character's axes (the box is centred a quarter
+/// side up and half a side forward of the collider centre), with the handle's name.
+const TOUCH_FACES: [(Vec3, Vec3, &str); 2] = [
+    (
+        Vec3::new(-0.5, 0.25, -0.5),
+        Vec3::NEG_X,
+        "Detection box left face (character height)",
+    ),
+    (
+        Vec3::new(0.0, 0.25, -1.0),
+        Vec3::NEG_Z,
+        "Detection box front face (character height)",
+    ),
+];
+
+/// The detection box of an env-touch node in the world.
+fn touch_box(node: &Gd<Node3D>) -> Option<TouchBox> {
     let character = character_of(node)?;
     let shape = character
         .get_children()
@@ -176,18 +243,103 @@ fn touch_box(node: &Gd<Node3D>) -> Option<(Affine3A, f32, f32)> {
         .try_to::<bool>()
         .unwrap_or(true);
     let k = if auto { height / REFERENCE_HEIGHT } else { 1.0 };
-    Some((frame, b.size, k))
+    Some(TouchBox {
+        frame,
+        size: b.size,
+        k,
+        fixed: body.transform_point3(vec3(centre)),
+        body,
+    })
+}
+
+/// The reference human's arm (upper arm plus forearm, metres) `reach_margin` is given for.
+const REFERENCE_ARM: f32 = 0.54;
+
+/// One arm's reach sphere: centred on its shoulder joint (the upper arm bone), the arm's length in
+/// the world, and the direction out of the body on its side.
+struct Reach {
+    centre: Vec3,
+    arm: f32,
+    outward: Vec3,
+}
+
+/// A hold-hands character's two reach spheres, as the component finds them when it runs: the left
+/// arm's (the initiator's hand, or [member initiator_hand_bone]'s chain) and the right arm's (the
+/// recipient's). Empty without a humanoid skeleton.
+fn reach_spheres(body: &Gd<Node3D>, component: &Gd<Node>) -> Vec<Reach> {
+    let Some(skeleton) = skeleton_under(&body.clone().upcast()) else {
+        return Vec::new();
+    };
+    let rig = crate::rig::humanoid(&skeleton);
+    let to_world = affine(skeleton.get_global_transform());
+    let mut out = Vec::new();
+    for (side, property) in [
+        (Side::Left, "initiator_hand_bone"),
+        (Side::Right, "recipient_hand_bone"),
+    ] {
+        let named = component
+            .get(property)
+            .try_to::<GString>()
+            .unwrap_or_default();
+        let chain = if named.is_empty() {
+            let [u, l, h] = RigRole::arm(side).map(|r| rig.bone(r).map(|b| b as i32));
+            u.zip(l).zip(h).map(|((u, l), h)| [u, l, h])
+        } else {
+            let h = skeleton.find_bone(&named);
+            let l = if h >= 0 {
+                skeleton.get_bone_parent(h)
+            } else {
+                -1
+            };
+            let u = if l >= 0 {
+                skeleton.get_bone_parent(l)
+            } else {
+                -1
+            };
+            (u >= 0).then_some([u, l, h])
+        };
+        let Some(chain) = chain.filter(|c| c.iter().all(|&b| b < skeleton.get_bone_count())) else {
+            continue;
+        };
+        let [u, l, h] = chain.map(|b| vec3(skeleton.get_bone_global_rest(b).origin));
+        // In the world the chain is scaled by the nodes above the skeleton (the mean of the axes).
+        let scale = skeleton.get_global_transform().basis.get_scale().abs();
+        let arm = (u.distance(l) + l.distance(h)) * (scale.x + scale.y + scale.z) / 3.0;
+        let centre =
+            to_world.transform_point3(vec3(skeleton.get_bone_global_pose(chain[0]).origin));
+        let right = to_world.transform_vector3(rig.right).normalize_or(Vec3::X);
+        let outward = if side == Side::Left { -right } else { right };
+        if arm > 0.0 && arm.is_finite() && centre.is_finite() {
+            out.push(Reach {
+                centre,
+                arm,
+                outward,
+            });
+        }
+    }
+    out
+}
+
+/// A hold-hands component's reach margin (its default when unset).
+fn reach_margin(component: &Gd<Node>) -> f32 {
+    component
+        .get("reach_margin")
+        .try_to::<f32>()
+        .unwrap_or(0.02)
 }
 
 impl EntwineGizmos {
     /// Creates the plugin with its materials.
-    pub fn create() -> Gd<Self> {
-        let gizmos = Self::new_gd();
+    pub fn create(formations: Gd<FormationEditor>) -> Gd<Self> {
+        let mut gizmos = Self::new_gd();
+        gizmos.bind_mut().formations = Some(formations);
         let mut base = gizmos.clone().upcast::<EditorNode3DGizmoPlugin>();
         base.create_material("limb", Color::from_rgb(0.3, 0.85, 1.0));
         base.create_material("rope", Color::from_rgb(1.0, 0.55, 0.2));
         base.create_material("touch", Color::from_rgb(0.45, 1.0, 0.45));
         base.create_material("hold", Color::from_rgb(1.0, 0.4, 0.8));
+        base.create_material("formation", Color::from_rgb(0.35, 0.6, 1.0));
+        base.create_material("crowded", Color::from_rgb(1.0, 0.15, 0.1));
         base.create_handle_material("handles");
         gizmos
     }
@@ -195,7 +347,11 @@ impl EntwineGizmos {
 
 /// Every handle of a node, in the world, with what it edits (`points`: scratch for a rope's
 /// points, left holding them).
-fn handles(points: &mut Vec<Vector3>, kind: &Kind) -> Vec<(Vec3, Edit)> {
+fn handles(
+    points: &mut Vec<Vector3>,
+    formations: &Option<Gd<FormationEditor>>,
+    kind: &Kind,
+) -> Vec<(Vec3, Edit)> {
     let mut out = Vec::new();
     match kind {
         Kind::Limb(limb) => {
@@ -296,9 +452,9 @@ fn handles(points: &mut Vec<Vector3>, kind: &Kind) -> Vec<(Vec3, Edit)> {
             }
         }
         Kind::Touch(node) => {
-            if let Some((frame, size, k)) = touch_box(node) {
-                let [right, top, _] = geo::box_handles(frame, Vec3::splat(size));
-                let inward = frame.transform_vector3(Vec3::NEG_X);
+            if let Some(b) = touch_box(node) {
+                let [right, top, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
+                let inward = b.frame.transform_vector3(Vec3::NEG_X);
                 let offset = node.get("surface_offset").try_to::<f32>().unwrap_or(0.0);
                 out.push((
                     top,
@@ -309,13 +465,18 @@ fn handles(points: &mut Vec<Vector3>, kind: &Kind) -> Vec<(Vec3, Edit)> {
                     },
                 ));
                 out.push((
-                    geo::distance_handle(right, inward, offset * k),
+                    geo::distance_handle(right, inward, offset * b.k),
                     Edit {
                         object: node.clone().upcast(),
                         property: "surface_offset",
                         name: "Surface offset",
                     },
                 ));
+                for (per_side, _, name) in TOUCH_FACES {
+                    let per_side = b.body.transform_vector3(per_side);
+                    let at = geo::face_handle(b.fixed, per_side, b.size);
+                    out.push(Edit::at(at, node, "character_height", name));
+                }
             }
         }
         Kind::Hold { body, component } => {
@@ -344,17 +505,45 @@ fn handles(points: &mut Vec<Vector3>, kind: &Kind) -> Vec<(Vec3, Edit)> {
                     },
                 ));
             }
+            let margin = reach_margin(component);
+            for (reach, name) in reach_spheres(body, component)
+                .into_iter()
+                .zip(["Reach (left arm)", "Reach (right arm)"])
+            {
+                let r = geo::reach_radius(reach.arm, margin, REFERENCE_ARM);
+                let at = geo::radius_handle(reach.centre, r, reach.outward);
+                out.push(Edit::at(at, component, "reach_margin", name));
+            }
+        }
+        Kind::Squad(squad) => {
+            let draft = formations
+                .as_ref()
+                .and_then(|f| f.bind().draft_of(squad).map(|d| d.points.clone()));
+            for p in draft.unwrap_or_default() {
+                let at = handle_at(squad, p, LIFT);
+                out.push(Edit::at(at, squad, "points", "Formation point"));
+            }
         }
     }
     out
 }
+
+/// Height of the formation editor's points over the controller's ground, metres.
+const LIFT: f32 = 0.03;
+/// Radius of the ring drawn around each formation point, metres.
+const POINT_RING: f32 = 0.2;
+/// Segments of a drawn circle.
+const CIRCLE: usize = 32;
 
 impl EntwineGizmos {
     /// The value of `edit.property` for its handle dragged to `p` (world), if any.
     fn value_for(&mut self, kind: &Kind, id: usize, p: Vec3) -> Option<Variant> {
         match kind {
             Kind::Limb(limb) => {
-                let edit = handles(&mut self.points, kind).into_iter().nth(id)?.1;
+                let edit = handles(&mut self.points, &self.formations, kind)
+                    .into_iter()
+                    .nth(id)?
+                    .1;
                 match edit.property {
                     "target_transform" => {
                         let mut t = limb.get("target_transform").to::<Transform3D>();
@@ -394,19 +583,33 @@ impl EntwineGizmos {
                 Some(count.to_variant())
             }
             Kind::Touch(node) => {
-                let (frame, size, k) = touch_box(node)?;
+                let b = touch_box(node)?;
                 if id == 0 {
                     // The box's side is the character's height: dragging the top face by d moves
                     // it by d / 2, so the new side is twice the top's height over the centre.
-                    let side = geo::box_size_from_handle(frame, 1, p)?;
+                    let side = geo::box_size_from_handle(b.frame, 1, p)?;
                     return Some(side.clamp(0.01, 10.0).to_variant());
                 }
-                let [right, _, _] = geo::box_handles(frame, Vec3::splat(size));
-                let inward = frame.transform_vector3(Vec3::NEG_X);
-                let d = geo::distance_from_handle(right, inward, p)? / k.max(1e-3);
+                if id >= 2 {
+                    // A side face: the box whose face passes through the handle.
+                    let (per_side, normal, _) = TOUCH_FACES.get(id - 2)?;
+                    let per_side = b.body.transform_vector3(*per_side);
+                    let normal = b.body.transform_vector3(*normal);
+                    let side = geo::side_from_face(b.fixed, per_side, normal, p)?;
+                    return Some(side.clamp(0.01, 10.0).to_variant());
+                }
+                let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
+                let inward = b.frame.transform_vector3(Vec3::NEG_X);
+                let d = geo::distance_from_handle(right, inward, p)? / b.k.max(1e-3);
                 Some(d.clamp(0.0, 0.3).to_variant())
             }
             Kind::Hold { body, component } => {
+                if id >= 2 {
+                    let reach = reach_spheres(body, component).into_iter().nth(id - 2)?;
+                    let r = geo::radius_from_handle(reach.centre, p)?;
+                    let margin = geo::margin_from_radius(reach.arm, r, REFERENCE_ARM)?;
+                    return Some(margin.clamp(0.0, 0.2).to_variant());
+                }
                 let auto = component
                     .get("auto_proportions")
                     .try_to::<bool>()
@@ -414,6 +617,10 @@ impl EntwineGizmos {
                 let k = proportion(body, auto);
                 let frame = affine(body.get_global_transform().orthonormalized());
                 geo::offset_from_handle(frame, p, k).map(|o| vector3(o).to_variant())
+            }
+            Kind::Squad(squad) => {
+                let frame = FormationEditor::frame_of(squad);
+                fe::point_from_handle(frame, p).map(|q| Vector2::new(q.x, q.y).to_variant())
             }
         }
     }
@@ -446,8 +653,9 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
         };
         let to_local = node.get_global_transform().affine_inverse();
         let local = |p: Vec3| to_local * vector3(p);
-        let handles = handles(&mut self.points, &kind);
+        let handles = handles(&mut self.points, &self.formations, &kind);
         let mut lines = PackedVector3Array::new();
+        let mut crowded_lines = PackedVector3Array::new();
         let material = match &kind {
             Kind::Limb(limb) => {
                 if let Some((_, root, _)) = limb.clone().bind_mut().editor_geometry() {
@@ -466,11 +674,11 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                 "rope"
             }
             Kind::Touch(node) => {
-                if let Some((frame, size, _)) = touch_box(node) {
-                    let h = size * 0.5;
+                if let Some(b) = touch_box(node) {
+                    let h = b.size * 0.5;
                     let corner = |i: u32| {
                         let s = |bit: u32| if i & bit != 0 { h } else { -h };
-                        frame.transform_point3(Vec3::new(s(1), s(2), s(4)))
+                        b.frame.transform_point3(Vec3::new(s(1), s(2), s(4)))
                     };
                     for i in 0..8u32 {
                         for bit in [1u32, 2, 4] {
@@ -481,23 +689,85 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                         }
                     }
                     // The surface offset: from the box's side face inward.
-                    if let [_, (offset, _)] = handles.as_slice() {
-                        let [right, _, _] = geo::box_handles(frame, Vec3::splat(size));
+                    if let Some((offset, _)) = handles.get(1) {
+                        let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
                         lines.push(local(right));
                         lines.push(local(*offset));
                     }
                 }
                 "touch"
             }
-            Kind::Hold { body, .. } => {
+            Kind::Hold { body, component } => {
                 let origin = vec3(body.get_global_position());
-                for (h, _) in &handles {
+                for (h, _) in handles.iter().take(2) {
                     lines.push(local(origin));
                     lines.push(local(*h));
                 }
+                // The reach spheres: three great circles each.
+                let margin = reach_margin(component);
+                for reach in reach_spheres(body, component) {
+                    let r = geo::reach_radius(reach.arm, margin, REFERENCE_ARM);
+                    for (a, b) in [(Vec3::X, Vec3::Y), (Vec3::Y, Vec3::Z), (Vec3::Z, Vec3::X)] {
+                        let at = |i: usize| {
+                            let t = i as f32 / CIRCLE as f32 * std::f32::consts::TAU;
+                            reach.centre + (a * t.cos() + b * t.sin()) * r
+                        };
+                        for i in 0..CIRCLE {
+                            lines.push(local(at(i)));
+                            lines.push(local(at(i + 1)));
+                        }
+                    }
+                }
                 "hold"
             }
+            Kind::Squad(squad) => {
+                // The formation editor's points: a ring each, and the pairs the contract's spacing
+                // is measured over (red where two points are closer than the spacing allows).
+                let editor = self.formations.clone();
+                let draft = editor
+                    .as_ref()
+                    .and_then(|f| f.bind().draft_of(squad).cloned());
+                let tolerance = squad
+                    .get("contract_spacing")
+                    .try_to::<f32>()
+                    .unwrap_or(0.05);
+                if let Some(draft) = draft {
+                    let at = |p: glam::Vec2| local(handle_at(squad, p, LIFT));
+                    let ring = |lines: &mut PackedVector3Array, p: glam::Vec2, radius: f32| {
+                        let on = |i: usize| {
+                            let t = i as f32 / CIRCLE as f32 * std::f32::consts::TAU;
+                            at(p + glam::Vec2::new(t.cos(), t.sin()) * radius)
+                        };
+                        for i in 0..CIRCLE {
+                            lines.push(on(i));
+                            lines.push(on(i + 1));
+                        }
+                    };
+                    for p in &draft.points {
+                        ring(&mut lines, *p, POINT_RING);
+                    }
+                    for (i, j, crowded) in draft.spacing_pairs(tolerance) {
+                        let (a, b) = (draft.points[i], draft.points[j]);
+                        if crowded {
+                            // A crowded pair: the line and a wider ring round each point, in red.
+                            crowded_lines.push(at(a));
+                            crowded_lines.push(at(b));
+                            ring(&mut crowded_lines, a, POINT_RING * 1.5);
+                            ring(&mut crowded_lines, b, POINT_RING * 1.5);
+                        } else {
+                            lines.push(at(a));
+                            lines.push(at(b));
+                        }
+                    }
+                }
+                "formation"
+            }
         };
+        if !crowded_lines.is_empty() {
+            if let Some(m) = self.base().get_material_ex("crowded").gizmo(&g).done() {
+                g.add_lines(&crowded_lines, &m);
+            }
+        }
         if let Some(m) = self.base().get_material_ex(material).gizmo(&g).done() {
             if !lines.is_empty() {
                 g.add_lines(&lines, &m);
@@ -518,20 +788,7 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
         handle_id: i32,
         _secondary: bool,
     ) -> GString {
-        let name = node_of(&gizmo)
-            .and_then(|n| kind_of(&n))
-            .map(|k| match (&k, handle_id) {
-                (Kind::Limb(_), 0) => "Target",
-                (Kind::Limb(_), _) => "Pole",
-                (Kind::Rope(_), 0) => "Anchor offset",
-                (Kind::Rope(_), 1) => "Length (point count)",
-                (Kind::Rope(_), _) => "End offset",
-                (Kind::Touch(_), 0) => "Detection box (character height)",
-                (Kind::Touch(_), _) => "Surface offset",
-                (Kind::Hold { .. }, 0) => "Follow offset",
-                (Kind::Hold { .. }, _) => "Preparation offset",
-            })
-            .unwrap_or("");
+        let name = self.edit_of(&gizmo, handle_id).map_or("", |e| e.name);
         name.into()
     }
 
@@ -541,6 +798,9 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
         handle_id: i32,
         _secondary: bool,
     ) -> Variant {
+        if let Some(f) = self.squad_editor(&gizmo) {
+            return f.bind().get_points().to_variant();
+        }
         self.edit_of(&gizmo, handle_id)
             .map_or(Variant::nil(), |e| e.object.get(e.property))
     }
@@ -560,12 +820,23 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
             return;
         };
         let id = handle_id.max(0) as usize;
-        let Some((at, mut edit)) = handles(&mut self.points, &kind).into_iter().nth(id) else {
+        let Some((at, mut edit)) = handles(&mut self.points, &self.formations, &kind)
+            .into_iter()
+            .nth(id)
+        else {
             return;
         };
-        // Drag on the plane through the handle that faces the camera.
         let origin = vec3(camera.project_ray_origin(screen_pos));
         let dir = vec3(camera.project_ray_normal(screen_pos));
+        if let (Kind::Squad(squad), Some(mut f)) = (&kind, self.formations.clone()) {
+            // A formation point slides on the controller's ground under the mouse.
+            let frame = FormationEditor::frame_of(squad);
+            if let Some(p) = fe::point_from_ray(frame, origin, dir) {
+                f.bind_mut().drag_to(id, p);
+            }
+            return;
+        }
+        // Drag on the plane through the handle that faces the camera.
         let facing = vec3(-camera.get_global_transform().basis.col_c());
         let Some(p) = geo::ray_plane(origin, dir, at, facing) else {
             return;
@@ -585,6 +856,20 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
         restore: Variant,
         cancel: bool,
     ) {
+        if let Some(mut f) = self.squad_editor(&gizmo) {
+            let squad = f.bind().get_controller();
+            let (Some(squad), Ok(before)) = (squad, restore.try_to::<PackedVector2Array>()) else {
+                return;
+            };
+            if cancel {
+                f.bind_mut().set_points(Some(squad), before);
+            } else {
+                let now = f.bind().get_points();
+                f.bind_mut()
+                    .record("Move formation point", &squad, &before, &now);
+            }
+            return;
+        }
         let Some(mut edit) = self.edit_of(&gizmo, handle_id) else {
             return;
         };
@@ -612,7 +897,7 @@ impl EntwineGizmos {
         let Some(kind) = node.as_ref().and_then(kind_of) else {
             return PackedVector3Array::new();
         };
-        handles(&mut self.points, &kind)
+        handles(&mut self.points, &self.formations, &kind)
             .iter()
             .map(|(p, _)| vector3(*p))
             .collect()
@@ -625,7 +910,7 @@ impl EntwineGizmos {
         node.as_ref()
             .and_then(kind_of)
             .and_then(|k| {
-                handles(&mut self.points, &k)
+                handles(&mut self.points, &self.formations, &k)
                     .into_iter()
                     .nth(handle_id.max(0) as usize)
             })
@@ -644,12 +929,20 @@ impl EntwineGizmos {
             return false;
         };
         let id = handle_id.max(0) as usize;
-        let Some((_, edit)) = handles(&mut self.points, &kind).into_iter().nth(id) else {
+        let Some((_, edit)) = handles(&mut self.points, &self.formations, &kind)
+            .into_iter()
+            .nth(id)
+        else {
             return false;
         };
         let Some(value) = self.value_for(&kind, id, vec3(to)) else {
             return false;
         };
+        if let (Kind::Squad(_), Some(mut f)) = (&kind, self.formations.clone()) {
+            let moved = f.bind_mut().move_point(id as i32, value.to::<Vector2>());
+            node.update_gizmos();
+            return moved;
+        }
         let Some(mut undo) = EditorInterface::singleton().get_editor_undo_redo() else {
             return false;
         };
@@ -664,10 +957,18 @@ impl EntwineGizmos {
 }
 
 impl EntwineGizmos {
+    /// The formation editor, when it is editing the gizmo's FormationController.
+    fn squad_editor(&self, gizmo: &Option<Gd<EditorNode3DGizmo>>) -> Option<Gd<FormationEditor>> {
+        let squad = node_of(gizmo)?.try_cast::<FormationController>().ok()?;
+        let f = self.formations.clone()?;
+        let editing = f.bind().draft_of(&squad).is_some();
+        editing.then_some(f)
+    }
+
     fn edit_of(&self, gizmo: &Option<Gd<EditorNode3DGizmo>>, handle_id: i32) -> Option<Edit> {
         let node = node_of(gizmo)?;
         let kind = kind_of(&node)?;
-        handles(&mut Vec::new(), &kind)
+        handles(&mut Vec::new(), &self.formations, &kind)
             .into_iter()
             .nth(handle_id.max(0) as usize)
             .map(|(_, e)| e)

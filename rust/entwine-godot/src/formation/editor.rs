@@ -7,6 +7,8 @@ use godot::classes::node::InternalMode;
 use godot::classes::{EditorInterface, Engine, ImmediateMesh, MeshInstance3D, StandardMaterial3D};
 use godot::prelude::*;
 
+use entwine_core::formation::FormationDef;
+
 use super::FormationController;
 use crate::convert::from_ground;
 
@@ -130,5 +132,37 @@ impl FormationController {
             mesh.surface_add_vertex(at + forward * FACING);
         }
         mesh.surface_end();
+    }
+}
+
+#[godot_api(secondary)]
+impl FormationController {
+    /// Re-reads [member formations_dir] now, new files included, and lays the formation in use out
+    /// again when its file changed. The formation editor calls it after saving a file; while the
+    /// game runs, [member hot_reload] re-reads changed files by itself.
+    #[func]
+    pub fn reload_formations(&mut self) {
+        let before = self.formations.get(&self.current).map(|f| f.def.clone());
+        self.load_formation_dir();
+        let after = self.formations.get(&self.current).map(|f| f.def.clone());
+        if before != after {
+            self.commands.forget_last();
+            let name = self.current.clone();
+            let _ = self.apply_form(&name);
+        }
+        self.editor_dirty = true;
+    }
+}
+
+impl FormationController {
+    /// What the formation editor starts from: the formation in use, the number of slots laid out,
+    /// the contract's spacing tolerance and the formations folder.
+    pub(crate) fn editor_source(&self) -> (FormationDef, usize, f32, String) {
+        (
+            self.squad.formation().clone(),
+            self.squad.slot_count(),
+            self.contract_spacing,
+            self.formations_dir.to_string(),
+        )
     }
 }

@@ -135,6 +135,7 @@ impl FormationController {
                 if let Some(old) = self.formations.get_mut(name) {
                     old.modified = modified;
                 }
+                self.new_files.insert(path.to_string(), modified);
                 let reason = format!("{path}:{e}");
                 self.reject_formation(name, &reason);
             }
@@ -166,6 +167,33 @@ impl FormationController {
                 self.commands.forget_last();
                 let _ = self.apply_form(&name);
             }
+        }
+        self.load_new_files();
+    }
+
+    /// Reads the `.ron` files in `formations_dir` whose name is not a formation yet (one the
+    /// formation editor just saved, say); a broken one is reported once per change.
+    fn load_new_files(&mut self) {
+        let dir = self.formations_dir.to_string();
+        if dir.is_empty() || DirAccess::open(&self.formations_dir).is_none() {
+            return;
+        }
+        for f in DirAccess::get_files_at(&self.formations_dir).as_slice() {
+            let f = f.to_string();
+            let f = f.trim_end_matches(".remap");
+            let Some(stem) = f.strip_suffix(".ron") else {
+                continue;
+            };
+            let path = format!("{}/{}", dir.trim_end_matches('/'), f);
+            // A known name keeps its source (a file is re-read above when it changes; a formation
+            // given to add_formation is not replaced by a file).
+            if self.formations.contains_key(stem) {
+                continue;
+            }
+            if self.new_files.get(&path) == Some(&FileAccess::get_modified_time(&path)) {
+                continue;
+            }
+            self.load_file(stem, &path);
         }
     }
 }

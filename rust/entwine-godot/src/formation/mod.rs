@@ -80,8 +80,8 @@ pub enum AgentSource {
 /// The addon's own (line, column, wedge, circle, arc, spiral, box and hollow_box) are also built into
 /// the library, so an exported game has them without exporting the files; a file of the same name
 /// replaces a built-in one. Files are re-read when they change ([member hot_reload], on in the
-/// editor, off in exported games unless set); a file that does not parse is reported with its path,
-/// line and column and the previous version stays in use.
+/// editor, off in exported games unless set), and files of new names in the folder are read too; a
+/// file that does not parse is reported with its path, line and column and the previous version stays in use.
 ///
 /// **Commands**: [method form], [method march], [method march_to], [method halt], [method face],
 /// [method dress]. Each one starts a settle clock; when the squad meets the contract (neighbour
@@ -115,7 +115,9 @@ pub enum AgentSource {
 /// internal agents) and draws the slots (white crosses), their facings (yellow) and the
 /// neighbouring pairs the contract's spacing is measured over (blue); it drives nothing, and the
 /// drawing is never saved. The inspector's **Lay out agents** button ([method lay_out_agents])
-/// moves the children onto their slots as one undoable action.
+/// moves the children onto their slots as one undoable action. The 3D viewport's **Edit formation**
+/// button opens the [FormationEditor]: the formation's points edited in the viewport and saved as a
+/// `.ron` file in [member formations_dir].
 #[derive(GodotClass)]
 #[class(tool, base = Node3D)]
 pub struct FormationController {
@@ -149,8 +151,9 @@ pub struct FormationController {
     #[export]
     #[var(set = set_formation)]
     formation: GString,
-    /// Re-read changed formation files while running (checked twice a second). On by default in the
-    /// editor and when running from it, off in exported games.
+    /// Re-read changed formation files, and read files of new names in [member formations_dir],
+    /// while running (checked twice a second). On by default in the editor and when running from
+    /// it, off in exported games.
     #[export]
     hot_reload: bool,
     /// Optional leader: the formation's centre and facing follow this node (global transform).
@@ -299,6 +302,9 @@ pub struct FormationController {
 
     squad: Squad,
     formations: HashMap<String, FormationFile>,
+    /// Files that did not parse, with their modification time then (hot reload reads a file new to
+    /// `formations_dir` unless it is here unchanged).
+    new_files: HashMap<String, u64>,
     current: String,
     agents: Vec<Gd<Node3D>>,
     bodies: Vec<Option<Body>>,
@@ -398,6 +404,7 @@ impl INode3D for FormationController {
             settle_time: -1.0,
             squad: Squad::new(0, false, cfg),
             formations: HashMap::new(),
+            new_files: HashMap::new(),
             current: "line".into(),
             agents: Vec::new(),
             bodies: Vec::new(),

@@ -1,7 +1,7 @@
 //! `FormationShape`: a formation as a Resource edited in the inspector, validated through the
 //! same RON path as the `.ron` files, and the controller's `add_formation_resource`.
 
-use entwine_core::formation::FormationDef;
+use entwine_core::formation::{Facing, FormationDef, Shape};
 use godot::prelude::*;
 
 use super::FormationController;
@@ -100,42 +100,45 @@ impl FormationShape {
     /// Returns the formation as RON text (the format of the `.ron` files).
     #[func]
     pub fn to_ron(&self) -> GString {
+        let count = |n: i32| u32::try_from(n).unwrap_or(0);
         let shape = match self.kind {
-            FormationKind::Line => "Line".to_string(),
-            FormationKind::Column => format!(
-                "Column(files: {}, ranks: {})",
-                self.files.max(0),
-                self.ranks.max(0)
-            ),
-            FormationKind::Arc => format!("Arc(radius: {:?})", self.radius),
-            FormationKind::Circle => "Circle".to_string(),
-            FormationKind::Spiral => format!(
-                "Spiral(initial_radius: {:?}, growth: {:?})",
-                self.initial_radius, self.growth
-            ),
-            FormationKind::Wedge => format!("Wedge(angle: {:?})", self.wedge_angle),
-            FormationKind::Box => {
-                format!("Box(files: {}, hollow: {})", self.files.max(0), self.hollow)
-            }
-            FormationKind::Custom => {
-                let pts: Vec<String> = self
-                    .points
-                    .as_slice()
-                    .iter()
-                    .map(|p| format!("({:?}, {:?})", p.x, p.y))
-                    .collect();
-                format!("Custom(points: [{}])", pts.join(", "))
-            }
+            FormationKind::Line => Shape::Line,
+            FormationKind::Column => Shape::Column {
+                files: count(self.files),
+                ranks: count(self.ranks),
+            },
+            FormationKind::Arc => Shape::Arc {
+                radius: self.radius,
+            },
+            FormationKind::Circle => Shape::Circle,
+            FormationKind::Spiral => Shape::Spiral {
+                initial_radius: self.initial_radius,
+                growth: self.growth,
+            },
+            FormationKind::Wedge => Shape::Wedge {
+                angle: self.wedge_angle,
+            },
+            FormationKind::Box => Shape::Box {
+                files: count(self.files),
+                hollow: self.hollow,
+            },
+            FormationKind::Custom => Shape::Custom {
+                points: self.points.as_slice().iter().map(|p| (p.x, p.y)).collect(),
+            },
         };
         let facing = match self.facing {
-            FormationFacing::Forward => "Forward",
-            FormationFacing::Outward => "Outward",
-            FormationFacing::Inward => "Inward",
+            FormationFacing::Forward => Facing::Forward,
+            FormationFacing::Outward => Facing::Outward,
+            FormationFacing::Inward => Facing::Inward,
         };
-        GString::from(&format!(
-            "(\n    shape: {shape},\n    spacing: {:?},\n    direction: {:?},\n    offset: ({:?}, {:?}),\n    facing: {facing},\n)\n",
-            self.spacing, self.direction, self.offset.x, self.offset.y
-        ))
+        let def = FormationDef {
+            shape,
+            spacing: self.spacing,
+            direction: self.direction,
+            offset: (self.offset.x, self.offset.y),
+            facing,
+        };
+        GString::from(&def.to_ron())
     }
 
     /// Returns an empty string when the formation is valid, else what is wrong (with line and
