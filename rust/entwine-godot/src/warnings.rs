@@ -197,10 +197,36 @@ impl Warnings {
         hi: f32,
         default: f32,
     ) -> f32 {
+        self.f32_range(node, name, value, (lo, hi), default, true)
+    }
+
+    /// [`Self::f32_within`], with `default` (not the clamped value) for any value outside
+    /// `lo..=hi`: for a setting whose nearest valid value would be as wrong as any other.
+    pub fn f32_within_or_default(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        value: f32,
+        lo: f32,
+        hi: f32,
+        default: f32,
+    ) -> f32 {
+        self.f32_range(node, name, value, (lo, hi), default, false)
+    }
+
+    fn f32_range(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        value: f32,
+        (lo, hi): (f32, f32),
+        default: f32,
+        clamp: bool,
+    ) -> f32 {
         let valid = value.is_finite() && (lo..=hi).contains(&value);
         let used = if valid {
             value
-        } else if value.is_finite() {
+        } else if clamp && value.is_finite() {
             value.clamp(lo, hi)
         } else {
             default

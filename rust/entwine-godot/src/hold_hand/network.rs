@@ -301,20 +301,20 @@ impl HoldHandComponent {
         frame: u64,
     ) {
         self.runtime.driven_frame = frame;
-        if let Some(mut ik) = self
-            .runtime
+        if let Some(mut ik) = self.live_ik() {
+            ik.bind_mut()
+                .set_target_transform(transform_scaled(target, Vector3::ONE));
+        }
+        self.set_hand_weights(position_weight, rotation_weight);
+    }
+
+    /// This character's hand IK, unless it has been freed.
+    fn live_ik(&self) -> Option<Gd<LimbIK>> {
+        self.runtime
             .ik
             .as_ref()
             .filter(|ik| ik.is_instance_valid())
             .cloned()
-        {
-            let scale = Vector3::ONE;
-            ik.set(
-                "target_transform",
-                &transform_scaled(target, scale).to_variant(),
-            );
-        }
-        self.set_hand_weights(position_weight, rotation_weight);
     }
 
     pub(super) fn set_hand_weights(&mut self, position: f32, rotation: f32) {
@@ -322,13 +322,7 @@ impl HoldHandComponent {
             return;
         }
         self.runtime.hand_weights = (position, rotation);
-        if let Some(mut ik) = self
-            .runtime
-            .ik
-            .as_ref()
-            .filter(|ik| ik.is_instance_valid())
-            .cloned()
-        {
+        if let Some(mut ik) = self.live_ik() {
             let mut b = ik.bind_mut();
             b.set_position_weight(position);
             b.set_rotation_weight(rotation);

@@ -308,9 +308,12 @@ impl HoldHandComponent {
             0.5
         };
         let pole = humanoid.to_skeleton(Vec3::new(out, -1.0, 0.3));
-        ik.set("pole_direction", &vector3(pole).to_variant());
-        ik.set("position_weight", &0.0f32.to_variant());
-        ik.set("rotation_weight", &0.0f32.to_variant());
+        {
+            let mut b = ik.bind_mut();
+            b.set_pole_direction(vector3(pole));
+            b.set_position_weight(0.0);
+            b.set_rotation_weight(0.0);
+        }
         // The hand's palm and fingers in its bone's own space, for the grip.
         let q = crate::convert::rotation(
             skeleton

@@ -369,10 +369,9 @@ impl HoldHandComponent {
         default: f32,
     ) -> f32 {
         let node = self.to_gd();
-        let valid = value.is_finite() && (lo..=hi).contains(&value);
         self.runtime
             .warnings
-            .property(&node, name, value, valid, default, "must be in its range")
+            .f32_within_or_default(&node, name, value, lo, hi, default)
     }
 
     /// A setting that must be finite, within `0..=hi` and at least another setting's checked value
