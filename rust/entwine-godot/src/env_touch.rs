@@ -6,17 +6,16 @@
 //! `LimbIK` modifiers it creates under the skeleton.
 
 use entwine_core::env_touch::{
-    detection_box, Candidate, EnvTouch, Shape, Side, TouchConfig, TouchEvent, TouchInput, Trimesh,
+    detection_box, Candidate, EnvTouch, Shape, Side, TouchConfig, TouchEvent, TouchInput,
 };
 use glam::{Affine3A, Vec3};
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::{
     BoxShape3D, CapsuleShape3D, CharacterBody3D, CollisionObject3D, CollisionShape3D,
-    ConcavePolygonShape3D, ConvexPolygonShape3D, CylinderShape3D, Engine, INode3D, ImmediateMesh,
-    MeshInstance3D, Node3D, PhysicsDirectSpaceState3D, PhysicsRayQueryParameters3D,
-    PhysicsShapeQueryParameters3D, RigidBody3D, Shape3D, Skeleton3D, SphereShape3D,
-    StandardMaterial3D, WorldBoundaryShape3D,
+    CylinderShape3D, Engine, INode3D, ImmediateMesh, MeshInstance3D, Node3D,
+    PhysicsDirectSpaceState3D, PhysicsRayQueryParameters3D, PhysicsShapeQueryParameters3D,
+    RigidBody3D, Skeleton3D, StandardMaterial3D,
 };
 use godot::prelude::*;
 
@@ -1304,56 +1303,14 @@ fn collider_shapes(body: &Gd<CollisionObject3D>) -> (Vec<(Shape, Affine3A)>, Opt
             let Some(shape) = body.shape_owner_get_shape(owner, k) else {
                 continue;
             };
-            match core_shape(&shape) {
-                Some(core) => shapes.push((core, local)),
-                None => {
+            match crate::convert::shape(shape.get_rid()) {
+                Ok(Some((core, placed))) => shapes.push((core, local * placed)),
+                Ok(None) => {}
+                Err(_) => {
                     unsupported.get_or_insert_with(|| shape.get_class());
                 }
             }
         }
     }
     (shapes, unsupported)
-}
-
-/// Returns the core shape for a Godot shape, or `None` for an unsupported kind.
-fn core_shape(shape: &Gd<Shape3D>) -> Option<Shape> {
-    let s = shape.clone();
-    if let Ok(b) = s.clone().try_cast::<BoxShape3D>() {
-        return Some(Shape::Box {
-            half_extents: vec3(b.get_size()) * 0.5,
-        });
-    }
-    if let Ok(b) = s.clone().try_cast::<SphereShape3D>() {
-        return Some(Shape::Sphere {
-            radius: b.get_radius(),
-        });
-    }
-    if let Ok(b) = s.clone().try_cast::<CapsuleShape3D>() {
-        return Some(Shape::Capsule {
-            radius: b.get_radius(),
-            height: b.get_height(),
-        });
-    }
-    if let Ok(b) = s.clone().try_cast::<CylinderShape3D>() {
-        return Some(Shape::Cylinder {
-            radius: b.get_radius(),
-            height: b.get_height(),
-        });
-    }
-    if let Ok(b) = s.clone().try_cast::<ConvexPolygonShape3D>() {
-        let points: Vec<Vec3> = b.get_points().as_slice().iter().map(|v| vec3(*v)).collect();
-        return Some(Shape::Convex(points));
-    }
-    if let Ok(b) = s.clone().try_cast::<ConcavePolygonShape3D>() {
-        let faces: Vec<Vec3> = b.get_faces().as_slice().iter().map(|v| vec3(*v)).collect();
-        return Some(Shape::Trimesh(Trimesh::from_faces(&faces)));
-    }
-    if let Ok(b) = s.try_cast::<WorldBoundaryShape3D>() {
-        let plane = b.get_plane();
-        return Some(Shape::WorldBoundary {
-            normal: vec3(plane.normal),
-            d: plane.d,
-        });
-    }
-    None
 }
