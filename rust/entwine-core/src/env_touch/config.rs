@@ -204,6 +204,10 @@ impl TouchParam {
     }
 }
 
+/// One value [`TouchConfig::sanitized`] checks: the field, its default, which parameter it is and
+/// the test it must pass.
+type Check<'a> = (&'a mut f32, f32, TouchParam, fn(f32) -> bool);
+
 /// A bad configuration value, replaced by the field's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigIssue {
@@ -221,147 +225,147 @@ impl TouchConfig {
     pub fn sanitized(mut self, mut on_issue: impl FnMut(ConfigIssue)) -> Self {
         let d = Self::default();
         let c = &mut self;
-        let non_negative = |v: f32| v.is_finite() && v >= 0.0;
-        let unit = |v: f32| (0.0..=1.0).contains(&v);
-        let height = |v: f32| v.is_finite() && v > 0.0;
-        let checks: [(&mut f32, f32, TouchParam, &dyn Fn(f32) -> bool); 23] = [
+        let non_negative: fn(f32) -> bool = |v| v.is_finite() && v >= 0.0;
+        let unit: fn(f32) -> bool = |v| (0.0..=1.0).contains(&v);
+        let height: fn(f32) -> bool = |v| v.is_finite() && v > 0.0;
+        let checks: [Check<'_>; 23] = [
             (
                 &mut c.surface_offset,
                 d.surface_offset,
                 TouchParam::SurfaceOffset,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.side_switch_margin,
                 d.side_switch_margin,
                 TouchParam::SideSwitchMargin,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.reset_duration,
                 d.reset_duration,
                 TouchParam::ResetDuration,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.reset_blend_duration,
                 d.reset_blend_duration,
                 TouchParam::ResetBlendDuration,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.reset_rotation_speed,
                 d.reset_rotation_speed,
                 TouchParam::ResetRotationSpeed,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.approach_distance,
                 d.approach_distance,
                 TouchParam::ApproachDistance,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.approach_blend_duration,
                 d.approach_blend_duration,
                 TouchParam::ApproachBlendDuration,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.approach_duration,
                 d.approach_duration,
                 TouchParam::ApproachDuration,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.approach_rotation_speed,
                 d.approach_rotation_speed,
                 TouchParam::ApproachRotationSpeed,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.rise_distance,
                 d.rise_distance,
                 TouchParam::RiseDistance,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.rise_blend_duration,
                 d.rise_blend_duration,
                 TouchParam::RiseBlendDuration,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.rise_rotation_speed,
                 d.rise_rotation_speed,
                 TouchParam::RiseRotationSpeed,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.normal_ray_length,
                 d.normal_ray_length,
                 TouchParam::NormalRayLength,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.touch_distance,
                 d.touch_distance,
                 TouchParam::TouchDistance,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.touch_min_time,
                 d.touch_min_time,
                 TouchParam::TouchMinTime,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.touch_duration,
                 d.touch_duration,
                 TouchParam::TouchDuration,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.moving_away_offset,
                 d.moving_away_offset,
                 TouchParam::MovingAwayOffset,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.jump_speed,
                 d.jump_speed,
                 TouchParam::JumpSpeed,
-                &non_negative,
+                non_negative,
             ),
             (
                 &mut c.approach_weight,
                 d.approach_weight,
                 TouchParam::ApproachWeight,
-                &unit,
+                unit,
             ),
             (
                 &mut c.approach_rotation_weight,
                 d.approach_rotation_weight,
                 TouchParam::ApproachRotationWeight,
-                &unit,
+                unit,
             ),
             (
                 &mut c.rise_weight,
                 d.rise_weight,
                 TouchParam::RiseWeight,
-                &unit,
+                unit,
             ),
             (
                 &mut c.shoulder_height,
                 d.shoulder_height,
                 TouchParam::ShoulderHeight,
-                &height,
+                height,
             ),
             (
                 &mut c.waist_height,
                 d.waist_height,
                 TouchParam::WaistHeight,
-                &height,
+                height,
             ),
         ];
         for (value, default, param, ok) in checks {

@@ -35,7 +35,7 @@ pub struct DetectionBox {
     pub centre: Vec3,
 }
 
-/// Returns the seed's detection volume for a character of `height` metres whose collider centre is
+/// Returns the detection volume for a character of `height` metres whose collider centre is
 /// at `collider_centre` (character frame): a cube of side = wingspan (= height), raised a quarter
 /// wingspan and pushed half a wingspan forward (−Z). `None` for a height that is not finite and > 0.
 #[must_use]

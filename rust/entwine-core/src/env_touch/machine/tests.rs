@@ -785,21 +785,25 @@ fn velocity_estimate_and_active_hands() {
 
 #[test]
 fn candidate_is_the_nearest_shape_of_a_placed_body() {
+    // A post (a capsule 0.2 m thick) and a wall panel 1 m to its right, on a body turned 90° and
+    // moved 2 m forward: the point beside the post finds the post's surface.
+    let post = Shape::capsule(0.1, 2.0);
+    let panel = Shape::Box {
+        half_extents: Vec3::new(0.5, 1.0, 0.05),
+    };
     let shapes = [
-        (
-            Shape::Sphere { radius: 0.5 },
-            Affine3A::from_translation(Vec3::new(3.0, 0.0, 0.0)),
-        ),
-        (
-            Shape::Box {
-                half_extents: Vec3::splat(0.5),
-            },
-            Affine3A::from_translation(Vec3::new(-2.0, 0.0, 0.0)),
-        ),
+        (post, Affine3A::IDENTITY),
+        (panel, Affine3A::from_translation(Vec3::X)),
     ];
-    let body = Affine3A::from_translation(Vec3::new(0.0, 1.0, 0.0));
-    let c = candidate(7, &body, &shapes, Vec3::new(0.0, 1.0, 0.0)).unwrap();
-    assert_eq!(c.id, 7);
-    assert!(c.closest_point.distance(Vec3::new(-1.5, 1.0, 0.0)) < 1e-5);
-    assert!(candidate(7, &body, &[], Vec3::ZERO).is_none());
+    let body = Affine3A::from_rotation_translation(
+        glam::Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+        Vec3::new(0.0, 1.0, -2.0),
+    );
+    let c = candidate(3, &body, &shapes, Vec3::new(0.5, 1.0, -2.0)).unwrap();
+    assert_eq!(c.id, 3);
+    assert!(
+        c.closest_point.distance(Vec3::new(0.1, 1.0, -2.0)) < 1e-5,
+        "{c:?}"
+    );
+    assert!(candidate(3, &body, &[], Vec3::ZERO).is_none());
 }
