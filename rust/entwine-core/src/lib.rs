@@ -15,7 +15,8 @@
 //! # Contents
 //!
 //! * [`kit`]: the shared kinematics kit (poses, smoothing, sequence numbers,
-//!   quantisation and two-bone limb IK). It never allocates and never panics.
+//!   quantisation, two-bone limb IK, and the one collision [`kit::Shape`] type with closest
+//!   points and signed distances). It never allocates and never panics.
 //! * [`clock`]: estimating a server's clock from ping round trips.
 //! * [`hold_hand`]: two players holding hands: room state, phases, follow spring, shared contact.
 //! * [`env_touch`]: a walking character's hand reaches for and rests on nearby walls.

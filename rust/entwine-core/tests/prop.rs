@@ -534,24 +534,20 @@ fn touch_shape(g: &Gen) -> TouchShape {
         1 => TouchShape::Sphere {
             radius: g.positive(3.0),
         },
-        2 => TouchShape::Capsule {
-            radius: g.positive(1.0),
-            height: g.positive(3.0),
-        },
-        3 => TouchShape::Cylinder {
-            radius: g.positive(1.0),
-            height: g.positive(3.0),
-        },
-        4 => TouchShape::Convex((0..g.below(12)).map(|_| g.vec3_scaled(3.0)).collect()),
-        5 => TouchShape::Trimesh(env_touch::Trimesh::from_faces(
+        2 => TouchShape::capsule(g.positive(1.0), g.positive(3.0)),
+        3 => TouchShape::cylinder(g.positive(1.0), g.positive(3.0)),
+        4 => TouchShape::convex(
+            &(0..g.below(12))
+                .map(|_| g.vec3_scaled(3.0))
+                .collect::<Vec<_>>(),
+        ),
+        5 => TouchShape::trimesh(
             &(0..g.below(13))
                 .map(|_| g.vec3_scaled(3.0))
                 .collect::<Vec<_>>(),
-        )),
-        _ => TouchShape::WorldBoundary {
-            normal: g.vec3_scaled(1.0),
-            d: g.f32(),
-        },
+        ),
+        _ => TouchShape::world_boundary(g.vec3_scaled(1.0), g.f32())
+            .map_or(TouchShape::Plane, |(plane, _)| plane),
     }
 }
 
@@ -574,6 +570,7 @@ fn prop_env_touch_shapes() {
             g.vec3(),
         );
         let _ = shape.closest_point(&t, p);
+        let _ = (shape.distance(p), shape.normal(p), shape.bounding_radius());
         finite_out(
             g,
             "closest_on_triangle",
@@ -717,7 +714,7 @@ fn prop_env_touch_machine() {
         let config = touch_config(g);
         if config.check().is_some() {
             // The node sanitises; the core must still not panic on the raw one.
-            let _ = config.sanitized();
+            let _ = config.sanitized(|_| {});
         }
         let mut m = EnvTouch::new(config, [g.pose(), g.pose()]);
         let candidates: Vec<Candidate> = (0..g.below(3))

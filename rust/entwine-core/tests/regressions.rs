@@ -25,16 +25,10 @@ use entwine_core::rope::{
 #[test]
 fn regression_cylinder_nan_height_does_not_panic() {
     for height in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
-        let shape = Shape::Cylinder {
-            radius: 1.0,
-            height,
-        };
+        let shape = Shape::cylinder(1.0, height);
         assert_eq!(shape.closest_point_local(Vec3::new(3.0, 0.5, 0.0)), None);
     }
-    let capsule = Shape::Capsule {
-        radius: f32::NAN,
-        height: 2.0,
-    };
+    let capsule = Shape::capsule(f32::NAN, 2.0);
     assert_eq!(capsule.closest_point_local(Vec3::X), None);
 }
 

@@ -60,7 +60,7 @@ fn tick(
         let Some(rope) = slot.take() else { continue };
         let mut world = core::mem::take(&mut worlds[i]);
         world.clear();
-        world.push(*obstacle);
+        world.push(obstacle.clone());
         let x = i as f32 * 0.7;
         let input = StepInput {
             dt: 1.0 / 60.0,

@@ -3,9 +3,14 @@
 //! Godot's builtins and glam share a memory layout only by accident of the current versions, so the
 //! conversions go through fields; they are cheap and inlined.
 
-use entwine_core::kit::{rotation_of_axes, Pose};
-use glam::{Quat, Vec2, Vec3};
-use godot::builtin::{Basis, Quaternion, Transform3D, Vector3};
+use entwine_core::kit::{rotation_of_axes, Pose, Shape};
+use glam::{Affine3A, Quat, Vec2, Vec3};
+use godot::builtin::{
+    Basis, PackedVector3Array, Plane, Quaternion, Rid, Transform3D, VarDictionary, Vector3,
+};
+use godot::classes::physics_server_3d::ShapeType;
+use godot::classes::PhysicsServer3D;
+use godot::obj::Singleton;
 
 /// Returns the core vector for a Godot vector.
 #[inline]
@@ -68,5 +73,68 @@ pub fn affine(t: Transform3D) -> glam::Affine3A {
         vec3(t.basis.col_b()).into(),
         vec3(t.basis.col_c()).into(),
         vec3(t.origin).into(),
+    )
+}
+
+/// Returns the core shape of the physics shape `rid` (a `Shape3D`'s RID) in its own space, with the
+/// placement of that space within the shape's (the identity, but for a world boundary's plane);
+/// `Ok(None)` for data that cannot be read; or the Godot class's name when the kind has no core
+/// shape (a height map, a separation ray). Reads the physics server's copy of the shape, so it works
+/// the same for a `Shape3D` resource and for a shape found by a query. Scale is left to the caller.
+pub fn shape(rid: Rid) -> Result<Option<(Shape, Affine3A)>, &'static str> {
+    let server = PhysicsServer3D::singleton();
+    let data = server.shape_get_data(rid);
+    let dict = |key: &str| -> Option<godot::builtin::Variant> {
+        data.try_to::<VarDictionary>().ok()?.get(key)
+    };
+    let dict_f32 = |key: &str| dict(key)?.try_to::<f32>().ok();
+    let local = |shape: Shape| (shape, Affine3A::IDENTITY);
+    let shape = match server.shape_get_type(rid) {
+        ShapeType::SPHERE => data
+            .try_to::<f32>()
+            .ok()
+            .map(|r| local(Shape::Sphere { radius: r })),
+        ShapeType::BOX => data.try_to::<Vector3>().ok().map(|h| {
+            local(Shape::Box {
+                half_extents: vec3(h),
+            })
+        }),
+        ShapeType::CAPSULE => dict_f32("radius")
+            .zip(dict_f32("height"))
+            .map(|(r, h)| local(Shape::capsule(r, h))),
+        ShapeType::CYLINDER => dict_f32("radius")
+            .zip(dict_f32("height"))
+            .map(|(r, h)| local(Shape::cylinder(r, h))),
+        ShapeType::WORLD_BOUNDARY => data
+            .try_to::<Plane>()
+            .ok()
+            .and_then(|plane| Shape::world_boundary(vec3(plane.normal), plane.d)),
+        ShapeType::CONVEX_POLYGON => data.try_to::<PackedVector3Array>().ok().map(|points| {
+            let points: Vec<Vec3> = points.as_slice().iter().map(|v| vec3(*v)).collect();
+            local(Shape::convex(&points))
+        }),
+        ShapeType::CONCAVE_POLYGON => dict("faces")
+            .and_then(|faces| faces.try_to::<PackedVector3Array>().ok())
+            .map(|faces| {
+                let faces: Vec<Vec3> = faces.as_slice().iter().map(|v| vec3(*v)).collect();
+                local(Shape::trimesh(&faces))
+            }),
+        ShapeType::HEIGHTMAP => return Err("HeightMapShape3D"),
+        ShapeType::SEPARATION_RAY => return Err("SeparationRayShape3D"),
+        _ => return Err("this shape type"),
+    };
+    Ok(shape)
+}
+
+/// Returns the rotation and translation of an affine map as a pose (its scale dropped).
+#[inline]
+pub fn pose_of_affine(a: Affine3A) -> Pose {
+    Pose::new(
+        Vec3::from(a.translation),
+        rotation_of_axes(
+            a.matrix3.x_axis.into(),
+            a.matrix3.y_axis.into(),
+            a.matrix3.z_axis.into(),
+        ),
     )
 }

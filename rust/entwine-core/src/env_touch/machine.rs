@@ -33,7 +33,11 @@
 //!
 //! Nothing here allocates or panics; non-finite input is ignored or replaced by a safe value.
 
-use glam::{Mat3, Quat, Vec3};
+use glam::{Affine3A, Quat, Vec3};
+
+use crate::kit::Shape;
+
+use super::config::{hand_frame, TouchConfig};
 
 use crate::kit::pose::{rotate, unit_quat};
 use crate::kit::{exp_alpha, slerp_shortest, Pose};
@@ -176,238 +180,6 @@ impl ResetReason {
     }
 }
 
-/// Tunables, in metres, seconds, radians and radians per second. Defaults are the seed's values.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TouchConfig {
-    /// Height of the shoulders above the character's origin, locked at setup (m). The closest point
-    /// is searched from this height so the walk's bob does not make the hand slide up and down.
-    pub shoulder_height: f32,
-    /// Height of the character collider's centre above its origin (m): the hand's height in Approach.
-    pub waist_height: f32,
-    /// Distance (m) the IK target is kept off the surface, toward the shoulder (the hand's thickness).
-    pub surface_offset: f32,
-    /// A collider tracked before stays preferred after Reset while it is at most this much (m)
-    /// farther than the nearest one (keeps a corridor walk on one side).
-    pub side_switch_margin: f32,
-    /// Reset lasts at least this long (s) before searching again.
-    pub reset_duration: f32,
-    /// Time scale (s) of the seed's ramp that blends weights and target back in Reset.
-    pub reset_blend_duration: f32,
-    /// Angular speed (rad/s) of the hand's return to its rest rotation in Reset.
-    pub reset_rotation_speed: f32,
-    /// Search → Approach when the contact is within this distance (m) of the character's origin.
-    pub approach_distance: f32,
-    /// IK position weight Approach blends toward.
-    pub approach_weight: f32,
-    /// IK rotation weight Approach blends toward.
-    pub approach_rotation_weight: f32,
-    /// Time scale (s) of Approach's weight ramp.
-    pub approach_blend_duration: f32,
-    /// Approach gives up (→ Reset) after this long (s).
-    pub approach_duration: f32,
-    /// Angular speed (rad/s) of the palm turning toward the ground in Approach.
-    pub approach_rotation_speed: f32,
-    /// Approach → Rise when the contact is within this distance (m) of the shoulder.
-    pub rise_distance: f32,
-    /// IK position and rotation weight Rise blends toward.
-    pub rise_weight: f32,
-    /// Time scale (s) of Rise's ramp (weights and target height).
-    pub rise_blend_duration: f32,
-    /// Angular speed (rad/s) of the palm turning against the surface in Rise and Touch.
-    pub rise_rotation_speed: f32,
-    /// Length (m) of the ray from the shoulder toward the contact that finds the surface normal.
-    pub normal_ray_length: f32,
-    /// Rise → Touch when the IK target is within this distance (m) of its place on the surface…
-    pub touch_distance: f32,
-    /// …and Rise has lasted at least this long (s).
-    pub touch_min_time: f32,
-    /// Touch → Reset after this long (s).
-    pub touch_duration: f32,
-    /// Moving-away trigger: the distance to the contact may exceed its lowest value by this much (m).
-    pub moving_away_offset: f32,
-    /// Jumping trigger: upward speed (m/s) from which the character counts as jumping (the seed's
-    /// `round(velocity.y) >= 1`).
-    pub jump_speed: f32,
-    /// The left hand bone's palm normal (the direction out of the palm) in the bone's own space.
-    pub palm_axis: Vec3,
-    /// The left hand bone's finger direction in the bone's own space.
-    pub finger_axis: Vec3,
-    /// The right hand bone's palm normal in the bone's own space (a rig's two hands usually have
-    /// mirrored axes).
-    pub right_palm_axis: Vec3,
-    /// The right hand bone's finger direction in the bone's own space.
-    pub right_finger_axis: Vec3,
-}
-
-impl Default for TouchConfig {
-    fn default() -> Self {
-        Self {
-            shoulder_height: 1.45,
-            waist_height: 0.875,
-            surface_offset: 0.05,
-            side_switch_margin: 0.1,
-            reset_duration: 2.0,
-            reset_blend_duration: 10.0,
-            reset_rotation_speed: 500f32.to_radians(),
-            approach_distance: 2.0,
-            approach_weight: 0.5,
-            approach_rotation_weight: 0.75,
-            approach_blend_duration: 5.0,
-            approach_duration: 2.0,
-            approach_rotation_speed: 500f32.to_radians(),
-            rise_distance: 0.5,
-            rise_weight: 1.0,
-            rise_blend_duration: 5.0,
-            rise_rotation_speed: 1000f32.to_radians(),
-            normal_ray_length: 0.5,
-            touch_distance: 0.05,
-            touch_min_time: 1.0,
-            touch_duration: 0.5,
-            moving_away_offset: 0.005,
-            jump_speed: 0.5,
-            palm_axis: Vec3::Z,
-            finger_axis: Vec3::Y,
-            right_palm_axis: Vec3::Z,
-            right_finger_axis: Vec3::Y,
-        }
-    }
-}
-
-/// A bad configuration value: the field's name and the accepted range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConfigIssue {
-    /// The field (the same name as the node's property).
-    pub field: &'static str,
-    /// The accepted values, in words.
-    pub accepted: &'static str,
-}
-
-impl TouchConfig {
-    /// Returns the first invalid field, or `None` when every value is usable.
-    #[must_use]
-    pub fn check(&self) -> Option<ConfigIssue> {
-        let non_negative: [(&'static str, f32); 18] = [
-            ("surface_offset", self.surface_offset),
-            ("side_switch_margin", self.side_switch_margin),
-            ("reset_duration", self.reset_duration),
-            ("reset_blend_duration", self.reset_blend_duration),
-            ("reset_rotation_speed", self.reset_rotation_speed),
-            ("approach_distance", self.approach_distance),
-            ("approach_blend_duration", self.approach_blend_duration),
-            ("approach_duration", self.approach_duration),
-            ("approach_rotation_speed", self.approach_rotation_speed),
-            ("rise_distance", self.rise_distance),
-            ("rise_blend_duration", self.rise_blend_duration),
-            ("rise_rotation_speed", self.rise_rotation_speed),
-            ("normal_ray_length", self.normal_ray_length),
-            ("touch_distance", self.touch_distance),
-            ("touch_min_time", self.touch_min_time),
-            ("touch_duration", self.touch_duration),
-            ("moving_away_offset", self.moving_away_offset),
-            ("jump_speed", self.jump_speed),
-        ];
-        for (field, value) in non_negative {
-            if !(value.is_finite() && value >= 0.0) {
-                return Some(ConfigIssue {
-                    field,
-                    accepted: "a finite value >= 0",
-                });
-            }
-        }
-        for (field, value) in [
-            ("approach_weight", self.approach_weight),
-            ("approach_rotation_weight", self.approach_rotation_weight),
-            ("rise_weight", self.rise_weight),
-        ] {
-            if !(0.0..=1.0).contains(&value) {
-                return Some(ConfigIssue {
-                    field,
-                    accepted: "0 to 1",
-                });
-            }
-        }
-        for (field, value) in [
-            ("shoulder_height", self.shoulder_height),
-            ("waist_height", self.waist_height),
-        ] {
-            if !(value.is_finite() && value > 0.0) {
-                return Some(ConfigIssue {
-                    field,
-                    accepted: "a finite height > 0",
-                });
-            }
-        }
-        if hand_frame(self.palm_axis, self.finger_axis).is_none() {
-            return Some(ConfigIssue {
-                field: "palm_axis",
-                accepted: "non-zero and not parallel to finger_axis",
-            });
-        }
-        if hand_frame(self.right_palm_axis, self.right_finger_axis).is_none() {
-            return Some(ConfigIssue {
-                field: "right_palm_axis",
-                accepted: "non-zero and not parallel to right_finger_axis",
-            });
-        }
-        None
-    }
-
-    /// Returns a copy where every invalid field is replaced by its default value.
-    #[must_use]
-    pub fn sanitized(&self) -> Self {
-        let d = Self::default();
-        let fix = |v: f32, dv: f32| if v.is_finite() && v >= 0.0 { v } else { dv };
-        let unit = |v: f32, dv: f32| if (0.0..=1.0).contains(&v) { v } else { dv };
-        let height = |v: f32, dv: f32| if v.is_finite() && v > 0.0 { v } else { dv };
-        let axes_ok = hand_frame(self.palm_axis, self.finger_axis).is_some();
-        let right_ok = hand_frame(self.right_palm_axis, self.right_finger_axis).is_some();
-        Self {
-            shoulder_height: height(self.shoulder_height, d.shoulder_height),
-            waist_height: height(self.waist_height, d.waist_height),
-            surface_offset: fix(self.surface_offset, d.surface_offset),
-            side_switch_margin: fix(self.side_switch_margin, d.side_switch_margin),
-            reset_duration: fix(self.reset_duration, d.reset_duration),
-            reset_blend_duration: fix(self.reset_blend_duration, d.reset_blend_duration),
-            reset_rotation_speed: fix(self.reset_rotation_speed, d.reset_rotation_speed),
-            approach_distance: fix(self.approach_distance, d.approach_distance),
-            approach_weight: unit(self.approach_weight, d.approach_weight),
-            approach_rotation_weight: unit(
-                self.approach_rotation_weight,
-                d.approach_rotation_weight,
-            ),
-            approach_blend_duration: fix(self.approach_blend_duration, d.approach_blend_duration),
-            approach_duration: fix(self.approach_duration, d.approach_duration),
-            approach_rotation_speed: fix(self.approach_rotation_speed, d.approach_rotation_speed),
-            rise_distance: fix(self.rise_distance, d.rise_distance),
-            rise_weight: unit(self.rise_weight, d.rise_weight),
-            rise_blend_duration: fix(self.rise_blend_duration, d.rise_blend_duration),
-            rise_rotation_speed: fix(self.rise_rotation_speed, d.rise_rotation_speed),
-            normal_ray_length: fix(self.normal_ray_length, d.normal_ray_length),
-            touch_distance: fix(self.touch_distance, d.touch_distance),
-            touch_min_time: fix(self.touch_min_time, d.touch_min_time),
-            touch_duration: fix(self.touch_duration, d.touch_duration),
-            moving_away_offset: fix(self.moving_away_offset, d.moving_away_offset),
-            jump_speed: fix(self.jump_speed, d.jump_speed),
-            palm_axis: if axes_ok { self.palm_axis } else { d.palm_axis },
-            finger_axis: if axes_ok {
-                self.finger_axis
-            } else {
-                d.finger_axis
-            },
-            right_palm_axis: if right_ok {
-                self.right_palm_axis
-            } else {
-                d.right_palm_axis
-            },
-            right_finger_axis: if right_ok {
-                self.right_finger_axis
-            } else {
-                d.right_finger_axis
-            },
-        }
-    }
-}
-
 /// An interactable collider in the detection volume.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Candidate {
@@ -448,6 +220,52 @@ pub struct HandTarget {
     pub position_weight: f32,
     /// How far the hand turns from its animated rotation to `pose.rotation`, in [0, 1].
     pub rotation_weight: f32,
+}
+
+impl HandTarget {
+    /// Returns whether the IK has anything to do (either weight above 10⁻⁴).
+    #[must_use]
+    pub fn is_active(&self) -> bool {
+        self.position_weight > 1e-4 || self.rotation_weight > 1e-4
+    }
+}
+
+/// The velocity of a character that is not a physics body, from its positions frame to frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VelocityEstimate {
+    last: Option<Vec3>,
+}
+
+impl VelocityEstimate {
+    /// Returns the velocity (m/s) from the previous position to `position` over `dt` seconds, and
+    /// remembers `position`; zero on the first call or for a non-positive `dt`.
+    pub fn update(&mut self, position: Vec3, dt: f32) -> Vec3 {
+        match self.last.replace(position) {
+            Some(p) if dt > 0.0 => (position - p) / dt,
+            _ => Vec3::ZERO,
+        }
+    }
+}
+
+/// Returns the closest point to the world point `p` over a collider's `shapes` (each with its
+/// transform in the collider's space) placed in the world by `body`, as a [`Candidate`] with `id`;
+/// `None` when no shape gives one.
+#[must_use]
+pub fn candidate(
+    id: u64,
+    body: &Affine3A,
+    shapes: &[(Shape, Affine3A)],
+    p: Vec3,
+) -> Option<Candidate> {
+    let mut best: Option<Vec3> = None;
+    for (shape, local) in shapes {
+        if let Some(q) = shape.closest_point(&(*body * *local), p) {
+            if best.is_none_or(|b| q.distance_squared(p) < b.distance_squared(p)) {
+                best = Some(q);
+            }
+        }
+    }
+    best.map(|closest_point| Candidate { id, closest_point })
 }
 
 /// Something that happened during a step, in order.
@@ -564,9 +382,9 @@ impl EnvTouch {
     }
 
     /// Replaces the configuration (invalid fields are replaced by their defaults; see
-    /// [`TouchConfig::check`] to report them). The current state carries on.
+    /// [`TouchConfig::sanitized`] to report them). The current state carries on.
     pub fn set_config(&mut self, config: TouchConfig) {
-        self.config = config.sanitized();
+        self.config = config.sanitized(|_| {});
         let c = &self.config;
         self.bone_from_frame = [
             (c.palm_axis, c.finger_axis),
@@ -666,6 +484,37 @@ impl EnvTouch {
                 self.state,
                 TouchState::Search | TouchState::Approach | TouchState::Rise | TouchState::Touch
             )
+    }
+
+    /// Returns whether this frame needs the world (colliders, the shoulders' animated pose, the
+    /// normal ray): not while Reset still has more than `dt` to wait, since it ignores them until
+    /// its delay is nearly over (a glue then skips its physics queries and skeleton reads).
+    #[must_use]
+    pub fn needs_world(&self, dt: f32) -> bool {
+        !(self.state == TouchState::Reset && self.elapsed + dt < self.config.reset_duration)
+    }
+
+    /// Returns the surface-normal ray to cast this frame, `(from, to)` in world metres, or `None`
+    /// when none is wanted (see [`EnvTouch::wants_surface_normal`]): from the current side's
+    /// shoulder toward the tracked collider's point among `candidates` (else the last contact),
+    /// [`TouchConfig::normal_ray_length`] long.
+    #[must_use]
+    pub fn normal_ray(
+        &self,
+        shoulders: [Vec3; 2],
+        candidates: &[Candidate],
+    ) -> Option<(Vec3, Vec3)> {
+        if !self.wants_surface_normal() {
+            return None;
+        }
+        let from = shoulders[self.side.index()];
+        let target = self
+            .tracked
+            .and_then(|id| candidates.iter().find(|c| c.id == id))
+            .map(|c| c.closest_point)
+            .or(self.closest)?;
+        let dir = (target - from).try_normalize()?;
+        Some((from, from + dir * self.config.normal_ray_length))
     }
 
     /// Returns where the hand would rest on the tracked surface (world, m): the contact point moved
@@ -1096,18 +945,6 @@ impl Frame {
             None => Vec3::new(self.velocity.x, 0.0, self.velocity.z).length() > STOPPED_EPSILON,
         }
     }
-}
-
-/// Returns the rotation taking the frame (X = `primary`, Y = `secondary` made perpendicular, Z = X × Y)
-/// from the identity, or `None` when a vector is zero, non-finite or they are parallel.
-fn hand_frame(primary: Vec3, secondary: Vec3) -> Option<Quat> {
-    let x = primary.try_normalize()?;
-    let y = (secondary - x * x.dot(secondary)).try_normalize()?;
-    if y.length_squared() < 0.5 {
-        return None;
-    }
-    let z = x.cross(y).try_normalize()?;
-    Some(unit_quat(Quat::from_mat3(&Mat3::from_cols(x, y, z))))
 }
 
 /// Returns `from` turned toward `to` by at most `max_angle` radians (Unity's `RotateTowards`).

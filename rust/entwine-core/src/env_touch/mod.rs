@@ -2,20 +2,27 @@
 //!
 //! * [`machine`]: the Reset → Search → Approach → Rise → Touch state machine ([`EnvTouch`]), driven
 //!   by a per-frame [`TouchInput`] and producing IK targets and weights for both hands.
-//! * [`shapes`]: closest points on box, sphere, capsule, cylinder, convex hull, trimesh and world
-//!   boundary shapes under a transform (Godot has no general query for it).
+//! * [`shapes`]: closest points on the colliders' shapes under a transform (Godot has no general
+//!   query for it); the shapes are the kit's one [`Shape`] type ([`crate::kit::shape`]).
+//! * [`config`]: the tunables ([`TouchConfig`], checked with typed [`ConfigIssue`]s), scaled with
+//!   the character's size, and the setup's measurements ([`calibrate`]).
 //! * [`detection_box`]: the detection volume sized from the character's height.
 //!
 //! Godot's axes: +Y up, the character faces −Z, its right is +X. Metres, seconds, radians.
 
+pub mod config;
 pub mod machine;
-pub mod shapes;
+pub use crate::kit::shape as shapes;
 
-pub use machine::{
-    ramp_alpha, Candidate, ConfigIssue, EnvTouch, HandTarget, ResetReason, Side, TouchConfig,
-    TouchEvent, TouchInput, TouchState, MAX_EVENTS, REFERENCE_RATE_HZ,
+pub use crate::kit::shape::{closest_point_on_shapes, Shape, Trimesh};
+pub use config::{
+    calibrate, character_size, hand_axes, Calibration, CalibrationIssue, ConfigIssue, Measurements,
+    TouchConfig, TouchParam,
 };
-pub use shapes::{closest_point_on_shapes, Shape, Trimesh};
+pub use machine::{
+    candidate, ramp_alpha, Candidate, EnvTouch, HandTarget, ResetReason, Side, TouchEvent,
+    TouchInput, TouchState, VelocityEstimate, MAX_EVENTS, REFERENCE_RATE_HZ,
+};
 
 use glam::Vec3;
 
@@ -28,7 +35,7 @@ pub struct DetectionBox {
     pub centre: Vec3,
 }
 
-/// Returns the seed's detection volume for a character of `height` metres whose collider centre is
+/// Returns the detection volume for a character of `height` metres whose collider centre is
 /// at `collider_centre` (character frame): a cube of side = wingspan (= height), raised a quarter
 /// wingspan and pushed half a wingspan forward (−Z). `None` for a height that is not finite and > 0.
 #[must_use]

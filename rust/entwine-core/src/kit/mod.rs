@@ -6,6 +6,8 @@
 //! * [`quant`]: quantised network encodings and a byte writer/reader.
 //! * [`ik`]: the analytic two-bone limb solver.
 //! * [`limit`]: flood protection: per-key token buckets and throttled warnings in fixed tables.
+//! * [`shape`]: the one collision shape type (box, sphere, capsule, cylinder, plane, convex hull,
+//!   trimesh) with closest points and signed distances, shared by the rope and the wall touch.
 //! * [`param`]: typed reports of the parameters a `sanitized(on_issue)` corrected.
 //!
 //! Every item is re-exported here, so `entwine_core::kit::Pose` works.
@@ -16,6 +18,7 @@ pub mod param;
 pub mod pose;
 pub mod quant;
 pub mod seq;
+pub mod shape;
 pub mod smoothing;
 
 #[cfg(test)]
@@ -31,6 +34,7 @@ pub use quant::{
     is_upright, ByteReader, ByteWriter, ShortBuffer, POSITION_BYTES, ROTATION_BYTES, WRAP_STEP,
 };
 pub use seq::{Seq16, SequenceGate};
+pub use shape::{closest_point_on_shapes, Shape, Trimesh};
 pub use smoothing::{
     angle_difference, clamp_finite, exp_alpha, move_towards, move_towards_vec3, saturate,
     slerp_shortest, smooth_damp, smooth_damp_vec3, smooth_damp_vec3_ramped, wrap_angle,

@@ -379,7 +379,7 @@ fn run_past_wall(
 fn no_segment_passes_through_a_thin_wall() {
     let wall = thin_wall(2.0);
     let mut world = World::with_capacity(2);
-    world.push(wall);
+    world.push(wall.clone());
     // The floor as a body too (as a level has it), on top of the ground plane.
     world.push(Collider::still(
         Pose::new(Vec3::new(0.0, -0.5, 0.0), Quat::IDENTITY),
@@ -451,7 +451,7 @@ fn a_rope_dragged_around_a_post_slides_instead_of_snagging() {
         motion: Motion::NONE,
     };
     let mut world = World::with_capacity(2);
-    world.push(post);
+    world.push(post.clone());
     let path = |t: f32| -> Vec3 {
         let s = 2.0 * t;
         if s < 4.0 {

@@ -457,7 +457,7 @@ fn no_tunnelling_through_a_thin_wall_at_twelve_metres_per_second() {
         motion: Motion::NONE,
     };
     let mut w = free_world();
-    w.push(wall);
+    w.push(wall.clone());
     let mut rope = Rope::new(32, 12, params, Vec3::new(0.0, 1.4, 0.0), Vec3::NEG_Y);
     let mut side: Vec<f32> = rope
         .points()

@@ -10,118 +10,8 @@ use glam::Vec3;
 
 use crate::kit::Pose;
 
-/// The shape of a collider, in its own frame (centred on the collider's origin).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Shape {
-    /// A ball of `radius` metres.
-    Sphere {
-        /// Radius in metres.
-        radius: f32,
-    },
-    /// A capsule along the local Y axis: a segment from `-half_height` to `+half_height` (metres)
-    /// swept by `radius` metres. Godot's capsule of total height `h` has `half_height = h / 2 − radius`.
-    Capsule {
-        /// Radius in metres.
-        radius: f32,
-        /// Half the length of the inner segment, in metres.
-        half_height: f32,
-    },
-    /// A box with the given half extents (metres) along the local axes.
-    Box {
-        /// Half the box's size along local X, Y and Z, in metres.
-        half_extents: Vec3,
-    },
-    /// The half-space below the plane through the origin with normal local +Y (solid below).
-    Plane,
-}
-
-impl Shape {
-    /// Returns the signed distance (metres) from the local point `p` to the shape's surface:
-    /// negative inside, positive outside.
-    #[must_use]
-    pub fn distance(self, p: Vec3) -> f32 {
-        match self {
-            Shape::Sphere { radius } => p.length() - radius,
-            Shape::Capsule {
-                radius,
-                half_height,
-            } => {
-                let y = p.y.clamp(-half_height, half_height);
-                (p - Vec3::new(0.0, y, 0.0)).length() - radius
-            }
-            Shape::Box { half_extents } => {
-                let q = p.abs() - half_extents;
-                q.max(Vec3::ZERO).length() + q.max_element().min(0.0)
-            }
-            Shape::Plane => p.y,
-        }
-    }
-
-    /// Returns the outward surface normal nearest to the local point `p` (unit length; +Y when the
-    /// point sits exactly on a centre line).
-    #[must_use]
-    pub fn normal(self, p: Vec3) -> Vec3 {
-        let n = match self {
-            Shape::Sphere { .. } => p,
-            Shape::Capsule { half_height, .. } => {
-                let y = p.y.clamp(-half_height, half_height);
-                p - Vec3::new(0.0, y, 0.0)
-            }
-            Shape::Box { half_extents } => {
-                let q = p.abs() - half_extents;
-                if q.max_element() > 0.0 {
-                    q.max(Vec3::ZERO) * p.signum()
-                } else if q.x >= q.y && q.x >= q.z {
-                    Vec3::new(p.x.signum(), 0.0, 0.0)
-                } else if q.y >= q.z {
-                    Vec3::new(0.0, p.y.signum(), 0.0)
-                } else {
-                    Vec3::new(0.0, 0.0, p.z.signum())
-                }
-            }
-            Shape::Plane => Vec3::Y,
-        };
-        n.try_normalize().unwrap_or(Vec3::Y)
-    }
-
-    /// Returns a radius (metres) around the origin that contains the whole shape, or infinity for a plane.
-    #[must_use]
-    pub fn bounding_radius(self) -> f32 {
-        match self {
-            Shape::Sphere { radius } => radius,
-            Shape::Capsule {
-                radius,
-                half_height,
-            } => radius + half_height,
-            Shape::Box { half_extents } => half_extents.length(),
-            Shape::Plane => f32::INFINITY,
-        }
-    }
-
-    /// Returns the shape with every dimension made finite and non-negative, or `None` when that is not
-    /// possible (NaN or infinite dimensions).
-    #[must_use]
-    pub fn sanitized(self) -> Option<Self> {
-        let ok = |x: f32| x.is_finite();
-        match self {
-            Shape::Sphere { radius } if ok(radius) => Some(Shape::Sphere {
-                radius: radius.max(0.0),
-            }),
-            Shape::Capsule {
-                radius,
-                half_height,
-            } if ok(radius) && ok(half_height) => Some(Shape::Capsule {
-                radius: radius.max(0.0),
-                half_height: half_height.max(0.0),
-            }),
-            Shape::Box { half_extents } if half_extents.is_finite() => Some(Shape::Box {
-                half_extents: half_extents.max(Vec3::ZERO),
-            }),
-            Shape::Plane => Some(Shape::Plane),
-            _ => None,
-        }
-    }
-}
+/// The shape of a collider, in its own frame (the kit's one shape type; see [`crate::kit::shape`]).
+pub use crate::kit::Shape;
 
 /// How a collider moved during the step that ends at its pose: a translation of `pivot` at
 /// `velocity` plus a turn about `pivot` at `angular_velocity`. Cutters are swept back along it, so a
@@ -191,7 +81,7 @@ impl Motion {
 }
 
 /// One collider: a shape placed in the world by a rigid pose.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Collider {
     /// Where the shape's frame sits in the world (metres; unit rotation).
     pub pose: Pose,
@@ -224,7 +114,7 @@ impl Collider {
     pub fn rewound(&self, back: f32) -> Self {
         let m = self.motion;
         if m.is_still() || back == 0.0 {
-            return *self;
+            return self.clone();
         }
         let turn = glam::Quat::from_scaled_axis(-m.angular_velocity * back);
         let pivot = m.pivot - m.velocity * back;
@@ -233,7 +123,7 @@ impl Collider {
                 pivot + turn * (self.pose.position - m.pivot),
                 (turn * self.pose.rotation).normalize(),
             ),
-            ..*self
+            ..self.clone()
         }
     }
 
@@ -249,11 +139,7 @@ impl Collider {
     /// sweep without stepping over something in its path.
     #[must_use]
     pub fn half_thickness(&self) -> f32 {
-        match self.shape {
-            Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius,
-            Shape::Box { half_extents } => half_extents.min_element(),
-            Shape::Plane => f32::INFINITY,
-        }
+        self.shape.half_thickness()
     }
 
     /// Returns the signed distance (metres) from the world point `p` to the collider's surface.
@@ -327,7 +213,7 @@ impl Collider {
         }
         let la = self.pose.inverse_transform_point(a);
         let lb = self.pose.inverse_transform_point(b);
-        let (t, local_n, depth) = segment_overlap_local(self.shape, la, lb, radius)?;
+        let (t, local_n, depth) = segment_overlap_local(&self.shape, la, lb, radius)?;
         let n = self.pose.transform_point(local_n) - self.pose.position;
         Some((t, n, depth))
     }
@@ -340,12 +226,12 @@ impl Collider {
     pub fn sweep(&self, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
         let la = self.pose.inverse_transform_point(a);
         let lb = self.pose.inverse_transform_point(b);
-        sweep_local(self.shape, la, lb, radius)
+        sweep_local(&self.shape, la, lb, radius)
     }
 }
 
 /// [`Collider::segment_overlap`] in the shape's frame.
-fn segment_overlap_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3, f32)> {
+fn segment_overlap_local(shape: &Shape, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3, f32)> {
     let d = b - a;
     // The signed distance changes by at most the distance moved, so a shape farther from the
     // segment's midpoint than half its length plus the radius cannot touch it: one evaluation
@@ -390,7 +276,7 @@ fn segment_overlap_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<
         return Some((t, shape.normal(q), radius - dist));
     }
     // The axis passes through the shape.
-    let (n, depth) = match shape {
+    let (n, depth) = match *shape {
         Shape::Sphere { radius: r } => {
             let n = q
                 .try_normalize()
@@ -410,7 +296,10 @@ fn segment_overlap_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<
             (n, r + radius - (q - axis).length())
         }
         Shape::Box { half_extents } => box_separation(half_extents, a, b, radius)?,
-        Shape::Plane => return None,
+        // A world holds only the four solids (see `World::push`).
+        Shape::Plane | Shape::Cylinder { .. } | Shape::Convex(_) | Shape::Trimesh(_) => {
+            return None
+        }
     };
     (depth > 0.0 && depth.is_finite()).then_some((t, n, depth))
 }
@@ -452,7 +341,7 @@ fn box_separation(half: Vec3, a: Vec3, b: Vec3, radius: f32) -> Option<(Vec3, f3
 /// Sphere tracing with a minimum stride of half the ball's radius (at least 1 mm): the shape inflated by
 /// the radius is at least one diameter thick, so the stride cannot step over it, and a path grazing a
 /// face does not crawl.
-fn sweep_local(shape: Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
+fn sweep_local(shape: &Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
     const CONTACT: f32 = 1e-4;
     const MAX_STEPS: usize = 96;
     let delta = b - a;
@@ -512,18 +401,29 @@ impl World {
     }
 
     /// Adds a collider and returns `true`, or returns `false` and ignores it when its pose or shape is
-    /// not finite or when the world is full (`capacity` colliders; the buffer never grows).
+    /// not finite, when it is a trimesh, or when the world is full (`capacity` colliders; the buffer
+    /// never grows). A cylinder or a convex hull is replaced by its solid approximation (see
+    /// [`Shape::solid_approximation`]).
     pub fn push(&mut self, mut collider: Collider) -> bool {
         if self.colliders.len() == self.colliders.capacity() || !collider.pose.is_finite() {
             return false;
         }
-        let Some(shape) = collider.shape.sanitized() else {
+        let Some((shape, centre)) = collider
+            .shape
+            .sanitized()
+            .and_then(|s| s.solid_approximation())
+        else {
             return false;
         };
-        collider.shape = shape;
         collider.pose.rotation = crate::kit::pose::unit_quat(collider.pose.rotation);
+        if centre != Vec3::ZERO {
+            collider.pose = collider
+                .pose
+                .compose(Pose::new(centre, glam::Quat::IDENTITY));
+        }
         collider.motion = collider.motion.sanitized();
         self.bounds.push(shape.bounding_radius());
+        collider.shape = shape;
         self.colliders.push(collider);
         true
     }

@@ -5,8 +5,8 @@
 
 use entwine_core::kit::Pose;
 use entwine_core::rope::{Collider, Motion, Shape, World};
-use glam::{Quat, Vec3};
-use godot::classes::physics_server_3d::{BodyState, ShapeType};
+use glam::Vec3;
+use godot::classes::physics_server_3d::BodyState;
 use godot::classes::{
     Area3D, BoxShape3D, CollisionObject3D, PhysicsDirectSpaceState3D, PhysicsServer3D,
     PhysicsShapeQueryParameters3D, RigidBody3D,
@@ -118,7 +118,7 @@ impl Gatherer {
                     at * server.body_get_shape_transform(rid, index),
                 )
             };
-            match describe(&server, shape_rid, transform) {
+            match describe(shape_rid, transform) {
                 Ok(Some((shape, at))) => {
                     let motion = if cutter {
                         self.motion(&object, rid, index, at, dt)
@@ -188,79 +188,19 @@ impl Gatherer {
 }
 
 /// Returns the core shape and its world pose for a physics shape placed by `transform`, `Ok(None)`
-/// for data that cannot be used, or the type's name when the type is not supported.
-fn describe(
-    server: &Gd<PhysicsServer3D>,
-    shape: Rid,
-    transform: Transform3D,
-) -> Result<Option<(Shape, Pose)>, &'static str> {
-    let kind = server.shape_get_type(shape);
-    let data = server.shape_get_data(shape);
-    // Godot physics scales shapes with their body; keep uniform scale (the average of the axes).
-    let scale = transform.basis.get_scale();
-    let s = ((scale.x.abs() + scale.y.abs() + scale.z.abs()) / 3.0).max(1e-6);
-    let at = pose(transform);
-    let dict_f32 = |key: &str| -> Option<f32> {
-        data.try_to::<VarDictionary>()
-            .ok()?
-            .get(key)?
-            .try_to::<f32>()
-            .ok()
+/// for data that cannot be used, or the type's name when the type is not supported (the rope's
+/// world takes the four solids and the shapes it approximates by them; see `World::push`).
+fn describe(shape: Rid, transform: Transform3D) -> Result<Option<(Shape, Pose)>, &'static str> {
+    let Some((shape, local)) = crate::convert::shape(shape)? else {
+        return Ok(None);
     };
-    let described = match kind {
-        ShapeType::SPHERE => data
-            .try_to::<f32>()
-            .ok()
-            .map(|r| (Shape::Sphere { radius: r * s }, at)),
-        ShapeType::BOX => data.try_to::<Vector3>().ok().map(|h| {
-            (
-                Shape::Box {
-                    half_extents: vec3(h) * vec3(scale).abs(),
-                },
-                at,
-            )
-        }),
-        // Cylinders are described by the capsule inscribed in them (rounded at the caps).
-        ShapeType::CAPSULE | ShapeType::CYLINDER => {
-            match (dict_f32("radius"), dict_f32("height")) {
-                (Some(r), Some(h)) => Some((
-                    Shape::Capsule {
-                        radius: r * s,
-                        half_height: (0.5 * h - r).max(0.0) * s,
-                    },
-                    at,
-                )),
-                _ => None,
-            }
-        }
-        ShapeType::WORLD_BOUNDARY => data.try_to::<Plane>().ok().and_then(|plane| {
-            let n = vec3(plane.normal).try_normalize()?;
-            let local = Pose::new(n * plane.d, Quat::from_rotation_arc(Vec3::Y, n));
-            Some((Shape::Plane, at.compose(local)))
-        }),
-        // Convex hulls are described by their bounding box.
-        ShapeType::CONVEX_POLYGON => data
-            .try_to::<PackedVector3Array>()
-            .ok()
-            .filter(|p| !p.is_empty())
-            .map(|points| {
-                let mut lo = Vec3::splat(f32::INFINITY);
-                let mut hi = Vec3::splat(f32::NEG_INFINITY);
-                for p in points.as_slice() {
-                    lo = lo.min(vec3(*p));
-                    hi = hi.max(vec3(*p));
-                }
-                let centre = Pose::new((lo + hi) * 0.5, Quat::IDENTITY);
-                (
-                    Shape::Box {
-                        half_extents: (hi - lo) * 0.5 * vec3(scale).abs(),
-                    },
-                    at.compose(Pose::new(centre.position * vec3(scale), Quat::IDENTITY)),
-                )
-            }),
-        ShapeType::CONCAVE_POLYGON => return Err("ConcavePolygonShape3D"),
-        ShapeType::HEIGHTMAP => return Err("HeightMapShape3D"),
-        _ => return Err("this shape type"),
-    };
-    Ok(described)
+    if matches!(shape, Shape::Trimesh(_)) {
+        return Err("ConcavePolygonShape3D");
+    }
+    // Godot physics scales shapes with their body; round shapes keep a uniform scale.
+    let scaled = shape.scaled(vec3(transform.basis.get_scale()));
+    Ok(Some((
+        scaled,
+        pose(transform).compose(crate::convert::pose_of_affine(local)),
+    )))
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::env_touch::detection_box;
-use crate::env_touch::shapes::Shape;
+use crate::env_touch::TouchConfig;
 use glam::Affine3A;
 
 const SHOULDER_X: f32 = 0.18;
@@ -622,30 +622,30 @@ fn config_check_names_the_bad_field() {
         touch_duration: -1.0,
         ..TouchConfig::default()
     };
-    assert_eq!(bad.check().unwrap().field, "touch_duration");
-    assert_eq!(bad.sanitized().touch_duration, 0.5);
+    assert_eq!(bad.check().unwrap().param.name(), "touch_duration");
+    assert_eq!(bad.sanitized(|_| {}).touch_duration, 0.5);
     let bad = TouchConfig {
         approach_weight: 1.5,
         ..TouchConfig::default()
     };
-    assert_eq!(bad.check().unwrap().field, "approach_weight");
+    assert_eq!(bad.check().unwrap().param.name(), "approach_weight");
     let bad = TouchConfig {
         shoulder_height: 0.0,
         ..TouchConfig::default()
     };
-    assert_eq!(bad.check().unwrap().field, "shoulder_height");
+    assert_eq!(bad.check().unwrap().param.name(), "shoulder_height");
     let bad = TouchConfig {
         palm_axis: Vec3::Y,
         ..TouchConfig::default()
     };
-    assert_eq!(bad.check().unwrap().field, "palm_axis");
-    assert_eq!(bad.sanitized().palm_axis, Vec3::Z);
+    assert_eq!(bad.check().unwrap().param.name(), "palm_axis");
+    assert_eq!(bad.sanitized(|_| {}).palm_axis, Vec3::Z);
     let bad = TouchConfig {
         right_palm_axis: Vec3::ZERO,
         ..TouchConfig::default()
     };
-    assert_eq!(bad.check().unwrap().field, "right_palm_axis");
-    assert_eq!(bad.sanitized().right_palm_axis, Vec3::Z);
+    assert_eq!(bad.check().unwrap().param.name(), "right_palm_axis");
+    assert_eq!(bad.sanitized(|_| {}).right_palm_axis, Vec3::Z);
     // Mirrored hands: each keeps its own axes.
     let mirrored = TouchConfig {
         right_palm_axis: Vec3::NEG_Z,
@@ -653,12 +653,12 @@ fn config_check_names_the_bad_field() {
         ..TouchConfig::default()
     };
     assert_eq!(mirrored.check(), None);
-    assert_eq!(mirrored.sanitized(), mirrored);
+    assert_eq!(mirrored.sanitized(|_| {}), mirrored);
     let nan = TouchConfig {
         rise_distance: f32::NAN,
         ..TouchConfig::default()
     };
-    assert_eq!(nan.sanitized().rise_distance, 0.5);
+    assert_eq!(nan.sanitized(|_| {}).rise_distance, 0.5);
 }
 
 #[test]
@@ -742,4 +742,68 @@ fn a_forced_reset_lets_go_and_reports_it() {
         ]
     );
     assert_eq!(ResetReason::Forced.name(), "forced");
+}
+
+#[test]
+fn reset_skips_the_world_until_its_delay_is_nearly_over() {
+    let mut m = EnvTouch::default();
+    assert!(!m.needs_world(1.0 / 60.0));
+    assert!(
+        m.needs_world(2.5),
+        "a step that reaches the delay needs the world"
+    );
+    assert_eq!(
+        m.normal_ray([Vec3::ZERO; 2], &[]),
+        None,
+        "no contact, no ray"
+    );
+    m.reset(ResetReason::Forced);
+    assert_eq!(m.state(), TouchState::Reset);
+}
+
+#[test]
+fn velocity_estimate_and_active_hands() {
+    let mut v = VelocityEstimate::default();
+    assert_eq!(v.update(Vec3::ONE, 0.5), Vec3::ZERO);
+    assert_eq!(
+        v.update(Vec3::new(2.0, 1.0, 1.0), 0.5),
+        Vec3::new(2.0, 0.0, 0.0)
+    );
+    assert_eq!(v.update(Vec3::ZERO, 0.0), Vec3::ZERO);
+    let hand = HandTarget {
+        pose: Pose::IDENTITY,
+        position_weight: 0.0,
+        rotation_weight: 2e-4,
+    };
+    assert!(hand.is_active());
+    assert!(!HandTarget {
+        rotation_weight: 0.0,
+        ..hand
+    }
+    .is_active());
+}
+
+#[test]
+fn candidate_is_the_nearest_shape_of_a_placed_body() {
+    // A post (a capsule 0.2 m thick) and a wall panel 1 m to its right, on a body turned 90° and
+    // moved 2 m forward: the point beside the post finds the post's surface.
+    let post = Shape::capsule(0.1, 2.0);
+    let panel = Shape::Box {
+        half_extents: Vec3::new(0.5, 1.0, 0.05),
+    };
+    let shapes = [
+        (post, Affine3A::IDENTITY),
+        (panel, Affine3A::from_translation(Vec3::X)),
+    ];
+    let body = Affine3A::from_rotation_translation(
+        glam::Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+        Vec3::new(0.0, 1.0, -2.0),
+    );
+    let c = candidate(3, &body, &shapes, Vec3::new(0.5, 1.0, -2.0)).unwrap();
+    assert_eq!(c.id, 3);
+    assert!(
+        c.closest_point.distance(Vec3::new(0.1, 1.0, -2.0)) < 1e-5,
+        "{c:?}"
+    );
+    assert!(candidate(3, &body, &[], Vec3::ZERO).is_none());
 }

@@ -1,59 +1,66 @@
-//! Closest points on collision shapes under a transform.
+//! One collision shape type for every feature (the rope's colliders, the wall touch's surfaces),
+//! with the closest-point and signed-distance queries they need.
 //!
-//! Godot has no general "closest point on a collider" query, so the touch logic computes it here for
-//! the shapes a wall, pillar or railing is usually made of. Shapes use Godot's conventions: boxes by
-//! half extents, capsules and cylinders along their local +Y with `height` the full height (a
-//! capsule's includes its caps), a world boundary as the plane `normal · p = d` whose solid side is
-//! below the plane.
+//! Conventions (Godot's axes and sizes, metres, each shape in its own local space centred on the
+//! origin):
 //!
-//! Like Unity's `Collider.ClosestPoint`, a point inside a solid shape (box, sphere, capsule, cylinder,
-//! convex hull, below a world boundary) is its own closest point. A trimesh is a surface: the closest
-//! point always lies on one of its triangles.
+//! * a box by its half extents;
+//! * a capsule and a cylinder along local +Y by `half_height`, half the length of their straight
+//!   part: a capsule is the segment from `−half_height` to `+half_height` on Y swept by `radius`, so
+//!   Godot's `CapsuleShape3D` of total height `h` (caps included) has `half_height = h / 2 − radius`
+//!   ([`Shape::capsule`]); a cylinder's flat caps are at `±half_height`, so Godot's
+//!   `CylinderShape3D` of height `h` has `half_height = h / 2` ([`Shape::cylinder`]);
+//! * a plane through the origin with normal local +Y, solid below (a world boundary is this plane
+//!   placed by a transform);
+//! * a convex hull by its points; a trimesh (triangle soup) by its triangles.
 //!
-//! Non-finite input, a shape with a NaN or infinite size, a degenerate transform or an empty shape
-//! gives `None`; nothing here panics or
-//! allocates per query.
+//! Like Unity's `Collider.ClosestPoint`, a point inside a solid shape (everything but a trimesh) is
+//! its own closest point. A trimesh is a surface: the closest point always lies on one of its
+//! triangles. Non-finite input, a shape with a NaN or infinite size, a degenerate transform or an
+//! empty shape gives `None`; nothing here panics or allocates per query.
+
+use std::sync::Arc;
 
 use glam::{Affine3A, DVec3, Mat3A, Vec3, Vec3A};
 
-/// One collision shape in its own local space (metres).
+/// One collision shape in its own local space (metres; see the module docs for the conventions).
+///
+/// Cloning is cheap: a hull's points and a trimesh's triangles are shared.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
-    /// An axis-aligned box centred on the origin, by half extents (each ≥ 0).
-    Box {
-        /// Half the box's size along X, Y and Z (m).
-        half_extents: Vec3,
-    },
-    /// A sphere centred on the origin.
+    /// A ball of `radius` metres.
     Sphere {
         /// Radius (m).
         radius: f32,
     },
-    /// A capsule along +Y centred on the origin.
+    /// A capsule along local Y: the segment from `−half_height` to `+half_height` swept by
+    /// `radius`. Godot's capsule of total height `h` has `half_height = h / 2 − radius` (see
+    /// [`Shape::capsule`]).
     Capsule {
         /// Radius of the cylinder and of the two caps (m).
         radius: f32,
-        /// Full height including both caps (m); clamped to at least `2 · radius`.
-        height: f32,
+        /// Half the length of the inner segment (m).
+        half_height: f32,
     },
-    /// A solid cylinder along +Y centred on the origin.
+    /// An axis-aligned box, by half extents.
+    Box {
+        /// Half the box's size along X, Y and Z (m).
+        half_extents: Vec3,
+    },
+    /// A solid cylinder along local Y with flat caps at `±half_height` (Godot's cylinder of height
+    /// `h` has `half_height = h / 2`; see [`Shape::cylinder`]).
     Cylinder {
         /// Radius (m).
         radius: f32,
-        /// Full height (m).
-        height: f32,
+        /// Half the height (m).
+        half_height: f32,
     },
+    /// The half-space below the plane through the origin with normal local +Y (solid below).
+    Plane,
     /// The convex hull of a set of points.
-    Convex(Vec<Vec3>),
+    Convex(Arc<[Vec3]>),
     /// A triangle soup (Godot's concave polygon / trimesh).
-    Trimesh(Trimesh),
-    /// An infinite half-space: everything with `normal · p ≤ d` is solid.
-    WorldBoundary {
-        /// Unit normal of the plane, pointing out of the solid side.
-        normal: Vec3,
-        /// Signed distance of the plane from the origin along `normal` (m).
-        d: f32,
-    },
+    Trimesh(Arc<Trimesh>),
 }
 
 /// Triangles plus a bounding sphere per triangle for early rejection.
@@ -117,6 +124,279 @@ impl Trimesh {
 }
 
 impl Shape {
+    /// Returns Godot's capsule of `radius` and total height `height` (caps included): a
+    /// [`Shape::Capsule`] with `half_height = height / 2 − radius`, at least 0 (a NaN or infinite
+    /// size is kept, so the shape stays unusable rather than turning into a sphere).
+    #[must_use]
+    pub fn capsule(radius: f32, height: f32) -> Self {
+        let half = 0.5 * height.abs() - radius.abs();
+        Self::Capsule {
+            radius,
+            half_height: if half < 0.0 { 0.0 } else { half },
+        }
+    }
+
+    /// Returns Godot's cylinder of `radius` and full height `height`: a [`Shape::Cylinder`] with
+    /// `half_height = height / 2`.
+    #[must_use]
+    pub fn cylinder(radius: f32, height: f32) -> Self {
+        Self::Cylinder {
+            radius,
+            half_height: 0.5 * height,
+        }
+    }
+
+    /// Returns the convex hull of `points`.
+    #[must_use]
+    pub fn convex(points: &[Vec3]) -> Self {
+        Self::Convex(points.into())
+    }
+
+    /// Returns the trimesh of a flat vertex list, three per triangle (see [`Trimesh::from_faces`]).
+    #[must_use]
+    pub fn trimesh(faces: &[Vec3]) -> Self {
+        Self::Trimesh(Arc::new(Trimesh::from_faces(faces)))
+    }
+
+    /// Returns Godot's world boundary (the half-space `normal · p ≤ d` is solid) as a
+    /// [`Shape::Plane`] and the transform that places it in the boundary's space, or `None` for a
+    /// zero or non-finite normal or a non-finite `d`.
+    #[must_use]
+    pub fn world_boundary(normal: Vec3, d: f32) -> Option<(Self, Affine3A)> {
+        let n = normal.try_normalize()?;
+        if !d.is_finite() {
+            return None;
+        }
+        let placed =
+            Affine3A::from_rotation_translation(glam::Quat::from_rotation_arc(Vec3::Y, n), n * d);
+        Some((Self::Plane, placed))
+    }
+
+    /// Returns the signed distance (m) from the local point `p` to the surface: negative inside,
+    /// positive outside. A convex hull gives 0 inside (no depth) and a trimesh, a surface, the
+    /// unsigned distance; an empty hull or trimesh gives infinity.
+    #[must_use]
+    pub fn distance(&self, p: Vec3) -> f32 {
+        match self {
+            Self::Sphere { radius } => p.length() - radius,
+            Self::Capsule {
+                radius,
+                half_height,
+            } => {
+                let y = p.y.max(-half_height).min(*half_height);
+                (p - Vec3::new(0.0, y, 0.0)).length() - radius
+            }
+            Self::Box { half_extents } => {
+                let q = p.abs() - *half_extents;
+                q.max(Vec3::ZERO).length() + q.max_element().min(0.0)
+            }
+            Self::Cylinder {
+                radius,
+                half_height,
+            } => {
+                let q = glam::Vec2::new(
+                    Vec3::new(p.x, 0.0, p.z).length() - radius,
+                    p.y.abs() - half_height,
+                );
+                q.max(glam::Vec2::ZERO).length() + q.max_element().min(0.0)
+            }
+            Self::Plane => p.y,
+            Self::Convex(_) | Self::Trimesh(_) => self
+                .closest_point_local(p)
+                .map_or(f32::INFINITY, |q| p.distance(q)),
+        }
+    }
+
+    /// Returns the outward surface normal nearest to the local point `p` (unit length; +Y when the
+    /// point sits exactly on a centre line or on a hull's or trimesh's surface).
+    #[must_use]
+    pub fn normal(&self, p: Vec3) -> Vec3 {
+        let n = match self {
+            Self::Sphere { .. } => p,
+            Self::Capsule { half_height, .. } => {
+                let y = p.y.max(-half_height).min(*half_height);
+                p - Vec3::new(0.0, y, 0.0)
+            }
+            Self::Box { half_extents } => {
+                let q = p.abs() - *half_extents;
+                if q.max_element() > 0.0 {
+                    q.max(Vec3::ZERO) * p.signum()
+                } else if q.x >= q.y && q.x >= q.z {
+                    Vec3::new(p.x.signum(), 0.0, 0.0)
+                } else if q.y >= q.z {
+                    Vec3::new(0.0, p.y.signum(), 0.0)
+                } else {
+                    Vec3::new(0.0, 0.0, p.z.signum())
+                }
+            }
+            Self::Cylinder {
+                radius,
+                half_height,
+            } => {
+                let radial = Vec3::new(p.x, 0.0, p.z);
+                let side = radial.length() - radius;
+                let cap = p.y.abs() - half_height;
+                if side > 0.0 && cap > 0.0 {
+                    radial.normalize_or_zero() * side + Vec3::new(0.0, cap * p.y.signum(), 0.0)
+                } else if side >= cap {
+                    radial
+                } else {
+                    Vec3::new(0.0, p.y.signum(), 0.0)
+                }
+            }
+            Self::Plane => Vec3::Y,
+            Self::Convex(_) | Self::Trimesh(_) => {
+                self.closest_point_local(p).map_or(Vec3::Y, |q| p - q)
+            }
+        };
+        n.try_normalize().unwrap_or(Vec3::Y)
+    }
+
+    /// Returns a radius (m) around the origin that contains the whole shape (infinity for a plane).
+    #[must_use]
+    pub fn bounding_radius(&self) -> f32 {
+        match self {
+            Self::Sphere { radius } => *radius,
+            Self::Capsule {
+                radius,
+                half_height,
+            } => radius + half_height,
+            Self::Box { half_extents } => half_extents.length(),
+            Self::Cylinder {
+                radius,
+                half_height,
+            } => glam::Vec2::new(*radius, *half_height).length(),
+            Self::Plane => f32::INFINITY,
+            Self::Convex(points) => points
+                .iter()
+                .filter(|v| v.is_finite())
+                .map(|v| v.length())
+                .fold(0.0, f32::max),
+            Self::Trimesh(mesh) => mesh
+                .bounds
+                .iter()
+                .map(|(centre, r)| centre.length() + r)
+                .fold(0.0, f32::max),
+        }
+    }
+
+    /// Returns the shape's thinnest half-size (m): how far it may move between two samples of a
+    /// sweep without stepping over something in its path (infinity for a plane, 0 for a trimesh).
+    #[must_use]
+    pub fn half_thickness(&self) -> f32 {
+        match self {
+            Self::Sphere { radius } | Self::Capsule { radius, .. } => *radius,
+            Self::Box { half_extents } => half_extents.min_element(),
+            Self::Cylinder {
+                radius,
+                half_height,
+            } => radius.min(*half_height),
+            Self::Plane => f32::INFINITY,
+            Self::Convex(_) | Self::Trimesh(_) => 0.0,
+        }
+    }
+
+    /// Returns the shape with every dimension made finite and non-negative, or `None` when that is
+    /// not possible (NaN or infinite dimensions, a hull without a finite point, an empty trimesh).
+    #[must_use]
+    pub fn sanitized(&self) -> Option<Self> {
+        let ok = |x: f32| x.is_finite();
+        match self {
+            Self::Sphere { radius } if ok(*radius) => Some(Self::Sphere {
+                radius: radius.max(0.0),
+            }),
+            Self::Capsule {
+                radius,
+                half_height,
+            } if ok(*radius) && ok(*half_height) => Some(Self::Capsule {
+                radius: radius.max(0.0),
+                half_height: half_height.max(0.0),
+            }),
+            Self::Cylinder {
+                radius,
+                half_height,
+            } if ok(*radius) && ok(*half_height) => Some(Self::Cylinder {
+                radius: radius.max(0.0),
+                half_height: half_height.max(0.0),
+            }),
+            Self::Box { half_extents } if half_extents.is_finite() => Some(Self::Box {
+                half_extents: half_extents.max(Vec3::ZERO),
+            }),
+            Self::Plane => Some(Self::Plane),
+            Self::Convex(points) if points.iter().any(|v| v.is_finite()) => Some(self.clone()),
+            Self::Trimesh(mesh) if !mesh.is_empty() => Some(self.clone()),
+            _ => None,
+        }
+    }
+
+    /// Returns the shape scaled by `scale` along its local axes: a box (and a hull's points) per
+    /// axis, the round shapes by the mean of the axes' magnitudes, at least 10⁻⁶ (a physics
+    /// engine keeps them round); a plane and a trimesh are returned as they are.
+    #[must_use]
+    pub fn scaled(&self, scale: Vec3) -> Self {
+        let s = (scale.abs().element_sum() / 3.0).max(1e-6);
+        match self {
+            Self::Sphere { radius } => Self::Sphere { radius: radius * s },
+            Self::Capsule {
+                radius,
+                half_height,
+            } => Self::Capsule {
+                radius: radius * s,
+                half_height: half_height * s,
+            },
+            Self::Cylinder {
+                radius,
+                half_height,
+            } => Self::Cylinder {
+                radius: radius * s,
+                half_height: half_height * s,
+            },
+            Self::Box { half_extents } => Self::Box {
+                half_extents: *half_extents * scale.abs(),
+            },
+            Self::Convex(points) => Self::Convex(points.iter().map(|p| *p * scale).collect()),
+            Self::Plane | Self::Trimesh(_) => self.clone(),
+        }
+    }
+
+    /// Returns the nearest of the analytic solids (sphere, capsule, box, plane) that stands in for
+    /// this shape, and where its centre sits in this shape's space: itself for those four, the
+    /// inscribed capsule for a cylinder (rounded at the caps), the bounding box for a hull; `None`
+    /// for a trimesh or an empty hull. For solvers that handle only those four, such as the rope's.
+    #[must_use]
+    pub fn solid_approximation(&self) -> Option<(Self, Vec3)> {
+        match self {
+            Self::Cylinder {
+                radius,
+                half_height,
+            } => Some((
+                Self::Capsule {
+                    radius: *radius,
+                    half_height: (half_height - radius).max(0.0),
+                },
+                Vec3::ZERO,
+            )),
+            Self::Convex(points) => {
+                let mut lo = Vec3::splat(f32::INFINITY);
+                let mut hi = Vec3::splat(f32::NEG_INFINITY);
+                for p in points.iter() {
+                    lo = lo.min(*p);
+                    hi = hi.max(*p);
+                }
+                (lo.cmple(hi).all()).then(|| {
+                    (
+                        Self::Box {
+                            half_extents: (hi - lo) * 0.5,
+                        },
+                        (lo + hi) * 0.5,
+                    )
+                })
+            }
+            Self::Trimesh(_) => None,
+            _ => Some((self.clone(), Vec3::ZERO)),
+        }
+    }
+
     /// Returns the closest point of this shape (placed by `transform`, its local-to-world affine) to
     /// the world point `p` (m), or `None` when the input is not finite, the transform is not
     /// invertible, or the shape is empty. Points inside a solid shape return themselves.
@@ -159,9 +439,12 @@ impl Shape {
                     p * (r / len)
                 }
             }
-            Self::Capsule { radius, height } => {
+            Self::Capsule {
+                radius,
+                half_height,
+            } => {
                 let r = size(*radius)?;
-                let half = (0.5 * size(*height)? - r).max(0.0);
+                let half = size(*half_height)?;
                 let axis = Vec3::new(0.0, p.y.clamp(-half, half), 0.0);
                 let off = p - axis;
                 let len = robust_length(off);
@@ -171,9 +454,12 @@ impl Shape {
                     axis + off * (r / len)
                 }
             }
-            Self::Cylinder { radius, height } => {
+            Self::Cylinder {
+                radius,
+                half_height,
+            } => {
                 let r = size(*radius)?;
-                let half = 0.5 * size(*height)?;
+                let half = size(*half_height)?;
                 let radial = Vec3::new(p.x, 0.0, p.z);
                 let len = robust_length(radial);
                 let radial = if len <= r { radial } else { radial * (r / len) };
@@ -181,16 +467,7 @@ impl Shape {
             }
             Self::Convex(points) => closest_on_hull(points, p)?,
             Self::Trimesh(mesh) => mesh.closest_point(p)?,
-            Self::WorldBoundary { normal, d } => {
-                let n = normal.try_normalize()?;
-                let d = size(*d).map(|_| *d)?;
-                let above = n.dot(p) - d;
-                if above <= 0.0 {
-                    p
-                } else {
-                    p - n * above
-                }
-            }
+            Self::Plane => Vec3::new(p.x, p.y.min(0.0), p.z),
         };
         q.is_finite().then_some(q)
     }
@@ -591,7 +868,7 @@ mod tests {
     #[test]
     fn capsule_against_brute_force() {
         let (r, height) = (0.3, 1.6);
-        let shape = Shape::Capsule { radius: r, height };
+        let shape = Shape::capsule(r, height);
         let half = 0.5 * height - r;
         // The capsule is the set of points at distance r from the segment; sample it as a sphere swept
         // along the axis.
@@ -634,7 +911,7 @@ mod tests {
     #[test]
     fn cylinder_against_brute_force() {
         let (r, height) = (0.4, 1.2);
-        let shape = Shape::Cylinder { radius: r, height };
+        let shape = Shape::cylinder(r, height);
         let half = 0.5 * height;
         // Lateral surface for u < 0.5, the two caps (as discs) for u ≥ 0.5.
         let surface = |u: f32, v: f32| {
@@ -687,7 +964,7 @@ mod tests {
             let points: Vec<Vec3> = (0..12 + round).map(|_| rng.vec3() * 1.5).collect();
             let faces = hull_faces(&points);
             assert!(!faces.is_empty());
-            let shape = Shape::Convex(points.clone());
+            let shape = Shape::convex(&points);
             let t = some_transform(&mut rng);
             for _ in 0..20 {
                 let p_local = rng.vec3() * 4.0;
@@ -724,7 +1001,7 @@ mod tests {
             let c = rng.vec3() * 2.0;
             verts.extend([c, c + rng.vec3() * 0.5, c + rng.vec3() * 0.5]);
         }
-        let shape = Shape::Trimesh(Trimesh::from_faces(&verts));
+        let shape = Shape::trimesh(&verts);
         let t = some_transform(&mut rng);
         for _ in 0..30 {
             let p_local = rng.vec3() * 3.0;
@@ -750,16 +1027,17 @@ mod tests {
     #[test]
     fn world_boundary_against_brute_force() {
         let normal = Vec3::new(0.3, 1.0, -0.2).normalize();
-        let shape = Shape::WorldBoundary { normal, d: 0.4 };
+        let (shape, placed) = Shape::world_boundary(normal, 0.4).unwrap();
         let mut rng = Lcg(29);
         let t = some_transform(&mut rng);
+        let placed_t = t * placed;
         // An orthonormal frame on the plane for sampling a 20 m patch.
         let u_axis = normal.any_orthonormal_vector();
         let v_axis = normal.cross(u_axis);
         for _ in 0..30 {
             let p_local = rng.vec3() * 3.0;
             let p = t.transform_point3(p_local);
-            let q = shape.closest_point(&t, p).unwrap();
+            let q = shape.closest_point(&placed_t, p).unwrap();
             if normal.dot(p_local) <= 0.4 {
                 assert!(q.distance(p) < 1e-4, "below the boundary is inside");
                 continue;
@@ -797,12 +1075,9 @@ mod tests {
             .unwrap();
         assert!(q.distance(Vec3::new(1.0, 0.0, 0.0)) < 1e-5);
         // A capsule's height includes its caps: the top is at height / 2.
-        let q = Shape::Capsule {
-            radius: 0.25,
-            height: 1.75,
-        }
-        .closest_point_local(Vec3::new(0.0, 5.0, 0.0))
-        .unwrap();
+        let q = Shape::capsule(0.25, 1.75)
+            .closest_point_local(Vec3::new(0.0, 5.0, 0.0))
+            .unwrap();
         assert!(q.distance(Vec3::new(0.0, 0.875, 0.0)) < 1e-5);
     }
 
@@ -835,23 +1110,18 @@ mod tests {
             .is_none());
         let nan_t = Affine3A::from_translation(Vec3::new(f32::NAN, 0.0, 0.0));
         assert!(sphere.closest_point(&nan_t, Vec3::ONE).is_none());
-        assert!(Shape::Convex(vec![]).closest_point(&t, Vec3::ONE).is_none());
-        assert!(Shape::Trimesh(Trimesh::from_faces(&[Vec3::ONE]))
+        assert!(Shape::convex(&[]).closest_point(&t, Vec3::ONE).is_none());
+        assert!(Shape::trimesh(&[Vec3::ONE])
             .closest_point(&t, Vec3::ONE)
             .is_none());
-        assert!(Shape::WorldBoundary {
-            normal: Vec3::ZERO,
-            d: 0.0
-        }
-        .closest_point(&t, Vec3::ONE)
-        .is_none());
+        assert!(Shape::world_boundary(Vec3::ZERO, 0.0).is_none());
         // Degenerate convex inputs: one point, collinear points, coplanar points.
-        let one = Shape::Convex(vec![Vec3::X]);
+        let one = Shape::convex(&[Vec3::X]);
         assert!(one.closest_point(&t, Vec3::ZERO).unwrap().distance(Vec3::X) < 1e-6);
-        let line = Shape::Convex(vec![Vec3::ZERO, Vec3::X, Vec3::X * 2.0]);
+        let line = Shape::convex(&[Vec3::ZERO, Vec3::X, Vec3::X * 2.0]);
         let q = line.closest_point(&t, Vec3::new(1.5, 1.0, 0.0)).unwrap();
         assert!(q.distance(Vec3::new(1.5, 0.0, 0.0)) < 1e-5, "{q}");
-        let flat = Shape::Convex(vec![Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::X + Vec3::Z]);
+        let flat = Shape::convex(&[Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::X + Vec3::Z]);
         let q = flat.closest_point(&t, Vec3::new(0.5, 2.0, 0.5)).unwrap();
         assert!(q.distance(Vec3::new(0.5, 0.0, 0.5)) < 1e-5, "{q}");
         // Huge values stay finite or give None.

@@ -1,0 +1,710 @@
+//! The wall touch's tunables: [`TouchConfig`], checked by [`TouchConfig::sanitized`], which
+//! reports each bad value as a typed [`ConfigIssue`]; and the setup's measurements ([`calibrate`]).
+
+use glam::{Mat3, Quat, Vec3};
+
+use super::{detection_box, DetectionBox};
+use crate::kit::pose::unit_quat;
+
+/// Tunables, in metres, seconds, radians and radians per second. Defaults are the seed's values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TouchConfig {
+    /// Height of the shoulders above the character's origin, locked at setup (m). The closest point
+    /// is searched from this height so the walk's bob does not make the hand slide up and down.
+    pub shoulder_height: f32,
+    /// Height of the character collider's centre above its origin (m): the hand's height in Approach.
+    pub waist_height: f32,
+    /// Distance (m) the IK target is kept off the surface, toward the shoulder (the hand's thickness).
+    pub surface_offset: f32,
+    /// A collider tracked before stays preferred after Reset while it is at most this much (m)
+    /// farther than the nearest one (keeps a corridor walk on one side).
+    pub side_switch_margin: f32,
+    /// Reset lasts at least this long (s) before searching again.
+    pub reset_duration: f32,
+    /// Time scale (s) of the seed's ramp that blends weights and target back in Reset.
+    pub reset_blend_duration: f32,
+    /// Angular speed (rad/s) of the hand's return to its rest rotation in Reset.
+    pub reset_rotation_speed: f32,
+    /// Search → Approach when the contact is within this distance (m) of the character's origin.
+    pub approach_distance: f32,
+    /// IK position weight Approach blends toward.
+    pub approach_weight: f32,
+    /// IK rotation weight Approach blends toward.
+    pub approach_rotation_weight: f32,
+    /// Time scale (s) of Approach's weight ramp.
+    pub approach_blend_duration: f32,
+    /// Approach gives up (→ Reset) after this long (s).
+    pub approach_duration: f32,
+    /// Angular speed (rad/s) of the palm turning toward the ground in Approach.
+    pub approach_rotation_speed: f32,
+    /// Approach → Rise when the contact is within this distance (m) of the shoulder.
+    pub rise_distance: f32,
+    /// IK position and rotation weight Rise blends toward.
+    pub rise_weight: f32,
+    /// Time scale (s) of Rise's ramp (weights and target height).
+    pub rise_blend_duration: f32,
+    /// Angular speed (rad/s) of the palm turning against the surface in Rise and Touch.
+    pub rise_rotation_speed: f32,
+    /// Length (m) of the ray from the shoulder toward the contact that finds the surface normal.
+    pub normal_ray_length: f32,
+    /// Rise → Touch when the IK target is within this distance (m) of its place on the surface…
+    pub touch_distance: f32,
+    /// …and Rise has lasted at least this long (s).
+    pub touch_min_time: f32,
+    /// Touch → Reset after this long (s).
+    pub touch_duration: f32,
+    /// Moving-away trigger: the distance to the contact may exceed its lowest value by this much (m).
+    pub moving_away_offset: f32,
+    /// Jumping trigger: upward speed (m/s) from which the character counts as jumping (the seed's
+    /// `round(velocity.y) >= 1`).
+    pub jump_speed: f32,
+    /// The left hand bone's palm normal (the direction out of the palm) in the bone's own space.
+    pub palm_axis: Vec3,
+    /// The left hand bone's finger direction in the bone's own space.
+    pub finger_axis: Vec3,
+    /// The right hand bone's palm normal in the bone's own space (a rig's two hands usually have
+    /// mirrored axes).
+    pub right_palm_axis: Vec3,
+    /// The right hand bone's finger direction in the bone's own space.
+    pub right_finger_axis: Vec3,
+}
+
+impl Default for TouchConfig {
+    fn default() -> Self {
+        Self {
+            shoulder_height: 1.45,
+            waist_height: 0.875,
+            surface_offset: 0.05,
+            side_switch_margin: 0.1,
+            reset_duration: 2.0,
+            reset_blend_duration: 10.0,
+            reset_rotation_speed: 500f32.to_radians(),
+            approach_distance: 2.0,
+            approach_weight: 0.5,
+            approach_rotation_weight: 0.75,
+            approach_blend_duration: 5.0,
+            approach_duration: 2.0,
+            approach_rotation_speed: 500f32.to_radians(),
+            rise_distance: 0.5,
+            rise_weight: 1.0,
+            rise_blend_duration: 5.0,
+            rise_rotation_speed: 1000f32.to_radians(),
+            normal_ray_length: 0.5,
+            touch_distance: 0.05,
+            touch_min_time: 1.0,
+            touch_duration: 0.5,
+            moving_away_offset: 0.005,
+            jump_speed: 0.5,
+            palm_axis: Vec3::Z,
+            finger_axis: Vec3::Y,
+            right_palm_axis: Vec3::Z,
+            right_finger_axis: Vec3::Y,
+        }
+    }
+}
+
+/// A parameter of [`TouchConfig`] (named as the node's property).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TouchParam {
+    /// `surface_offset`.
+    SurfaceOffset,
+    /// `side_switch_margin`.
+    SideSwitchMargin,
+    /// `reset_duration`.
+    ResetDuration,
+    /// `reset_blend_duration`.
+    ResetBlendDuration,
+    /// `reset_rotation_speed`.
+    ResetRotationSpeed,
+    /// `approach_distance`.
+    ApproachDistance,
+    /// `approach_blend_duration`.
+    ApproachBlendDuration,
+    /// `approach_duration`.
+    ApproachDuration,
+    /// `approach_rotation_speed`.
+    ApproachRotationSpeed,
+    /// `rise_distance`.
+    RiseDistance,
+    /// `rise_blend_duration`.
+    RiseBlendDuration,
+    /// `rise_rotation_speed`.
+    RiseRotationSpeed,
+    /// `normal_ray_length`.
+    NormalRayLength,
+    /// `touch_distance`.
+    TouchDistance,
+    /// `touch_min_time`.
+    TouchMinTime,
+    /// `touch_duration`.
+    TouchDuration,
+    /// `moving_away_offset`.
+    MovingAwayOffset,
+    /// `jump_speed`.
+    JumpSpeed,
+    /// `approach_weight`.
+    ApproachWeight,
+    /// `approach_rotation_weight`.
+    ApproachRotationWeight,
+    /// `rise_weight`.
+    RiseWeight,
+    /// `shoulder_height`.
+    ShoulderHeight,
+    /// `waist_height`.
+    WaistHeight,
+    /// `palm_axis` (with `finger_axis`, the left hand's axes).
+    PalmAxis,
+    /// `right_palm_axis` (with `right_finger_axis`).
+    RightPalmAxis,
+}
+
+impl TouchParam {
+    /// Returns the field's name, which is also the node's property.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::SurfaceOffset => "surface_offset",
+            Self::SideSwitchMargin => "side_switch_margin",
+            Self::ResetDuration => "reset_duration",
+            Self::ResetBlendDuration => "reset_blend_duration",
+            Self::ResetRotationSpeed => "reset_rotation_speed",
+            Self::ApproachDistance => "approach_distance",
+            Self::ApproachBlendDuration => "approach_blend_duration",
+            Self::ApproachDuration => "approach_duration",
+            Self::ApproachRotationSpeed => "approach_rotation_speed",
+            Self::RiseDistance => "rise_distance",
+            Self::RiseBlendDuration => "rise_blend_duration",
+            Self::RiseRotationSpeed => "rise_rotation_speed",
+            Self::NormalRayLength => "normal_ray_length",
+            Self::TouchDistance => "touch_distance",
+            Self::TouchMinTime => "touch_min_time",
+            Self::TouchDuration => "touch_duration",
+            Self::MovingAwayOffset => "moving_away_offset",
+            Self::JumpSpeed => "jump_speed",
+            Self::ApproachWeight => "approach_weight",
+            Self::ApproachRotationWeight => "approach_rotation_weight",
+            Self::RiseWeight => "rise_weight",
+            Self::ShoulderHeight => "shoulder_height",
+            Self::WaistHeight => "waist_height",
+            Self::PalmAxis => "palm_axis",
+            Self::RightPalmAxis => "right_palm_axis",
+        }
+    }
+
+    /// Returns the accepted values, in words.
+    #[must_use]
+    pub const fn accepted(self) -> &'static str {
+        match self {
+            Self::ApproachWeight | Self::ApproachRotationWeight | Self::RiseWeight => "0 to 1",
+            Self::ShoulderHeight | Self::WaistHeight => "a finite height > 0",
+            Self::PalmAxis => "non-zero and not parallel to finger_axis",
+            Self::RightPalmAxis => "non-zero and not parallel to right_finger_axis",
+            _ => "a finite value >= 0",
+        }
+    }
+}
+
+/// One value [`TouchConfig::sanitized`] checks: the field, its default, which parameter it is and
+/// the test it must pass.
+type Check<'a> = (&'a mut f32, f32, TouchParam, fn(f32) -> bool);
+
+/// A bad configuration value, replaced by the field's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigIssue {
+    /// The field.
+    pub param: TouchParam,
+    /// The accepted values, in words (see [`TouchParam::accepted`]).
+    pub accepted: &'static str,
+}
+
+impl TouchConfig {
+    /// Returns a copy where every invalid field is replaced by its default value, calling
+    /// `on_issue` for each one replaced, in a fixed order (lengths, durations and speeds, then the
+    /// weights, the heights and the hands' axes).
+    #[must_use]
+    pub fn sanitized(mut self, mut on_issue: impl FnMut(ConfigIssue)) -> Self {
+        let d = Self::default();
+        let c = &mut self;
+        let non_negative: fn(f32) -> bool = |v| v.is_finite() && v >= 0.0;
+        let unit: fn(f32) -> bool = |v| (0.0..=1.0).contains(&v);
+        let height: fn(f32) -> bool = |v| v.is_finite() && v > 0.0;
+        let checks: [Check<'_>; 23] = [
+            (
+                &mut c.surface_offset,
+                d.surface_offset,
+                TouchParam::SurfaceOffset,
+                non_negative,
+            ),
+            (
+                &mut c.side_switch_margin,
+                d.side_switch_margin,
+                TouchParam::SideSwitchMargin,
+                non_negative,
+            ),
+            (
+                &mut c.reset_duration,
+                d.reset_duration,
+                TouchParam::ResetDuration,
+                non_negative,
+            ),
+            (
+                &mut c.reset_blend_duration,
+                d.reset_blend_duration,
+                TouchParam::ResetBlendDuration,
+                non_negative,
+            ),
+            (
+                &mut c.reset_rotation_speed,
+                d.reset_rotation_speed,
+                TouchParam::ResetRotationSpeed,
+                non_negative,
+            ),
+            (
+                &mut c.approach_distance,
+                d.approach_distance,
+                TouchParam::ApproachDistance,
+                non_negative,
+            ),
+            (
+                &mut c.approach_blend_duration,
+                d.approach_blend_duration,
+                TouchParam::ApproachBlendDuration,
+                non_negative,
+            ),
+            (
+                &mut c.approach_duration,
+                d.approach_duration,
+                TouchParam::ApproachDuration,
+                non_negative,
+            ),
+            (
+                &mut c.approach_rotation_speed,
+                d.approach_rotation_speed,
+                TouchParam::ApproachRotationSpeed,
+                non_negative,
+            ),
+            (
+                &mut c.rise_distance,
+                d.rise_distance,
+                TouchParam::RiseDistance,
+                non_negative,
+            ),
+            (
+                &mut c.rise_blend_duration,
+                d.rise_blend_duration,
+                TouchParam::RiseBlendDuration,
+                non_negative,
+            ),
+            (
+                &mut c.rise_rotation_speed,
+                d.rise_rotation_speed,
+                TouchParam::RiseRotationSpeed,
+                non_negative,
+            ),
+            (
+                &mut c.normal_ray_length,
+                d.normal_ray_length,
+                TouchParam::NormalRayLength,
+                non_negative,
+            ),
+            (
+                &mut c.touch_distance,
+                d.touch_distance,
+                TouchParam::TouchDistance,
+                non_negative,
+            ),
+            (
+                &mut c.touch_min_time,
+                d.touch_min_time,
+                TouchParam::TouchMinTime,
+                non_negative,
+            ),
+            (
+                &mut c.touch_duration,
+                d.touch_duration,
+                TouchParam::TouchDuration,
+                non_negative,
+            ),
+            (
+                &mut c.moving_away_offset,
+                d.moving_away_offset,
+                TouchParam::MovingAwayOffset,
+                non_negative,
+            ),
+            (
+                &mut c.jump_speed,
+                d.jump_speed,
+                TouchParam::JumpSpeed,
+                non_negative,
+            ),
+            (
+                &mut c.approach_weight,
+                d.approach_weight,
+                TouchParam::ApproachWeight,
+                unit,
+            ),
+            (
+                &mut c.approach_rotation_weight,
+                d.approach_rotation_weight,
+                TouchParam::ApproachRotationWeight,
+                unit,
+            ),
+            (
+                &mut c.rise_weight,
+                d.rise_weight,
+                TouchParam::RiseWeight,
+                unit,
+            ),
+            (
+                &mut c.shoulder_height,
+                d.shoulder_height,
+                TouchParam::ShoulderHeight,
+                height,
+            ),
+            (
+                &mut c.waist_height,
+                d.waist_height,
+                TouchParam::WaistHeight,
+                height,
+            ),
+        ];
+        for (value, default, param, ok) in checks {
+            if !ok(*value) {
+                *value = default;
+                on_issue(ConfigIssue {
+                    param,
+                    accepted: param.accepted(),
+                });
+            }
+        }
+        for (param, palm, finger, default) in [
+            (
+                TouchParam::PalmAxis,
+                &mut c.palm_axis,
+                &mut c.finger_axis,
+                (d.palm_axis, d.finger_axis),
+            ),
+            (
+                TouchParam::RightPalmAxis,
+                &mut c.right_palm_axis,
+                &mut c.right_finger_axis,
+                (d.right_palm_axis, d.right_finger_axis),
+            ),
+        ] {
+            if hand_frame(*palm, *finger).is_none() {
+                (*palm, *finger) = default;
+                on_issue(ConfigIssue {
+                    param,
+                    accepted: param.accepted(),
+                });
+            }
+        }
+        self
+    }
+
+    /// Returns the first invalid field (in [`TouchConfig::sanitized`]'s order), or `None` when every
+    /// value is usable.
+    #[must_use]
+    pub fn check(&self) -> Option<ConfigIssue> {
+        let mut first = None;
+        let _ = self.sanitized(|issue| {
+            first.get_or_insert(issue);
+        });
+        first
+    }
+
+    /// Returns the configuration for a character `k` times the 1.75 m reference human: the lengths
+    /// and speeds that follow the body's size (surface offset, side-switch margin, approach, rise and
+    /// touch distances, normal ray length, moving-away offset, jump speed) multiplied by `k`; times,
+    /// weights, angular speeds, heights and axes as they are.
+    #[must_use]
+    pub fn proportioned(self, k: f32) -> Self {
+        Self {
+            surface_offset: self.surface_offset * k,
+            side_switch_margin: self.side_switch_margin * k,
+            approach_distance: self.approach_distance * k,
+            rise_distance: self.rise_distance * k,
+            normal_ray_length: self.normal_ray_length * k,
+            touch_distance: self.touch_distance * k,
+            moving_away_offset: self.moving_away_offset * k,
+            jump_speed: self.jump_speed * k,
+            ..self
+        }
+    }
+}
+
+/// Returns each hand's `(palm, finger)` axes in its bone's space: `palm` / `finger` when set
+/// (non-zero) for both hands, else the ones `found` in the rig (left, right).
+#[must_use]
+pub fn hand_axes(palm: Vec3, finger: Vec3, found: [(Vec3, Vec3); 2]) -> [(Vec3, Vec3); 2] {
+    found.map(|(found_palm, found_finger)| {
+        (
+            if palm == Vec3::ZERO { found_palm } else { palm },
+            if finger == Vec3::ZERO {
+                found_finger
+            } else {
+                finger
+            },
+        )
+    })
+}
+
+/// Returns the character's height (m) and its collider's centre in its own frame: `set_height`
+/// when it is not 0 (with the collider's centre when there is one, else half that height up),
+/// else the collider's (`from_collider`: its height and centre); `None` when the height is auto
+/// (0) and there is no collider to read it from.
+#[must_use]
+pub fn character_size(set_height: f32, from_collider: Option<(f32, Vec3)>) -> Option<(f32, Vec3)> {
+    if set_height != 0.0 {
+        let centre = from_collider.map_or(Vec3::new(0.0, 0.5 * set_height, 0.0), |(_, c)| c);
+        return Some((set_height, centre));
+    }
+    from_collider
+}
+
+/// What the setup measured on the character, in its own frame and units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measurements {
+    /// The height set on the node (0 = auto).
+    pub set_height: f32,
+    /// The humanoid's height found in the rig (m, character frame), when the rig has a head.
+    pub rig_height: Option<f32>,
+    /// The height and centre of the character's collider (or the set height; see
+    /// [`character_size`]).
+    pub body_height: f32,
+    /// The collider's centre (character frame).
+    pub centre: Vec3,
+    /// The mean height of the two shoulder joints above the character's origin at rest.
+    pub shoulder_height: f32,
+    /// The character's scale in the world, per axis.
+    pub world_scale: Vec3,
+    /// Whether lengths and speeds follow the character's size.
+    pub auto_proportions: bool,
+}
+
+/// The setup's results.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    /// The height the detection volume is sized from (character units).
+    pub height: f32,
+    /// The detection volume (character units and frame).
+    pub volume: DetectionBox,
+    /// The character's uniform scale in the world (the mean of its axes; 1 when degenerate).
+    pub world_scale: f32,
+    /// `k`: the character's height in the world over [`crate::rig::REFERENCE_HEIGHT`] (1 when
+    /// proportions are off or the value is degenerate).
+    pub proportion: f32,
+    /// The shoulders' and the collider centre's heights in world metres (the core's
+    /// [`TouchConfig::shoulder_height`] and [`TouchConfig::waist_height`]).
+    pub shoulder_height: f32,
+    /// See `shoulder_height`.
+    pub waist_height: f32,
+}
+
+/// Why the setup's measurements cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CalibrationIssue {
+    /// The height to size the volume from is not finite and > 0.
+    BadHeight(f32),
+    /// The shoulders are not above the character's origin (their height, m).
+    ShouldersBelowOrigin(f32),
+}
+
+/// Returns the detection volume, the proportion `k` and the heights the core works with, from what
+/// the setup measured: the rig's own height when the height is auto and the rig has a head, else
+/// the body's; every length carried into the world by the character's scale.
+///
+/// # Errors
+///
+/// A height that is not finite and > 0, or shoulders not above the origin.
+pub fn calibrate(m: &Measurements) -> Result<Calibration, CalibrationIssue> {
+    let height = match m.rig_height {
+        Some(h) if m.set_height == 0.0 && h.is_finite() && h > 0.0 => h,
+        _ => m.body_height,
+    };
+    let volume = detection_box(height, m.centre).ok_or(CalibrationIssue::BadHeight(height))?;
+    if !(m.shoulder_height.is_finite() && m.shoulder_height > 0.0) {
+        return Err(CalibrationIssue::ShouldersBelowOrigin(m.shoulder_height));
+    }
+    let world_scale = {
+        let v = m.world_scale.abs();
+        let s = (v.x + v.y + v.z) / 3.0;
+        if s.is_finite() && s > 1e-9 {
+            s
+        } else {
+            1.0
+        }
+    };
+    let proportion = if m.auto_proportions {
+        let k = height * world_scale / crate::rig::REFERENCE_HEIGHT;
+        if k.is_finite() && k > 1e-9 {
+            k
+        } else {
+            1.0
+        }
+    } else {
+        1.0
+    };
+    Ok(Calibration {
+        height,
+        volume,
+        world_scale,
+        proportion,
+        shoulder_height: m.shoulder_height * world_scale,
+        waist_height: m.centre.y.max(0.01) * world_scale,
+    })
+}
+
+/// Returns the rotation taking the frame (X = `primary`, Y = `secondary` made perpendicular, Z = X × Y)
+/// from the identity, or `None` when a vector is zero, non-finite or they are parallel.
+pub(crate) fn hand_frame(primary: Vec3, secondary: Vec3) -> Option<Quat> {
+    let x = primary.try_normalize()?;
+    let y = (secondary - x * x.dot(secondary)).try_normalize()?;
+    if y.length_squared() < 0.5 {
+        return None;
+    }
+    let z = x.cross(y).try_normalize()?;
+    Some(unit_quat(Quat::from_mat3(&Mat3::from_cols(x, y, z))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitized_reports_every_bad_value_in_order_and_uses_defaults() {
+        let mut seen = Vec::new();
+        let bad = TouchConfig {
+            jump_speed: f32::NAN,
+            surface_offset: -1.0,
+            rise_weight: 2.0,
+            waist_height: 0.0,
+            palm_axis: Vec3::ZERO,
+            ..TouchConfig::default()
+        };
+        let fixed = bad.sanitized(|issue| seen.push(issue.param));
+        assert_eq!(
+            seen,
+            [
+                TouchParam::SurfaceOffset,
+                TouchParam::JumpSpeed,
+                TouchParam::RiseWeight,
+                TouchParam::WaistHeight,
+                TouchParam::PalmAxis,
+            ]
+        );
+        assert_eq!(fixed, TouchConfig::default());
+        assert_eq!(bad.check().unwrap().param, TouchParam::SurfaceOffset);
+        assert_eq!(bad.check().unwrap().accepted, "a finite value >= 0");
+        assert_eq!(TouchParam::RiseWeight.accepted(), "0 to 1");
+        assert_eq!(TouchParam::RightPalmAxis.name(), "right_palm_axis");
+    }
+
+    #[test]
+    fn proportioned_scales_only_lengths_and_speeds() {
+        let c = TouchConfig::default().proportioned(2.0);
+        let d = TouchConfig::default();
+        assert_eq!(c.surface_offset, 2.0 * d.surface_offset);
+        assert_eq!(c.jump_speed, 2.0 * d.jump_speed);
+        assert_eq!(c.normal_ray_length, 2.0 * d.normal_ray_length);
+        assert_eq!(c.touch_duration, d.touch_duration);
+        assert_eq!(c.rise_rotation_speed, d.rise_rotation_speed);
+        assert_eq!(c.shoulder_height, d.shoulder_height);
+        assert_eq!(TouchConfig::default().proportioned(1.0), d);
+    }
+
+    #[test]
+    fn set_axes_win_over_found_ones() {
+        let found = [(Vec3::X, Vec3::Y), (Vec3::NEG_X, Vec3::NEG_Y)];
+        assert_eq!(hand_axes(Vec3::ZERO, Vec3::ZERO, found), found);
+        let both = hand_axes(Vec3::Z, Vec3::ZERO, found);
+        assert_eq!(both, [(Vec3::Z, Vec3::Y), (Vec3::Z, Vec3::NEG_Y)]);
+    }
+
+    #[test]
+    fn character_size_prefers_the_set_height() {
+        let collider = Some((1.8, Vec3::new(0.0, 0.9, 0.0)));
+        assert_eq!(character_size(0.0, collider), collider);
+        assert_eq!(character_size(0.0, None), None);
+        assert_eq!(
+            character_size(2.0, collider),
+            Some((2.0, Vec3::new(0.0, 0.9, 0.0)))
+        );
+        assert_eq!(
+            character_size(2.0, None),
+            Some((2.0, Vec3::new(0.0, 1.0, 0.0)))
+        );
+    }
+
+    fn measurements() -> Measurements {
+        Measurements {
+            set_height: 0.0,
+            rig_height: Some(1.75),
+            body_height: 1.8,
+            centre: Vec3::new(0.0, 0.9, 0.0),
+            shoulder_height: 1.45,
+            world_scale: Vec3::ONE,
+            auto_proportions: true,
+        }
+    }
+
+    #[test]
+    fn calibrate_takes_the_rig_height_and_the_world_scale() {
+        let c = calibrate(&measurements()).unwrap();
+        assert_eq!(c.height, 1.75);
+        assert_eq!(
+            c.volume,
+            detection_box(1.75, Vec3::new(0.0, 0.9, 0.0)).unwrap()
+        );
+        assert!((c.proportion - 1.0).abs() < 1e-6);
+        assert_eq!((c.shoulder_height, c.waist_height), (1.45, 0.9));
+        // A character scaled 0.01 in the world: metres in the world, k follows.
+        let small = calibrate(&Measurements {
+            world_scale: Vec3::splat(0.01),
+            ..measurements()
+        })
+        .unwrap();
+        assert!((small.proportion - 0.01).abs() < 1e-6);
+        assert!((small.shoulder_height - 0.0145).abs() < 1e-7);
+        // A set height, or a rig without a head, uses the body's height.
+        let set = calibrate(&Measurements {
+            set_height: 1.8,
+            ..measurements()
+        })
+        .unwrap();
+        assert_eq!(set.height, 1.8);
+        let headless = calibrate(&Measurements {
+            rig_height: None,
+            auto_proportions: false,
+            ..measurements()
+        })
+        .unwrap();
+        assert_eq!((headless.height, headless.proportion), (1.8, 1.0));
+        // Degenerate scale counts as 1; waist at least 1 cm.
+        let flat = calibrate(&Measurements {
+            world_scale: Vec3::ZERO,
+            centre: Vec3::ZERO,
+            ..measurements()
+        })
+        .unwrap();
+        assert_eq!((flat.world_scale, flat.waist_height), (1.0, 0.01));
+    }
+
+    #[test]
+    fn calibrate_names_what_is_unusable() {
+        let bad = Measurements {
+            rig_height: None,
+            body_height: f32::NAN,
+            ..measurements()
+        };
+        assert!(matches!(calibrate(&bad), Err(CalibrationIssue::BadHeight(h)) if h.is_nan()));
+        let low = Measurements {
+            shoulder_height: -0.1,
+            ..measurements()
+        };
+        assert_eq!(
+            calibrate(&low),
+            Err(CalibrationIssue::ShouldersBelowOrigin(-0.1))
+        );
+    }
+}

@@ -1,0 +1,418 @@
+//! `EnvironmentInteractionStateMachine`: the node, its properties and its physics tick.
+//! A walking character's hand reaches for nearby walls; the decisions are the core's `env_touch`.
+//!
+//! Each physics frame the node gathers the frame's facts from Godot (character pose, shoulder
+//! bones, velocity, the colliders in its detection volume and their closest points, a
+//! surface-normal ray; [`frame`]), steps `entwine_core::env_touch::EnvTouch`, writes the resulting
+//! targets and weights into two `LimbIK` modifiers it creates under the skeleton, and emits the
+//! core's events as signals last. [`setup`] resolves the rig and sizes the volume, [`api`] holds
+//! the class's methods and signals, [`debug`] the debug drawing.
+
+mod api;
+mod debug;
+mod frame;
+mod setup;
+
+use entwine_core::env_touch::{Candidate, EnvTouch, Shape, TouchConfig, VelocityEstimate};
+use glam::Affine3A;
+use godot::classes::{
+    CharacterBody3D, CollisionObject3D, Engine, INode3D, ImmediateMesh, MeshInstance3D, Node3D,
+    PhysicsRayQueryParameters3D, PhysicsShapeQueryParameters3D, RigidBody3D, Skeleton3D,
+};
+use godot::prelude::*;
+
+use crate::limb_ik::LimbIK;
+use crate::warnings::Warnings;
+
+pub use api::TouchStateKind;
+
+/// Warning kinds (see [`Warnings`]): the setup failure and config issue (each reported again when
+/// it changes) and, per collider, one without usable shapes.
+const WARN_SETUP: u32 = 0;
+const WARN_CONFIG: u32 = 1;
+const WARN_COLLIDER: u32 = 2;
+
+/// A character's hand reaches out and rests on nearby walls, pillars and railings as it walks past.
+///
+/// Add it as a child of the character (a [CharacterBody3D] with a [Skeleton3D], e.g. a humanoid). On
+/// the first physics frame it sizes its detection volume from the character's height (a cube of
+/// side = wingspan, raised a quarter and pushed half a wingspan forward; a shape query on the
+/// [member interactable_mask] layers each physics frame, so static walls are found with any physics
+/// engine) and creates two [LimbIK] modifiers under the skeleton (left and right arm, hand rotation
+/// included), then runs the state machine Reset → Search → Approach → Rise → Touch every physics
+/// frame:
+///
+/// - **Reset** lets go: weights blend to 0, targets back to rest. After [member reset_duration] and
+///   once the character moves again → Search.
+/// - **Search** tracks one collider on the [member interactable_mask] layers (the nearest; kept until
+///   it leaves, so a narrow corridor never flickers between hands) and picks the hand whose shoulder
+///   is nearer. Within [member approach_distance] → Approach.
+/// - **Approach** raises the weights to [member approach_weight] / [member approach_rotation_weight],
+///   palm toward the ground at waist height. Within [member rise_distance] of the shoulder → Rise;
+///   after [member approach_duration] it gives up.
+/// - **Rise** lifts the hand to the contact point at the locked shoulder height, weights to
+///   [member rise_weight], palm against the surface normal (found by a ray). After
+///   [member touch_min_time] with the target within [member touch_distance] → Touch.
+/// - **Touch** rests the hand on the surface for [member touch_duration].
+///
+/// Any tracking state resets when the character stops (from [member move_input] once the game sets
+/// it, else its velocity), moves away from the contact, has the contact behind the hand's side, or
+/// jumps (rises faster than [member jump_speed] or leaves the floor).
+///
+/// Blending is frame-rate independent: the same walk gives the same hand motion at 30, 60 or 144 Hz.
+///
+/// Bad setup (no character, no skeleton, a missing bone, no height, an empty mask) gives one warning
+/// naming the property and the node stays idle; it never crashes.
+#[derive(GodotClass)]
+#[class(init, base = Node3D)]
+pub struct EnvironmentInteractionStateMachine {
+    base: Base<Node3D>,
+
+    /// The character this node drives, usually its parent: a [CharacterBody3D] (velocity and
+    /// floor are read from it), a [RigidBody3D] or any [Node3D] (velocity from its motion).
+    #[export_group(name = "Setup")]
+    #[export]
+    #[var(set = set_character_path)]
+    #[init(val = NodePath::from(".."))]
+    character_path: NodePath,
+    /// The character's skeleton. Empty: the first [Skeleton3D] found under the character.
+    #[export]
+    #[var(set = set_skeleton_path)]
+    skeleton_path: NodePath,
+    /// The character's height in metres, which sizes the detection volume (the arm span is taken as
+    /// the height, as it is on most people). 0 = the height of the humanoid found in the skeleton (its meshes'
+    /// extent, else its head joint; see [HumanoidRig]), or, when the skeleton has no head, the
+    /// character's capsule, cylinder or box [CollisionShape3D]'s (a body's collider need not be the
+    /// size of the model it carries).
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
+    #[var(set = set_character_height)]
+    character_height: f32,
+    /// Scale the lengths and speeds below with the character: [member surface_offset],
+    /// [member side_switch_margin], [member normal_ray_length], [member approach_distance],
+    /// [member rise_distance], [member touch_distance], [member moving_away_offset] and
+    /// [member jump_speed] are then given for a 1.75 m reference human (the size the defaults are
+    /// tuned for) and multiplied by `k = h / 1.75`, `h` being the character's height in the world (as
+    /// [member character_height] gives it, times the character's scale in the world).
+    /// A 1.75 m character gets the values as set. Off: they are metres (m/s) as set. See
+    /// [method get_proportion].
+    #[export]
+    #[init(val = true)]
+    auto_proportions: bool,
+    /// Left arm bones: upper arm (its origin is the shoulder joint), forearm, hand. Empty (default):
+    /// the left arm of the humanoid found in the skeleton (any common naming convention, twist bones
+    /// skipped); an empty entry of three takes that one bone from it.
+    #[export]
+    #[var(set = set_left_arm_bones)]
+    left_arm_bones: PackedStringArray,
+    /// Right arm bones: upper arm, forearm, hand. Empty (default): the humanoid's right arm.
+    #[export]
+    #[var(set = set_right_arm_bones)]
+    right_arm_bones: PackedStringArray,
+    /// The hand bones' palm normal (out of the palm) in each bone's own space, for both hands. Zero
+    /// (default): found per hand from the rest pose (see [method get_hand_axes]): perpendicular to
+    /// the fingers and the knuckle line (index → little finger bones), or, without finger bones,
+    /// +Z on a rig that follows Godot's humanoid convention (+Y along the bone, +X the hinge axis).
+    #[export]
+    palm_axis: Vector3,
+    /// The hand bones' finger direction in each bone's own space, for both hands. Zero (default):
+    /// found per hand (wrist → knuckles; the bone's +Y on a Godot-convention rig without fingers).
+    #[export]
+    finger_axis: Vector3,
+
+    /// Physics layers whose bodies the hands touch. Put walls, pillars and railings on their own
+    /// layer and select only it here, so that other characters and props are left alone.
+    #[export_group(name = "Detection")]
+    #[export(flags_3d_physics)]
+    #[var(set = set_interactable_mask)]
+    #[init(val = 1)]
+    interactable_mask: u32,
+    /// The IK target stays this far off the surface, toward the shoulder (the hand's thickness).
+    /// Scaled by [member auto_proportions], like every length and speed of this node.
+    #[export(range = (0.0, 0.3, 0.001, or_greater, suffix = "m"))]
+    #[init(val = 0.05)]
+    surface_offset: f32,
+    /// After a reset, the collider touched before stays preferred while it is at most this much
+    /// farther than the nearest one (keeps a corridor walk on one side). Scaled by
+    /// [member auto_proportions].
+    #[export(range = (0.0, 1.0, 0.01, or_greater, suffix = "m"))]
+    #[init(val = 0.1)]
+    side_switch_margin: f32,
+    /// Length of the ray from the shoulder toward the contact that finds the surface normal (scaled
+    /// by [member auto_proportions]).
+    #[export(range = (0.0, 3.0, 0.01, or_greater, suffix = "m"))]
+    #[init(val = 0.5)]
+    normal_ray_length: f32,
+
+    /// Reset lasts at least this long before searching again (and waits for movement).
+    #[export_group(name = "Reset")]
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "s"))]
+    #[init(val = 2.0)]
+    reset_duration: f32,
+    /// Time scale of the ramp that blends weights and targets back in Reset (each frame at 60 Hz
+    /// covers `t / duration` of what is left, `t` the time in Reset; larger is slower).
+    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
+    #[init(val = 10.0)]
+    reset_blend_duration: f32,
+    /// How fast the hand turns back to its rest rotation in Reset.
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
+    #[init(val = 500.0)]
+    reset_rotation_speed: f32,
+
+    /// Search → Approach when the contact is this close to the character's origin (scaled by
+    /// [member auto_proportions]).
+    #[export_group(name = "Approach")]
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
+    #[init(val = 2.0)]
+    approach_distance: f32,
+    /// IK position weight Approach blends toward.
+    #[export(range = (0.0, 1.0, 0.01))]
+    #[init(val = 0.5)]
+    approach_weight: f32,
+    /// IK rotation weight (palm toward the ground) Approach blends toward.
+    #[export(range = (0.0, 1.0, 0.01))]
+    #[init(val = 0.75)]
+    approach_rotation_weight: f32,
+    /// Time scale of Approach's weight ramp.
+    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
+    #[init(val = 5.0)]
+    approach_blend_duration: f32,
+    /// Approach gives up and resets after this long.
+    #[export(range = (0.0, 30.0, 0.01, or_greater, suffix = "s"))]
+    #[init(val = 2.0)]
+    approach_duration: f32,
+    /// How fast the palm turns toward the ground in Approach.
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
+    #[init(val = 500.0)]
+    approach_rotation_speed: f32,
+
+    /// Approach → Rise when the contact is this close to the shoulder (scaled by
+    /// [member auto_proportions]).
+    #[export_group(name = "Rise")]
+    #[export(range = (0.0, 3.0, 0.01, or_greater, suffix = "m"))]
+    #[init(val = 0.5)]
+    rise_distance: f32,
+    /// IK position and rotation weight Rise blends toward.
+    #[export(range = (0.0, 1.0, 0.01))]
+    #[init(val = 1.0)]
+    rise_weight: f32,
+    /// Time scale of Rise's ramp (weights and hand height).
+    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
+    #[init(val = 5.0)]
+    rise_blend_duration: f32,
+    /// How fast the palm turns against the surface in Rise and Touch.
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
+    #[init(val = 1000.0)]
+    rise_rotation_speed: f32,
+
+    /// Rise → Touch when the IK target is this close to its place on the surface (scaled by
+    /// [member auto_proportions])…
+    #[export_group(name = "Touch")]
+    #[export(range = (0.0, 1.0, 0.001, or_greater, suffix = "m"))]
+    #[init(val = 0.05)]
+    touch_distance: f32,
+    /// …and Rise has lasted at least this long.
+    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "s"))]
+    #[init(val = 1.0)]
+    touch_min_time: f32,
+    /// The hand rests this long, then lets go.
+    #[export(range = (0.0, 30.0, 0.01, or_greater, suffix = "s"))]
+    #[init(val = 0.5)]
+    touch_duration: f32,
+
+    /// The movement the player asks for, in world space (only zero or not matters). Set it every
+    /// frame from your input: once set, it decides "stopped" instead of the character's velocity,
+    /// which lags behind the player with root motion. [method clear_move_input] goes back to velocity.
+    #[var(get = get_move_input, set = set_move_input)]
+    move_input: Vector3,
+    /// Moving away: the distance to the contact may grow this much past its lowest value (scaled by
+    /// [member auto_proportions]).
+    #[export_group(name = "Reset triggers")]
+    #[export(range = (0.0, 0.5, 0.001, or_greater, suffix = "m"))]
+    #[init(val = 0.005)]
+    moving_away_offset: f32,
+    /// Jumping: rising faster than this counts as a jump (so a step up or a slope does not;
+    /// scaled by [member auto_proportions]).
+    #[export(range = (0.0, 20.0, 0.01, or_greater, suffix = "m/s"))]
+    #[init(val = 0.5)]
+    jump_speed: f32,
+
+    /// Draws the detection volume, the closest point (red), the IK target (green for the left hand,
+    /// blue for the right) and the shoulder → target line.
+    #[export_group(name = "Debug")]
+    #[export]
+    debug_draw: bool,
+
+    core: EnvTouch,
+    rig: Option<Rig>,
+    /// Set when a property that affects the setup changes.
+    dirty: bool,
+    /// Warnings: the last setup failure and config issue, and colliders without usable shapes
+    /// (skipped until the setup is rebuilt).
+    warnings: Warnings,
+    has_move_input: bool,
+    last_config: Option<TouchConfig>,
+    colliders: Vec<Collider>,
+    candidates: Vec<Candidate>,
+    ray: Option<Gd<PhysicsRayQueryParameters3D>>,
+    query: Option<Gd<PhysicsShapeQueryParameters3D>>,
+    exclude: Array<Rid>,
+    /// The character's velocity when it is not a physics body.
+    velocity: VelocityEstimate,
+    debug: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
+    /// Time spent since the last profile reset (µs): in physics queries, and in everything else.
+    profile_query_usec: f64,
+    profile_logic_usec: f64,
+    profile_total_usec: f64,
+    profile_frames: i64,
+    /// Result-dictionary keys, made once.
+    keys: Option<[Variant; 2]>,
+    /// Running in the editor: the node does nothing there.
+    in_editor: bool,
+    /// The shoulders in the character's frame when last read from the skeleton.
+    shoulders_local: [Vector3; 2],
+    /// Each hand's (palm, finger) axes in its bone's space, found in the rig at setup.
+    hand_axes: Option<[(glam::Vec3, glam::Vec3); 2]>,
+}
+
+/// Everything resolved at setup.
+struct Rig {
+    character: Gd<Node3D>,
+    /// The character as a body, when it is one (velocity and floor are read from it).
+    character_body: Option<Gd<CharacterBody3D>>,
+    rigid_body: Option<Gd<RigidBody3D>>,
+    skeleton: Gd<Skeleton3D>,
+    /// Upper-arm bone indices, left and right.
+    shoulders: [i32; 2],
+    iks: [Gd<LimbIK>; 2],
+    /// The detection volume's transform relative to the character.
+    volume_local: Transform3D,
+    volume_size: f32,
+    /// `k` of [member auto_proportions] (1 when off).
+    proportion: f32,
+}
+
+/// An interactable body in the detection volume and its shapes in the body's space.
+struct Collider {
+    id: InstanceId,
+    body: Gd<CollisionObject3D>,
+    shapes: Vec<(Shape, Affine3A)>,
+    /// Whether this frame's query found it.
+    seen: bool,
+}
+
+#[godot_api]
+impl INode3D for EnvironmentInteractionStateMachine {
+    fn ready(&mut self) {
+        self.in_editor = Engine::singleton().is_editor_hint();
+        self.dirty = true;
+        self.core = EnvTouch::default();
+    }
+
+    fn physics_process(&mut self, delta: f64) {
+        if self.in_editor {
+            return;
+        }
+        let start = std::time::Instant::now();
+        self.frame(delta as f32);
+        self.profile_total_usec += start.elapsed().as_secs_f64() * 1e6;
+        self.profile_frames += 1;
+    }
+
+    fn exit_tree(&mut self) {
+        self.teardown();
+        // Set up again if the node comes back into the tree.
+        self.dirty = true;
+    }
+}
+
+#[godot_api]
+impl EnvironmentInteractionStateMachine {
+    /// Emitted on every state change, with the states left and entered (Reset 0 … Touch 4:
+    /// the `STATE_*` constants).
+    #[signal]
+    fn state_changed(from: TouchStateKind, to: TouchStateKind);
+    /// Emitted when a hand starts resting on a surface: `side` (`SIDE_LEFT` or `SIDE_RIGHT`), the
+    /// contact point and the surface normal (world space).
+    #[signal]
+    fn touch_started(side: i64, point: Vector3, normal: Vector3);
+    /// Emitted when a hand stops resting on a surface.
+    #[signal]
+    fn touch_ended(side: i64);
+
+    /// Reset: letting go.
+    #[constant]
+    const STATE_RESET: i64 = 0;
+    /// Search: tracking a collider.
+    #[constant]
+    const STATE_SEARCH: i64 = 1;
+    /// Approach: the hand moves toward it, palm down.
+    #[constant]
+    const STATE_APPROACH: i64 = 2;
+    /// Rise: the hand rises onto the contact.
+    #[constant]
+    const STATE_RISE: i64 = 3;
+    /// Touch: the hand rests on the surface.
+    #[constant]
+    const STATE_TOUCH: i64 = 4;
+    /// The left hand.
+    #[constant]
+    const SIDE_LEFT: i64 = 0;
+    /// The right hand.
+    #[constant]
+    const SIDE_RIGHT: i64 = 1;
+
+    /// Sets [member character_path] (see the property for its range and effect).
+    #[func]
+    fn set_character_path(&mut self, path: NodePath) {
+        self.character_path = path;
+        self.invalidate();
+    }
+
+    /// Sets [member skeleton_path] (see the property for its range and effect).
+    #[func]
+    fn set_skeleton_path(&mut self, path: NodePath) {
+        self.skeleton_path = path;
+        self.invalidate();
+    }
+
+    /// Sets [member character_height] (see the property for its range and effect).
+    #[func]
+    fn set_character_height(&mut self, height: f32) {
+        self.character_height = height;
+        self.invalidate();
+    }
+
+    /// Sets [member left_arm_bones] (see the property for its range and effect).
+    #[func]
+    fn set_left_arm_bones(&mut self, bones: PackedStringArray) {
+        self.left_arm_bones = bones;
+        self.invalidate();
+    }
+
+    /// Sets [member right_arm_bones] (see the property for its range and effect).
+    #[func]
+    fn set_right_arm_bones(&mut self, bones: PackedStringArray) {
+        self.right_arm_bones = bones;
+        self.invalidate();
+    }
+
+    /// Sets [member interactable_mask] (see the property for its range and effect).
+    #[func]
+    fn set_interactable_mask(&mut self, mask: u32) {
+        self.interactable_mask = mask;
+        self.invalidate();
+    }
+
+    /// Returns [member move_input] (see the property).
+    #[func]
+    fn get_move_input(&self) -> Vector3 {
+        self.move_input
+    }
+
+    /// Sets [member move_input] (see the property for its range and effect).
+    #[func]
+    fn set_move_input(&mut self, input: Vector3) {
+        self.move_input = input;
+        self.has_move_input = true;
+    }
+}

@@ -1,0 +1,311 @@
+//! Setup: resolves the character, skeleton and arm bones, measures the character for the core's
+//! `calibrate`, creates the IK modifiers and query objects; and keeps the core's config in sync.
+
+use entwine_core::env_touch::{
+    calibrate, character_size, hand_axes, CalibrationIssue, EnvTouch, Measurements, TouchConfig,
+};
+use entwine_core::rig::{Role as RigRole, Side as RigSide};
+use glam::Vec3;
+use godot::classes::{
+    BoxShape3D, CapsuleShape3D, CharacterBody3D, CollisionObject3D, CollisionShape3D,
+    CylinderShape3D, Node3D, PhysicsRayQueryParameters3D, PhysicsShapeQueryParameters3D,
+    RigidBody3D, Skeleton3D,
+};
+use godot::prelude::*;
+
+use super::frame::set_ik;
+use super::{EnvironmentInteractionStateMachine, Rig, WARN_COLLIDER, WARN_CONFIG};
+use crate::convert::{pose, vec3, vector3};
+use crate::limb_ik::LimbIK;
+use crate::warnings::key_of;
+
+/// Bone names per side: upper arm (shoulder joint), forearm, hand.
+type ArmBones = [GString; 3];
+
+impl EnvironmentInteractionStateMachine {
+    /// Marks the setup for rebuilding on the next physics frame.
+    pub(super) fn invalidate(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Each hand's `(palm, finger)` axes in its bone's space: the set [member palm_axis] /
+    /// [member finger_axis] for both hands, else (zero) the ones found in the rig.
+    pub(super) fn effective_hand_axes(&self) -> [(Vec3, Vec3); 2] {
+        hand_axes(
+            vec3(self.palm_axis),
+            vec3(self.finger_axis),
+            self.hand_axes.unwrap_or([(Vec3::Z, Vec3::Y); 2]),
+        )
+    }
+
+    /// Rebuilds the core configuration from the properties when one changed, warning about the
+    /// first bad value.
+    pub(super) fn sync_config(&mut self) {
+        let axes = self.effective_hand_axes();
+        let k = self.rig.as_ref().map_or(1.0, |rig| rig.proportion);
+        let config = TouchConfig {
+            shoulder_height: self.core.config().shoulder_height,
+            waist_height: self.core.config().waist_height,
+            surface_offset: self.surface_offset,
+            side_switch_margin: self.side_switch_margin,
+            reset_duration: self.reset_duration,
+            reset_blend_duration: self.reset_blend_duration,
+            reset_rotation_speed: self.reset_rotation_speed.to_radians(),
+            approach_distance: self.approach_distance,
+            approach_weight: self.approach_weight,
+            approach_rotation_weight: self.approach_rotation_weight,
+            approach_blend_duration: self.approach_blend_duration,
+            approach_duration: self.approach_duration,
+            approach_rotation_speed: self.approach_rotation_speed.to_radians(),
+            rise_distance: self.rise_distance,
+            rise_weight: self.rise_weight,
+            rise_blend_duration: self.rise_blend_duration,
+            rise_rotation_speed: self.rise_rotation_speed.to_radians(),
+            normal_ray_length: self.normal_ray_length,
+            touch_distance: self.touch_distance,
+            touch_min_time: self.touch_min_time,
+            touch_duration: self.touch_duration,
+            moving_away_offset: self.moving_away_offset,
+            jump_speed: self.jump_speed,
+            palm_axis: axes[0].0,
+            finger_axis: axes[0].1,
+            right_palm_axis: axes[1].0,
+            right_finger_axis: axes[1].1,
+        }
+        .proportioned(k);
+        if self.last_config == Some(config) {
+            return;
+        }
+        self.last_config = Some(config);
+        match config.check() {
+            Some(issue) => {
+                let node = self.to_gd();
+                let field = issue.param.name();
+                let msg = format!(
+                    "property '{field}' must be {}; its default is used instead.",
+                    issue.accepted
+                );
+                self.warnings
+                    .on_change(&node, WARN_CONFIG, key_of(field), &msg);
+            }
+            None => self.warnings.clear_keys(WARN_CONFIG),
+        }
+        self.core.set_config(config);
+    }
+
+    /// Resolves the character, skeleton and bones, sizes the volume and creates the IK modifiers.
+    pub(super) fn setup(&mut self) -> Result<Rig, String> {
+        let character = self
+            .base()
+            .try_get_node_as::<Node3D>(&self.character_path)
+            .ok_or_else(|| {
+                format!(
+                    "character_path '{}' does not point at a Node3D",
+                    self.character_path
+                )
+            })?;
+        let skeleton = if self.skeleton_path.is_empty() {
+            character
+                .find_children_ex("*")
+                .type_("Skeleton3D")
+                .owned(false)
+                .done()
+                .iter_shared()
+                .find_map(|n| n.try_cast::<Skeleton3D>().ok())
+                .ok_or_else(|| {
+                    format!(
+                        "no Skeleton3D under the character '{}' (set skeleton_path)",
+                        character.get_name()
+                    )
+                })?
+        } else {
+            self.base()
+                .try_get_node_as::<Skeleton3D>(&self.skeleton_path)
+                .ok_or_else(|| {
+                    format!(
+                        "skeleton_path '{}' does not point at a Skeleton3D",
+                        self.skeleton_path
+                    )
+                })?
+        };
+        let arms = [
+            arm_bones(&self.left_arm_bones, "left_arm_bones")?,
+            arm_bones(&self.right_arm_bones, "right_arm_bones")?,
+        ];
+        let humanoid = crate::rig::humanoid(&skeleton);
+        let mut bones = [[0i32; 3]; 2];
+        for (side, names) in arms.iter().enumerate() {
+            let property = ["left_arm_bones", "right_arm_bones"][side];
+            let roles = RigRole::arm([RigSide::Left, RigSide::Right][side]);
+            for (k, name) in names.iter().enumerate() {
+                bones[side][k] = crate::rig::pick(&skeleton, "bone", name, roles[k], &humanoid)
+                    .map_err(|why| format!("{property}: {why}"))?;
+            }
+        }
+        if self.interactable_mask == 0 {
+            return Err(
+                "interactable_mask is 0, so no physics layer is interactable (select at least one layer)"
+                    .to_string(),
+            );
+        }
+        let (body_height, centre) = self.character_size(&character)?;
+        // Heights and rest poses in the character's frame, read once ("locked") from the rest pose.
+        let to_character =
+            character.get_global_transform().affine_inverse() * skeleton.get_global_transform();
+        // The rig's own height, carried into the character's frame (a model on a body whose
+        // collider is another size keeps its own proportions).
+        let rig_height = humanoid
+            .bone(RigRole::Head)
+            .map(|_| humanoid.height * (to_character.basis * vector3(humanoid.up)).length());
+        let shoulder_height = 0.5
+            * (0..2)
+                .map(|s| (to_character * skeleton.get_bone_global_rest(bones[s][0]).origin).y)
+                .sum::<f32>();
+        let calibration = calibrate(&Measurements {
+            set_height: self.character_height,
+            rig_height,
+            body_height,
+            centre,
+            shoulder_height,
+            world_scale: vec3(character.get_global_transform().basis.get_scale()),
+            auto_proportions: self.auto_proportions,
+        })
+        .map_err(|issue| match issue {
+            CalibrationIssue::BadHeight(height) => {
+                format!("character_height must be a finite height > 0 (got {height})")
+            }
+            CalibrationIssue::ShouldersBelowOrigin(height) => format!(
+                "the shoulder bones are not above the character's origin (height {height} m)"
+            ),
+        })?;
+        let (volume, world_scale) = (calibration.volume, calibration.world_scale);
+        let rest = [0, 1].map(|s| {
+            let p = pose(to_character * skeleton.get_bone_global_rest(bones[s][2]));
+            entwine_core::kit::Pose::new(p.position * world_scale, p.rotation)
+        });
+        // Palm and finger axes in each hand bone's own space, from the rig's rest pose.
+        self.hand_axes = Some([0, 1].map(|s| {
+            let q = crate::convert::rotation(skeleton.get_bone_global_rest(bones[s][2]).basis);
+            let local = |v: glam::Vec3| q.conjugate() * v;
+            (local(humanoid.palm[s]), local(humanoid.finger[s]))
+        }));
+        self.shoulders_local =
+            [0, 1].map(|s| to_character * skeleton.get_bone_global_rest(bones[s][0]).origin);
+        let mut config = *self.core.config();
+        config.shoulder_height = calibration.shoulder_height;
+        config.waist_height = calibration.waist_height;
+        self.core = EnvTouch::new(config, rest);
+        self.last_config = None;
+
+        let iks = [0, 1].map(|s| {
+            let mut ik = LimbIK::new_alloc();
+            let side = ["Left", "Right"][s];
+            ik.set_name(&format!("EnvTouch{side}ArmIK"));
+            for (k, property) in ["upper_bone", "lower_bone", "end_bone"].iter().enumerate() {
+                ik.set(*property, &skeleton.get_bone_name(bones[s][k]).to_variant());
+            }
+            // Elbow out, down and a little back, in the character's axes of the rig found.
+            let out = if s == 0 { -1.0 } else { 1.0 };
+            let pole = humanoid.to_skeleton(glam::Vec3::new(out, -1.0, 0.5));
+            ik.set("pole_direction", &vector3(pole).to_variant());
+            set_ik(&mut ik.bind_mut(), Transform3D::IDENTITY, 0.0, 0.0);
+            ik.set_active(false);
+            ik
+        });
+        let mut skeleton_mut = skeleton.clone();
+        for ik in &iks {
+            skeleton_mut.add_child(ik);
+        }
+
+        let volume_local = Transform3D::new(Basis::IDENTITY, vector3(volume.centre));
+        self.exclude = Array::new();
+        if let Ok(body) = character.clone().try_cast::<CollisionObject3D>() {
+            self.exclude.push(body.get_rid());
+        }
+        let mut query = PhysicsShapeQueryParameters3D::new_gd();
+        let mut box_shape = BoxShape3D::new_gd();
+        box_shape.set_size(Vector3::splat(volume.size * world_scale));
+        query.set_shape(&box_shape);
+        query.set_collision_mask(self.interactable_mask);
+        query.set_exclude(&self.exclude);
+        query.set_collide_with_bodies(true);
+        query.set_collide_with_areas(false);
+        self.query = Some(query);
+        let mut ray = PhysicsRayQueryParameters3D::new_gd();
+        ray.set_collision_mask(self.interactable_mask);
+        ray.set_exclude(&self.exclude);
+        self.ray = Some(ray);
+        self.warnings.clear_keys(WARN_COLLIDER);
+        self.colliders.clear();
+        self.velocity = Default::default();
+        Ok(Rig {
+            character_body: character.clone().try_cast::<CharacterBody3D>().ok(),
+            rigid_body: character.clone().try_cast::<RigidBody3D>().ok(),
+            character,
+            skeleton,
+            shoulders: [bones[0][0], bones[1][0]],
+            iks,
+            volume_local,
+            volume_size: volume.size,
+            proportion: calibration.proportion,
+        })
+    }
+
+    /// Returns the character's height (m) and its collider's centre in its own frame.
+    fn character_size(&self, character: &Gd<Node3D>) -> Result<(f32, Vec3), String> {
+        let shape_node = character
+            .get_children()
+            .iter_shared()
+            .find_map(|n| n.try_cast::<CollisionShape3D>().ok());
+        let from_shape = shape_node.as_ref().and_then(|node| {
+            let shape = node.get_shape()?;
+            let height = if let Ok(c) = shape.clone().try_cast::<CapsuleShape3D>() {
+                c.get_height()
+            } else if let Ok(c) = shape.clone().try_cast::<CylinderShape3D>() {
+                c.get_height()
+            } else if let Ok(b) = shape.clone().try_cast::<BoxShape3D>() {
+                b.get_size().y
+            } else {
+                return None;
+            };
+            Some((height, vec3(node.get_position())))
+        });
+        character_size(self.character_height, from_shape).ok_or_else(|| {
+            format!(
+                "character_height is 0 (auto) but the character '{}' has no capsule, cylinder or box CollisionShape3D to read it from (set character_height)",
+                character.get_name()
+            )
+        })
+    }
+
+    /// Frees what setup created.
+    pub(super) fn teardown(&mut self) {
+        if let Some(rig) = self.rig.take() {
+            for ik in rig.iks {
+                if ik.is_instance_valid() {
+                    ik.upcast::<Node>().queue_free();
+                }
+            }
+        }
+        if let Some((mesh, _)) = self.debug.take() {
+            if mesh.is_instance_valid() {
+                mesh.upcast::<Node>().queue_free();
+            }
+        }
+        self.colliders.clear();
+    }
+}
+
+/// Returns an arm's three bone names, or why the property is unusable.
+fn arm_bones(names: &PackedStringArray, property: &str) -> Result<ArmBones, String> {
+    if names.is_empty() {
+        return Ok([GString::new(), GString::new(), GString::new()]);
+    }
+    if names.len() != 3 {
+        return Err(format!(
+            "{property} must list 3 bones (upper arm, forearm, hand) or none, got {}",
+            names.len()
+        ));
+    }
+    Ok([names[0].clone(), names[1].clone(), names[2].clone()])
+}
