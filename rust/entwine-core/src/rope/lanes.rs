@@ -138,8 +138,13 @@ impl Lanes {
     /// [`super::project_chain`] on every lane with `(w_first, w_last) = (0, w_end)` and
     /// `(head_rest, rest)`; returns each lane's correction of the last point and largest multiplier.
     ///
-    /// Every loop over the lanes is straight-line code (the branches of `project_chain` depend on
-    /// the row only, and are taken outside them), so the compiler runs the lanes in vector registers.
+    /// Every loop over the lanes is straight-line code on whole rows (the branches of
+    /// `project_chain` depend on the row only, and are taken outside them), so the compiler keeps
+    /// the lanes in vector registers. The segment directions are computed one row ahead of the
+    /// elimination, and each point is corrected as soon as the back substitution has its two
+    /// multipliers, so the processor overlaps the division chain with the rest of the work. The
+    /// arithmetic of each lane is that of `project_chain`, operation for operation (the largest
+    /// multiplier is taken in the other order, which does not change a maximum).
     fn project(&mut self, n: usize, params: &[LaneParams; LANES]) -> ([Vec3; LANES], Lane) {
         let m = n - 1;
         let w_last: Lane = core::array::from_fn(|l| params[l].w_end);
@@ -148,124 +153,129 @@ impl Lanes {
         let (x, y, z) = (&mut self.x[..n], &mut self.y[..n], &mut self.z[..n]);
         let (dx, dy, dz) = (&mut self.dx[..m], &mut self.dy[..m], &mut self.dz[..m]);
         let (lambda, upper) = (&mut self.lambda[..m], &mut self.upper[..m]);
-        // Unit directions and right-hand sides (Vec3::NEG_Y until a segment has a length).
-        let mut ldx: Lane = [0.0; LANES];
-        let mut ldy: Lane = [-1.0; LANES];
-        let mut ldz: Lane = [0.0; LANES];
-        for j in 0..m {
+        // Unit direction and right-hand side of segment j (Vec3::NEG_Y until a segment has a
+        // length: `last` carries the latest one along the chain).
+        let mut last: [Lane; 3] = [[0.0; LANES], [-1.0; LANES], [0.0; LANES]];
+        let direction = |j: usize, last: &mut [Lane; 3]| -> ([Lane; 3], Lane) {
+            let (x0, x1, y0, y1, z0, z1) = (x[j], x[j + 1], y[j], y[j + 1], z[j], z[j + 1]);
+            let ex: Lane = core::array::from_fn(|l| x1[l] - x0[l]);
+            let ey: Lane = core::array::from_fn(|l| y1[l] - y0[l]);
+            let ez: Lane = core::array::from_fn(|l| z1[l] - z0[l]);
+            let len: Lane = core::array::from_fn(|l| {
+                ((ex[l] * ex[l]) + (ey[l] * ey[l]) + (ez[l] * ez[l])).sqrt()
+            });
+            let q: [Lane; 3] = [
+                core::array::from_fn(|l| ex[l] / len[l]),
+                core::array::from_fn(|l| ey[l] / len[l]),
+                core::array::from_fn(|l| ez[l] / len[l]),
+            ];
+            for (d, q) in last.iter_mut().zip(q) {
+                *d = core::array::from_fn(|l| if len[l] > 1e-7 { q[l] } else { d[l] });
+            }
             let r = if j == 0 { &head_rest } else { &rest };
-            let (x0, x1) = (&x[j], &x[j + 1]);
-            let (y0, y1) = (&y[j], &y[j + 1]);
-            let (z0, z1) = (&z[j], &z[j + 1]);
-            let mut len: Lane = [0.0; LANES];
-            for l in 0..LANES {
-                let ex = x1[l] - x0[l];
-                let ey = y1[l] - y0[l];
-                let ez = z1[l] - z0[l];
-                len[l] = ((ex * ex) + (ey * ey) + (ez * ez)).sqrt();
-                let long = len[l] > 1e-7;
-                let (qx, qy, qz) = (ex / len[l], ey / len[l], ez / len[l]);
-                ldx[l] = if long { qx } else { ldx[l] };
-                ldy[l] = if long { qy } else { ldy[l] };
-                ldz[l] = if long { qz } else { ldz[l] };
-            }
-            dx[j] = ldx;
-            dy[j] = ldy;
-            dz[j] = ldz;
-            for l in 0..LANES {
-                lambda[j][l] = r[l] - len[l];
-            }
-        }
-        let dots = |j: usize, k: usize| -> Lane {
-            let (ax, ay, az, bx, by, bz) = (&dx[j], &dy[j], &dz[j], &dx[k], &dy[k], &dz[k]);
-            core::array::from_fn(|l| (ax[l] * bx[l]) + (ay[l] * by[l]) + (az[l] * bz[l]))
+            (*last, core::array::from_fn(|l| r[l] - len[l]))
         };
-        // Forward elimination, row by row as in `project_chain` (w_0 = 0, interior 1, w_m = w_end).
+        let dot = |a: &[Lane; 3], b: &[Lane; 3]| -> Lane {
+            core::array::from_fn(|l| {
+                (a[0][l] * b[0][l]) + (a[1][l] * b[1][l]) + (a[2][l] * b[2][l])
+            })
+        };
+        // Forward elimination, row by row as in `project_chain` (w_0 = 0, interior 1, w_m = w_end),
+        // each row's next direction found just before it is needed.
+        let (mut here, mut rhs) = direction(0, &mut last);
+        let mut before = here;
         let mut prev_upper: Lane = [0.0; LANES];
+        let mut prev_lambda: Lane = [0.0; LANES];
         for j in 0..m {
+            let (next, next_rhs) = if j + 1 < m {
+                direction(j + 1, &mut last)
+            } else {
+                (here, [0.0; LANES])
+            };
+            dx[j] = here[0];
+            dy[j] = here[1];
+            dz[j] = here[2];
             let wj: f32 = if j == 0 { 0.0 } else { 1.0 };
             let wk: Lane = if j + 1 == m { w_last } else { [1.0; LANES] };
             let lower: Lane = if j > 0 {
-                let d = dots(j - 1, j);
+                let d = dot(&before, &here);
                 core::array::from_fn(|l| -wj * d[l])
             } else {
                 [0.0; LANES]
             };
             let up: Lane = if j + 1 < m {
-                let d = dots(j, j + 1);
+                let d = dot(&here, &next);
                 core::array::from_fn(|l| -wk[l] * d[l])
             } else {
                 [0.0; LANES]
             };
             let carried: Lane = if j > 0 {
-                let before = &lambda[j - 1];
-                core::array::from_fn(|l| lower[l] * before[l])
+                core::array::from_fn(|l| lower[l] * prev_lambda[l])
             } else {
                 [0.0; LANES]
             };
-            let (row_upper, row_lambda) = (&mut upper[j], &mut lambda[j]);
-            for l in 0..LANES {
-                let denom = wj + wk[l] + CHAIN_COMPLIANCE - lower[l] * prev_upper[l];
-                let inv = 1.0 / denom;
-                row_upper[l] = up[l] * inv;
-                row_lambda[l] = (row_lambda[l] - carried[l]) * inv;
-                prev_upper[l] = row_upper[l];
-            }
+            let denom: Lane =
+                core::array::from_fn(|l| wj + wk[l] + CHAIN_COMPLIANCE - lower[l] * prev_upper[l]);
+            let inv: Lane = core::array::from_fn(|l| 1.0 / denom[l]);
+            prev_upper = core::array::from_fn(|l| up[l] * inv[l]);
+            prev_lambda = core::array::from_fn(|l| (rhs[l] - carried[l]) * inv[l]);
+            upper[j] = prev_upper;
+            lambda[j] = prev_lambda;
+            before = here;
+            here = next;
+            rhs = next_rhs;
         }
-        for j in (0..m - 1).rev() {
-            let next = lambda[j + 1];
-            let (row_upper, row_lambda) = (&upper[j], &mut lambda[j]);
-            for l in 0..LANES {
-                row_lambda[l] -= row_upper[l] * next[l];
-            }
-        }
-        let mut max_lambda: Lane = [0.0; LANES];
-        for row in lambda.iter() {
-            for l in 0..LANES {
-                max_lambda[l] = max_lambda[l].max(row[l].abs());
-            }
-        }
-        // x_i += w_i·(λ_{i−1}·d_{i−1} − λ_i·d_i); point 0 is pinned, interior points weigh 1.
+        // The last point: x_m += w_m·λ_{m−1}·d_{m−1} (λ_{m−1} is final already).
         let s = 1.0 * CHAIN_RELAXATION;
-        for i in 1..m {
-            let (a, b) = (&lambda[i - 1], &lambda[i]);
-            let (ax, ay, az) = (&dx[i - 1], &dy[i - 1], &dz[i - 1]);
-            let (bx, by, bz) = (&dx[i], &dy[i], &dz[i]);
-            let (px, py, pz) = (&mut x[i], &mut y[i], &mut z[i]);
-            for l in 0..LANES {
-                let ex = (0.0 + a[l] * ax[l]) - b[l] * bx[l];
-                let ey = (0.0 + a[l] * ay[l]) - b[l] * by[l];
-                let ez = (0.0 + a[l] * az[l]) - b[l] * bz[l];
-                px[l] += ex * s;
-                py[l] += ey * s;
-                pz[l] += ez * s;
-            }
-        }
+        let a = lambda[m - 1];
+        let (ax, ay, az) = (dx[m - 1], dy[m - 1], dz[m - 1]);
         {
-            let a = &lambda[m - 1];
-            let (ax, ay, az) = (&dx[m - 1], &dy[m - 1], &dz[m - 1]);
-            let (px, py, pz) = (&mut x[m], &mut y[m], &mut z[m]);
-            for l in 0..LANES {
-                let wi = w_last[l];
-                let s = wi * CHAIN_RELAXATION;
-                let nx = px[l] + (0.0 + a[l] * ax[l]) * s;
-                let ny = py[l] + (0.0 + a[l] * ay[l]) * s;
-                let nz = pz[l] + (0.0 + a[l] * az[l]) * s;
-                let keep = wi <= 0.0;
-                px[l] = if keep { px[l] } else { nx };
-                py[l] = if keep { py[l] } else { ny };
-                pz[l] = if keep { pz[l] } else { nz };
-            }
+            let (px, py, pz) = (x[m], y[m], z[m]);
+            let s: Lane = core::array::from_fn(|l| w_last[l] * CHAIN_RELAXATION);
+            let keep: [bool; LANES] = core::array::from_fn(|l| w_last[l] <= 0.0);
+            let nx: Lane = core::array::from_fn(|l| px[l] + (0.0 + a[l] * ax[l]) * s[l]);
+            let ny: Lane = core::array::from_fn(|l| py[l] + (0.0 + a[l] * ay[l]) * s[l]);
+            let nz: Lane = core::array::from_fn(|l| pz[l] + (0.0 + a[l] * az[l]) * s[l]);
+            x[m] = core::array::from_fn(|l| if keep[l] { px[l] } else { nx[l] });
+            y[m] = core::array::from_fn(|l| if keep[l] { py[l] } else { ny[l] });
+            z[m] = core::array::from_fn(|l| if keep[l] { pz[l] } else { nz[l] });
         }
-        let c = core::array::from_fn(|l| {
-            -lambda[m - 1][l] * Vec3::new(dx[m - 1][l], dy[m - 1][l], dz[m - 1][l])
-        });
+        let c = core::array::from_fn(|l| -a[l] * Vec3::new(ax[l], ay[l], az[l]));
+        let mut max_lambda: Lane = core::array::from_fn(|l| 0.0f32.max(a[l].abs()));
+        // Back substitution; each interior point i = j + 1 moves as soon as λ_j is final:
+        // x_i += λ_{i−1}·d_{i−1} − λ_i·d_i (interior points weigh 1).
+        let (mut b, mut bx, mut by, mut bz) = (a, ax, ay, az);
+        for j in (0..m - 1).rev() {
+            let (row, u) = (lambda[j], upper[j]);
+            let a: Lane = core::array::from_fn(|l| row[l] - u[l] * b[l]);
+            lambda[j] = a;
+            max_lambda = core::array::from_fn(|l| max_lambda[l].max(a[l].abs()));
+            let (ax, ay, az) = (dx[j], dy[j], dz[j]);
+            let i = j + 1;
+            let (px, py, pz) = (x[i], y[i], z[i]);
+            x[i] = core::array::from_fn(|l| px[l] + ((0.0 + a[l] * ax[l]) - b[l] * bx[l]) * s);
+            y[i] = core::array::from_fn(|l| py[l] + ((0.0 + a[l] * ay[l]) - b[l] * by[l]) * s);
+            z[i] = core::array::from_fn(|l| pz[l] + ((0.0 + a[l] * az[l]) - b[l] * bz[l]) * s);
+            (b, bx, by, bz) = (a, ax, ay, az);
+        }
         (c, max_lambda)
     }
 
     /// The ground push-out of [`super::collide`] on every lane's points `1..free_end`.
     fn ground(&mut self, n: usize, params: &[LaneParams; LANES]) {
+        let floor: Lane = core::array::from_fn(|l| {
+            if params[l].ground {
+                params[l].floor
+            } else {
+                f32::NEG_INFINITY
+            }
+        });
         for i in 1..n {
+            let row = self.y[i];
+            let below: [bool; LANES] = core::array::from_fn(|l| row[l] < floor[l]);
+            if !below.contains(&true) {
+                continue;
+            }
             for (l, p) in params.iter().enumerate() {
                 if !(p.ground && i < p.free_end && self.y[i][l] < p.floor) {
                     continue;
