@@ -1,9 +1,10 @@
 extends EntwineBench
 ## `cargo xtask bench rope`: 1,000 ropes × 32 points × 8 iterations per physics frame.
 ##
-## Each rope hangs from a node that circles; the ropes are stepped by hand (`advance(dt)`, the same call
-## the physics step makes) so that the simulation and the tube mesh update can be timed separately:
-## Rust `RopeSimulation` (simulation, then mesh update), the same Verlet rope in GDScript
+## Each rope hangs from a node that circles; the ropes are stepped by hand so that the simulation and
+## the tube mesh update can be timed separately: Rust `RopeSimulation` (simulation in one batch with
+## `RopeSimulation.advance_all`, as the physics tick steps a world's ropes, then mesh update; and
+## once more with one `advance(dt)` call per rope, `one by one` in the line), the same Verlet rope in GDScript
 ## (`gd_rope.gd`, simulation only), in interleaved rounds compared by their medians, and Godot's built-in `SpringBoneSimulator3D` on 1,000 skeletons with
 ## 32-bone chains (one skeleton update each, the closest built-in). The ratio is GDScript simulation
 ## time / Rust simulation time.
@@ -19,6 +20,7 @@ const ITERATIONS := 8
 const ROUNDS := 5
 const RUST_FRAMES := 20
 const GD_FRAMES := 3
+const ONE_FRAMES := 4
 const SPRING_FRAMES := 30
 const WARM_UP_FRAMES := 120
 const TREE_ROPES := 200
@@ -34,7 +36,7 @@ func _initialize() -> void:
 
 func _run() -> void:
 	var dt := 1.0 / 60.0
-	var rust: Array[Node3D] = []
+	var rust: Array[RopeSimulation] = []
 	var gd: Array[Node3D] = []
 	for i in ROPES:
 		var r := RopeSimulation.new()
@@ -63,11 +65,11 @@ func _run() -> void:
 	var gd_sim: Array[float] = []
 	var rust_frame := 0
 	var frame := 0
+	var rust_one: Array[float] = []
 	for f in WARM_UP_FRAMES:
 		_move(rust, rust_frame, dt)
 		rust_frame += 1
-		for r in rust:
-			r.advance(dt)
+		RopeSimulation.advance_all(rust, dt)
 	for round in ROUNDS:
 		var sim_us := 0.0
 		var mesh_us := 0.0
@@ -75,8 +77,7 @@ func _run() -> void:
 			_move(rust, rust_frame, dt)
 			rust_frame += 1
 			var t0 := Time.get_ticks_usec()
-			for r in rust:
-				r.advance(dt)
+			RopeSimulation.advance_all(rust, dt)
 			var t1 := Time.get_ticks_usec()
 			for r in rust:
 				r.refresh_mesh()
@@ -86,6 +87,16 @@ func _run() -> void:
 			await process_frame
 		rust_sim.append(sim_us / RUST_FRAMES / 1000.0)
 		rust_mesh.append(mesh_us / RUST_FRAMES / 1000.0)
+		var one_us := 0.0
+		for f in ONE_FRAMES:
+			_move(rust, rust_frame, dt)
+			rust_frame += 1
+			var t0 := Time.get_ticks_usec()
+			for r in rust:
+				r.advance(dt)
+			one_us += Time.get_ticks_usec() - t0
+			await process_frame
+		rust_one.append(one_us / ONE_FRAMES / 1000.0)
 		var gd_us := 0.0
 		for f in GD_FRAMES:
 			_move(gd, frame, dt)
@@ -119,8 +130,9 @@ func _run() -> void:
 	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame (rounds %.2f-%.2f)" % spring_r
 	var vs_spring := "n/a" if spring_ms < 0.0 else "%.1fx" % (spring_ms / maxf(rs, 0.001))
 
-	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (%.2f substeps in use on average), mesh update %.2f ms/frame (max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
-		ROPES, POINTS, ITERATIONS, rs, substeps, rm, stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
+		ROPES, POINTS, ITERATIONS, rs, rust_sim.min(), rust_sim.max(), substeps, median(rust_one), rm,
+		rust_mesh.min(), rust_mesh.max(), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
 		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], gs / maxf(rs, 0.001)])
 	quit(0)
 

@@ -8,11 +8,16 @@
 //! keeps its capacity from tick to tick, so once it has held the most ropes a tick brings, a tick
 //! allocates nothing (`tests/rope_batch_alloc.rs` counts).
 //!
-//! Each rope steps exactly as [`Rope::step`] would step it alone, in the order the ropes were pushed.
+//! Each rope steps exactly as [`Rope::step`] would step it alone, bit for bit. The batch runs the
+//! ropes' substeps together: in each, every rope integrates, then the constraint iterations of the
+//! ropes without solid colliders run [`LANES`] at a time side by side (ropes grouped by point count
+//! and iteration count, see [`super::lanes`]), the others alone, and then every rope finishes its
+//! substep (tearing, strain limit, continuous collision, cutters, the loose piece).
 
 use glam::Vec3;
 
-use super::{EndAttachment, Rope, StepEvents, World};
+use super::lanes::{LaneParams, LaneSums, Lanes, LANES};
+use super::{EndAttachment, Rope, StepCtx, StepEvents, Substep, World};
 
 /// One rope's inputs for a step: the time step, the anchor and the end attachment.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,6 +50,20 @@ pub struct BatchEntry {
 pub struct RopeBatch {
     entries: Vec<BatchEntry>,
     stepped: bool,
+    /// Each entry's step in progress (parallel to `entries` during [`RopeBatch::step`]).
+    work: Vec<Work>,
+    /// The ropes due for lanes this substep, as sort keys (iterations, points, entry).
+    order: Vec<u64>,
+    lanes: Lanes,
+}
+
+/// One rope's step in progress.
+#[derive(Debug)]
+struct Work {
+    ctx: Option<StepCtx>,
+    sub: Option<Substep>,
+    /// It has solid colliders: its iterations run alone.
+    alone: bool,
 }
 
 impl RopeBatch {
@@ -54,6 +73,9 @@ impl RopeBatch {
         Self {
             entries: Vec::with_capacity(capacity),
             stepped: false,
+            work: Vec::with_capacity(capacity),
+            order: Vec::with_capacity(capacity),
+            lanes: Lanes::default(),
         }
     }
 
@@ -94,10 +116,63 @@ impl RopeBatch {
         if self.stepped {
             return 0;
         }
-        for e in &mut self.entries {
-            e.events = e
-                .rope
-                .step(e.input.dt, e.input.anchor, e.input.end, &e.world);
+        let Self {
+            entries,
+            work,
+            order,
+            lanes,
+            ..
+        } = self;
+        work.clear();
+        let mut substeps = 0;
+        for e in entries.iter_mut() {
+            let ctx = e.rope.begin_step(e.input.dt, e.input.anchor, e.input.end);
+            substeps = substeps.max(ctx.map_or(0, |c| c.substeps));
+            work.push(Work {
+                ctx,
+                sub: None,
+                alone: e.world.colliders().iter().any(|c| c.solid),
+            });
+        }
+        for k in 0..substeps {
+            order.clear();
+            for (i, (e, w)) in entries.iter_mut().zip(work.iter_mut()).enumerate() {
+                w.sub = None;
+                let Some(ctx) = w.ctx.as_mut() else {
+                    continue;
+                };
+                if k >= ctx.substeps {
+                    continue;
+                }
+                w.sub = e.rope.begin_substep(ctx, k);
+                let Some(sub) = w.sub else {
+                    continue;
+                };
+                if w.alone || sub.n < 3 {
+                    e.rope.iterate(ctx, &sub, &e.world);
+                } else {
+                    order.push(
+                        (u64::from(ctx.p.iterations) << 48) | ((sub.n as u64) << 32) | i as u64,
+                    );
+                }
+            }
+            order.sort_unstable();
+            for group in order.chunk_by(|a, b| a >> 32 == b >> 32) {
+                for chunk in group.chunks(LANES) {
+                    iterate_in_lanes(chunk, entries, work, lanes);
+                }
+            }
+            for (e, w) in entries.iter_mut().zip(work.iter_mut()) {
+                if let (Some(ctx), Some(sub)) = (w.ctx.as_mut(), w.sub.as_ref()) {
+                    e.rope.end_substep(ctx, sub, k, &e.world);
+                }
+            }
+        }
+        for (e, w) in entries.iter_mut().zip(work.iter_mut()) {
+            e.events = match w.ctx.take() {
+                Some(ctx) => e.rope.finish_step(ctx),
+                None => StepEvents::default(),
+            };
         }
         self.stepped = true;
         self.entries.len()
@@ -113,6 +188,62 @@ impl RopeBatch {
     pub fn drain(&mut self) -> impl Iterator<Item = BatchEntry> + '_ {
         self.stepped = false;
         self.entries.drain(..)
+    }
+}
+
+/// Runs the constraint iterations of the ropes `chunk` (sort keys of at most [`LANES`] entries with
+/// the same point and iteration counts, each begun its substep) side by side; spare lanes repeat the
+/// last rope and are dropped.
+fn iterate_in_lanes(
+    chunk: &[u64],
+    entries: &mut [BatchEntry],
+    work: &mut [Work],
+    lanes: &mut Lanes,
+) {
+    let entry = |key: u64| (key & 0xffff_ffff) as usize;
+    let Some(&first) = chunk.first() else {
+        return;
+    };
+    let Some((ctx, sub)) = work[entry(first)].ctx.zip(work[entry(first)].sub) else {
+        return;
+    };
+    let (n, iterations) = (sub.n, ctx.p.iterations);
+    lanes.reserve(n);
+    let mut params = [LaneParams::default(); LANES];
+    let mut sums = [LaneSums::default(); LANES];
+    for l in 0..LANES {
+        let i = entry(chunk[l.min(chunk.len() - 1)]);
+        let (rope, w) = (&entries[i].rope, &work[i]);
+        let (Some(ctx), Some(sub)) = (w.ctx.as_ref(), w.sub.as_ref()) else {
+            return;
+        };
+        debug_assert!(sub.n == n && ctx.p.iterations == iterations);
+        lanes.load(l, &rope.pos[..n], &rope.prev[..n]);
+        let p = &ctx.p;
+        params[l] = LaneParams {
+            w_end: sub.w_end,
+            head_rest: rope.head_rest,
+            rest: p.segment_length,
+            friction: ctx.friction,
+            ground: p.ground_enabled,
+            floor: p.ground_height + p.radius,
+            free_end: if sub.end_pin.is_some() { n - 1 } else { n },
+            pinned: sub.end_pin.is_some(),
+        };
+        sums[l] = LaneSums {
+            pinned_correction: ctx.pinned_correction,
+            max_lambda: ctx.max_lambda,
+        };
+    }
+    lanes.iterate(n, iterations, &params, &mut sums);
+    for (l, &key) in chunk.iter().enumerate() {
+        let i = entry(key);
+        let rope = &mut entries[i].rope;
+        lanes.store(l, &mut rope.pos[..n], &mut rope.prev[..n]);
+        if let Some(ctx) = work[i].ctx.as_mut() {
+            ctx.pinned_correction = sums[l].pinned_correction;
+            ctx.max_lambda = sums[l].max_lambda;
+        }
     }
 }
 
@@ -197,5 +328,100 @@ mod tests {
             .map(|(a, b)| a.distance(*b))
             .fold(0.0_f32, f32::max);
         assert!(moved > 0.05, "the box changed the rope's path ({moved} m)");
+    }
+    #[test]
+    fn ropes_side_by_side_step_exactly_as_alone() {
+        // No colliders, so the ropes' iterations run in lanes: point counts shared by several ropes
+        // and not (a lane group and a partial one), free, pinned and body ends, ropes on the
+        // ground, growing and shrinking ropes (their point count changes between substeps), fast
+        // anchors (more substeps) and a cut with its loose piece.
+        let world = World::default();
+        let count = 2 * crate::rope::lanes::LANES + 3;
+        let setup = |i: usize| -> (Rope, f32) {
+            let points = [32, 32, 12, 5, 3, 2][i % 6];
+            let height = if i.is_multiple_of(4) { 1.0 } else { 6.0 };
+            let params = RopeParams {
+                iterations: [4, 8][i % 2],
+                ..RopeParams::default()
+            };
+            let x = i as f32 * 0.7;
+            (
+                Rope::new(32, points, params, Vec3::new(x, height, 0.0), Vec3::NEG_Y),
+                height,
+            )
+        };
+        let input = |i: usize, f: usize, rope: &Rope, height: f32| -> StepInput {
+            let t = f as f32 / 60.0;
+            let speed = if i.is_multiple_of(5) { 20.0 } else { 6.0 };
+            let x = i as f32 * 0.7;
+            let anchor = Vec3::new(x + (t * speed).cos(), height, (t * speed).sin());
+            let end = match i % 3 {
+                0 => EndAttachment::Free,
+                1 => EndAttachment::Pinned(anchor + Vec3::new(1.5, -0.5, 0.0)),
+                _ => EndAttachment::Body {
+                    position: rope.points()[rope.point_count() - 1],
+                    velocity: Vec3::new(0.0, -0.5, 0.0),
+                    mass: 2.0,
+                },
+            };
+            StepInput {
+                dt: 1.0 / 60.0,
+                anchor,
+                end,
+            }
+        };
+        let mut alone: Vec<(Rope, f32)> = (0..count).map(setup).collect();
+        let mut held: Vec<Option<(Rope, f32)>> = (0..count).map(|i| Some(setup(i))).collect();
+        let mut batch = RopeBatch::with_capacity(count);
+        let mut lengths = 0;
+        for f in 0..300 {
+            let change = |i: usize, r: &mut Rope| {
+                if f % 60 == 0 && i % 2 == 1 {
+                    r.set_target_length(if f % 120 == 0 { 1.0 } else { 6.0 });
+                }
+                if f == 90 && i % 7 == 3 {
+                    let _ = r.cut_at(r.point_count() / 2);
+                }
+            };
+            let mut events_alone = Vec::new();
+            for (i, (r, h)) in alone.iter_mut().enumerate() {
+                change(i, r);
+                let s = input(i, f, r, *h);
+                events_alone.push(r.step(s.dt, s.anchor, s.end, &world));
+            }
+            for (i, slot) in held.iter_mut().enumerate() {
+                let (mut r, h) = slot.take().expect("rope back from the batch");
+                change(i, &mut r);
+                let s = input(i, f, &r, h);
+                batch.push(r, World::default(), s, i);
+                *slot = Some((
+                    Rope::new(2, 2, RopeParams::default(), Vec3::ZERO, Vec3::Y),
+                    h,
+                ));
+            }
+            batch.step();
+            for e in batch.drain() {
+                let (a, _) = &alone[e.owner];
+                assert_eq!(
+                    e.events, events_alone[e.owner],
+                    "rope {} frame {f}",
+                    e.owner
+                );
+                lengths += usize::from(e.events.length_reached);
+                let h = held[e.owner].as_ref().expect("slot").1;
+                assert_eq!(a.points(), e.rope.points(), "rope {} frame {f}", e.owner);
+                assert_eq!(a.loose_points(), e.rope.loose_points());
+                assert_eq!(a.tension().to_array(), e.rope.tension().to_array());
+                assert_eq!(a.substeps_in_use(), e.rope.substeps_in_use());
+                held[e.owner] = Some((e.rope, h));
+            }
+        }
+        assert!(lengths > 0, "ropes reached their lengths");
+        assert!(
+            alone
+                .iter()
+                .any(|(r, _)| r.substeps_in_use() > 1 || r.loose_points().len() > 1),
+            "some rope took more substeps or kept a loose piece"
+        );
     }
 }

@@ -43,6 +43,7 @@
 
 pub mod batch;
 pub mod chain;
+mod lanes;
 pub mod presets;
 pub mod record;
 pub mod tube;
@@ -764,9 +765,24 @@ impl Rope {
     /// nothing) with the anchor moving from the last sample to `anchor`, the far end held by `end`,
     /// among the colliders of `world`. Returns what happened.
     pub fn step(&mut self, dt: f32, anchor: Vec3, end: EndAttachment, world: &World) -> StepEvents {
+        let Some(mut ctx) = self.begin_step(dt, anchor, end) else {
+            return StepEvents::default();
+        };
+        for k in 0..ctx.substeps {
+            if let Some(sub) = self.begin_substep(&mut ctx, k) {
+                self.iterate(&mut ctx, &sub, world);
+                self.end_substep(&mut ctx, &sub, k, world);
+            }
+        }
+        self.finish_step(ctx)
+    }
+
+    /// The start of [`Rope::step`]: checks the inputs and returns what the substeps share, or `None`
+    /// when there is no step (`dt` not positive).
+    fn begin_step(&mut self, dt: f32, anchor: Vec3, end: EndAttachment) -> Option<StepCtx> {
         let mut events = StepEvents::default();
         if dt.is_nan() || dt <= 0.0 {
-            return events;
+            return None;
         }
         let dt = dt.min(MAX_STEP);
         let anchor = if usable(anchor) {
@@ -775,7 +791,7 @@ impl Rope {
             events.anchor_ignored = true;
             self.anchor
         };
-        let mut end = match end {
+        let end = match end {
             EndAttachment::Pinned(p) if !usable(p) => {
                 events.end_ignored = true;
                 EndAttachment::Free
@@ -793,7 +809,6 @@ impl Rope {
         let p = self.params;
         let substeps = p.substeps.max(self.stable_substeps).clamp(1, MAX_SUBSTEPS);
         let h = dt / substeps as f32;
-        let mut max_lambda: f32 = 0.0;
         let anchor_from = self.anchor;
         let end_from = match (end, self.end_pinned) {
             (EndAttachment::Pinned(_), Some(from)) => from,
@@ -817,163 +832,223 @@ impl Rope {
                 body_v0 = velocity;
             }
         }
-        let mut pinned_correction = Vec3::ZERO;
         // Friction per push-out pass, so that a resting point loses `friction` per substep in total.
         let friction = 1.0 - (1.0 - p.friction).powf(1.0 / p.iterations as f32);
+        Some(StepCtx {
+            events,
+            dt,
+            anchor,
+            end,
+            p,
+            substeps,
+            h,
+            max_lambda: 0.0,
+            anchor_from,
+            end_from,
+            body_v0,
+            pinned_correction: Vec3::ZERO,
+            friction,
+        })
+    }
 
-        for k in 0..substeps {
-            let t = (k + 1) as f32 / substeps as f32;
-            if self.update_length(p.length_speed * h) {
-                events.length_reached = true;
-            }
-            let n = self.active;
-            self.pos[0] = anchor_from.lerp(anchor, t);
-            self.prev[0] = self.pos[0];
-            if n < 2 {
+    /// The start of substep `k`: the length, the anchor, Verlet integration and the pinned end.
+    /// Returns `None` when the rope has no segment this substep (nothing else to do in it).
+    fn begin_substep(&mut self, ctx: &mut StepCtx, k: u32) -> Option<Substep> {
+        let p = ctx.p;
+        let h = ctx.h;
+        let t = (k + 1) as f32 / ctx.substeps as f32;
+        if self.update_length(p.length_speed * h) {
+            ctx.events.length_reached = true;
+        }
+        let n = self.active;
+        self.pos[0] = ctx.anchor_from.lerp(ctx.anchor, t);
+        self.prev[0] = self.pos[0];
+        if n < 2 {
+            return None;
+        }
+        let last = n - 1;
+        // Inverse masses relative to a rope point.
+        let (w_end, end_pin) = match ctx.end {
+            EndAttachment::Free => (1.0, None),
+            EndAttachment::Pinned(to) => (0.0, Some(ctx.end_from.lerp(to, t))),
+            EndAttachment::Body { mass, .. } => (p.point_mass / mass, None),
+        };
+        self.start[..n].copy_from_slice(&self.pos[..n]);
+        // Verlet integration of the free points (a body end is integrated too, undamped).
+        let g = p.gravity * (h * h);
+        let max_move = MAX_POINT_SPEED * h;
+        for i in 1..n {
+            if i == last && end_pin.is_some() {
                 continue;
             }
-            let last = n - 1;
-            // Inverse masses relative to a rope point.
-            let (w_end, end_pin) = match end {
-                EndAttachment::Free => (1.0, None),
-                EndAttachment::Pinned(to) => (0.0, Some(end_from.lerp(to, t))),
-                EndAttachment::Body { mass, .. } => (p.point_mass / mass, None),
+            let damping = if i == last && matches!(ctx.end, EndAttachment::Body { .. }) {
+                1.0
+            } else {
+                p.damping
             };
-            self.start[..n].copy_from_slice(&self.pos[..n]);
-            // Verlet integration of the free points (a body end is integrated too, undamped).
-            let g = p.gravity * (h * h);
-            let max_move = MAX_POINT_SPEED * h;
-            for i in 1..n {
-                if i == last && end_pin.is_some() {
-                    continue;
-                }
-                let damping = if i == last && matches!(end, EndAttachment::Body { .. }) {
-                    1.0
-                } else {
-                    p.damping
-                };
-                let v = ((self.pos[i] - self.prev[i]) * damping).clamp_length_max(max_move);
-                self.prev[i] = self.pos[i];
-                self.pos[i] += v + g;
+            let v = ((self.pos[i] - self.prev[i]) * damping).clamp_length_max(max_move);
+            self.prev[i] = self.pos[i];
+            self.pos[i] += v + g;
+        }
+        if let Some(pin) = end_pin {
+            self.pos[last] = pin;
+            self.prev[last] = pin;
+        }
+        Some(Substep {
+            n,
+            w_end,
+            end_pin,
+            g,
+            max_move,
+        })
+    }
+
+    /// The constraint iterations of a substep: each projects every distance constraint, then pushes
+    /// the points and segments out of the ground and the solid colliders.
+    fn iterate(&mut self, ctx: &mut StepCtx, sub: &Substep, world: &World) {
+        let p = ctx.p;
+        let n = sub.n;
+        let last = n - 1;
+        let s_rest = p.segment_length;
+        let head_rest = self.head_rest;
+        for _ in 0..p.iterations {
+            let (c, lambda) = project_chain(
+                &mut self.pos[..n],
+                (0.0, sub.w_end),
+                (head_rest, s_rest),
+                &mut self.chain,
+            );
+            if sub.end_pin.is_some() {
+                ctx.pinned_correction += c;
             }
-            if let Some(pin) = end_pin {
-                self.pos[last] = pin;
-                self.prev[last] = pin;
-            }
-            let s_rest = p.segment_length;
-            let head_rest = self.head_rest;
-            for _ in 0..p.iterations {
-                let (c, lambda) = project_chain(
-                    &mut self.pos[..n],
-                    (0.0, w_end),
-                    (head_rest, s_rest),
-                    &mut self.chain,
-                );
-                if end_pin.is_some() {
-                    pinned_correction += c;
-                }
-                max_lambda = max_lambda.max(lambda);
-                let free_end = if end_pin.is_some() { last } else { n };
-                collide(
-                    &self.start,
-                    &mut self.pos,
-                    &mut self.prev,
-                    1..free_end,
-                    world,
-                    &p,
-                    friction,
-                );
-                collide_segments(
-                    &mut self.pos[..n],
-                    &mut self.prev[..n],
-                    (0.0, w_end),
-                    world,
-                    &p,
-                    friction,
-                );
-            }
-            let free_end = if end_pin.is_some() { last } else { n };
-            if events.cut.is_none() && p.tear_ratio > 0.0 {
-                events.cut = self.check_tear();
-            }
-            let n = self.active;
-            if n < 2 {
-                continue;
-            }
-            let free_end = free_end.min(n);
-            if p.stretch_limit > 0.0 && end_pin.is_none() {
-                for i in 1..free_end {
-                    let max = self.rest_length(i - 1) * (1.0 + p.stretch_limit);
-                    let d = self.pos[i] - self.pos[i - 1];
-                    let len = d.length();
-                    if len > max {
-                        self.pos[i] = self.pos[i - 1] + d * (max / len);
-                    }
-                }
-                collide(
-                    &self.start,
-                    &mut self.pos,
-                    &mut self.prev,
-                    1..free_end,
-                    world,
-                    &p,
-                    friction,
-                );
-            }
-            sweep(
+            ctx.max_lambda = ctx.max_lambda.max(lambda);
+            let free_end = if sub.end_pin.is_some() { last } else { n };
+            collide(
                 &self.start,
                 &mut self.pos,
                 &mut self.prev,
                 1..free_end,
                 world,
                 &p,
+                ctx.friction,
             );
-            if events.cut.is_none() {
-                // This substep spans from `back + h` to `back` seconds before the step's end.
-                let back = dt - (k + 1) as f32 * h;
-                events.cut = self.check_cuts(world, back, h);
-            }
-            if events.cut.is_some() {
-                // The end attachment went with the loose piece: the rest of the step hangs free.
-                end = EndAttachment::Free;
-            }
-            let loose_n = self.loose.active;
-            if loose_n > 0 {
-                let l = &mut self.loose;
-                l.start[..loose_n].copy_from_slice(&l.pos[..loose_n]);
-                for i in 0..loose_n {
-                    let v = ((l.pos[i] - l.prev[i]) * p.damping).clamp_length_max(max_move);
-                    l.prev[i] = l.pos[i];
-                    l.pos[i] += v + g;
-                }
-                for _ in 0..p.iterations {
-                    let _ = project_chain(
-                        &mut l.pos[..loose_n],
-                        (1.0, 1.0),
-                        (p.segment_length, p.segment_length),
-                        &mut self.chain,
-                    );
-                    collide(
-                        &l.start,
-                        &mut l.pos,
-                        &mut l.prev,
-                        0..loose_n,
-                        world,
-                        &p,
-                        friction,
-                    );
-                    collide_segments(
-                        &mut l.pos[..loose_n],
-                        &mut l.prev[..loose_n],
-                        (1.0, 1.0),
-                        world,
-                        &p,
-                        friction,
-                    );
-                }
-                sweep(&l.start, &mut l.pos, &mut l.prev, 0..loose_n, world, &p);
-            }
+            collide_segments(
+                &mut self.pos[..n],
+                &mut self.prev[..n],
+                (0.0, sub.w_end),
+                world,
+                &p,
+                ctx.friction,
+            );
         }
+    }
+
+    /// The end of substep `k`: tearing, the strain limit, continuous collision, cutters and the
+    /// loose piece.
+    fn end_substep(&mut self, ctx: &mut StepCtx, sub: &Substep, k: u32, world: &World) {
+        let p = ctx.p;
+        let (h, g, max_move, friction) = (ctx.h, sub.g, sub.max_move, ctx.friction);
+        let end_pin = sub.end_pin;
+        let last = sub.n - 1;
+        let free_end = if end_pin.is_some() { last } else { sub.n };
+        if ctx.events.cut.is_none() && p.tear_ratio > 0.0 {
+            ctx.events.cut = self.check_tear();
+        }
+        let n = self.active;
+        if n < 2 {
+            return;
+        }
+        let free_end = free_end.min(n);
+        if p.stretch_limit > 0.0 && end_pin.is_none() {
+            for i in 1..free_end {
+                let max = self.rest_length(i - 1) * (1.0 + p.stretch_limit);
+                let d = self.pos[i] - self.pos[i - 1];
+                let len = d.length();
+                if len > max {
+                    self.pos[i] = self.pos[i - 1] + d * (max / len);
+                }
+            }
+            collide(
+                &self.start,
+                &mut self.pos,
+                &mut self.prev,
+                1..free_end,
+                world,
+                &p,
+                friction,
+            );
+        }
+        sweep(
+            &self.start,
+            &mut self.pos,
+            &mut self.prev,
+            1..free_end,
+            world,
+            &p,
+        );
+        if ctx.events.cut.is_none() {
+            // This substep spans from `back + h` to `back` seconds before the step's end.
+            let back = ctx.dt - (k + 1) as f32 * h;
+            ctx.events.cut = self.check_cuts(world, back, h);
+        }
+        if ctx.events.cut.is_some() {
+            // The end attachment went with the loose piece: the rest of the step hangs free.
+            ctx.end = EndAttachment::Free;
+        }
+        let loose_n = self.loose.active;
+        if loose_n > 0 {
+            let l = &mut self.loose;
+            l.start[..loose_n].copy_from_slice(&l.pos[..loose_n]);
+            for i in 0..loose_n {
+                let v = ((l.pos[i] - l.prev[i]) * p.damping).clamp_length_max(max_move);
+                l.prev[i] = l.pos[i];
+                l.pos[i] += v + g;
+            }
+            for _ in 0..p.iterations {
+                let _ = project_chain(
+                    &mut l.pos[..loose_n],
+                    (1.0, 1.0),
+                    (p.segment_length, p.segment_length),
+                    &mut self.chain,
+                );
+                collide(
+                    &l.start,
+                    &mut l.pos,
+                    &mut l.prev,
+                    0..loose_n,
+                    world,
+                    &p,
+                    friction,
+                );
+                collide_segments(
+                    &mut l.pos[..loose_n],
+                    &mut l.prev[..loose_n],
+                    (1.0, 1.0),
+                    world,
+                    &p,
+                    friction,
+                );
+            }
+            sweep(&l.start, &mut l.pos, &mut l.prev, 0..loose_n, world, &p);
+        }
+    }
+
+    /// The end of [`Rope::step`]: the loose piece's fade, the next steps' substeps, the anchor, the
+    /// tension on the end attachment and the last line of defence against non-finite points.
+    fn finish_step(&mut self, ctx: StepCtx) -> StepEvents {
+        let StepCtx {
+            mut events,
+            dt,
+            anchor,
+            end,
+            p,
+            substeps,
+            h,
+            max_lambda,
+            body_v0,
+            pinned_correction,
+            ..
+        } = ctx;
         if self.loose.active > 0 {
             self.loose.age += dt;
             if self.loose.age >= p.fade_time {
@@ -1139,6 +1214,42 @@ pub const MAX_COORDINATE: f32 = 1.0e6;
 #[inline]
 fn usable(v: Vec3) -> bool {
     v.is_finite() && v.abs().max_element() <= MAX_COORDINATE
+}
+
+/// What the substeps of one [`Rope::step`] share: its inputs, checked, and what it accumulates.
+#[derive(Clone, Copy, Debug)]
+struct StepCtx {
+    events: StepEvents,
+    dt: f32,
+    anchor: Vec3,
+    /// The end attachment (free from a cut on).
+    end: EndAttachment,
+    p: RopeParams,
+    substeps: u32,
+    /// Seconds per substep.
+    h: f32,
+    max_lambda: f32,
+    anchor_from: Vec3,
+    end_from: Vec3,
+    body_v0: Vec3,
+    pinned_correction: Vec3,
+    /// Friction per push-out pass.
+    friction: f32,
+}
+
+/// One substep of a [`Rope::step`] after its integration, for its constraint iterations.
+#[derive(Clone, Copy, Debug)]
+struct Substep {
+    /// Active points.
+    n: usize,
+    /// Inverse mass of the last point relative to a rope point (0: pinned).
+    w_end: f32,
+    /// Where a pinned end is this substep.
+    end_pin: Option<Vec3>,
+    /// Gravity times the substep squared.
+    g: Vec3,
+    /// Farthest a point moves in the substep.
+    max_move: f32,
 }
 
 /// Scratch buffers of the direct chain projection, one slot per segment, allocated with the rope.

@@ -773,6 +773,16 @@ impl RopeSimulation {
         self.physics_step(delta);
     }
 
+    /// Advances every rope of [param ropes] by one step of [param delta] seconds now, in one batch,
+    /// as the physics tick steps the ropes of a world (each rope's anchor, world and end sampled
+    /// first; ropes with the same point and iteration counts and no solid collider near are solved
+    /// side by side). For tools and benchmarks that drive many ropes themselves: turn their physics
+    /// processing off first. Freed ropes in the array are skipped.
+    #[func]
+    pub fn advance_all(ropes: Array<Gd<RopeSimulation>>, delta: f32) {
+        server::advance_now(&ropes, delta);
+    }
+
     /// Rebuilds the tube mesh (and debug points) from the rope now, as every rendered frame does.
     #[func]
     pub fn refresh_mesh(&mut self) {

@@ -19,6 +19,62 @@ use super::RopeSimulation;
 
 thread_local! {
     static SERVER: RefCell<Option<RopeServer>> = const { RefCell::new(None) };
+    /// The batch and rope list of [`advance_now`], kept from call to call.
+    static MANUAL: RefCell<(RopeBatch, Vec<Gd<RopeSimulation>>)> =
+        RefCell::new((RopeBatch::default(), Vec::new()));
+}
+
+/// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): each
+/// world's physics space is taken once for its ropes, then the ropes are gathered, stepped together,
+/// given back, and their signals emitted. Called again from one of those signals, it steps the
+/// ropes one by one.
+pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
+    let taken = MANUAL.with(|cell| {
+        let mut m = cell.try_borrow_mut().ok()?;
+        let (batch, list) = &mut *m;
+        list.clear();
+        list.extend(ropes.iter_shared().filter(|r| r.is_instance_valid()));
+        let mut world: Option<InstanceId> = None;
+        let mut space: Option<Gd<PhysicsDirectSpaceState3D>> = None;
+        for (i, rope) in list.iter_mut().enumerate() {
+            let here = rope.get_world_3d();
+            let id = here.as_ref().map(|w| w.instance_id());
+            if id != world {
+                world = id;
+                space = here.and_then(|w| w.get_direct_space_state());
+            }
+            let mut r = rope.bind_mut();
+            r.pending_dt = dt;
+            r.begin_batched(batch, space.as_mut(), i);
+        }
+        batch.step();
+        for e in batch.drain() {
+            if let Some(rope) = list.get_mut(e.owner) {
+                rope.bind_mut().end_batched(e);
+            }
+        }
+        Some(core::mem::take(list))
+    });
+    let Some(mut list) = taken else {
+        for mut rope in ropes.iter_shared().filter(|r| r.is_instance_valid()) {
+            rope.bind_mut().advance(dt);
+        }
+        return;
+    };
+    // Signals last, with the batch free (a handler may call this again, or free a rope).
+    let mut emitted = false;
+    for rope in list.iter_mut() {
+        if emitted && !rope.is_instance_valid() {
+            continue;
+        }
+        emitted |= rope.bind_mut().emit_step_signals();
+    }
+    list.clear();
+    MANUAL.with(|cell| {
+        if let Ok(mut m) = cell.try_borrow_mut() {
+            m.1 = list;
+        }
+    });
 }
 
 /// One world's ropes: who is due this tick, and the batch they are stepped in.
