@@ -22,6 +22,7 @@ pub mod lifecycle;
 pub mod replay;
 pub mod room;
 pub mod stream;
+pub mod watch;
 
 pub use anim::{AnimSnapshot, MachineState, PlayerState};
 pub use contact::{
@@ -38,3 +39,4 @@ pub use room::{
 pub use stream::{
     Due, Frame, HandOffsets, HandSample, Malformed, PairSample, PairSender, StreamRates,
 };
+pub use watch::{root_driven, InitiatorWatch};

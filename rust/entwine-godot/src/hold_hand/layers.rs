@@ -19,9 +19,6 @@ pub(super) fn is_settable_parameter(prop: &VarDictionary) -> bool {
 /// initiator's while travelling there, before it is started there outright.
 pub(super) const LOCAL_ANIM_GRACE: f32 = 0.25;
 
-/// The reference human's arm (upper arm plus forearm, metres) that `reach_margin` is given for.
-pub(super) const REFERENCE_ARM: f32 = 0.54;
-
 pub(super) fn phase_code(p: Phase) -> i32 {
     match p {
         Phase::None => HoldHandComponent::PHASE_NONE,

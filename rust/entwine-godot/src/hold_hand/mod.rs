@@ -11,12 +11,13 @@ mod state;
 
 use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
-    palm_to_palm, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
-    HandInput, HandOffsets, HandSample, HandShape, Interaction, Lifecycle, PairReplay, PairSample,
-    PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, RoomCall, StreamRates,
+    palm_to_palm, root_driven, ContactOutput, ContactSolver, ContactTuning, FollowDriver,
+    FollowTuning, HandInput, HandOffsets, HandSample, HandShape, InitiatorWatch, Interaction,
+    Lifecycle, PairReplay, PairSample, PairSender, Phase, PlayerId, Refused, ReplayTuning, Role,
+    RoomCall, StreamRates,
 };
 use entwine_core::kit::Pose;
-use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side};
+use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side, REFERENCE_ARM};
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
@@ -37,7 +38,6 @@ use crate::rig;
 use crate::scene::first_descendant;
 use layers::{
     chain_for_hand, detect_arm_layers, is_settable_parameter, phase_code, LOCAL_ANIM_GRACE,
-    REFERENCE_ARM,
 };
 pub use room::HoldHandRoom;
 use state::{
@@ -135,8 +135,9 @@ pub struct HoldHandComponent {
     #[export]
     #[init(val = true)]
     auto_proportions: bool,
-    /// Where the recipient stands, in the initiator's frame (−Z forward, +X right): the seed's 0.82 m
-    /// to the left and 0.17 m behind (for a 1.75 m initiator, see [member auto_proportions]).
+    /// Where the recipient stands, in the initiator's frame (−Z forward, +X right): by default 0.82 m
+    /// to the left and 0.17 m behind, a hand-holding stance for a 1.75 m initiator (see
+    /// [member auto_proportions]).
     #[export]
     #[init(val = Vector3::new(-0.82, 0.0, 0.17))]
     follow_offset: Vector3,

@@ -154,7 +154,7 @@ impl HoldHandComponent {
         let Some(mut partner) = partner else {
             return;
         };
-        if partner.bind().net.released {
+        if partner.bind().net.watch.released() {
             // Given up after the initiator's silence: the hands fade out, the animations run on
             // their own again.
             for follower in &mut self.net.anim_follow {
@@ -220,27 +220,19 @@ impl HoldHandComponent {
     /// The recipient, when its initiator is on another peer: gives the pair up after a silence.
     pub(super) fn watch_initiator(&mut self, initiator: PlayerId, dt: f32) {
         let local = self.live_room().and_then(|r| r.bind().local_peer());
-        if local.is_none() || local == Some(initiator) || self.net.released {
+        if local.is_none() || local == Some(initiator) {
             return;
         }
-        self.net.silence += dt.max(0.0);
         // Before the first frame, the initiator may not know of the pair yet (its copy of the
-        // room's word can be resent for seconds): a longer wait.
-        let timeout = self.initiator_timeout();
-        let timeout = if self.net.heard {
-            timeout
-        } else {
-            self.initiator_start_timeout().max(timeout)
-        };
-        if self.net.silence < timeout {
+        // room's word can be resent for seconds): the longer start timeout.
+        let (timeout, start) = (self.initiator_timeout(), self.initiator_start_timeout());
+        let Some(silence) = self.net.watch.tick(dt, timeout, start) else {
             return;
-        }
-        self.net.released = true;
+        };
         self.unfreeze();
         godot_warn!(
-            "{}: no stream from initiator {initiator} for {:.1} s; the recipient is released",
+            "{}: no stream from initiator {initiator} for {silence:.1} s; the recipient is released",
             self.label(),
-            self.net.silence
         );
         self.signals().initiator_lost().emit(initiator);
         if self.is_owned() {
@@ -251,26 +243,21 @@ impl HoldHandComponent {
 
     /// The initiator's stream arrived (or the initiator drove this recipient locally).
     pub(super) fn heard_initiator(&mut self) {
-        self.net.silence = 0.0;
-        self.net.heard = true;
-        if self.net.released
-            && self.lifecycle.phase() != Phase::None
-            && self.lifecycle.interaction().map(|i| i.role) == Some(Role::Recipient)
-        {
-            self.net.released = false;
+        let recipient = self.lifecycle.phase() != Phase::None
+            && self.lifecycle.interaction().map(|i| i.role) == Some(Role::Recipient);
+        if self.net.watch.heard(recipient) {
             self.freeze();
         }
     }
 
     /// Keeps [method is_root_driven], its signal and the character's metadata up to date.
     pub(super) fn update_root_driven(&mut self, owned: bool) {
-        let driven = self.lifecycle.phase() != Phase::None
-            && !self.net.released
-            && match self.lifecycle.interaction().map(|i| i.role) {
-                Some(Role::Recipient) => true,
-                Some(Role::Initiator) => !owned,
-                None => false,
-            };
+        let driven = root_driven(
+            self.lifecycle.phase(),
+            self.lifecycle.interaction().map(|i| i.role),
+            self.net.watch.released(),
+            owned,
+        );
         if driven == self.net.root_driven {
             return;
         }

@@ -65,9 +65,7 @@ impl HoldHandComponent {
         for follower in &mut self.net.anim_follow {
             follower.reset();
         }
-        self.net.silence = 0.0;
-        self.net.heard = false;
-        self.net.released = false;
+        self.net.watch.reset();
         if self.runtime.connected {
             self.runtime.connected = false;
             self.signals().hands_connected_changed().emit(false);

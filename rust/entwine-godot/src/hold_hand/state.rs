@@ -38,11 +38,8 @@ pub(super) struct NetRuntime {
     pub(super) rejected: i64,
     /// Frames from this player that arrived while it leads no pair here (early or late).
     pub(super) unexpected: i64,
-    /// Recipient side: seconds since the initiator was last heard (or since the pair began), whether
-    /// it was heard at all in this pair, and whether it was given up.
-    pub(super) silence: f32,
-    pub(super) heard: bool,
-    pub(super) released: bool,
+    /// Recipient side: the initiator's silence, and whether it was given up.
+    pub(super) watch: InitiatorWatch,
     /// Whether the pair writes this character's root here (the game's own sync must not).
     pub(super) root_driven: bool,
 }
