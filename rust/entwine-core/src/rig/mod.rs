@@ -38,8 +38,10 @@ use glam::{Quat, Vec3};
 
 use crate::kit::pose::rotate;
 
-/// The reference human the seed's absolute values are tuned for: 1.75 m tall.
+/// The reference human the default absolute values are tuned for: 1.75 m tall.
 pub const REFERENCE_HEIGHT: f32 = 1.75;
+/// The reference human's arm, upper arm plus forearm (m): a pair's `reach_margin` is given for it.
+pub const REFERENCE_ARM: f32 = 0.54;
 
 /// The head bone's origin sits at this fraction of the height above the toes' joints (a human's
 /// head joint is at about nine tenths of the height; the test character's at 1.575 of 1.75 m).

@@ -6,6 +6,7 @@
 
 mod formation;
 mod gizmos;
+mod targets;
 
 use godot::classes::editor_file_dialog::FileMode;
 use godot::classes::editor_plugin::{AfterGuiInput, CustomControlContainer};

@@ -235,9 +235,9 @@ pub struct FormationController {
     /// Body agents: measure each agent's actuation latency — how long after a velocity command
     /// its body moves with it, found by matching the commands of the last second against its
     /// observed motion (robust to jitter and lost updates) — and use it for that agent: in the
-    /// prediction, the lead of its path, and its gain k1, lowered for slow agents as the seed
-    /// says ([member k1] kept up to 120 ms, two thirds of it at 210 ms — the seed's 1.8 → 1.2 —
-    /// and at least half of it beyond; [method get_agent_k1]). Measured once the body has moved
+    /// prediction, the lead of its path, and its gain k1, lowered for slow agents so the loop
+    /// stays stable ([member k1] kept up to 120 ms, two thirds of it at 210 ms — 1.8 → 1.2 for
+    /// the default — and at least half of it beyond; [method get_agent_k1]). Measured once the body has moved
     /// for a fraction of a second with changing commands, at a physics rate of at least the
     /// controller's 60 Hz. Read it with [method get_agent_latency]. Off: every agent uses
     /// [member actuation_latency] (internal agents always do), k1 lowered for it the same way.

@@ -1,0 +1,463 @@
+//! What a gizmo is drawn for: which Entwine node a 3D node is, the geometry its gizmo reads from
+//! it (the touch box, the reach spheres, a rope's end, a character's proportion), and its handles.
+
+use entwine_core::editor as geo;
+use glam::{Affine3A, Vec3};
+use godot::classes::{
+    BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D, Skeleton3D,
+};
+use godot::prelude::*;
+
+use crate::convert::vec3;
+use crate::formation::FormationController;
+use crate::limb_ik::LimbIK;
+use crate::rope::RopeSimulation;
+use entwine_core::rig::{Role as RigRole, Side, REFERENCE_ARM, REFERENCE_HEIGHT};
+
+use super::formation::{handle_at, FormationEditor};
+use super::gizmos::LIFT;
+
+/// Which node a gizmo belongs to.
+pub(super) enum Kind {
+    Limb(Gd<LimbIK>),
+    Rope(Gd<RopeSimulation>),
+    Touch(Gd<Node3D>),
+    Hold {
+        body: Gd<Node3D>,
+        component: Gd<Node>,
+    },
+    Squad(Gd<FormationController>),
+}
+
+/// What one handle edits: an object's property.
+pub(super) struct Edit {
+    pub(super) object: Gd<Object>,
+    pub(super) property: &'static str,
+    pub(super) name: &'static str,
+}
+
+impl Edit {
+    /// A handle at `at` (world) editing `object`'s `property`.
+    pub(super) fn at(
+        at: Vec3,
+        object: &Gd<impl Inherits<Object>>,
+        property: &'static str,
+        name: &'static str,
+    ) -> (Vec3, Edit) {
+        let object = object.clone().upcast();
+        (
+            at,
+            Edit {
+                object,
+                property,
+                name,
+            },
+        )
+    }
+}
+
+pub(super) fn kind_of(node: &Gd<Node3D>) -> Option<Kind> {
+    if let Ok(limb) = node.clone().try_cast::<LimbIK>() {
+        return Some(Kind::Limb(limb));
+    }
+    if let Ok(rope) = node.clone().try_cast::<RopeSimulation>() {
+        return Some(Kind::Rope(rope));
+    }
+    if node.is_class("EnvironmentInteractionStateMachine") {
+        return Some(Kind::Touch(node.clone()));
+    }
+    if let Ok(squad) = node.clone().try_cast::<FormationController>() {
+        return Some(Kind::Squad(squad));
+    }
+    let component = node
+        .get_children()
+        .iter_shared()
+        .find(|c| c.is_class("HoldHandComponent"))?;
+    Some(Kind::Hold {
+        body: node.clone(),
+        component,
+    })
+}
+
+pub(super) fn affine(t: Transform3D) -> Affine3A {
+    let c = |v: Vector3| vec3(v).into();
+    Affine3A::from_cols(
+        c(t.basis.col_a()),
+        c(t.basis.col_b()),
+        c(t.basis.col_c()),
+        c(t.origin),
+    )
+}
+
+/// The character a hold-hands component or an env-touch node belongs to: its parent.
+pub(super) fn character_of(node: &Gd<Node3D>) -> Option<Gd<Node3D>> {
+    node.get_parent()?.try_cast::<Node3D>().ok()
+}
+
+/// The first skeleton under `node`.
+pub(super) fn skeleton_under(node: &Gd<Node>) -> Option<Gd<Skeleton3D>> {
+    for child in node.get_children().iter_shared() {
+        if let Ok(s) = child.clone().try_cast::<Skeleton3D>() {
+            return Some(s);
+        }
+        if let Some(s) = skeleton_under(&child) {
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// `k` of `auto_proportions` for a character: its humanoid's height in the world over 1.75 m.
+pub(super) fn proportion(body: &Gd<Node3D>, auto: bool) -> f32 {
+    if !auto {
+        return 1.0;
+    }
+    let Some(skeleton) = skeleton_under(&body.clone().upcast()) else {
+        return 1.0;
+    };
+    let rig = crate::rig::humanoid(&skeleton);
+    let scale = skeleton.get_global_transform().basis.col_b().length();
+    let k = rig.scale() * scale;
+    if k.is_finite() && k > 0.0 {
+        k
+    } else {
+        1.0
+    }
+}
+
+/// The global transform of a rope's `end_node`, when it has one.
+pub(super) fn end_frame(rope: &Gd<RopeSimulation>) -> Option<Transform3D> {
+    let path = rope.get("end_node").try_to::<NodePath>().ok()?;
+    if path.is_empty() {
+        return None;
+    }
+    rope.try_get_node_as::<Node3D>(&path)
+        .map(|n| n.get_global_transform())
+}
+
+/// An env-touch node's detection box in the world.
+pub(super) struct TouchBox {
+    /// At the box's centre, in the character's axes.
+    pub(super) frame: Affine3A,
+    /// The box's side (the character's height), metres.
+    pub(super) size: f32,
+    /// `auto_proportions`' factor for the node's lengths.
+    pub(super) k: f32,
+    /// The character's collider centre in the world, which the box grows from.
+    pub(super) fixed: Vec3,
+    /// The character's frame in the world.
+    pub(super) body: Affine3A,
+}
+
+/// The side faces with handles: the middle of each per metre of the box's side, relative to the
+/// collider centre, and its outward normal, in the character's axes (the box is centred a quarter
+/// side up and half a side forward of the collider centre), with the handle's name.
+pub(super) const TOUCH_FACES: [(Vec3, Vec3, &str); 2] = [
+    (
+        Vec3::new(-0.5, 0.25, -0.5),
+        Vec3::NEG_X,
+        "Detection box left face (character height)",
+    ),
+    (
+        Vec3::new(0.0, 0.25, -1.0),
+        Vec3::NEG_Z,
+        "Detection box front face (character height)",
+    ),
+];
+
+/// The detection box of an env-touch node in the world.
+pub(super) fn touch_box(node: &Gd<Node3D>) -> Option<TouchBox> {
+    let character = character_of(node)?;
+    let shape = character
+        .get_children()
+        .iter_shared()
+        .find_map(|c| c.try_cast::<CollisionShape3D>().ok());
+    let mut height = node.get("character_height").try_to::<f32>().unwrap_or(0.0);
+    let mut centre = Vector3::new(0.0, height * 0.5, 0.0);
+    if let Some(shape) = &shape {
+        centre = shape.get_position();
+        if height <= 0.0 {
+            let s = shape.get_shape();
+            height = if let Some(c) = s.clone().and_then(|s| s.try_cast::<CapsuleShape3D>().ok()) {
+                c.get_height()
+            } else if let Some(c) = s.clone().and_then(|s| s.try_cast::<CylinderShape3D>().ok()) {
+                c.get_height()
+            } else if let Some(b) = s.and_then(|s| s.try_cast::<BoxShape3D>().ok()) {
+                b.get_size().y
+            } else {
+                0.0
+            };
+        }
+    }
+    let b = entwine_core::env_touch::detection_box(height, vec3(centre))?;
+    let body = affine(character.get_global_transform());
+    let frame = body * Affine3A::from_translation(b.centre);
+    let auto = node
+        .get("auto_proportions")
+        .try_to::<bool>()
+        .unwrap_or(true);
+    let k = if auto { height / REFERENCE_HEIGHT } else { 1.0 };
+    Some(TouchBox {
+        frame,
+        size: b.size,
+        k,
+        fixed: body.transform_point3(vec3(centre)),
+        body,
+    })
+}
+
+/// One arm's reach sphere: centred on its shoulder joint (the upper arm bone), the arm's length in
+/// the world, and the direction out of the body on its side.
+pub(super) struct Reach {
+    pub(super) centre: Vec3,
+    pub(super) arm: f32,
+    pub(super) outward: Vec3,
+}
+
+/// A hold-hands character's two reach spheres, as the component finds them when it runs: the left
+/// arm's (the initiator's hand, or [member initiator_hand_bone]'s chain) and the right arm's (the
+/// recipient's). Empty without a humanoid skeleton.
+pub(super) fn reach_spheres(body: &Gd<Node3D>, component: &Gd<Node>) -> Vec<Reach> {
+    let Some(skeleton) = skeleton_under(&body.clone().upcast()) else {
+        return Vec::new();
+    };
+    let rig = crate::rig::humanoid(&skeleton);
+    let to_world = affine(skeleton.get_global_transform());
+    let mut out = Vec::new();
+    for (side, property) in [
+        (Side::Left, "initiator_hand_bone"),
+        (Side::Right, "recipient_hand_bone"),
+    ] {
+        let named = component
+            .get(property)
+            .try_to::<GString>()
+            .unwrap_or_default();
+        let chain = if named.is_empty() {
+            let [u, l, h] = RigRole::arm(side).map(|r| rig.bone(r).map(|b| b as i32));
+            u.zip(l).zip(h).map(|((u, l), h)| [u, l, h])
+        } else {
+            let h = skeleton.find_bone(&named);
+            let l = if h >= 0 {
+                skeleton.get_bone_parent(h)
+            } else {
+                -1
+            };
+            let u = if l >= 0 {
+                skeleton.get_bone_parent(l)
+            } else {
+                -1
+            };
+            (u >= 0).then_some([u, l, h])
+        };
+        let Some(chain) = chain.filter(|c| c.iter().all(|&b| b < skeleton.get_bone_count())) else {
+            continue;
+        };
+        let [u, l, h] = chain.map(|b| vec3(skeleton.get_bone_global_rest(b).origin));
+        // In the world the chain is scaled by the nodes above the skeleton (the mean of the axes).
+        let scale = skeleton.get_global_transform().basis.get_scale().abs();
+        let arm = (u.distance(l) + l.distance(h)) * (scale.x + scale.y + scale.z) / 3.0;
+        let centre =
+            to_world.transform_point3(vec3(skeleton.get_bone_global_pose(chain[0]).origin));
+        let right = to_world.transform_vector3(rig.right).normalize_or(Vec3::X);
+        let outward = if side == Side::Left { -right } else { right };
+        if arm > 0.0 && arm.is_finite() && centre.is_finite() {
+            out.push(Reach {
+                centre,
+                arm,
+                outward,
+            });
+        }
+    }
+    out
+}
+
+/// A hold-hands component's reach margin (its default when unset).
+pub(super) fn reach_margin(component: &Gd<Node>) -> f32 {
+    component
+        .get("reach_margin")
+        .try_to::<f32>()
+        .unwrap_or(0.02)
+}
+
+/// Every handle of a node, in the world, with what it edits (`points`: scratch for a rope's
+/// points, left holding them).
+pub(super) fn handles(
+    points: &mut Vec<Vector3>,
+    formations: &Option<Gd<FormationEditor>>,
+    kind: &Kind,
+) -> Vec<(Vec3, Edit)> {
+    let mut out = Vec::new();
+    match kind {
+        Kind::Limb(limb) => {
+            let mut limb = limb.clone();
+            let geometry = limb.bind_mut().editor_geometry();
+            let (target_path, pole_path) = limb.bind().editor_paths();
+            let target = if target_path.is_empty() {
+                Some((
+                    limb.get("target_transform").to::<Transform3D>().origin,
+                    limb.clone().upcast::<Object>(),
+                    "target_transform",
+                ))
+            } else {
+                limb.try_get_node_as::<Node3D>(&target_path).map(|n| {
+                    (
+                        n.get_global_position(),
+                        n.upcast::<Object>(),
+                        "global_position",
+                    )
+                })
+            };
+            if let Some((p, object, property)) = target {
+                out.push((
+                    vec3(p),
+                    Edit {
+                        object,
+                        property,
+                        name: "Target",
+                    },
+                ));
+            }
+            if pole_path.is_empty() {
+                if let Some((frame, root, reach)) = geometry {
+                    let dir = vec3(limb.get("pole_direction").to::<Vector3>());
+                    let dir = if dir == Vec3::ZERO { Vec3::Z } else { dir };
+                    if let Some(h) = geo::pole_handle(affine(frame), vec3(root), dir, reach * 0.5) {
+                        out.push((
+                            h,
+                            Edit {
+                                object: limb.clone().upcast(),
+                                property: "pole_direction",
+                                name: "Pole direction",
+                            },
+                        ));
+                    }
+                }
+            } else if let Some(n) = limb.try_get_node_as::<Node3D>(&pole_path) {
+                out.push((
+                    vec3(n.get_global_position()),
+                    Edit {
+                        object: n.upcast(),
+                        property: "global_position",
+                        name: "Pole",
+                    },
+                ));
+            }
+        }
+        Kind::Rope(rope) => {
+            let mut rope = rope.clone();
+            let frame = rope.bind_mut().anchor_frame();
+            let offset = rope.get("anchor_offset").to::<Vector3>();
+            let anchor = vec3(frame * offset);
+            rope.bind().editor_points(points);
+            let dir = points
+                .last()
+                .map(|p| vec3(*p) - anchor)
+                .filter(|d| d.length() > 1e-4)
+                .unwrap_or(Vec3::NEG_Y);
+            let length = (rope.get("point_count").to::<i32>() - 1).max(1) as f32
+                * rope.get("segment_length").to::<f32>();
+            out.push((
+                anchor,
+                Edit {
+                    object: rope.clone().upcast(),
+                    property: "anchor_offset",
+                    name: "Anchor",
+                },
+            ));
+            out.push((
+                geo::length_handle(anchor, dir, length),
+                Edit {
+                    object: rope.clone().upcast(),
+                    property: "point_count",
+                    name: "Length",
+                },
+            ));
+            // A pinned rope's second anchor: the end node's frame plus `end_offset`.
+            if let Some(end) = end_frame(&rope) {
+                let offset = rope.get("end_offset").to::<Vector3>();
+                out.push((
+                    vec3(end * offset),
+                    Edit {
+                        object: rope.upcast(),
+                        property: "end_offset",
+                        name: "End anchor",
+                    },
+                ));
+            }
+        }
+        Kind::Touch(node) => {
+            if let Some(b) = touch_box(node) {
+                let [right, top, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
+                let inward = b.frame.transform_vector3(Vec3::NEG_X);
+                let offset = node.get("surface_offset").try_to::<f32>().unwrap_or(0.0);
+                out.push((
+                    top,
+                    Edit {
+                        object: node.clone().upcast(),
+                        property: "character_height",
+                        name: "Detection box (character height)",
+                    },
+                ));
+                out.push((
+                    geo::distance_handle(right, inward, offset * b.k),
+                    Edit {
+                        object: node.clone().upcast(),
+                        property: "surface_offset",
+                        name: "Surface offset",
+                    },
+                ));
+                for (per_side, _, name) in TOUCH_FACES {
+                    let per_side = b.body.transform_vector3(per_side);
+                    let at = geo::face_handle(b.fixed, per_side, b.size);
+                    out.push(Edit::at(at, node, "character_height", name));
+                }
+            }
+        }
+        Kind::Hold { body, component } => {
+            let auto = component
+                .get("auto_proportions")
+                .try_to::<bool>()
+                .unwrap_or(true);
+            let k = proportion(body, auto);
+            let frame = affine(body.get_global_transform().orthonormalized());
+            for (property, name) in [
+                ("follow_offset", "Follow offset"),
+                ("preparation_offset", "Preparation offset"),
+            ] {
+                let offset = vec3(
+                    component
+                        .get(property)
+                        .try_to::<Vector3>()
+                        .unwrap_or_default(),
+                );
+                out.push((
+                    geo::offset_handle(frame, offset, k),
+                    Edit {
+                        object: component.clone().upcast(),
+                        property,
+                        name,
+                    },
+                ));
+            }
+            let margin = reach_margin(component);
+            for (reach, name) in reach_spheres(body, component)
+                .into_iter()
+                .zip(["Reach (left arm)", "Reach (right arm)"])
+            {
+                let r = geo::reach_radius(reach.arm, margin, REFERENCE_ARM);
+                let at = geo::radius_handle(reach.centre, r, reach.outward);
+                out.push(Edit::at(at, component, "reach_margin", name));
+            }
+        }
+        Kind::Squad(squad) => {
+            let draft = formations
+                .as_ref()
+                .and_then(|f| f.bind().draft_of(squad).map(|d| d.points.clone()));
+            for p in draft.unwrap_or_default() {
+                let at = handle_at(squad, p, LIFT);
+                out.push(Edit::at(at, squad, "points", "Formation point"));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,556 @@
+//! RopeSimulation's script API: its signals, the setters behind its properties, and the methods
+//! GDScript calls (cutting, stepping by hand, reading points, presets, recording and replay).
+
+use super::*;
+
+#[godot_api]
+impl RopeSimulation {
+    /// Emitted once when the rope is split: by a cutter, by [method cut_at], or by tearing. `index` is the
+    /// segment that was cut (points `0..index` stay attached), `position` where (world).
+    #[signal]
+    pub(super) fn rope_cut(index: i32, position: Vector3);
+    /// Emitted (after [signal rope_cut]) when the split was a tear from overstretching.
+    #[signal]
+    pub(super) fn rope_torn(index: i32, position: Vector3);
+    /// Emitted when the piece cut off has faded away.
+    #[signal]
+    pub(super) fn cut_piece_faded();
+    /// Emitted when [member length] reaches the length it was growing or shrinking toward.
+    #[signal]
+    pub(super) fn length_reached(length: f32);
+    /// Emitted when a replay started by [method start_replay] has played every recorded step.
+    #[signal]
+    pub(super) fn replay_finished();
+
+    /// [member editor_preview] value: simulate in the editor only while selected.
+    #[constant]
+    const EDITOR_PREVIEW_WHILE_SELECTED: i64 = 0;
+    /// [member editor_preview] value: always simulate in the editor.
+    #[constant]
+    const EDITOR_PREVIEW_ALWAYS: i64 = 1;
+    /// [member editor_preview] value: never simulate in the editor.
+    #[constant]
+    const EDITOR_PREVIEW_NEVER: i64 = 2;
+
+    /// Returns whether the rope is being simulated in the editor right now (false in the game):
+    /// what [member editor_preview] and the editor's selection decide.
+    #[func]
+    pub fn is_editor_previewing(&self) -> bool {
+        self.in_editor
+            && match self.editor_preview {
+                EditorPreview::Always => true,
+                EditorPreview::WhileSelected => self.editor_selected,
+                EditorPreview::Never => false,
+            }
+    }
+
+    // --- properties -------------------------------------------------------------------------
+
+    /// Sets [member anchor_node] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_anchor_node(&mut self, path: NodePath) {
+        self.anchor_node = path;
+        self.anchor_cache = None;
+        self.bone_cache = -2;
+        self.exclude_dirty = true;
+        self.clear_warning(warn::ANCHOR_NODE);
+    }
+
+    /// Sets [member anchor_bone] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_anchor_bone(&mut self, bone: GString) {
+        self.anchor_bone = bone;
+        self.bone_cache = -2;
+        self.clear_warning(warn::ANCHOR_BONE);
+    }
+
+    /// Sets [member exclude_anchor_body] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_exclude_anchor_body(&mut self, on: bool) {
+        self.exclude_anchor_body = on;
+        self.exclude_dirty = true;
+    }
+
+    /// Sets [member end_node] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_end_node(&mut self, path: NodePath) {
+        self.end_node = path;
+        self.end_detached = false;
+        self.exclude_dirty = true;
+        self.clear_warning(warn::END_NODE);
+    }
+
+    /// Sets [member point_count] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_point_count(&mut self, count: i32) {
+        let max = self.capacity.clamp(2, MAX_CAPACITY as i32);
+        let fixed = count.clamp(2, max);
+        if fixed != count {
+            self.warn_once(
+                warn::POINT_COUNT,
+                &format!("point_count {count} is out of range; accepted 2..={max} (the point slots), using {fixed}"),
+            );
+        } else {
+            self.clear_warning(warn::POINT_COUNT);
+        }
+        self.point_count = fixed;
+        if self.rope.is_some() {
+            let length = (fixed - 1) as f32 * self.segment_length;
+            self.set_length(length);
+        }
+    }
+
+    /// Sets [member capacity] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_capacity(&mut self, capacity: i32) {
+        let fixed = capacity.clamp(2, MAX_CAPACITY as i32);
+        if fixed != capacity {
+            self.warn_once(
+                warn::CAPACITY,
+                &format!("capacity {capacity} is out of range; accepted 2..={MAX_CAPACITY}, using {fixed}"),
+            );
+        } else {
+            self.clear_warning(warn::CAPACITY);
+        }
+        if fixed == self.capacity {
+            return;
+        }
+        self.capacity = fixed;
+        self.point_count = self.point_count.min(fixed);
+        if self.rope.is_some() {
+            self.build();
+        }
+    }
+
+    /// Sets [member segment_length] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_segment_length(&mut self, v: f32) {
+        self.segment_length = v;
+        self.sync_params();
+    }
+
+    /// Returns [member length] (see the property).
+    #[func]
+    pub(super) fn get_length(&self) -> f32 {
+        match &self.rope {
+            Some(r) => r.length(),
+            None => self
+                .pending_length
+                .unwrap_or((self.point_count - 1) as f32 * self.segment_length),
+        }
+    }
+
+    /// Sets [member length] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_length(&mut self, length: f32) {
+        if !length.is_finite() || length < 0.0 {
+            self.warn_once(
+                warn::LENGTH,
+                &format!("length {length} is invalid; accepted 0 or more metres (up to what capacity holds); ignored"),
+            );
+            return;
+        }
+        self.clear_warning(warn::LENGTH);
+        match self.rope.as_mut() {
+            Some(r) => {
+                r.set_target_length(length);
+            }
+            None => self.pending_length = Some(length),
+        }
+    }
+
+    /// Sets [member length_speed] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_length_speed(&mut self, v: f32) {
+        self.length_speed = v;
+        self.sync_params();
+    }
+
+    /// Sets [member damping] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_damping(&mut self, v: f32) {
+        self.damping = v;
+        self.sync_params();
+    }
+
+    /// Sets [member iterations] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_iterations(&mut self, v: i32) {
+        self.iterations = v;
+        self.sync_params();
+    }
+
+    /// Sets [member substeps] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_substeps(&mut self, v: i32) {
+        self.substeps = v;
+        self.sync_params();
+    }
+
+    /// Sets [member gravity_scale] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_gravity_scale(&mut self, v: f32) {
+        self.gravity_scale = v;
+        self.sync_params();
+    }
+
+    /// Sets [member stretch_limit] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_stretch_limit(&mut self, v: f32) {
+        self.stretch_limit = v;
+        self.sync_params();
+    }
+
+    /// Sets [member point_mass] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_point_mass(&mut self, v: f32) {
+        self.point_mass = v;
+        self.sync_params();
+    }
+
+    /// Sets [member ground_enabled] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_ground_enabled(&mut self, v: bool) {
+        self.ground_enabled = v;
+        self.sync_params();
+    }
+
+    /// Sets [member ground_height] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_ground_height(&mut self, v: f32) {
+        self.ground_height = v;
+        self.sync_params();
+    }
+
+    /// Sets [member radius] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_radius(&mut self, v: f32) {
+        self.radius = v;
+        self.sync_params();
+    }
+
+    /// Sets [member friction] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_friction(&mut self, v: f32) {
+        self.friction = v;
+        self.sync_params();
+    }
+
+    /// Sets [member tear_ratio] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_tear_ratio(&mut self, v: f32) {
+        self.tear_ratio = v;
+        self.sync_params();
+    }
+
+    /// Sets [member fade_time] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_fade_time(&mut self, v: f32) {
+        self.fade_time = v;
+        self.sync_params();
+    }
+
+    /// Sets [member tube_enabled] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_tube_enabled(&mut self, on: bool) {
+        self.tube_enabled = on;
+        self.rebuild_visuals();
+    }
+
+    /// Sets [member tube_sides] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_tube_sides(&mut self, sides: i32) {
+        let fixed = sides.clamp(3, 64);
+        if fixed != sides {
+            self.warn_once(
+                warn::TUBE,
+                &format!("tube_sides {sides} is out of range; accepted 3..=64, using {fixed}"),
+            );
+        } else {
+            self.clear_warning(warn::TUBE);
+        }
+        self.tube_sides = fixed;
+        self.rebuild_visuals();
+    }
+
+    /// Sets [member smoothing] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_smoothing(&mut self, rings: i32) {
+        let fixed = rings.clamp(1, 8);
+        if fixed != rings {
+            self.warn_once(
+                warn::SMOOTHING,
+                &format!("smoothing {rings} is out of range; accepted 1..=8, using {fixed}"),
+            );
+        } else {
+            self.clear_warning(warn::SMOOTHING);
+        }
+        self.smoothing = fixed;
+        self.rebuild_visuals();
+    }
+
+    /// Sets [member material] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_material(&mut self, material: Option<Gd<Material>>) {
+        self.material = material;
+        let m = self.material.clone();
+        if let Some(t) = self.tube.as_mut() {
+            t.set_material(m.as_ref());
+        }
+        if let Some(t) = self.loose_tube.as_mut() {
+            t.set_material(m.as_ref());
+        }
+    }
+
+    /// Sets [member debug_draw] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_debug_draw(&mut self, on: bool) {
+        self.debug_draw = on;
+        self.rebuild_visuals();
+    }
+
+    /// Sets [member preset] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_preset(&mut self, preset: Option<Gd<RopePreset>>) {
+        self.preset = preset;
+        if let Some(p) = self.preset.clone() {
+            let p = p.bind();
+            self.apply_values(p.iterations, p.segment_length);
+        }
+    }
+
+    /// Sets [member presets_file] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_presets_file(&mut self, path: GString) {
+        self.presets_file = path;
+        self.table = None;
+        self.clear_warning(warn::PRESETS_FILE);
+    }
+
+    /// Returns [member tension] (see the property).
+    #[func]
+    pub(super) fn get_tension(&self) -> Vector3 {
+        self.rope
+            .as_ref()
+            .map_or(Vector3::ZERO, |r| vector3(r.tension()))
+    }
+
+    // --- methods ----------------------------------------------------------------------------
+
+    /// Returns the magnitude of [member tension], in newtons.
+    #[func]
+    pub fn get_tension_magnitude(&self) -> f32 {
+        self.get_tension().length()
+    }
+
+    /// Cuts the rope at segment `index` (between points `index` and `index + 1`); the part beyond falls
+    /// and fades, and [signal rope_cut] is emitted. Returns false (and does nothing) when `index` is not a
+    /// segment of the rope.
+    #[func]
+    pub fn cut_at(&mut self, index: i32) -> bool {
+        let Ok(i) = usize::try_from(index) else {
+            return false;
+        };
+        let Some(cut) = self.rope.as_mut().and_then(|r| r.cut_at(i)) else {
+            return false;
+        };
+        self.end_detached = !self.end_node.is_empty();
+        self.signals()
+            .rope_cut()
+            .emit(cut.index as i32, vector3(cut.position));
+        true
+    }
+
+    /// Advances the rope by one step of `delta` seconds now, as the physics step does (sampling the
+    /// anchor, the world and the end). For tools and benchmarks that drive the rope themselves: turn
+    /// physics processing off first, or the rope also steps every physics frame.
+    #[func]
+    pub fn advance(&mut self, delta: f32) {
+        self.physics_step(delta);
+    }
+
+    /// Advances every rope of [param ropes] by one step of [param delta] seconds now, in one batch,
+    /// as the physics tick steps the ropes of a world (each rope's anchor, world and end sampled
+    /// first; ropes with the same point and iteration counts and no solid collider near are solved
+    /// side by side). For tools and benchmarks that drive many ropes themselves: turn their physics
+    /// processing off first. Freed ropes in the array are skipped.
+    #[func]
+    pub fn advance_all(ropes: Array<Gd<RopeSimulation>>, delta: f32) {
+        server::advance_now(&ropes, delta);
+    }
+
+    /// Rebuilds the tube mesh (and debug points) from the rope now, as every rendered frame does.
+    #[func]
+    pub fn refresh_mesh(&mut self) {
+        self.render();
+    }
+
+    /// Returns the substeps the rope now takes per physics step: [member substeps], or more while it
+    /// is so taut for its segment length that fewer would let it jitter (short segments under high
+    /// tension); it drops back half a second after the tension does.
+    #[func]
+    pub fn get_substeps_in_use(&self) -> i32 {
+        self.rope
+            .as_ref()
+            .map_or(self.substeps, |r| r.substeps_in_use() as i32)
+    }
+
+    /// Returns the number of active points.
+    #[func]
+    pub fn get_active_point_count(&self) -> i32 {
+        self.rope.as_ref().map_or(0, |r| r.point_count() as i32)
+    }
+
+    /// Returns the points' world positions after the last physics step (allocates: for scripts and
+    /// tools, not for per-frame rendering).
+    #[func]
+    pub fn get_points(&self) -> PackedVector3Array {
+        self.rope
+            .as_ref()
+            .map(|r| r.points().iter().map(|p| vector3(*p)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Returns the points' world positions as drawn this frame: between the last two physics steps by
+    /// the engine's physics interpolation fraction (the tube and [RopeBoneChain] use these; inside a
+    /// physics frame, the last step's). Allocates: for scripts and tools.
+    #[func]
+    pub fn get_interpolated_points(&self) -> PackedVector3Array {
+        let Some(rope) = self.rope.as_ref() else {
+            return PackedVector3Array::new();
+        };
+        let mut out = vec![Vec3::ZERO; rope.point_count()];
+        let n = self.interpolated_points(&mut out);
+        out[..n].iter().map(|p| vector3(*p)).collect()
+    }
+
+    /// Returns the points of the piece cut off last, while it is fading (empty otherwise).
+    #[func]
+    pub fn get_loose_points(&self) -> PackedVector3Array {
+        self.rope
+            .as_ref()
+            .map(|r| r.loose_points().iter().map(|p| vector3(*p)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Returns the largest segment stretch after the last step, as a fraction of the segment length
+    /// (0.05 = 5 % longer than at rest).
+    #[func]
+    pub fn get_max_stretch(&self) -> f32 {
+        self.rope.as_ref().map_or(0.0, Rope::max_stretch)
+    }
+
+    /// Lays the rope out again, straight down from the anchor, at rest.
+    #[func]
+    pub fn reset_rope(&mut self) {
+        let anchor = self.sample_anchor().unwrap_or(Vec3::ZERO);
+        if let Some(r) = self.rope.as_mut() {
+            let l = r.target_length();
+            r.reset(anchor, Vec3::NEG_Y, l);
+        }
+    }
+
+    /// Applies the preset called `name` from [member presets_file] (or the built-in table: `"low"`,
+    /// `"mid"`, `"high"`): its iterations and segment length. Returns false when there is no such preset.
+    #[func]
+    pub fn apply_preset(&mut self, name: GString) -> bool {
+        let found = self
+            .preset_table()
+            .get(&name.to_string())
+            .map(|p| (p.iterations as i32, p.segment_length));
+        match found {
+            Some((iterations, segment)) => {
+                self.clear_warning(warn::PRESET);
+                self.apply_values(iterations, segment);
+                true
+            }
+            None => {
+                let names = self.preset_names().join(", ");
+                self.warn_once(
+                    warn::PRESET,
+                    &format!("apply_preset: no preset named '{name}'; available: {names}"),
+                );
+                false
+            }
+        }
+    }
+
+    /// Returns the names of the available presets.
+    #[func]
+    pub fn get_preset_names(&mut self) -> PackedStringArray {
+        self.preset_names().iter().map(GString::from).collect()
+    }
+
+    /// Returns the name of the preset meant for a runner at `speed` m/s.
+    #[func]
+    pub fn preset_for_speed(&mut self, speed: f32) -> GString {
+        GString::from(self.preset_table().for_speed(speed).name.as_str())
+    }
+
+    /// Returns the preset called `name` as a resource (null when there is none).
+    #[func]
+    pub fn find_preset(&mut self, name: GString) -> Option<Gd<RopePreset>> {
+        self.preset_table()
+            .get(&name.to_string())
+            .map(RopePreset::from_core)
+    }
+
+    /// Starts recording the anchor path (and the length target) from the rope's current state, for at
+    /// most `max_seconds` of physics steps (allocated now). Stops any replay.
+    #[func]
+    pub fn start_recording(&mut self, max_seconds: f32) {
+        self.replaying = false;
+        let Some(rope) = self.rope.as_ref() else {
+            return;
+        };
+        let tps = Engine::singleton().get_physics_ticks_per_second().max(1) as f32;
+        let seconds = if max_seconds.is_finite() {
+            max_seconds.clamp(0.0, 3600.0)
+        } else {
+            60.0
+        };
+        self.recorder.start(rope, (seconds * tps).ceil() as usize);
+    }
+
+    /// Returns true while recording.
+    #[func]
+    pub fn is_recording(&self) -> bool {
+        self.recorder.is_recording()
+    }
+
+    /// Stops recording and keeps the recording for [method start_replay]. Returns the steps recorded.
+    #[func]
+    pub fn stop_recording(&mut self) -> i32 {
+        self.recording = self.recorder.stop();
+        self.recording
+            .as_ref()
+            .map_or(0, |r| r.samples.len() as i32)
+    }
+
+    /// Puts the rope back in its state when recording started and replays the recorded anchor path, one
+    /// step per physics frame, ignoring the live anchor; [signal replay_finished] is emitted at the end.
+    /// Returns false when there is no recording.
+    #[func]
+    pub fn start_replay(&mut self) -> bool {
+        let (Some(rec), Some(rope)) = (self.recording.as_ref(), self.rope.as_mut()) else {
+            return false;
+        };
+        self.replayer.begin(rec, rope);
+        self.replaying = true;
+        true
+    }
+
+    /// Returns true while a replay runs.
+    #[func]
+    pub fn is_replaying(&self) -> bool {
+        self.replaying
+    }
+
+    /// Returns how many steps the current recording holds (0 without one).
+    #[func]
+    pub fn get_recorded_steps(&self) -> i32 {
+        self.recording
+            .as_ref()
+            .map_or(0, |r| r.samples.len() as i32)
+    }
+}

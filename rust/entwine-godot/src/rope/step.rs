@@ -1,0 +1,268 @@
+//! RopeSimulation's step: gathering the world, stepping alone or in the rope server's batch,
+//! emitting the step's signals, and drawing the rope.
+
+use super::*;
+
+impl RopeSimulation {
+    /// Steps this rope alone now ([method advance], or a rope outside the server).
+    pub(super) fn physics_step(&mut self, dt: f32) {
+        if let Some(input) = self.begin_step(dt, None) {
+            if let Some(rope) = self.rope.as_mut() {
+                let events = rope.step(input.dt, input.anchor, input.end, &self.world);
+                self.finish_step(input, events);
+            }
+        }
+        self.emit_step_signals();
+    }
+
+    /// The rope server's gather: samples this tick's inputs and colliders (in `space`, the world's
+    /// physics space taken once for all its ropes) and moves the rope into `batch`, tagged `owner`.
+    pub(super) fn begin_batched(
+        &mut self,
+        batch: &mut RopeBatch,
+        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
+        owner: usize,
+    ) {
+        self.queued = false;
+        let Some(input) = self.begin_step(self.pending_dt, space) else {
+            return;
+        };
+        let Some(rope) = self.rope.take() else {
+            return;
+        };
+        let world = core::mem::take(&mut self.world);
+        batch.push(rope, world, input, owner);
+    }
+
+    /// The rope server's apply: takes the stepped rope back and applies the step's results.
+    pub(super) fn end_batched(&mut self, entry: BatchEntry) {
+        self.rope = Some(entry.rope);
+        self.world = entry.world;
+        self.finish_step(entry.input, entry.events);
+    }
+
+    /// Returns the step's inputs (live, or from the replay), recording them and gathering the
+    /// colliders; `None` when there is no step (no rope, or the replay just ended).
+    pub(super) fn begin_step(
+        &mut self,
+        dt: f32,
+        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
+    ) -> Option<StepInput> {
+        self.rope.as_ref()?;
+        // Checked every step (it is read only while an end node is attached).
+        let me = self.to_gd();
+        self.warnings
+            .vector_within(&me, "end_offset", self.end_offset, 1e6, Vector3::ZERO);
+        if self.exclude_dirty {
+            self.refresh_exclude();
+        }
+        let (dt, anchor, end) = if self.replaying {
+            let next = self
+                .recording
+                .as_ref()
+                .and_then(|rec| self.replayer.next(rec));
+            match next {
+                Some(s) => {
+                    if let Some(r) = self.rope.as_mut() {
+                        r.set_target_length(s.target_length);
+                    }
+                    (s.dt, s.anchor, s.end)
+                }
+                None => {
+                    self.replaying = false;
+                    self.due.replay_finished = true;
+                    return None;
+                }
+            }
+        } else {
+            let anchor = self
+                .sample_anchor()
+                .unwrap_or_else(|| self.rope.as_ref().map_or(Vec3::ZERO, Rope::anchor));
+            (dt, anchor, self.sample_end())
+        };
+        if self.recorder.is_recording() && !self.in_editor {
+            let target_length = self.rope.as_ref().map_or(0.0, Rope::target_length);
+            self.recorder.push(AnchorSample {
+                dt,
+                anchor,
+                end,
+                target_length,
+            });
+        }
+        self.gather_world(anchor, dt, space);
+        Some(StepInput { dt, anchor, end })
+    }
+
+    /// Applies a step's results: the pull on an attached body, a cut's detachment; keeps the events
+    /// for [`Self::emit_step_signals`].
+    pub(super) fn finish_step(&mut self, input: StepInput, events: StepEvents) {
+        let Some(rope) = self.rope.as_ref() else {
+            return;
+        };
+        let tension = rope.tension();
+        let length = rope.length();
+        if let (EndAttachment::Body { .. }, true, false) =
+            (input.end, tension.is_finite(), self.in_editor)
+        {
+            let path = self.end_node.clone();
+            if let Some(mut body) = self.base().try_get_node_as::<RigidBody3D>(&path) {
+                body.apply_central_force(vector3(tension));
+            }
+        }
+        if events.cut.is_some() {
+            // The end attachment went with the loose piece.
+            self.end_detached = !self.end_node.is_empty();
+        }
+        self.due.step = Some((events, length));
+    }
+
+    /// Emits the signals of the last step; returns whether any was emitted.
+    pub(super) fn emit_step_signals(&mut self) -> bool {
+        let due = core::mem::take(&mut self.due);
+        let mut any = false;
+        if let Some((events, length)) = due.step {
+            if let Some(cut) = events.cut {
+                let (i, at) = (cut.index as i32, vector3(cut.position));
+                self.signals().rope_cut().emit(i, at);
+                if cut.reason == CutReason::Torn {
+                    self.signals().rope_torn().emit(i, at);
+                }
+                any = true;
+            }
+            if events.loose_faded {
+                self.signals().cut_piece_faded().emit();
+                any = true;
+            }
+            if events.length_reached {
+                self.signals().length_reached().emit(length);
+                any = true;
+            }
+        }
+        if due.replay_finished {
+            self.signals().replay_finished().emit();
+            any = true;
+        }
+        any
+    }
+
+    /// Fills the collider list from the physics world around the rope.
+    pub(super) fn gather_world(
+        &mut self,
+        anchor: Vec3,
+        dt: f32,
+        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
+    ) {
+        self.world.clear();
+        let (solid, cutter) = (self.collision_mask, self.cutter_mask);
+        // The editor's preview takes no physics queries (the ground plane is in the core).
+        if solid | cutter == 0 || self.in_editor {
+            return;
+        }
+        let Some(rope) = self.rope.as_ref() else {
+            return;
+        };
+        let mut lo = anchor;
+        let mut hi = anchor;
+        for p in rope.points().iter().chain(rope.loose_points()) {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+        }
+        // Room for this step's motion: the last step's travel of the anchor, plus a margin (wider
+        // when there are cutters, so one that crossed the rope since the last frame is still found).
+        let margin = if cutter != 0 {
+            CUTTER_QUERY_MARGIN
+        } else {
+            QUERY_MARGIN
+        };
+        let travel = (anchor - rope.anchor()).abs() + Vec3::splat(margin + self.radius);
+        lo -= travel;
+        hi += travel;
+        let mut own: Option<Gd<PhysicsDirectSpaceState3D>>;
+        let space = match space {
+            Some(s) => s,
+            None => {
+                own = self
+                    .base()
+                    .get_world_3d()
+                    .and_then(|w| w.get_direct_space_state());
+                let Some(s) = own.as_mut() else {
+                    return;
+                };
+                s
+            }
+        };
+        let Some(g) = self.gatherer.as_mut() else {
+            return;
+        };
+        if let Some(kind) = g.gather(space, lo, hi, solid, cutter, dt, &mut self.world) {
+            self.warn_once(
+                warn::SHAPE,
+                &format!("{kind} on collision_mask/cutter_mask is not supported by the rope and is ignored (use boxes, spheres, capsules, cylinders or convex shapes)"),
+            );
+        }
+    }
+
+    pub(super) fn render(&mut self) {
+        let Some(rope) = self.rope.as_ref() else {
+            return;
+        };
+        let alpha = Engine::singleton().get_physics_interpolation_fraction() as f32;
+        let radius = self.radius;
+        if let Some(t) = self.tube.as_mut() {
+            let n = rope.interpolated(alpha, &mut self.scratch);
+            t.update(&self.scratch[..n], radius);
+        }
+        if let Some(t) = self.loose_tube.as_mut() {
+            // The cut-off piece's tube is rebuilt and uploaded only while there is a piece to
+            // show; once hidden it is left alone until the next cut.
+            let n = rope.loose_interpolated(alpha, &mut self.scratch);
+            let opacity = rope.loose_opacity();
+            let show = n > 1 && opacity > 0.0;
+            if show {
+                t.update(&self.scratch[..n], radius);
+            }
+            if show || t.shown {
+                let mut node = t.instance.clone();
+                node.set_visible(show);
+                node.set_transparency(1.0 - opacity);
+                t.shown = show;
+            }
+        }
+        if let Some((_, mm)) = self.debug.as_mut() {
+            let n = rope.interpolated(alpha, &mut self.scratch);
+            mm.set_visible_instance_count(n as i32);
+            for (i, p) in self.scratch[..n].iter().enumerate() {
+                mm.set_instance_transform(i as i32, Transform3D::new(Basis::IDENTITY, vector3(*p)));
+            }
+        }
+    }
+
+    /// Writes the points as drawn this frame (see [`Self::get_interpolated_points`]) into `out`
+    /// without allocating; returns how many (0 before the rope is built).
+    pub(crate) fn interpolated_points(&self, out: &mut [Vec3]) -> usize {
+        let Some(rope) = self.rope.as_ref() else {
+            return 0;
+        };
+        let engine = Engine::singleton();
+        let alpha = if engine.is_in_physics_frame() {
+            1.0
+        } else {
+            engine.get_physics_interpolation_fraction() as f32
+        };
+        rope.interpolated(alpha, out)
+    }
+
+    /// Returns the number of point slots (0 before the rope is built).
+    pub(crate) fn point_capacity(&self) -> usize {
+        self.rope.as_ref().map_or(0, Rope::capacity)
+    }
+
+    pub(super) fn warn_once(&mut self, kind: u32, message: &str) {
+        let node = self.to_gd();
+        self.warnings.once(&node, kind, message);
+    }
+
+    pub(super) fn clear_warning(&mut self, kind: u32) {
+        self.warnings.clear(kind);
+    }
+}
