@@ -133,7 +133,7 @@ func test_client_pair_over_the_network() -> void:
 	var world := _base()
 	check(_dial(), "client dials")
 	get_multiplayer().multiplayer_peer = _peer
-	check(await wait_until(func() -> bool: return _clients().size() == peers - 1, 20.0), "every client known")
+	check(await wait_until(func() -> bool: return _clients_dialling().size() == peers - 1, 20.0), "every client known")
 	var ids := _clients()
 	await _characters(world, ids)
 	for id in _chars:
