@@ -158,12 +158,7 @@ impl EntwineGizmos {
                     let margin = geo::margin_from_radius(reach.arm, r, REFERENCE_ARM)?;
                     return Some(margin.clamp(0.0, 0.2).to_variant());
                 }
-                let auto = component
-                    .get("auto_proportions")
-                    .try_to::<bool>()
-                    .unwrap_or(true);
-                let k = proportion(body, auto);
-                let frame = affine(body.get_global_transform().orthonormalized());
+                let (frame, k) = hold_frame(body, component);
                 geo::offset_from_handle(frame, p, k).map(|o| vector3(o).to_variant())
             }
             Kind::Squad(squad) => {

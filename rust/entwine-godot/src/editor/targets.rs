@@ -107,6 +107,17 @@ pub(super) fn skeleton_under(node: &Gd<Node>) -> Option<Gd<Skeleton3D>> {
     None
 }
 
+/// A pair's body frame (its rotation and position, without scale) and the factor its offsets are
+/// shown at: the character's proportion when the component's `auto_proportions` is on, else 1.
+pub(super) fn hold_frame(body: &Gd<Node3D>, component: &Gd<Node>) -> (Affine3A, f32) {
+    let auto = component
+        .get("auto_proportions")
+        .try_to::<bool>()
+        .unwrap_or(true);
+    let frame = affine(body.get_global_transform().orthonormalized());
+    (frame, proportion(body, auto))
+}
+
 /// `k` of `auto_proportions` for a character: its humanoid's height in the world over 1.75 m.
 pub(super) fn proportion(body: &Gd<Node3D>, auto: bool) -> f32 {
     if !auto {
@@ -414,12 +425,7 @@ pub(super) fn handles(
             }
         }
         Kind::Hold { body, component } => {
-            let auto = component
-                .get("auto_proportions")
-                .try_to::<bool>()
-                .unwrap_or(true);
-            let k = proportion(body, auto);
-            let frame = affine(body.get_global_transform().orthonormalized());
+            let (frame, k) = hold_frame(body, component);
             for (property, name) in [
                 ("follow_offset", "Follow offset"),
                 ("preparation_offset", "Preparation offset"),
