@@ -3,6 +3,7 @@
 mod anim;
 mod api;
 mod layers;
+mod links;
 mod network;
 mod pair;
 mod room;

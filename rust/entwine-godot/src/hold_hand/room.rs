@@ -58,6 +58,18 @@ pub struct HoldHandRoom {
     #[init(val = 20.0)]
     max_calls_per_second: f32,
 
+    /// On an ENet server: keep ENet from dropping the pairs' frames after a hitch. ENet lets
+    /// through only a share of unreliable datagrams (its packet throttle) and lowers that share
+    /// for seconds whenever a round trip takes longer than usual, as it does after either end
+    /// stalls for a moment; a pair's stream is unreliable and small (a few hundred bytes per
+    /// second), and each frame it loses shows on the other screens. When on, the server sets
+    /// every client's link so that the throttle never falls (`ENetPacketPeer.throttle_configure`
+    /// with deceleration 0; ENet applies it at both ends). Turn it off if the game relies on the
+    /// throttle to shed other unreliable traffic on congested links.
+    #[export]
+    #[init(val = true)]
+    keep_enet_throttle_open: bool,
+
     room: Room,
     members: Vec<(PlayerId, Gd<HoldHandComponent>)>,
     events: Vec<RoomEvent>,
@@ -357,6 +369,9 @@ impl HoldHandRoom {
         if self.mode() != Mode::Server {
             return;
         }
+        if self.keep_enet_throttle_open {
+            super::links::keep_throttle_open(&self.to_gd().upcast(), peer);
+        }
         let mut snapshot = Vec::new();
         self.room.snapshot(&mut snapshot);
         for event in snapshot {
@@ -546,6 +561,11 @@ impl HoldHandRoom {
         mp.connect("peer_connected", &this.callable("on_peer_connected"));
         mp.connect("peer_disconnected", &this.callable("on_peer_disconnected"));
         self.watching = true;
+        if self.keep_enet_throttle_open && self.mode() == Mode::Server {
+            for peer in mp.get_peers().as_slice() {
+                super::links::keep_throttle_open(&this.clone().upcast(), i64::from(*peer));
+            }
+        }
     }
 }
 
