@@ -267,7 +267,10 @@ func test_dragging_handles_writes_properties_and_undoes() -> void:
 	var touch: Node3D = _root.get_node("Toucher/EnvTouch")
 	var top: Vector3 = _gizmos.get_handle_positions(touch)[0]
 	check(_gizmos.drag_handle(touch, 0, top + Vector3(0, 0.1, 0)), "the box handle drags")
-	check_near(touch.get("character_height"), 1.95, 0.0001, "the top face 0.1 m up makes the box 0.2 m taller")
+	# The top face sits 0.75 side above the collider centre: 0.1 m up is a 0.1 / 0.75 m taller box,
+	# whose top face is under the dropped handle.
+	check_near(touch.get("character_height"), 1.75 + 0.1 / 0.75, 0.0001, "the top face 0.1 m up makes the box 0.133 m taller")
+	check_near(_gizmos.get_handle_positions(touch)[0].y, top.y + 0.1, 0.0001, "the top face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height (0: auto)")
 	var side: Vector3 = _gizmos.get_handle_positions(touch)[1]
@@ -472,10 +475,12 @@ func test_reach_spheres_and_side_faces_have_handles() -> void:
 	check_near(h[3], box_centre + Vector3(0, 0, -0.875), 0.0001, "the front face handle")
 	check(_gizmos.drag_handle(touch, 2, h[2] + Vector3(-0.1, 0.3, 0.2)), "the left face drags")
 	check_near(touch.get("character_height"), 1.95, 0.0001, "the left face 0.1 m out: a 0.2 m wider box (it is centred)")
+	check_near(_gizmos.get_handle_positions(touch)[2].x, h[2].x - 0.1, 0.0001, "the left face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
 	check(_gizmos.drag_handle(touch, 3, h[3] + Vector3(0, 0, -0.1)), "the front face drags")
 	check_near(touch.get("character_height"), 1.85, 0.0001, "the front face 0.1 m out: 0.1 m more (the box grows forward)")
+	check_near(_gizmos.get_handle_positions(touch)[3].z, h[3].z - 0.1, 0.0001, "the front face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
 
