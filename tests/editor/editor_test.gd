@@ -392,19 +392,31 @@ func test_formation_editor_edits_saves_and_loads_as_drawn() -> void:
 	var text := FileAccess.get_file_as_string(dir + "/drawn.ron")
 	check(text.contains("Custom"), "as custom points", "Custom", text)
 
-	# A controller whose formations folder holds the file lays its slots on the drawn points.
-	var probe := FormationController.new()
-	probe.formations_dir = dir
-	probe.formation = "drawn"
-	for i in drawn.size():
-		probe.add_child(Node3D.new())
-	add_child(probe)
-	await _frames(2)
-	check(probe.get_slot_count() == drawn.size(), "the saved formation seats five", drawn.size(), probe.get_slot_count())
-	for i in probe.get_slot_count():
-		var slot := probe.get_slot_target(i)
-		check_near(Vector2(slot.x, slot.z), drawn[i], 0.0001, "slot %d is drawn point %d" % [i, i])
-	probe.queue_free()
+	# A controller whose formations folder holds the file lays its slots on the drawn points, with
+	# as many agents as points, fewer (the first points, not moved) and more (every point kept, the
+	# extra agents in copies of the points repeated behind them, their depth plus the spacing back).
+	var front := INF
+	var back := -INF
+	for p in drawn:
+		front = minf(front, p.y)
+		back = maxf(back, p.y)
+	var rank := back - front + 1.2
+	for count in [drawn.size(), 2, drawn.size() + 4]:
+		var probe := FormationController.new()
+		probe.formations_dir = dir
+		probe.formation = "drawn"
+		for i in count:
+			probe.add_child(Node3D.new())
+		add_child(probe)
+		await _frames(2)
+		check(probe.get_slot_count() == count, "the saved formation seats %d" % count, count, probe.get_slot_count())
+		for i in probe.get_slot_count():
+			var slot := probe.get_slot_target(i)
+			var copy := floori(float(i) / drawn.size())
+			var expected: Vector2 = drawn[i % drawn.size()] + Vector2(0, rank * copy)
+			check_near(Vector2(slot.x, slot.z), expected, 0.0001,
+					"%d agents: slot %d is %s" % [count, i, "drawn point %d" % i if copy == 0 else "behind the drawn points"])
+		probe.queue_free()
 	DirAccess.remove_absolute(dir + "/drawn.ron")
 	editor.stop()
 	check(not editor.is_editing() and _gizmos.get_handle_positions(squad).is_empty(), "stopping removes the points' handles")
