@@ -455,6 +455,22 @@ impl EntwineGizmos {
             .map_or(GString::new(), |(_, e)| e.property.into())
     }
 
+    /// Returns the object whose property handle [param handle_id] of [param node] edits (the node
+    /// itself, its [HoldHandComponent], a [member LimbIK.target_node] or [member LimbIK.pole_node],
+    /// or the [FormationController] being edited), or null.
+    #[func]
+    pub fn get_handle_object(
+        &mut self,
+        node: Option<Gd<Node3D>>,
+        handle_id: i32,
+    ) -> Option<Gd<Object>> {
+        let kind = node.as_ref().and_then(kind_of)?;
+        handles(&mut self.points, &self.formations, &kind)
+            .into_iter()
+            .nth(handle_id.max(0) as usize)
+            .map(|(_, e)| e.object)
+    }
+
     /// Moves handle [param handle_id] of [param node] to the world point [param to] as a drag in
     /// the viewport would end there, as one undoable action. Returns false when the node has no
     /// such handle or the point gives no value.
