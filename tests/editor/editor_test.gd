@@ -106,6 +106,17 @@ func _redo(node: Object) -> void:
 	manager.get_history_undo_redo(manager.get_object_history_id(node)).redo()
 
 
+## The undo history an edit of [param node] goes to (the scene's).
+func _history(node: Object) -> UndoRedo:
+	var manager := EditorInterface.get_editor_undo_redo()
+	return manager.get_history_undo_redo(manager.get_object_history_id(node))
+
+
+## The formation editor's toolbar, as the plugin put it in the 3D viewport's menu.
+func _toolbar() -> Control:
+	return EditorInterface.get_base_control().find_child("EntwineFormationToolbar", true, false) as Control
+
+
 # ---------------------------------------------------------------------------------------------
 
 func test_rope_hangs_and_follows_its_anchor() -> void:
@@ -267,7 +278,10 @@ func test_dragging_handles_writes_properties_and_undoes() -> void:
 	var touch: Node3D = _root.get_node("Toucher/EnvTouch")
 	var top: Vector3 = _gizmos.get_handle_positions(touch)[0]
 	check(_gizmos.drag_handle(touch, 0, top + Vector3(0, 0.1, 0)), "the box handle drags")
-	check_near(touch.get("character_height"), 1.95, 0.0001, "the top face 0.1 m up makes the box 0.2 m taller")
+	# The top face sits 0.75 side above the collider centre: 0.1 m up is a 0.1 / 0.75 m taller box,
+	# whose top face is under the dropped handle.
+	check_near(touch.get("character_height"), 1.75 + 0.1 / 0.75, 0.0001, "the top face 0.1 m up makes the box 0.133 m taller")
+	check_near(_gizmos.get_handle_positions(touch)[0].y, top.y + 0.1, 0.0001, "the top face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height (0: auto)")
 	var side: Vector3 = _gizmos.get_handle_positions(touch)[1]
@@ -389,19 +403,31 @@ func test_formation_editor_edits_saves_and_loads_as_drawn() -> void:
 	var text := FileAccess.get_file_as_string(dir + "/drawn.ron")
 	check(text.contains("Custom"), "as custom points", "Custom", text)
 
-	# A controller whose formations folder holds the file lays its slots on the drawn points.
-	var probe := FormationController.new()
-	probe.formations_dir = dir
-	probe.formation = "drawn"
-	for i in drawn.size():
-		probe.add_child(Node3D.new())
-	add_child(probe)
-	await _frames(2)
-	check(probe.get_slot_count() == drawn.size(), "the saved formation seats five", drawn.size(), probe.get_slot_count())
-	for i in probe.get_slot_count():
-		var slot := probe.get_slot_target(i)
-		check_near(Vector2(slot.x, slot.z), drawn[i], 0.0001, "slot %d is drawn point %d" % [i, i])
-	probe.queue_free()
+	# A controller whose formations folder holds the file lays its slots on the drawn points, with
+	# as many agents as points, fewer (the first points, not moved) and more (every point kept, the
+	# extra agents in copies of the points repeated behind them, their depth plus the spacing back).
+	var front := INF
+	var back := -INF
+	for p in drawn:
+		front = minf(front, p.y)
+		back = maxf(back, p.y)
+	var rank := back - front + 1.2
+	for count in [drawn.size(), 2, drawn.size() + 4]:
+		var probe := FormationController.new()
+		probe.formations_dir = dir
+		probe.formation = "drawn"
+		for i in count:
+			probe.add_child(Node3D.new())
+		add_child(probe)
+		await _frames(2)
+		check(probe.get_slot_count() == count, "the saved formation seats %d" % count, count, probe.get_slot_count())
+		for i in probe.get_slot_count():
+			var slot := probe.get_slot_target(i)
+			var copy := floori(float(i) / drawn.size())
+			var expected: Vector2 = drawn[i % drawn.size()] + Vector2(0, rank * copy)
+			check_near(Vector2(slot.x, slot.z), expected, 0.0001,
+					"%d agents: slot %d is %s" % [count, i, "drawn point %d" % i if copy == 0 else "behind the drawn points"])
+		probe.queue_free()
 	DirAccess.remove_absolute(dir + "/drawn.ron")
 	editor.stop()
 	check(not editor.is_editing() and _gizmos.get_handle_positions(squad).is_empty(), "stopping removes the points' handles")
@@ -414,7 +440,8 @@ func test_the_toolbar_and_shift_clicks_edit_formation_points() -> void:
 	_select(squad)
 	EditorInterface.edit_node(squad)
 	await _frames(2)
-	plugin.on_edit_toggled(true)
+	var edit: Button = _toolbar().get_node("EditFormation")
+	edit.button_pressed = true
 	check(editor.is_editing() and editor.get_controller() == squad, "Edit formation edits the selected squad")
 	var camera := EditorInterface.get_editor_viewport_3d(0).get_camera_3d()
 	camera.look_at_from_position(Vector3(0.5, 6, 5), Vector3(0, 0, 1.6))
@@ -436,9 +463,150 @@ func test_the_toolbar_and_shift_clicks_edit_formation_points() -> void:
 	click.button_index = MOUSE_BUTTON_LEFT
 	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "a click without Shift is the editor's")
 	check(editor.get_points().size() == n, "and adds nothing", n, editor.get_points().size())
-	plugin.on_edit_toggled(false)
+	edit.button_pressed = false
 	check(not editor.is_editing(), "Edit formation off stops editing")
 	_select(null)
+
+
+func test_the_toolbar_buttons_and_the_save_dialog() -> void:
+	var squad: FormationController = _root.get_node("Squad")
+	var editor: FormationEditor = get_parent().get_formation_editor()
+	var toolbar := _toolbar()
+	check(toolbar != null, "the formation toolbar is in the 3D viewport's menu")
+	if toolbar == null:
+		return
+	_select(null)
+	EditorInterface.edit_node(null)
+	await _frames(2)
+	check(not toolbar.visible, "hidden while no FormationController is selected")
+	_select(squad)
+	EditorInterface.edit_node(squad)
+	await _frames(2)
+	check(toolbar.visible, "shown while one is selected")
+	var edit: Button = toolbar.get_node("EditFormation")
+	var mirror: Button = toolbar.get_node("Mirror")
+	var snap: Button = toolbar.get_node("Snap")
+	var grid: SpinBox = toolbar.get_node("GridStep")
+	var save: Button = toolbar.get_node("Save")
+	check(edit.toggle_mode and not edit.button_pressed, "Edit formation is a toggle, off")
+	edit.button_pressed = true
+	check(editor.is_editing() and editor.get_controller() == squad, "pressing Edit formation edits the selected squad")
+	var start := editor.get_points()
+	var history := _history(squad)
+
+	# Mirror: the right arm deleted, the Mirror button brings it back as one undo step.
+	grid.value = 0.0
+	check(editor.grid == 0.0, "the grid box set to 0 turns snapping off", 0.0, editor.grid)
+	editor.delete_point(4)
+	editor.delete_point(2)
+	var half := editor.get_points()
+	var at := history.get_current_action()
+	mirror.emit_signal("pressed")
+	var mirrored := editor.get_points()
+	check(mirrored.size() == start.size(), "Mirror adds the two missing points", start.size(), mirrored.size())
+	for p in start:
+		var found := false
+		for q in mirrored:
+			found = found or q.distance_to(p) < 0.0001
+		check(found, "mirrored: the wedge's point %s is back" % p)
+	check(history.get_current_action() == at + 1, "Mirror is one undo step", at + 1, history.get_current_action())
+	history.undo()
+	check(_points_equal(editor.get_points(), half), "one undo takes both mirrored points away")
+	history.redo()
+	check(_points_equal(editor.get_points(), mirrored), "redo mirrors again")
+
+	# The grid box sets the step; Snap puts every point on it as one undo step.
+	grid.value = 0.5
+	check(is_equal_approx(editor.grid, 0.5), "the grid box sets the grid step", 0.5, editor.grid)
+	at = history.get_current_action()
+	snap.emit_signal("pressed")
+	var on_grid := true
+	for p in editor.get_points():
+		on_grid = on_grid and is_equal_approx(p.x / 0.5, roundf(p.x / 0.5)) and is_equal_approx(p.y / 0.5, roundf(p.y / 0.5))
+	check(on_grid, "Snap puts every point on the 0.5 m grid", true, editor.get_points())
+	check(not _points_equal(editor.get_points(), mirrored), "and the wedge's points moved")
+	check(history.get_current_action() == at + 1, "Snap is one undo step", at + 1, history.get_current_action())
+	var snapped := editor.get_points()
+	history.undo()
+	check(_points_equal(editor.get_points(), mirrored), "one undo un-snaps them")
+	history.redo()
+	check(_points_equal(editor.get_points(), snapped), "redo snaps them again")
+
+	# Save…: the dialog opens on the controller's formations folder; choosing a file writes it, and
+	# the controller re-reads its folder and lays its slots on the saved points.
+	save.emit_signal("pressed")
+	var dialog := EditorInterface.get_base_control().find_child("EntwineSaveFormationDialog", true, false) as EditorFileDialog
+	check(dialog != null and dialog.visible, "Save… opens the save dialog")
+	if dialog == null:
+		return
+	var formations_file := squad.formations_dir.trim_suffix("/") + "/custom.ron"
+	check(dialog.current_path == formations_file, "on custom.ron in the controller's formations folder",
+			formations_file, dialog.current_path)
+	dialog.hide()
+	# The same with a formations folder in user://, which the test then reads.
+	var dir := "user://entwine_editor_test"
+	DirAccess.make_dir_recursive_absolute(dir)
+	var old_dir := squad.formations_dir
+	squad.formations_dir = dir
+	edit.button_pressed = false
+	edit.button_pressed = true
+	editor.set_points(squad, snapped)
+	save.emit_signal("pressed")
+	check(dialog.visible and dialog.current_path == dir + "/custom.ron", "a user:// folder's dialog opens there",
+			dir + "/custom.ron", dialog.current_path)
+	dialog.hide()
+	var path := dir + "/toolbar.ron"
+	dialog.emit_signal("file_selected", path)
+	check(FileAccess.file_exists(path), "choosing a file in the dialog writes it")
+	check(FileAccess.get_file_as_string(path).contains("Custom"), "as custom points")
+	check(squad.get_formation_names().has("toolbar"), "the controller re-read its folder: it knows 'toolbar'")
+	squad.formation = "toolbar"
+	squad.reload_formations()
+	await _frames(2)
+	check(squad.get_slot_count() == snapped.size(), "the squad seats its five agents in it", snapped.size(), squad.get_slot_count())
+	for i in squad.get_slot_count():
+		var slot := squad.to_local(squad.get_slot_target(i))
+		check_near(Vector2(slot.x, slot.z), snapped[i], 0.0001, "slot %d is the saved point %d" % [i, i])
+	edit.button_pressed = false
+	check(not editor.is_editing(), "releasing Edit formation stops editing")
+	squad.formation = "wedge"
+	squad.formations_dir = old_dir
+	squad.reload_formations()
+	DirAccess.remove_absolute(path)
+	_select(null)
+
+
+func test_every_handle_drag_is_one_undo_step_that_undo_restores() -> void:
+	# Each handle dragged by the same offset: the property it edits changes, as one step of the
+	# scene's history; one undo puts the value back exactly, redo gives the dragged one again.
+	var offset := Vector3(-0.07, 0.23, -0.11)
+	var handles := 0
+	for path in ["Arm/LimbIK", "Rope", "Bridge", "Toucher/EnvTouch", "Leader", "Holder"]:
+		var node: Node3D = _root.get_node(path)
+		var h: PackedVector3Array = _gizmos.get_handle_positions(node)
+		for id in h.size():
+			var object: Object = _gizmos.get_handle_object(node, id)
+			var property: String = _gizmos.get_handle_property(node, id)
+			var what := "%s handle %d (%s)" % [path, id, property]
+			check(object != null and not property.is_empty(), "%s edits a property" % what)
+			if object == null:
+				continue
+			var history := _history(object)
+			var before: Variant = object.get(property)
+			var at := history.get_current_action()
+			check(_gizmos.drag_handle(node, id, h[id] + offset), "%s drags" % what)
+			var after: Variant = object.get(property)
+			check(after != before, "%s: the drag changes %s" % [what, property], "≠ %s" % [before], after)
+			check(history.get_current_action() == at + 1, "%s: one undo step" % what, at + 1, history.get_current_action())
+			history.undo()
+			check(object.get(property) == before, "%s: one undo restores %s" % [what, property], before, object.get(property))
+			history.redo()
+			check(object.get(property) == after, "%s: redo drags it again" % what, after, object.get(property))
+			history.undo()
+			handles += 1
+	# LimbIK: target, pole; Rope: anchor, length; Bridge: and its end anchor; EnvTouch: top, offset,
+	# left, front; Leader: follow, preparation; Holder: and a reach sphere per arm.
+	check(handles == 2 + 2 + 3 + 4 + 2 + 4, "every handle was dragged", 17, handles)
 
 
 func test_reach_spheres_and_side_faces_have_handles() -> void:
@@ -472,10 +640,12 @@ func test_reach_spheres_and_side_faces_have_handles() -> void:
 	check_near(h[3], box_centre + Vector3(0, 0, -0.875), 0.0001, "the front face handle")
 	check(_gizmos.drag_handle(touch, 2, h[2] + Vector3(-0.1, 0.3, 0.2)), "the left face drags")
 	check_near(touch.get("character_height"), 1.95, 0.0001, "the left face 0.1 m out: a 0.2 m wider box (it is centred)")
+	check_near(_gizmos.get_handle_positions(touch)[2].x, h[2].x - 0.1, 0.0001, "the left face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
 	check(_gizmos.drag_handle(touch, 3, h[3] + Vector3(0, 0, -0.1)), "the front face drags")
 	check_near(touch.get("character_height"), 1.85, 0.0001, "the front face 0.1 m out: 0.1 m more (the box grows forward)")
+	check_near(_gizmos.get_handle_positions(touch)[3].z, h[3].z - 0.1, 0.0001, "the front face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
 

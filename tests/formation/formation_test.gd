@@ -317,7 +317,7 @@ func test_record_replay_and_export() -> void:
 func test_hostile_input_is_rejected_and_state_kept() -> void:
 	# Each hostile formation, command and resource below is refused with a warning, on purpose.
 	for text in ["formation 'bad'", "formation 'nan'", "formation 'huge'", "formation 'syntax'",
-			"formation 'deep'", "formation 'few'", "march: direction", "face: angle must be finite",
+			"formation 'deep'", "march: direction", "face: angle must be finite",
 			"add_formation_resource: no FormationShape given"]:
 		expect_warning(text)
 	var squad := _squad(6)
@@ -338,8 +338,6 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	check(not squad.form("no_such_formation"), "unknown formation rejected")
 	expect_warning("unknown formation 'no_such_formation'")
 	check(logged_count("unknown formation 'no_such_formation'") == 1, "one clear warning for it")
-	check(not squad.add_formation("few", "(shape: Custom(points: [(0.0, 0.0)]))") or not squad.form("few"),
-		"a custom list too short for the squad is refused")
 	check(squad.formation == "line", "previous formation kept", "line", squad.formation)
 	squad.advance(1.0)
 	check_near(squad.get_slot_position(0), slot0, 0.001, "slots unchanged")
@@ -377,6 +375,30 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	expect_warning("internal_agent_count must be in")
 	check(logged_count("internal_agent_count must be in") == 1, "clamp warned")
 	squad.internal_agent_count = 0
+
+
+func test_custom_points_are_kept_for_any_agent_count() -> void:
+	# Three points around their centroid (0, 0): 1.5 m deep, so a repeated rank is 1.5 + 1.0 m back.
+	var text := "(shape: Custom(points: [(0.0, -1.0), (-1.5, 0.5), (1.5, 0.5)]), spacing: 1.0)"
+	var drawn: Array[Vector3] = [Vector3(0, 0, -1), Vector3(-1.5, 0, 0.5), Vector3(1.5, 0, 0.5)]
+	for count in [2, 3, 5]:
+		var squad := _squad(count)
+		squad.name = "Custom%d" % count
+		check(squad.add_formation("tri", text) and squad.form("tri"), "%d agents form three points" % count)
+		check(squad.get_slot_count() == count, "a slot per agent", count, squad.get_slot_count())
+		var expected: Array[Vector3] = []
+		for i in count:
+			var copy := floori(i / 3.0)
+			expected.append(drawn[i % 3] + Vector3(0, 0, 2.5 * copy))
+		for i in count:
+			check_near(squad.get_slot_target(i), expected[i], 0.0001,
+					"%d agents: slot %d (%s)" % [count, i, "a drawn point, not moved" if i < 3 else "behind the points"])
+		if count > 3:
+			expect_warning("custom formation 'tri' has 3 points for 5 agents")
+		squad.advance(0.5)
+		squad.advance(0.5)
+		check(logged_count("custom formation 'tri' has 3 points for %d agents" % count) == (1 if count > 3 else 0),
+				"%d agents: one warning naming the formation and the counts only when agents outnumber points" % count)
 
 
 func test_dropped_agents_leave_the_contract() -> void:

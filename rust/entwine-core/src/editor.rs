@@ -123,15 +123,6 @@ pub fn box_handles(frame: Affine3A, size: Vec3) -> [Vec3; 3] {
     ]
 }
 
-/// The box's full extent along `axis` (0, 1, 2) for its face handle dragged to `handle`: twice
-/// the handle's distance from the centre along that axis (a box is symmetric about its centre).
-pub fn box_size_from_handle(frame: Affine3A, axis: usize, handle: Vec3) -> Option<f32> {
-    let local = frame.inverse().transform_point3(handle);
-    let v = *local.as_ref().get(axis)?;
-    let size = 2.0 * v.abs();
-    size.is_finite().then_some(size)
-}
-
 /// The handle of a face of a box that grows from a fixed point (the env-touch detection box grows
 /// from the character's collider centre): `fixed + per_side · side`, where `per_side` is where the
 /// face's middle sits, relative to the fixed point, per metre of the box's side.
@@ -286,45 +277,37 @@ mod tests {
     }
 
     #[test]
-    fn box_handles_are_the_face_middles_and_give_each_extent_back() {
+    fn box_handles_are_the_face_middles() {
         let f = frame();
         let size = Vec3::new(1.75, 1.2, 0.8);
         let hs = box_handles(f, size);
         for (axis, h) in hs.iter().enumerate() {
-            let got = box_size_from_handle(f, axis, *h).unwrap();
-            assert!((got - size[axis]).abs() < 1e-4, "axis {axis}: {got}");
+            let mut middle = Vec3::ZERO;
+            middle[axis] = size[axis] * 0.5;
+            near(*h, f.transform_point3(middle));
         }
-        // A handle dragged through the centre to the other side gives a positive size.
-        let mirrored = 2.0 * Vec3::from(f.translation) - hs[0];
-        assert!((box_size_from_handle(f, 0, mirrored).unwrap() - size.x).abs() < 1e-4);
-        assert!(box_size_from_handle(f, 3, hs[0]).is_none());
     }
+
+    /// The seed's detection box for a 1.75 m character (centre a quarter side up and half a side
+    /// forward of the collider centre): each face's middle per metre of side, and its normal.
+    const SEED_FACES: [(Vec3, Vec3); 5] = [
+        (Vec3::new(0.0, 0.75, -0.5), Vec3::Y),
+        (Vec3::new(0.0, -0.25, -0.5), Vec3::NEG_Y),
+        (Vec3::new(-0.5, 0.25, -0.5), Vec3::NEG_X),
+        (Vec3::new(0.5, 0.25, -0.5), Vec3::X),
+        (Vec3::new(0.0, 0.25, -1.0), Vec3::NEG_Z),
+    ];
 
     #[test]
     fn a_face_handle_of_a_growing_box_round_trips() {
-        // The seed's detection box for a 1.75 m character (centre a quarter side up and half a
-        // side forward of the collider centre): each face's middle per metre of side, and normal.
         let c = Vec3::new(0.0, 0.875, 0.0);
-        let faces = [
-            (Vec3::new(0.0, 0.75, -0.5), Vec3::Y),
-            (Vec3::new(-0.5, 0.25, -0.5), Vec3::NEG_X),
-            (Vec3::new(0.0, 0.25, -1.0), Vec3::NEG_Z),
-        ];
         let b = crate::env_touch::detection_box(1.75, c).unwrap();
-        for (per_side, normal) in faces {
+        for (per_side, normal) in SEED_FACES {
             let h = face_handle(c, per_side, b.size);
             // Drawn on the middle of the box's face.
             let middle = b.centre + normal * b.size * 0.5;
             assert!((h - middle).length() < 1e-5, "{h} vs {middle}");
             assert!((side_from_face(c, per_side, normal, h).unwrap() - 1.75).abs() < 1e-5);
-            // Dragged 0.1 m outward: the box whose face is there, which puts the face under it.
-            let side = side_from_face(c, per_side, normal, h + normal * 0.1).unwrap();
-            let grown = crate::env_touch::detection_box(side, c).unwrap();
-            let face = (grown.centre + normal * grown.size * 0.5).dot(normal);
-            assert!(
-                (face - (h + normal * 0.1).dot(normal)).abs() < 1e-5,
-                "{side}"
-            );
             // A sideways drag along the face changes nothing.
             let along = normal.cross(Vec3::new(0.3, 0.7, 0.1)).normalize() * 0.4;
             let same = side_from_face(c, per_side, normal, h + along).unwrap();
@@ -332,6 +315,36 @@ mod tests {
         }
         // The back face stays through the collider centre whatever the side: it gives nothing.
         assert!(side_from_face(c, Vec3::new(0.0, 0.25, 0.0), Vec3::Z, c).is_none());
+    }
+
+    #[test]
+    fn every_face_follows_the_mouse_by_what_it_is_dragged() {
+        // Each face dragged 0.1 m out (and 0.1 m in): the box for the side it gives has that face
+        // 0.1 m further out (in), on the plane through the dragged handle, in a turned frame too.
+        let body = frame();
+        let c = body.transform_point3(Vec3::new(0.0, 0.875, 0.0));
+        for (per_side, normal) in SEED_FACES {
+            let per_side = body.transform_vector3(per_side);
+            let normal = body.transform_vector3(normal).normalize();
+            let h = face_handle(c, per_side, 1.75);
+            for d in [0.1f32, -0.1] {
+                let side = side_from_face(c, per_side, normal, h + normal * d).unwrap();
+                let moved = (face_handle(c, per_side, side) - h).dot(normal);
+                assert!((moved - d).abs() < 1e-4, "{normal}: {d} m gave {moved} m");
+            }
+        }
+        // In the character's own frame: the top face rises 0.1 m for a 0.1 / 0.75 m taller box,
+        // each side face 0.1 m out for a 0.2 m wider one, the front 0.1 m out for 0.1 m more.
+        let c = Vec3::new(0.0, 0.875, 0.0);
+        for ((per_side, normal), grown) in
+            SEED_FACES
+                .iter()
+                .zip([0.1 / 0.75, 0.1 / 0.25, 0.2, 0.2, 0.1])
+        {
+            let h = face_handle(c, *per_side, 1.75);
+            let side = side_from_face(c, *per_side, *normal, h + *normal * 0.1).unwrap();
+            assert!((side - 1.75 - grown).abs() < 1e-5, "{normal}: {side}");
+        }
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! whose slots are the drawn points.
 //!
 //! Points are in the controller's frame on its ground plane: x right, z back (forward is −z), in
-//! metres, head first. [`Draft::to_def`] stores them so that [`FormationDef::layout`] for as many
-//! agents as points gives the points back: the custom list is turned back by `direction` and the
-//! offset is the points' centroid (the layout takes the centroid off and adds the offset back).
+//! metres, head first. [`Draft::to_def`] stores them so that [`FormationDef::layout`] gives the
+//! points back for any agent count (the first points for fewer agents; for more, the points and
+//! ranks repeated behind them): the custom list is turned back by `direction` and the offset is the
+//! points' centroid (the layout takes their centroid off and adds the offset back).
 
 use glam::{Affine3A, Vec2, Vec3};
 
@@ -89,8 +90,9 @@ impl Draft {
         })
     }
 
-    /// The formation whose layout for as many agents as points is the points: a `Custom` list
-    /// turned back by `direction`, offset by the points' centroid. An error names what is out of
+    /// The formation whose layout is the points (the first of them for fewer agents, the points
+    /// and ranks repeated behind them for more): a `Custom` list turned back by `direction`,
+    /// offset by the points' centroid. An error names what is out of
     /// range (no point, too many, a spacing outside 0.05..=100 m).
     pub fn to_def(&self) -> Result<FormationDef, FormationError> {
         let n = self.points.len().max(1) as f32;

@@ -13,7 +13,14 @@
 //! ```
 //!
 //! Slots are laid out in the formation's own frame (x right, z back, forward is −z) and centred on
-//! their centroid, so the anchor is the formation's centre. Slot 0 is the head (front, or the
+//! their centroid, so the anchor is the formation's centre.
+//!
+//! A `Custom(points: [(x, z), …])` formation is laid out exactly as given for any agent count: it
+//! is centred on the centroid of all its points (the formation editor saves that centroid as
+//! `offset`, so the slots are where the points were drawn); fewer agents than points take the first
+//! points, head first, without moving them; more agents than points keep every point, and the
+//! extra agents stand in ranks behind, each rank a copy of the points moved back (+z) by their
+//! depth (largest z less smallest) plus `spacing`. Slot 0 is the head (front, or the
 //! wedge's tip) and the last slot the tail; the baseline's weights use that order.
 
 use core::f32::consts::{PI, TAU};
@@ -86,7 +93,11 @@ pub enum Shape {
         #[serde(default)]
         hollow: bool,
     },
-    /// Explicit slot positions in metres (x right, z back); needs at least as many points as agents.
+    /// Explicit slot positions in metres (x right, z back), laid out exactly as given for any
+    /// number of agents: with fewer agents than points the agents take the first points, head
+    /// first; with more, the extra agents stand in ranks behind, each rank a copy of the points
+    /// moved back by their depth (the largest z less the smallest) plus `spacing` (see
+    /// [`FormationDef::extra_agents`]). The anchor is the points' centroid, whatever the count.
     Custom {
         /// The points, head first.
         points: Vec<(f32, f32)>,
@@ -280,10 +291,26 @@ impl FormationDef {
         )
     }
 
+    /// How many of `n` agents a `Custom` formation seats beyond its points (0 when the points
+    /// are enough, and for every other shape): those agents stand in the ranks repeated behind
+    /// the drawn points (see [`Shape::Custom`]).
+    #[must_use]
+    pub fn extra_agents(&self, n: usize) -> usize {
+        match &self.shape {
+            Shape::Custom { points } => n.saturating_sub(points.len()),
+            _ => 0,
+        }
+    }
+
     /// Writes `n` slots (positions in metres in the anchor's frame, x right and z back, and each
     /// slot's heading offset in radians) into `pos` and `heading`, clearing them first. Returns an
-    /// error when the shape cannot seat `n` agents (a custom list that is too short, or more than
-    /// [`MAX_AGENTS`]). Allocation happens only if the buffers are too small.
+    /// error when the formation is not valid (see [`FormationDef::validate`]) or `n` is more than
+    /// [`MAX_AGENTS`]. Allocation happens only if the buffers are too small.
+    ///
+    /// A `Custom` formation's first `n` slots are its first `n` points exactly as given (turned by
+    /// `direction`, centred on the centroid of all the points, then moved by `offset`), so a
+    /// formation drawn in the editor lays out as drawn for any agent count; agents beyond the
+    /// points stand in ranks repeated behind them (see [`Shape::Custom`]).
     pub fn layout(
         &self,
         n: usize,
@@ -302,6 +329,12 @@ impl FormationDef {
         if n == 0 {
             return Ok(());
         }
+        // A formation built in code is checked as a file is: no NaN slot from a NaN spacing.
+        self.validate().map_err(|(_, message)| FormationError {
+            line: 0,
+            column: 0,
+            message,
+        })?;
         let s = self.spacing;
         match &self.shape {
             Shape::Line => {
@@ -398,23 +431,30 @@ impl FormationDef {
                 }
             }
             Shape::Custom { points } => {
-                if points.len() < n {
-                    return Err(FormationError {
-                        line: 0,
-                        column: 0,
-                        message: format!(
-                            "the custom formation has {} points but the squad has {n} agents",
-                            points.len()
-                        ),
-                    });
-                }
                 for &(x, z) in points.iter().take(n) {
                     pos.push(Vec2::new(x, z));
                 }
+                // More agents than points: the points again, rank after rank behind them, each
+                // copy their depth plus the spacing further back, so no copy comes nearer the one
+                // in front than the spacing.
+                let (front, back) = points.iter().fold((f32::MAX, f32::MIN), |(lo, hi), p| {
+                    (lo.min(p.1), hi.max(p.1))
+                });
+                let step = back - front + s;
+                for k in 0..self.extra_agents(n) {
+                    let (copy, (x, z)) = (k / points.len() + 1, points[k % points.len()]);
+                    pos.push(Vec2::new(x, z + copy as f32 * step));
+                }
             }
         }
-        // Centre on the centroid, then apply direction and offset.
-        let centroid = pos.iter().copied().sum::<Vec2>() / n as f32;
+        // Centre on the centroid (a custom formation's: its points', so the drawn points stay put
+        // whatever the agent count), then apply direction and offset.
+        let centroid = match &self.shape {
+            Shape::Custom { points } => {
+                points.iter().map(|&(x, z)| Vec2::new(x, z)).sum::<Vec2>() / points.len() as f32
+            }
+            _ => pos.iter().copied().sum::<Vec2>() / n as f32,
+        };
         let yaw = self.direction.to_radians();
         let offset = Vec2::new(self.offset.0, self.offset.1);
         for p in pos.iter_mut() {
@@ -580,14 +620,119 @@ mod tests {
         assert!(FormationDef::from_ron(&"[".repeat(100_000)).is_err());
     }
 
+    /// The layout of `def` for `n` agents.
+    fn laid(def: &FormationDef, n: usize) -> Vec<Vec2> {
+        let (mut p, mut h) = (Vec::new(), Vec::new());
+        def.layout(n, &mut p, &mut h).expect("layout");
+        assert_eq!((p.len(), h.len()), (n, n));
+        p
+    }
+
+    /// A drawn formation as the editor saves it: turned back by `direction`, offset by the
+    /// points' centroid, so its layout for as many agents as points is `drawn`.
+    fn drawn_def(drawn: &[Vec2], direction: f32) -> FormationDef {
+        let c = drawn.iter().copied().sum::<Vec2>() / drawn.len() as f32;
+        FormationDef {
+            shape: Shape::Custom {
+                points: drawn
+                    .iter()
+                    .map(|p| {
+                        let q = rotate(*p, -direction.to_radians());
+                        (q.x, q.y)
+                    })
+                    .collect(),
+            },
+            direction,
+            offset: (c.x, c.y),
+            ..FormationDef::default()
+        }
+    }
+
+    const DRAWN: [Vec2; 5] = [
+        Vec2::new(0.3, -1.8),
+        Vec2::new(-1.2, 0.0),
+        Vec2::new(1.5, 0.2),
+        Vec2::new(-2.0, 1.1),
+        Vec2::new(2.6, 1.5),
+    ];
+
     #[test]
-    fn custom_needs_enough_points() {
+    fn fewer_agents_than_custom_points_take_the_first_points_where_drawn() {
+        for direction in [0.0, 90.0, -37.0] {
+            let def = drawn_def(&DRAWN, direction);
+            for n in 1..=DRAWN.len() {
+                let p = laid(&def, n);
+                for i in 0..n {
+                    assert!(
+                        p[i].distance(DRAWN[i]) < 1e-4,
+                        "{direction}°, {n} agents: slot {i} {} vs {}",
+                        p[i],
+                        DRAWN[i]
+                    );
+                }
+                assert_eq!(def.extra_agents(n), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn more_agents_than_custom_points_repeat_them_in_ranks_behind() {
+        for direction in [0.0, 90.0, -37.0] {
+            let def = drawn_def(&DRAWN, direction);
+            let n = 2 * DRAWN.len() + 2;
+            let p = laid(&def, n);
+            assert_eq!(def.extra_agents(n), DRAWN.len() + 2);
+            // The drawn points are kept exactly.
+            for i in 0..DRAWN.len() {
+                assert!(p[i].distance(DRAWN[i]) < 1e-4, "{direction}°: slot {i}");
+            }
+            // Each copy is the pattern moved back (along the formation's own +z, turned by the
+            // direction) by its depth there (1.8 + 1.5 m when not turned) plus the spacing, 1.2 m.
+            let Shape::Custom { points } = &def.shape else {
+                unreachable!()
+            };
+            let z = points.iter().map(|p| p.1);
+            let depth = z.clone().fold(f32::MIN, f32::max) - z.fold(f32::MAX, f32::min);
+            if direction == 0.0 {
+                assert!((depth - 3.3).abs() < 1e-5, "{depth}");
+            }
+            let back = rotate(Vec2::new(0.0, depth + 1.2), direction.to_radians());
+            for k in 0..n - DRAWN.len() {
+                let copy = (k / DRAWN.len() + 1) as f32;
+                let expected = DRAWN[k % DRAWN.len()] + back * copy;
+                let got = p[DRAWN.len() + k];
+                assert!(
+                    got.distance(expected) < 1e-4,
+                    "{direction}°: extra {k} {got} vs {expected}"
+                );
+            }
+            // No two slots nearer than the closest drawn pair or the spacing.
+            assert!(min_neighbour(&p) >= min_neighbour(&DRAWN).min(1.2) - 1e-4);
+        }
+        // One point seats any squad in a file behind it, the spacing apart.
+        let one = FormationDef::from_ron("(shape: Custom(points: [(0.0, 0.0)]), spacing: 1.5)")
+            .expect("valid");
+        let p = laid(&one, 4);
+        for (i, q) in p.iter().enumerate() {
+            assert!(q.distance(Vec2::new(0.0, 1.5 * i as f32)) < 1e-5, "{q}");
+        }
+        // Other shapes have no extra agents.
+        assert_eq!(FormationDef::default().extra_agents(1000), 0);
+    }
+
+    #[test]
+    fn a_layout_refuses_an_invalid_formation_or_too_many_agents() {
         let def = FormationDef::from_ron("(shape: Custom(points: [(0.0, 0.0), (1.0, 0.0)]))")
             .expect("valid");
         let (mut p, mut h) = (Vec::new(), Vec::new());
-        assert!(def.layout(3, &mut p, &mut h).is_err());
-        assert!(def.layout(2, &mut p, &mut h).is_ok());
+        assert!(def.layout(3, &mut p, &mut h).is_ok());
         assert!(def.layout(MAX_AGENTS + 1, &mut p, &mut h).is_err());
+        let nan = FormationDef {
+            spacing: f32::NAN,
+            ..FormationDef::default()
+        };
+        let err = nan.layout(3, &mut p, &mut h).unwrap_err();
+        assert!(err.message.contains("spacing"), "{err}");
     }
 
     #[test]

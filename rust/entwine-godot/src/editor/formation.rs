@@ -25,8 +25,10 @@ use crate::formation::FormationController;
 /// history. Nothing is written into the scene: the points live here until they are saved.
 ///
 /// The saved file's points are the drawn ones and its offset their centroid, so the controller
-/// lays its slots exactly on the drawn points when it has as many agents as points (with fewer
-/// agents it uses the first points, re-centred).
+/// lays its slots exactly on the drawn points whatever its agent count: with fewer agents than
+/// points they take the first points (head first) where they were drawn; with more, the drawn
+/// points are kept and the extra agents stand in ranks behind, each a copy of the points moved back
+/// by their depth plus the spacing (the game warns once, naming the formation and the counts).
 #[derive(GodotClass)]
 #[class(tool, init, base = RefCounted)]
 pub struct FormationEditor {

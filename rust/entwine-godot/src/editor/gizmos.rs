@@ -38,7 +38,8 @@ use entwine_core::rig::REFERENCE_ARM;
 ///   [member RopeSimulation.point_count]), and on a rope pinned to an
 ///   [member RopeSimulation.end_node] a third handle [member RopeSimulation.end_offset].
 /// - [EnvironmentInteractionStateMachine]: the detection box; the handles on its top, left and
-///   front faces edit [member EnvironmentInteractionStateMachine.character_height] (the box's side),
+///   front faces edit [member EnvironmentInteractionStateMachine.character_height] (the box's side,
+///   so that the dragged face stays under the mouse),
 ///   the offset handle inside its right face
 ///   [member EnvironmentInteractionStateMachine.surface_offset].
 /// - A character with a [HoldHandComponent]: its follow and preparation points, whose handles edit
@@ -132,17 +133,11 @@ impl EntwineGizmos {
             }
             Kind::Touch(node) => {
                 let b = touch_box(node)?;
-                if id == 0 {
-                    // The box's side is the character's height: dragging the top face by d moves
-                    // it by d / 2, so the new side is twice the top's height over the centre.
-                    let side = geo::box_size_from_handle(b.frame, 1, p)?;
-                    return Some(side.clamp(0.01, 10.0).to_variant());
-                }
-                if id >= 2 {
-                    // A side face: the box whose face passes through the handle.
-                    let (per_side, normal, _) = TOUCH_FACES.get(id - 2)?;
-                    let per_side = b.body.transform_vector3(*per_side);
-                    let normal = b.body.transform_vector3(*normal);
+                if let Some((per_side, normal, _)) = touch_face(id) {
+                    // A face (top, left or front): the box whose face plane passes through the
+                    // handle, so the face follows the mouse.
+                    let per_side = b.body.transform_vector3(per_side);
+                    let normal = b.body.transform_vector3(normal);
                     let side = geo::side_from_face(b.fixed, per_side, normal, p)?;
                     return Some(side.clamp(0.01, 10.0).to_variant());
                 }
@@ -458,6 +453,22 @@ impl EntwineGizmos {
                     .nth(handle_id.max(0) as usize)
             })
             .map_or(GString::new(), |(_, e)| e.property.into())
+    }
+
+    /// Returns the object whose property handle [param handle_id] of [param node] edits (the node
+    /// itself, its [HoldHandComponent], a [member LimbIK.target_node] or [member LimbIK.pole_node],
+    /// or the [FormationController] being edited), or null.
+    #[func]
+    pub fn get_handle_object(
+        &mut self,
+        node: Option<Gd<Node3D>>,
+        handle_id: i32,
+    ) -> Option<Gd<Object>> {
+        let kind = node.as_ref().and_then(kind_of)?;
+        handles(&mut self.points, &self.formations, &kind)
+            .into_iter()
+            .nth(handle_id.max(0) as usize)
+            .map(|(_, e)| e.object)
     }
 
     /// Moves handle [param handle_id] of [param node] to the world point [param to] as a drag in

@@ -8,7 +8,7 @@ mod formation;
 mod gizmos;
 mod targets;
 
-use godot::classes::editor_file_dialog::FileMode;
+use godot::classes::editor_file_dialog::{Access, FileMode};
 use godot::classes::editor_plugin::{AfterGuiInput, CustomControlContainer};
 use godot::classes::{
     Button, Camera3D, EditorFileDialog, EditorInterface, EditorPlugin, HBoxContainer,
@@ -183,8 +183,8 @@ impl EntwineEditorPlugin {
         }
     }
 
-    /// The toolbar's **Save…** button: asks where to write the formation's `.ron` file (in the
-    /// controller's formations folder by default).
+    /// The toolbar's **Save…** button: asks where to write the formation's `.ron` file (`custom.ron`
+    /// in the controller's formations folder by default, `res://`, `user://` or elsewhere).
     #[func]
     fn on_save_pressed(&mut self) {
         let Some(f) = self.formations.clone() else {
@@ -197,6 +197,7 @@ impl EntwineEditorPlugin {
             Some(d) => d,
             None => {
                 let mut d = EditorFileDialog::new_alloc();
+                d.set_name("EntwineSaveFormationDialog");
                 d.set_file_mode(FileMode::SAVE_FILE);
                 d.add_filter_ex("*.ron").description("Formation").done();
                 d.set_title("Save formation");
@@ -210,6 +211,15 @@ impl EntwineEditorPlugin {
             }
         };
         let path = f.bind().default_path("custom".into());
+        // The dialog browses the place the folder is in (a `user://` formations folder too).
+        let text = path.to_string();
+        dialog.set_access(if text.starts_with("res://") {
+            Access::RESOURCES
+        } else if text.starts_with("user://") {
+            Access::USERDATA
+        } else {
+            Access::FILESYSTEM
+        });
         dialog.set_current_path(&path);
         dialog.popup_file_dialog();
     }
@@ -290,11 +300,14 @@ impl EntwineEditorPlugin {
 
 impl EntwineEditorPlugin {
     /// Builds the formation editor's toolbar in the 3D viewport's menu (hidden until a
-    /// FormationController is selected).
+    /// FormationController is selected): `EntwineFormationToolbar`, holding the buttons
+    /// `EditFormation` (a toggle), `Mirror`, `Snap`, the `GridStep` box and `Save` (whose dialog is
+    /// `EntwineSaveFormationDialog`, under the editor's base control), named for tools and tests.
     fn build_toolbar(&mut self) {
         let mut toolbar = HBoxContainer::new_alloc();
         toolbar.set_name("EntwineFormationToolbar");
         let mut edit = Button::new_alloc();
+        edit.set_name("EditFormation");
         edit.set_text("Edit formation");
         edit.set_toggle_mode(true);
         edit.set_tooltip_text(
@@ -303,21 +316,24 @@ impl EntwineEditorPlugin {
         );
         edit.connect("toggled", &self.base().callable("on_edit_toggled"));
         toolbar.add_child(&edit);
-        for (text, tip, method) in [
+        for (name, text, tip, method) in [
             (
+                "Mirror",
                 "Mirror",
                 "Add the mirror image of every point across the forward axis",
                 "on_mirror",
             ),
-            ("Snap", "Put every point on the grid", "on_snap"),
+            ("Snap", "Snap", "Put every point on the grid", "on_snap"),
         ] {
             let mut b = Button::new_alloc();
+            b.set_name(name);
             b.set_text(text);
             b.set_tooltip_text(tip);
             b.connect("pressed", &self.base().callable(method));
             toolbar.add_child(&b);
         }
         let mut grid = SpinBox::new_alloc();
+        grid.set_name("GridStep");
         grid.set_min(0.0);
         grid.set_max(10.0);
         grid.set_step(0.05);
@@ -331,6 +347,7 @@ impl EntwineEditorPlugin {
         grid.connect("value_changed", &self.base().callable("on_grid_changed"));
         toolbar.add_child(&grid);
         let mut save = Button::new_alloc();
+        save.set_name("Save");
         save.set_text("Save…");
         save.set_tooltip_text("Write the formation as a .ron file");
         save.connect("pressed", &self.base().callable("on_save_pressed"));

@@ -160,10 +160,17 @@ pub(super) struct TouchBox {
     pub(super) body: Affine3A,
 }
 
-/// The side faces with handles: the middle of each per metre of the box's side, relative to the
+/// The faces with handles: the middle of each per metre of the box's side, relative to the
 /// collider centre, and its outward normal, in the character's axes (the box is centred a quarter
-/// side up and half a side forward of the collider centre), with the handle's name.
-pub(super) const TOUCH_FACES: [(Vec3, Vec3, &str); 2] = [
+/// side up and half a side forward of the collider centre), with the handle's name. The top face is
+/// handle 0, the left and front faces handles 2 and 3 (handle 1 is the surface offset); see
+/// [`touch_face`].
+pub(super) const TOUCH_FACES: [(Vec3, Vec3, &str); 3] = [
+    (
+        Vec3::new(0.0, 0.75, -0.5),
+        Vec3::Y,
+        "Detection box top face (character height)",
+    ),
     (
         Vec3::new(-0.5, 0.25, -0.5),
         Vec3::NEG_X,
@@ -175,6 +182,16 @@ pub(super) const TOUCH_FACES: [(Vec3, Vec3, &str); 2] = [
         "Detection box front face (character height)",
     ),
 ];
+
+/// The face of [`TOUCH_FACES`] an env-touch handle drags, if it is a face's: handle 0 the top,
+/// 2 the left, 3 the front.
+pub(super) fn touch_face(handle: usize) -> Option<(Vec3, Vec3, &'static str)> {
+    match handle {
+        0 => Some(TOUCH_FACES[0]),
+        1 => None,
+        n => TOUCH_FACES.get(n - 1).copied(),
+    }
+}
 
 /// The detection box of an env-touch node in the world.
 pub(super) fn touch_box(node: &Gd<Node3D>) -> Option<TouchBox> {
@@ -398,30 +415,28 @@ pub(super) fn handles(
         }
         Kind::Touch(node) => {
             if let Some(b) = touch_box(node) {
-                let [right, top, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
+                let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
                 let inward = b.frame.transform_vector3(Vec3::NEG_X);
                 let offset = node.get("surface_offset").try_to::<f32>().unwrap_or(0.0);
-                out.push((
-                    top,
-                    Edit {
-                        object: node.clone().upcast(),
-                        property: "character_height",
-                        name: "Detection box (character height)",
-                    },
-                ));
-                out.push((
-                    geo::distance_handle(right, inward, offset * b.k),
-                    Edit {
-                        object: node.clone().upcast(),
-                        property: "surface_offset",
-                        name: "Surface offset",
-                    },
-                ));
-                for (per_side, _, name) in TOUCH_FACES {
+                // Every face handle is the middle of its face (see `TOUCH_FACES`).
+                let face = |id: usize| {
+                    let (per_side, _, name) = touch_face(id)?;
                     let per_side = b.body.transform_vector3(per_side);
-                    let at = geo::face_handle(b.fixed, per_side, b.size);
-                    out.push(Edit::at(at, node, "character_height", name));
-                }
+                    Some(Edit::at(
+                        geo::face_handle(b.fixed, per_side, b.size),
+                        node,
+                        "character_height",
+                        name,
+                    ))
+                };
+                out.extend(face(0));
+                out.push(Edit::at(
+                    geo::distance_handle(right, inward, offset * b.k),
+                    node,
+                    "surface_offset",
+                    "Surface offset",
+                ));
+                out.extend((2..=3).filter_map(face));
             }
         }
         Kind::Hold { body, component } => {

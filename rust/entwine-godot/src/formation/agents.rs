@@ -157,6 +157,7 @@ impl FormationController {
     /// Runs the squad for `dt` seconds. Returns the ticks run.
     pub(super) fn run(&mut self, dt: f32) -> u32 {
         self.rebuild_agents(false);
+        self.warn_custom_overflow();
         // Checked when the squad runs, not when it enters the tree: a squad built in code may get
         // its children right after.
         if self.agent_source != AgentSource::Internal && self.agents.is_empty() {

@@ -82,6 +82,11 @@ pub enum AgentSource {
 /// replaces a built-in one. Files are re-read when they change ([member hot_reload], on in the
 /// editor, off in exported games unless set), and files of new names in the folder are read too; a
 /// file that does not parse is reported with its path, line and column and the previous version stays in use.
+/// A `Custom` formation (points, e.g. drawn with the [FormationEditor]) is laid out exactly as
+/// given for any agent count: fewer agents than points take the first points, head first, where
+/// they are; with more agents than points every point is kept and the extra agents stand in ranks
+/// behind, each a copy of the points moved back by their depth plus the formation's spacing (one
+/// warning in the game names the formation and both counts).
 ///
 /// **Commands**: [method form], [method march], [method march_to], [method halt], [method face],
 /// [method dress]. Each one starts a settle clock; when the squad meets the contract (neighbour
@@ -347,6 +352,9 @@ pub struct FormationController {
     editor_dirty: bool,
     /// The editor's slot drawing (an internal child, never saved).
     editor_slots: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
+    /// The custom formation, its point count and the agent count last warned about for seating
+    /// agents beyond its points (warned once per combination).
+    custom_overflow_warned: Option<(String, usize, usize)>,
 }
 
 #[godot_api]
@@ -434,6 +442,7 @@ impl INode3D for FormationController {
             in_editor: false,
             editor_dirty: true,
             editor_slots: None,
+            custom_overflow_warned: None,
         }
     }
 
@@ -628,6 +637,35 @@ impl FormationController {
 impl FormationController {
     pub(super) fn warn_plain(&self, msg: &str) {
         warnings::warn(&self.to_gd(), msg);
+    }
+
+    /// Warns once (per formation, point count and agent count) when the current formation is a
+    /// custom one with fewer points than the squad has agents: the extra agents stand in ranks
+    /// repeated behind the drawn points.
+    pub(super) fn warn_custom_overflow(&mut self) {
+        if self.in_editor {
+            return;
+        }
+        let agents = self.squad.slot_count();
+        let extra = self.squad.formation().extra_agents(agents);
+        if extra == 0 {
+            return;
+        }
+        let points = agents - extra;
+        let name = &self.current;
+        let warned = self
+            .custom_overflow_warned
+            .as_ref()
+            .is_some_and(|(n, p, a)| n == name && *p == points && *a == agents);
+        if warned {
+            return;
+        }
+        self.warn_plain(&format!(
+            "custom formation '{name}' has {points} points for {agents} agents: the {extra} extra \
+             agents stand in ranks behind the drawn points, repeating them (draw {agents} points to \
+             place every agent)"
+        ));
+        self.custom_overflow_warned = Some((name.clone(), points, agents));
     }
 
     /// Prints `msg` unless warning `kind` (see [`warn`]) was already printed.
