@@ -51,6 +51,7 @@ impl RopeSimulation {
     pub(super) fn set_anchor_node(&mut self, path: NodePath) {
         self.anchor_node = path;
         self.anchor_cache = None;
+        self.anchor_skeleton = None;
         self.bone_cache = -2;
         self.exclude_dirty = true;
         self.clear_warning(warn::ANCHOR_NODE);

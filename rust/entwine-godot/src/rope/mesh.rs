@@ -17,6 +17,11 @@ use godot::prelude::*;
 
 use crate::convert::vector3;
 
+/// How far (metres, on any axis) a point may move before the tube is rebuilt: 10 µm, a
+/// thousandth of the default radius. A rope at rest keeps moving by a few ulps each step (gravity
+/// and the constraints never balance to the bit); its tube is then left as it is.
+pub const STILL: f32 = 1e-5;
+
 /// A tube mesh instance kept in sync with a rope.
 pub struct TubeMesh {
     tube: Tube,
@@ -38,6 +43,11 @@ pub struct TubeMesh {
     live_rings: usize,
     /// Whether the instance was last left shown (a hidden, empty tube is not rebuilt).
     pub shown: bool,
+    /// The points and radius of the last upload (room for `max_points`, allocated once), and
+    /// whether there was one that they describe.
+    last_points: Vec<Vec3>,
+    last_radius: f32,
+    built: bool,
 }
 
 impl TubeMesh {
@@ -127,6 +137,9 @@ impl TubeMesh {
             // The surface was created around two points with radius 0: every ring is collapsed.
             live_rings: 0,
             shown: true,
+            last_points: Vec::with_capacity(max_points),
+            last_radius: 0.0,
+            built: false,
         }
     }
 
@@ -141,11 +154,24 @@ impl TubeMesh {
     }
 
     /// Rebuilds the tube around `points` (world metres) with `radius` metres and uploads it in place:
-    /// the rings the rope reaches, and those it reached last time.
-    pub fn update(&mut self, points: &[Vec3], radius: f32) {
+    /// the rings the rope reaches, and those it reached last time. Does nothing when there are as many
+    /// points as at the last upload, the radius is the same and no point has moved more than
+    /// [`STILL`] on any axis since (a rope at rest): the tube stays as uploaded then, at most that far
+    /// off. Returns whether it uploaded.
+    pub fn update(&mut self, points: &[Vec3], radius: f32) -> bool {
+        if self.built && self.still(points, radius) {
+            return false;
+        }
+        self.last_points.clear();
+        self.last_points
+            .extend_from_slice(&points[..points.len().min(self.last_points.capacity())]);
+        self.last_radius = radius;
+        // Longer than the buffers can hold (never for a rope's own tube): always rebuilt.
+        self.built = self.last_points.len() == points.len();
         let (lo, hi) = self.tube.build_upto(points, radius, self.live_rings);
         let ring = self.tube.sides() + 1;
-        let n = self.tube.written_rings() * ring;
+        let rings = self.tube.written_rings();
+        let n = rings * ring;
         self.live_rings = (self.tube.active_rings() + 1).min(self.tube.max_rings());
         // Resized only when the extent changes (the rope gained or lost points).
         if self.positions.len() != n * self.vertex_stride {
@@ -160,23 +186,30 @@ impl TubeMesh {
             &self.tube.tangents()[..n],
         );
         let out = self.positions.as_mut_slice();
-        for (i, p) in positions.iter().enumerate() {
-            let at = i * self.vertex_stride;
-            out[at..at + 4].copy_from_slice(&p.x.to_le_bytes());
-            out[at + 4..at + 8].copy_from_slice(&p.y.to_le_bytes());
-            out[at + 8..at + 12].copy_from_slice(&p.z.to_le_bytes());
+        for (v, p) in out.chunks_exact_mut(self.vertex_stride).zip(positions) {
+            v[0..4].copy_from_slice(&p.x.to_le_bytes());
+            v[4..8].copy_from_slice(&p.y.to_le_bytes());
+            v[8..12].copy_from_slice(&p.z.to_le_bytes());
         }
         let out = self.normals.as_mut_slice();
-        for (i, (normal, tangent)) in normals.iter().zip(tangents).enumerate() {
-            let at = self.normal_offset + i * self.normal_stride;
-            let [u, v] = octahedron_encode(*normal);
-            out[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
-            out[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
-            if let Some(t_off) = self.tangent_offset {
-                let at = t_off + i * self.normal_stride;
-                let [u, v] = octahedron_tangent_encode(*tangent, 1.0);
-                out[at..at + 2].copy_from_slice(&unorm16(u).to_le_bytes());
-                out[at + 2..at + 4].copy_from_slice(&unorm16(v).to_le_bytes());
+        let (no, to) = (self.normal_offset, self.tangent_offset);
+        let stride = self.normal_stride;
+        for r in 0..rings {
+            let vertices = r * ring..(r + 1) * ring;
+            let out = &mut out[vertices.start * stride..vertices.end * stride];
+            // Every vertex of a ring has the ring's tangent: encoded once.
+            let tangent = to.map(|_| {
+                let [u, v] = octahedron_tangent_encode(tangents[vertices.start], 1.0);
+                let (u, v) = (unorm16(u).to_le_bytes(), unorm16(v).to_le_bytes());
+                [u[0], u[1], v[0], v[1]]
+            });
+            for (vertex, normal) in out.chunks_exact_mut(stride).zip(&normals[vertices]) {
+                let [u, v] = octahedron_encode(*normal);
+                vertex[no..no + 2].copy_from_slice(&unorm16(u).to_le_bytes());
+                vertex[no + 2..no + 4].copy_from_slice(&unorm16(v).to_le_bytes());
+                if let (Some(t_off), Some(t)) = (to, tangent.as_ref()) {
+                    vertex[t_off..t_off + 4].copy_from_slice(t);
+                }
             }
         }
         let mut rs = RenderingServer::singleton();
@@ -195,6 +228,19 @@ impl TubeMesh {
         };
         // On the instance (one RenderingServer call), not on the mesh (which would emit `changed`).
         self.instance.set_custom_aabb(aabb);
+        true
+    }
+
+    /// Returns whether `points` and `radius` are those of the last upload within [`STILL`] (the
+    /// same count, the same radius bit for bit, every point within `STILL` on every axis; a NaN is
+    /// never still).
+    fn still(&self, points: &[Vec3], radius: f32) -> bool {
+        radius.to_bits() == self.last_radius.to_bits()
+            && points.len() == self.last_points.len()
+            && points
+                .iter()
+                .zip(&self.last_points)
+                .all(|(a, b)| (*a - *b).abs().cmple(Vec3::splat(STILL)).all())
     }
 }
 

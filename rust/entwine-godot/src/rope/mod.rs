@@ -74,7 +74,8 @@ const CUTTER_QUERY_MARGIN: f32 = 1.5;
 /// Bad values (0 or 1 points, non-positive lengths, damping outside (0, 1], 0 iterations, NaN anchors…)
 /// are clamped or ignored with one warning naming the property and its range.
 ///
-/// Cost: the simulation and the tube update allocate nothing per frame. The collider query does (Godot
+/// Cost: the simulation and the tube update allocate nothing per frame; the tube of a rope at rest
+/// (no point moved more than 10 µm since it was last drawn) is neither rebuilt nor uploaded. The collider query does (Godot
 /// returns shape-query results as an [Array] of [Dictionary]s): a rope that only needs the ground can set
 /// [member collision_mask] and [member cutter_mask] to 0 and skip it.
 ///
@@ -285,6 +286,12 @@ pub struct RopeSimulation {
     replayer: Replayer,
     replaying: bool,
     anchor_cache: Option<Gd<Node3D>>,
+    /// The cached anchor as a skeleton (when it is one), cast once when the anchor is resolved.
+    anchor_skeleton: Option<Gd<Skeleton3D>>,
+    /// [member anchor_offset] and [member end_offset] as last checked, and what the check gave:
+    /// checked again only when the property changed (see [`OffsetCheck`]).
+    anchor_offset_seen: OffsetCheck,
+    end_offset_seen: OffsetCheck,
     #[init(val = -2)]
     bone_cache: i32,
     exclude_dirty: bool,
@@ -314,6 +321,28 @@ struct DueSignals {
     /// The step's events and the length after it.
     step: Option<(StepEvents, f32)>,
     replay_finished: bool,
+}
+
+impl DueSignals {
+    /// Returns whether there is a signal to emit.
+    fn any(&self) -> bool {
+        self.replay_finished
+            || self
+                .step
+                .as_ref()
+                .is_some_and(|(e, _)| e.cut.is_some() || e.loose_faded || e.length_reached)
+    }
+}
+
+/// An offset property as last checked (bit for bit) and the value the check gave; `None` before the
+/// first check.
+type OffsetCheck = Option<(Vector3, Vector3)>;
+
+/// Returns whether `a` and `b` are the same bits (a NaN equals itself; 0 and -0 differ).
+fn same_bits(a: Vector3, b: Vector3) -> bool {
+    a.x.to_bits() == b.x.to_bits()
+        && a.y.to_bits() == b.y.to_bits()
+        && a.z.to_bits() == b.z.to_bits()
 }
 
 /// When a [RopeSimulation] swings in the editor's viewport.
@@ -405,6 +434,7 @@ impl INode3D for RopeSimulation {
 
     fn exit_tree(&mut self) {
         self.anchor_cache = None;
+        self.anchor_skeleton = None;
         self.queued = false;
         if let Some(slot) = self.server_slot.take() {
             server::unregister(slot, &self.to_gd());

@@ -19,9 +19,9 @@ use super::RopeSimulation;
 
 thread_local! {
     static SERVER: RefCell<Option<RopeServer>> = const { RefCell::new(None) };
-    /// The batch and rope list of [`advance_now`], kept from call to call.
-    static MANUAL: RefCell<(RopeBatch, Vec<Gd<RopeSimulation>>)> =
-        RefCell::new((RopeBatch::default(), Vec::new()));
+    /// The batch, rope list and due flags of [`advance_now`], kept from call to call.
+    static MANUAL: RefCell<(RopeBatch, Vec<Gd<RopeSimulation>>, Vec<bool>)> =
+        RefCell::new((RopeBatch::default(), Vec::new(), Vec::new()));
 }
 
 /// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): each
@@ -31,9 +31,11 @@ thread_local! {
 pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
     let taken = MANUAL.with(|cell| {
         let mut m = cell.try_borrow_mut().ok()?;
-        let (batch, list) = &mut *m;
+        let (batch, list, due) = &mut *m;
         list.clear();
         list.extend(ropes.iter_shared().filter(|r| r.is_instance_valid()));
+        due.clear();
+        due.resize(list.len(), false);
         let mut world: Option<InstanceId> = None;
         let mut space: Option<Gd<PhysicsDirectSpaceState3D>> = None;
         for (i, rope) in list.iter_mut().enumerate() {
@@ -45,17 +47,18 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
             }
             let mut r = rope.bind_mut();
             r.pending_dt = dt;
-            r.begin_batched(batch, space.as_mut(), i);
+            due[i] = r.begin_batched(batch, space.as_mut(), i);
         }
         batch.step();
         for e in batch.drain() {
-            if let Some(rope) = list.get_mut(e.owner) {
-                rope.bind_mut().end_batched(e);
+            let owner = e.owner;
+            if let Some(rope) = list.get_mut(owner) {
+                due[owner] |= rope.bind_mut().end_batched(e);
             }
         }
-        Some(core::mem::take(list))
+        Some((core::mem::take(list), core::mem::take(due)))
     });
-    let Some(mut list) = taken else {
+    let Some((mut list, mut due)) = taken else {
         for mut rope in ropes.iter_shared().filter(|r| r.is_instance_valid()) {
             rope.bind_mut().advance(dt);
         }
@@ -63,16 +66,18 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
     };
     // Signals last, with the batch free (a handler may call this again, or free a rope).
     let mut emitted = false;
-    for rope in list.iter_mut() {
+    for (rope, _) in list.iter_mut().zip(&due).filter(|(_, due)| **due) {
         if emitted && !rope.is_instance_valid() {
             continue;
         }
         emitted |= rope.bind_mut().emit_step_signals();
     }
     list.clear();
+    due.clear();
     MANUAL.with(|cell| {
         if let Ok(mut m) = cell.try_borrow_mut() {
             m.1 = list;
+            m.2 = due;
         }
     });
 }
@@ -81,6 +86,8 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
 struct WorldWork {
     world: Gd<World3D>,
     pending: Vec<Gd<RopeSimulation>>,
+    /// Per pending rope: whether its step left a signal to emit (only those are bound again).
+    due: Vec<bool>,
     batch: RopeBatch,
 }
 
@@ -123,6 +130,7 @@ pub(super) fn register(world: Gd<World3D>) -> usize {
         let work = WorldWork {
             world,
             pending: Vec::new(),
+            due: Vec::new(),
             batch: RopeBatch::default(),
         };
         if server.flushing {
@@ -199,14 +207,18 @@ fn flush() {
         }
         // The world's physics space, once per tick for all its ropes.
         let mut space: Option<Gd<PhysicsDirectSpaceState3D>> = w.world.get_direct_space_state();
+        w.due.clear();
+        w.due.resize(w.pending.len(), false);
         for (i, rope) in w.pending.iter_mut().enumerate() {
-            rope.bind_mut()
+            w.due[i] = rope
+                .bind_mut()
                 .begin_batched(&mut w.batch, space.as_mut(), i);
         }
         w.batch.step();
         for e in w.batch.drain() {
-            if let Some(rope) = w.pending.get_mut(e.owner) {
-                rope.bind_mut().end_batched(e);
+            let owner = e.owner;
+            if let Some(rope) = w.pending.get_mut(owner) {
+                w.due[owner] |= rope.bind_mut().end_batched(e);
             }
         }
     }
@@ -214,13 +226,14 @@ fn flush() {
     // run, a rope further down the list may have been freed by it.
     let mut emitted = false;
     for w in work.iter_mut() {
-        for rope in w.pending.iter_mut() {
+        for (rope, _) in w.pending.iter_mut().zip(&w.due).filter(|(_, due)| **due) {
             if emitted && !rope.is_instance_valid() {
                 continue;
             }
             emitted |= rope.bind_mut().emit_step_signals();
         }
         w.pending.clear();
+        w.due.clear();
     }
     SERVER.with(|cell| {
         let mut cell = cell.borrow_mut();

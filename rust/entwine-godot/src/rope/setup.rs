@@ -236,6 +236,7 @@ impl RopeSimulation {
             );
         }
         self.anchor_cache = node.clone();
+        self.anchor_skeleton = node.clone().and_then(|n| n.try_cast::<Skeleton3D>().ok());
         self.bone_cache = -2;
         self.exclude_dirty = true;
         node
@@ -247,7 +248,7 @@ impl RopeSimulation {
     pub(crate) fn anchor_frame(&mut self) -> Transform3D {
         match self.anchor() {
             Some(node) => {
-                let skeleton = node.clone().try_cast::<Skeleton3D>().ok();
+                let skeleton = self.anchor_skeleton.clone();
                 match skeleton.filter(|_| !self.anchor_bone.is_empty()) {
                     Some(skel) => {
                         if self.bone_cache == -2 || self.bone_cache >= skel.get_bone_count() {
@@ -286,15 +287,41 @@ impl RopeSimulation {
         }
     }
 
+    /// Returns [member anchor_offset] checked (finite and within ±1e6, else zero with one warning);
+    /// the check runs again only when the property changed.
+    pub(super) fn checked_anchor_offset(&mut self) -> Vector3 {
+        let raw = self.anchor_offset;
+        match self.anchor_offset_seen {
+            Some((seen, fixed)) if same_bits(seen, raw) => fixed,
+            _ => {
+                let node = self.to_gd();
+                let fixed =
+                    self.warnings
+                        .vector_within(&node, "anchor_offset", raw, 1e6, Vector3::ZERO);
+                self.anchor_offset_seen = Some((raw, fixed));
+                fixed
+            }
+        }
+    }
+
+    /// Returns [member end_offset] checked as [`Self::checked_anchor_offset`] checks its offset.
+    pub(super) fn checked_end_offset(&mut self) -> Vector3 {
+        let raw = self.end_offset;
+        match self.end_offset_seen {
+            Some((seen, fixed)) if same_bits(seen, raw) => fixed,
+            _ => {
+                let node = self.to_gd();
+                let fixed =
+                    self.warnings
+                        .vector_within(&node, "end_offset", raw, 1e6, Vector3::ZERO);
+                self.end_offset_seen = Some((raw, fixed));
+                fixed
+            }
+        }
+    }
+
     pub(super) fn sample_anchor(&mut self) -> Option<Vec3> {
-        let node = self.to_gd();
-        let offset = self.warnings.vector_within(
-            &node,
-            "anchor_offset",
-            self.anchor_offset,
-            1e6,
-            Vector3::ZERO,
-        );
+        let offset = self.checked_anchor_offset();
         let world = self.anchor_frame() * offset;
         let v = vec3(world);
         if v.is_finite() {
@@ -322,10 +349,7 @@ impl RopeSimulation {
             );
             return EndAttachment::Free;
         };
-        let me = self.to_gd();
-        let end_offset =
-            self.warnings
-                .vector_within(&me, "end_offset", self.end_offset, 1e6, Vector3::ZERO);
+        let end_offset = self.checked_end_offset();
         let at = vec3(node.get_global_transform() * end_offset);
         let end = match node.clone().try_cast::<RigidBody3D>() {
             Ok(body) if self.apply_tension_to_body => EndAttachment::Body {

@@ -17,28 +17,32 @@ impl RopeSimulation {
 
     /// The rope server's gather: samples this tick's inputs and colliders (in `space`, the world's
     /// physics space taken once for all its ropes) and moves the rope into `batch`, tagged `owner`.
+    /// Returns whether a signal is already due (a replay ended instead of a step).
     pub(super) fn begin_batched(
         &mut self,
         batch: &mut RopeBatch,
         space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
         owner: usize,
-    ) {
+    ) -> bool {
         self.queued = false;
         let Some(input) = self.begin_step(self.pending_dt, space) else {
-            return;
+            return self.due.any();
         };
         let Some(rope) = self.rope.take() else {
-            return;
+            return self.due.any();
         };
         let world = core::mem::take(&mut self.world);
         batch.push(rope, world, input, owner);
+        false
     }
 
     /// The rope server's apply: takes the stepped rope back and applies the step's results.
-    pub(super) fn end_batched(&mut self, entry: BatchEntry) {
+    /// Returns whether the step has a signal to emit (the server binds the others no more).
+    pub(super) fn end_batched(&mut self, entry: BatchEntry) -> bool {
         self.rope = Some(entry.rope);
         self.world = entry.world;
         self.finish_step(entry.input, entry.events);
+        self.due.any()
     }
 
     /// Returns the step's inputs (live, or from the replay), recording them and gathering the
@@ -49,10 +53,8 @@ impl RopeSimulation {
         space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
     ) -> Option<StepInput> {
         self.rope.as_ref()?;
-        // Checked every step (it is read only while an end node is attached).
-        let me = self.to_gd();
-        self.warnings
-            .vector_within(&me, "end_offset", self.end_offset, 1e6, Vector3::ZERO);
+        // Checked every step, also while no end node is attached (again only once it changed).
+        self.checked_end_offset();
         if self.exclude_dirty {
             self.refresh_exclude();
         }
