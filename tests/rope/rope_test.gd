@@ -384,6 +384,38 @@ func test_debug_draw_and_rendering_switches() -> void:
 	check(rope.has_node("Tube"), "tube back")
 
 
+## A rope at rest keeps its tube as drawn (no upload while no point moves more than 10 µm); a
+## rope that moves uploads its tube every drawn frame again.
+func test_a_resting_rope_keeps_its_tube_and_a_moving_one_uploads_it() -> void:
+	var anchor := Node3D.new()
+	anchor.position = Vector3(0, 3, 0)
+	add(anchor)
+	var rope := RopeSimulation.new()
+	add(rope)
+	rope.anchor_node = rope.get_path_to(anchor)
+	rope.reset_rope()
+	await frames(10)
+	check(rope.get_tube_upload_count() > 0, "the tube is drawn", "> 0", rope.get_tube_upload_count())
+	# A hanging rope comes to rest: 30 drawn frames in a row without an upload.
+	var quiet := [0, rope.get_tube_upload_count()]
+	var at_rest := func() -> bool:
+		var n := rope.get_tube_upload_count()
+		quiet[0] = quiet[0] + 1 if n == quiet[1] else 0
+		quiet[1] = n
+		return quiet[0] >= 30
+	check(await wait_until(at_rest, 20.0), "a hanging rope stops uploading its tube once at rest",
+		"30 frames without an upload", rope.get_tube_upload_count())
+	var points := rope.get_points()
+	# The anchor moves 0.3 m sideways: the rope swings and its tube follows every frame.
+	anchor.position += Vector3(0.3, 0, 0)
+	var before := rope.get_tube_upload_count()
+	await frames(20)
+	check(rope.get_tube_upload_count() - before >= 15, "a swinging rope uploads its tube (nearly) every drawn frame",
+		">= 15 of 20", rope.get_tube_upload_count() - before)
+	check(rope.get_points()[0].distance_to(points[0]) > 0.25, "the rope's first point followed the anchor",
+		"> 0.25 m", rope.get_points()[0].distance_to(points[0]))
+
+
 func test_rope_man_run_level_plays() -> void:
 	var level: Node3D = add((load("res://demo/rope_demo.gd") as GDScript).new())
 	await physics_frames(420)

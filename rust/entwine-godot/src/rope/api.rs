@@ -396,6 +396,15 @@ impl RopeSimulation {
             .map_or(self.substeps, |r| r.substeps_in_use() as i32)
     }
 
+    /// Returns how many times the rope's tube has been rebuilt and uploaded to the
+    /// `RenderingServer` since the node was made. A rope at rest (no point moved more than 10 µm
+    /// since the last upload) keeps its tube as drawn and does not count; a moving rope uploads
+    /// once per drawn frame.
+    #[func]
+    pub fn get_tube_upload_count(&self) -> i64 {
+        self.tube_uploads
+    }
+
     /// Returns the number of active points.
     #[func]
     pub fn get_active_point_count(&self) -> i32 {

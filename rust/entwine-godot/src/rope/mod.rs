@@ -278,6 +278,8 @@ pub struct RopeSimulation {
     gatherer: Option<Gatherer>,
     tube: Option<TubeMesh>,
     loose_tube: Option<TubeMesh>,
+    /// Times the rope's own tube was rebuilt and uploaded (`get_tube_upload_count`).
+    tube_uploads: i64,
     debug: Option<(Gd<MultiMeshInstance3D>, Gd<MultiMesh>)>,
     scratch: Vec<Vec3>,
     table: Option<PresetTable>,

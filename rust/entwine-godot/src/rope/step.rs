@@ -212,7 +212,9 @@ impl RopeSimulation {
         let radius = self.radius;
         if let Some(t) = self.tube.as_mut() {
             let n = rope.interpolated(alpha, &mut self.scratch);
-            t.update(&self.scratch[..n], radius);
+            if t.update(&self.scratch[..n], radius) {
+                self.tube_uploads += 1;
+            }
         }
         if let Some(t) = self.loose_tube.as_mut() {
             // The cut-off piece's tube is rebuilt and uploaded only while there is a piece to
