@@ -11,6 +11,7 @@
 //! * [`stream`]: what the initiator samples and sends (roots, hands, animation) and the frame's
 //!   byte layout.
 //! * [`anim`]: the animation section of a frame: snapshot, layout, when to send, interpolation.
+//! * [`phase`]: how a replica's animation catches up the initiator's play position.
 //! * [`replay`]: how a remote peer shows the pair: snapshot interpolation at an adaptive delay,
 //!   start blends, corrections that never step, the speed limit on what it accepts.
 //!
@@ -22,6 +23,7 @@ pub mod contact;
 pub mod follow;
 pub mod gate;
 pub mod lifecycle;
+pub mod phase;
 pub mod replay;
 pub mod room;
 pub mod stream;
