@@ -10,6 +10,7 @@ mod room;
 mod setup;
 mod state;
 
+use entwine_core::hold_hand::contact::fade_step;
 use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
     palm_to_palm, root_driven, ContactOutput, ContactSolver, ContactTuning, FollowDriver,
@@ -406,11 +407,7 @@ impl INode for HoldHandComponent {
         self.update_root_driven(owned);
         // Hands nobody drives this frame fade out (the pair ended, or the initiator is gone).
         if frame > self.runtime.driven_frame + 1 {
-            let rate = if self.fade_out_time > 0.0 {
-                dt / self.fade_out_time
-            } else {
-                1.0
-            };
+            let rate = fade_step(dt, self.fade_out_time);
             let (wp, wr) = self.runtime.hand_weights;
             self.set_hand_weights((wp - rate).max(0.0), (wr - rate).max(0.0));
         }
