@@ -1,18 +1,16 @@
 //! The glue's one warning kit: each kind of bad input is reported once (until cleared) or at most
 //! once per interval with a count of those held back, every message naming the node's path.
+//!
+//! What to print when is the core's (`kit::warn::WarnOnce`, `kit::WarnThrottle`); this prints it.
 
+use entwine_core::kit::warn::{within, WarnOnce};
 use entwine_core::kit::WarnThrottle;
 use godot::prelude::*;
 
+pub use entwine_core::kit::warn::key_of;
+
 /// Seconds between two throttled warnings of one kind.
 pub const THROTTLE_SECONDS: f64 = 10.0;
-
-/// The kind [`Warnings::property`] keys its warnings under (by property name); apart from the
-/// kinds a node numbers itself.
-const PROPERTY: u32 = u32::MAX;
-
-/// Kinds a [`Warnings`] tells apart: `0..MAX_KINDS` (a larger kind shares the last one).
-pub const MAX_KINDS: u32 = 64;
 
 /// Returns how warnings name `node`: its class and its path in the tree (its name outside it),
 /// e.g. `FormationController '/root/Level/Squad'`.
@@ -28,42 +26,27 @@ pub fn warn(node: &Gd<impl Inherits<Node>>, message: &str) {
 
 /// A node's warning state: which kinds were printed once, and a throttle per kind.
 ///
-/// Kinds are small integers the node names with constants (`0..`[`MAX_KINDS`]).
+/// Kinds are small integers the node names with constants (`0..`[`entwine_core::kit::warn::MAX_KINDS`]).
 #[derive(Clone, Debug)]
 pub struct Warnings {
-    printed: u64,
+    state: WarnOnce,
     throttle: WarnThrottle<u32, 8>,
-    /// (kind, key) pairs printed by [`Warnings::once_for`] and [`Warnings::on_change`].
-    keyed: Vec<(u32, u64)>,
-}
-
-/// Returns a key for a message or a name (for [`Warnings::on_change`]).
-pub fn key_of(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
 }
 
 impl Default for Warnings {
     fn default() -> Self {
         Self {
-            printed: 0,
+            state: WarnOnce::default(),
             throttle: WarnThrottle::new(THROTTLE_SECONDS),
-            keyed: Vec::new(),
         }
     }
-}
-
-fn bit(kind: u32) -> u64 {
-    1 << kind.min(MAX_KINDS - 1)
 }
 
 impl Warnings {
     /// Prints `message` about `node` unless `kind` was already printed (and not cleared since).
     /// Returns whether it printed.
     pub fn once(&mut self, node: &Gd<impl Inherits<Node>>, kind: u32, message: &str) -> bool {
-        if !self.mark(kind) {
+        if !self.state.mark(kind) {
             return false;
         }
         warn(node, message);
@@ -73,34 +56,28 @@ impl Warnings {
     /// Marks `kind` as printed. Returns true when it was not yet (the caller prints the warning
     /// itself, e.g. with a different prefix).
     pub fn mark(&mut self, kind: u32) -> bool {
-        let fresh = self.printed & bit(kind) == 0;
-        self.printed |= bit(kind);
-        fresh
+        self.state.mark(kind)
     }
 
     /// Returns whether `kind` was printed and not cleared since.
     #[must_use]
     pub fn printed(&self, kind: u32) -> bool {
-        self.printed & bit(kind) != 0
+        self.state.printed(kind)
     }
 
     /// Lets `kind` print again (the problem was fixed).
     pub fn clear(&mut self, kind: u32) {
-        self.printed &= !bit(kind);
+        self.state.clear(kind);
     }
 
     /// Lets every kind below `kinds` print again.
     pub fn clear_below(&mut self, kinds: u32) {
-        if kinds >= MAX_KINDS {
-            self.printed = 0;
-        } else {
-            self.printed &= !((1u64 << kinds) - 1);
-        }
+        self.state.clear_below(kinds);
     }
 
     /// Lets every kind print again.
     pub fn clear_all(&mut self) {
-        self.printed = 0;
+        self.state.clear_all();
     }
 
     /// Prints `message` about `node` unless it was already printed for (`kind`, `key`) — one
@@ -112,10 +89,9 @@ impl Warnings {
         key: u64,
         message: &str,
     ) -> bool {
-        if self.printed_for(kind, key) {
+        if !self.state.mark_for(kind, key) {
             return false;
         }
-        self.keyed.push((kind, key));
         warn(node, message);
         true
     }
@@ -123,7 +99,7 @@ impl Warnings {
     /// Returns whether a warning was printed for (`kind`, `key`) and not cleared since.
     #[must_use]
     pub fn printed_for(&self, kind: u32, key: u64) -> bool {
-        self.keyed.contains(&(kind, key))
+        self.state.printed_for(kind, key)
     }
 
     /// Prints `message` about `node` unless the last warning of `kind` had the same `key`: a
@@ -135,11 +111,11 @@ impl Warnings {
         key: u64,
         message: &str,
     ) -> bool {
-        if self.printed_for(kind, key) {
+        if !self.state.mark_change(kind, key) {
             return false;
         }
-        self.clear_keys(kind);
-        self.once_for(node, kind, key, message)
+        warn(node, message);
+        true
     }
 
     /// Returns `value` when `valid`, else `fallback` with one warning naming the property `name`
@@ -174,13 +150,7 @@ impl Warnings {
         valid: bool,
         message: impl FnOnce() -> String,
     ) {
-        let key = key_of(name);
-        if valid {
-            if let Some(i) = self.keyed.iter().position(|&k| k == (PROPERTY, key)) {
-                self.keyed.swap_remove(i);
-            }
-        } else if !self.printed_for(PROPERTY, key) {
-            self.keyed.push((PROPERTY, key));
+        if self.state.setting(key_of(name), valid) {
             warn(node, &message());
         }
     }
@@ -223,14 +193,7 @@ impl Warnings {
         default: f32,
         clamp: bool,
     ) -> f32 {
-        let valid = value.is_finite() && (lo..=hi).contains(&value);
-        let used = if valid {
-            value
-        } else if clamp && value.is_finite() {
-            value.clamp(lo, hi)
-        } else {
-            default
-        };
+        let (used, valid) = within(value, lo, hi, default, clamp);
         self.check(node, name, valid, || {
             format!("{name} must be in {lo}..={hi} (got {value}); using {used}")
         });
@@ -265,7 +228,7 @@ impl Warnings {
 
     /// Forgets every key printed for `kind` (the problems were fixed or the objects are gone).
     pub fn clear_keys(&mut self, kind: u32) {
-        self.keyed.retain(|&(k, _)| k != kind);
+        self.state.clear_keys(kind);
     }
 
     /// Prints `message` about `node` unless `kind` was printed in the last [`THROTTLE_SECONDS`]

@@ -527,8 +527,7 @@ pub fn calibrate(m: &Measurements) -> Result<Calibration, CalibrationIssue> {
         return Err(CalibrationIssue::ShouldersBelowOrigin(m.shoulder_height));
     }
     let world_scale = {
-        let v = m.world_scale.abs();
-        let s = (v.x + v.y + v.z) / 3.0;
+        let s = crate::rig::mean_scale(m.world_scale);
         if s.is_finite() && s > 1e-9 {
             s
         } else {
@@ -536,12 +535,7 @@ pub fn calibrate(m: &Measurements) -> Result<Calibration, CalibrationIssue> {
         }
     };
     let proportion = if m.auto_proportions {
-        let k = height * world_scale / crate::rig::REFERENCE_HEIGHT;
-        if k.is_finite() && k > 1e-9 {
-            k
-        } else {
-            1.0
-        }
+        crate::rig::world_proportion(height, world_scale)
     } else {
         1.0
     };

@@ -42,6 +42,17 @@ impl ReachSphere {
     }
 }
 
+/// Returns how much of a full (0 → 1) linear fade of `duration` seconds passes in `dt` seconds:
+/// `dt / duration`, or all of it (1) when the duration is 0 or less.
+#[must_use]
+pub fn fade_step(dt: f32, duration: f32) -> f32 {
+    if duration > 0.0 {
+        dt / duration
+    } else {
+        1.0
+    }
+}
+
 /// Returns the contact point both arms can reach that is closest to `preferred`, and whether both
 /// arms really reach it (seed §6.5, in its order):
 ///
@@ -372,8 +383,7 @@ impl ContactSolver {
         } else {
             tuning.fade_out_time
         };
-        let rate = if duration > 0.0 { dt / duration } else { 1.0 };
-        self.weight = move_towards(self.weight, target_weight, rate);
+        self.weight = move_towards(self.weight, target_weight, fade_step(dt, duration));
 
         let hand = |h: &HandInput| {
             Pose::new(
@@ -426,6 +436,13 @@ impl ContactSolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fade_step_is_the_share_of_its_duration_and_all_of_it_without_one() {
+        assert!((fade_step(0.025, 0.1) - 0.25).abs() < 1e-6);
+        assert_eq!(fade_step(0.016, 0.0), 1.0);
+        assert_eq!(fade_step(0.016, -1.0), 1.0);
+    }
 
     fn s(x: f32, y: f32, z: f32, r: f32) -> ReachSphere {
         ReachSphere {

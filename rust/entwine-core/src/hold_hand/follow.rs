@@ -44,6 +44,21 @@ impl Default for FollowTuning {
 }
 
 impl FollowTuning {
+    /// Returns the tuning for a character `k` times the reference human's size (see
+    /// [`crate::rig::world_proportion`]): offsets, stop radius and speeds times `k`, the spring
+    /// coefficient (1/s) unchanged.
+    #[must_use]
+    pub fn proportioned(self, k: f32) -> Self {
+        Self {
+            follow_offset: self.follow_offset * k,
+            preparation_offset: self.preparation_offset * k,
+            stop_radius: self.stop_radius * k,
+            min_follow_speed: self.min_follow_speed * k,
+            max_follow_speed: self.max_follow_speed * k,
+            ..self
+        }
+    }
+
     /// Returns the follow speed (m/s) at distance `d` (m): 0 inside the stop radius, else
     /// `clamp(k·d, min, max)`. Never panics and never returns NaN or a negative speed: with
     /// `min > max` the maximum wins, NaN or infinite tuning values are ignored (an unusable
@@ -138,6 +153,21 @@ impl FollowDriver {
 mod tests {
     use super::*;
     use glam::Quat;
+
+    #[test]
+    fn proportioned_scales_lengths_and_speeds_but_not_the_spring() {
+        let d = FollowTuning::default();
+        let t = d.proportioned(2.0);
+        assert_eq!(t.follow_offset, d.follow_offset * 2.0);
+        assert_eq!(t.preparation_offset, d.preparation_offset * 2.0);
+        assert_eq!(t.stop_radius, d.stop_radius * 2.0);
+        assert_eq!(
+            (t.min_follow_speed, t.max_follow_speed),
+            (d.min_follow_speed * 2.0, d.max_follow_speed * 2.0)
+        );
+        assert_eq!(t.spring_coefficient, d.spring_coefficient);
+        assert_eq!(d.proportioned(1.0), d);
+    }
 
     #[test]
     fn speed_curve_is_clamped_and_proportional() {

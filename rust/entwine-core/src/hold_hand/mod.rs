@@ -1,7 +1,9 @@
 //! Two players holding hands (seed 000): the decisions behind `HoldHandComponent`.
 //!
 //! * [`room`]: the interaction state a room (a local node, or the server) holds for every player:
-//!   request, accept, decline, cancel, expiry, leaving.
+//!   request, accept, decline, cancel, expiry, leaving; its calls' and events' wire format.
+//! * [`gate`]: the multiplayer server's gate for peers' room calls: rate limits, forged and
+//!   unknown calls, refusal answers, counters and throttled warnings.
 //! * [`lifecycle`]: a component's phase, None → Preparing → Active, with the one-frame preparation.
 //! * [`follow`]: the initiator-side follow spring that carries the recipient's root.
 //! * [`contact`]: the shared contact point from two reach spheres, its smoothing, the connection
@@ -9,6 +11,7 @@
 //! * [`stream`]: what the initiator samples and sends (roots, hands, animation) and the frame's
 //!   byte layout.
 //! * [`anim`]: the animation section of a frame: snapshot, layout, when to send, interpolation.
+//! * [`phase`]: how a replica's animation catches up the initiator's play position.
 //! * [`replay`]: how a remote peer shows the pair: snapshot interpolation at an adaptive delay,
 //!   start blends, corrections that never step, the speed limit on what it accepts.
 //!
@@ -18,7 +21,9 @@
 pub mod anim;
 pub mod contact;
 pub mod follow;
+pub mod gate;
 pub mod lifecycle;
+pub mod phase;
 pub mod replay;
 pub mod room;
 pub mod stream;
@@ -30,6 +35,7 @@ pub use contact::{
     ContactTuning, HandInput, HandShape, Hysteresis, ReachSphere, GRIP_ALONG,
 };
 pub use follow::{FollowDriver, FollowTuning};
+pub use gate::{Admission, CallGate, GateStats, PeerStats};
 pub use lifecycle::{Lifecycle, Phase, PhaseChange};
 pub use replay::{PairReplay, PairView, Received, Refused, RemoteHands, ReplayTuning};
 pub use room::{

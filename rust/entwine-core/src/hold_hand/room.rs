@@ -450,6 +450,22 @@ impl RoomCall {
 }
 
 impl RoomEvent {
+    /// Returns the players whose components hear of this event: the asked player of a request or
+    /// a withdrawal, the asker of an acceptance, a refusal or an expiry, and both of an ended pair.
+    #[must_use]
+    pub fn notified(self) -> [Option<PlayerId>; 2] {
+        match self {
+            Self::Requested { to, .. } | Self::Withdrawn { to, .. } => [Some(to), None],
+            Self::Accepted { initiator, .. } => [Some(initiator), None],
+            Self::Declined { from, .. } | Self::Expired { from, .. } => [Some(from), None],
+            Self::Ended {
+                initiator,
+                recipient,
+                ..
+            } => [Some(initiator), Some(recipient)],
+        }
+    }
+
     /// Returns the event as its wire fields.
     #[must_use]
     pub fn encode(self) -> EventWire {
@@ -539,6 +555,39 @@ mod tests {
         for e in events {
             assert_eq!(RoomEvent::decode(e.encode()), Some(e));
         }
+    }
+
+    #[test]
+    fn each_event_notifies_the_players_it_concerns() {
+        let requested = RoomEvent::Requested {
+            from: 1,
+            to: 2,
+            expires_at: 0.0,
+        };
+        assert_eq!(requested.notified(), [Some(2), None]);
+        let accepted = RoomEvent::Accepted {
+            initiator: 1,
+            recipient: 2,
+        };
+        assert_eq!(accepted.notified(), [Some(1), None]);
+        assert_eq!(
+            RoomEvent::Declined { from: 1, by: 2 }.notified(),
+            [Some(1), None]
+        );
+        assert_eq!(
+            RoomEvent::Expired { from: 1, to: 2 }.notified(),
+            [Some(1), None]
+        );
+        assert_eq!(
+            RoomEvent::Withdrawn { from: 1, to: 2 }.notified(),
+            [Some(2), None]
+        );
+        let ended = RoomEvent::Ended {
+            initiator: 1,
+            recipient: 2,
+            by: 2,
+        };
+        assert_eq!(ended.notified(), [Some(1), Some(2)]);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! * [`shape`]: the one collision shape type (box, sphere, capsule, cylinder, plane, convex hull,
 //!   trimesh) with closest points and signed distances, shared by the rope and the wall touch.
 //! * [`param`]: typed reports of the parameters a `sanitized(on_issue)` corrected.
+//! * [`warn`]: warn-once bookkeeping (which warnings a node printed, which settings are bad now).
 //!
 //! Every item is re-exported here, so `entwine_core::kit::Pose` works.
 
@@ -20,6 +21,7 @@ pub mod quant;
 pub mod seq;
 pub mod shape;
 pub mod smoothing;
+pub mod warn;
 
 #[cfg(test)]
 pub(crate) mod test_util;
@@ -39,3 +41,4 @@ pub use smoothing::{
     angle_difference, clamp_finite, exp_alpha, move_towards, move_towards_vec3, saturate,
     slerp_shortest, smooth_damp, smooth_damp_vec3, smooth_damp_vec3_ramped, wrap_angle,
 };
+pub use warn::WarnOnce;

@@ -250,6 +250,28 @@ const NOISE_WORDS: &[&str] = &[
     "f",
 ];
 
+/// Returns `k`, a character's height in the world over [`REFERENCE_HEIGHT`]: `height` (skeleton
+/// units) times `world_scale` (the skeleton's mean scale in the world, see [`mean_scale`]) over
+/// 1.75 m. The seed's lengths and speeds for the reference human are multiplied by it. Returns 1
+/// when `k` is not finite and above 10⁻⁶ (a degenerate rig or scale).
+#[must_use]
+pub fn world_proportion(height: f32, world_scale: f32) -> f32 {
+    let k = height * world_scale / REFERENCE_HEIGHT;
+    if k.is_finite() && k > 1e-6 {
+        k
+    } else {
+        1.0
+    }
+}
+
+/// Returns the mean of a scale's absolute axes: the uniform scale a (nearly) uniformly scaled,
+/// possibly mirrored, node has.
+#[must_use]
+pub fn mean_scale(scale: Vec3) -> f32 {
+    let v = scale.abs();
+    (v.x + v.y + v.z) / 3.0
+}
+
 /// Returns the role a bone's name gives it (ignoring the hierarchy), or `None`.
 #[must_use]
 pub fn role_from_name(name: &str) -> Option<Role> {

@@ -765,3 +765,22 @@ fn a_hand_made_of_palm_bones_leaving_the_forearm() {
     assert_eq!(derive(&g).hand_parts(Side::Left).count(), 0);
     assert_eq!(derive(&g).hand_parts(Side::Right).count(), 0);
 }
+
+#[test]
+fn world_proportion_is_the_height_in_the_world_over_the_reference_and_1_when_degenerate() {
+    assert!((world_proportion(1.75, 1.0) - 1.0).abs() < 1e-6);
+    assert!(
+        (world_proportion(175.0, 0.01) - 1.0).abs() < 1e-5,
+        "centimetre rig, scaled"
+    );
+    assert!((world_proportion(1.75, mean_scale(Vec3::new(-2.0, 2.0, 2.0))) - 2.0).abs() < 1e-6);
+    for (h, s) in [
+        (0.0, 1.0),
+        (1.75, 0.0),
+        (f32::NAN, 1.0),
+        (1.75, f32::INFINITY),
+        (-1.0, 1.0),
+    ] {
+        assert_eq!(world_proportion(h, s), 1.0, "height {h}, scale {s}");
+    }
+}

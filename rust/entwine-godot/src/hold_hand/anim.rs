@@ -6,6 +6,7 @@ use entwine_core::hold_hand::anim::{
     AnimSnapshot, MachineState, PlayerState, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS, MAX_ANIM_VALUES,
     NO_NODE,
 };
+use entwine_core::hold_hand::phase::{player_seek, PhaseCatchUp};
 use godot::classes::animation_mixer::AnimationCallbackModeProcess;
 use godot::classes::{
     AnimationMixer, AnimationNode, AnimationNodeBlendTree, AnimationNodeOneShot,
@@ -15,16 +16,6 @@ use godot::prelude::*;
 
 use super::is_settable_parameter;
 
-/// A play position less than this (s, about a frame at 60 Hz) behind the initiator's is left alone.
-const PHASE_TOLERANCE: f32 = 0.02;
-/// A play position less than this (s) ahead of the initiator's is left alone; further ahead, a
-/// cycle is run round to the initiator's phase (a tree cannot run backwards).
-const PHASE_AHEAD: f32 = 0.05;
-/// Share of a play-position gap run ahead per frame (below 1 so that a misjudged rate of the
-/// tree does not overshoot ahead, which costs a cycle).
-const PHASE_GAIN: f32 = 0.8;
-/// Longest cycle (s) whose phase is corrected by running the tree ahead.
-const PHASE_CYCLE: f32 = 4.0;
 /// OneShot requests (`AnimationNodeOneShot.OneShotRequest`).
 const ONE_SHOT_FIRE: i64 = 1;
 const ONE_SHOT_ABORT: i64 = 2;
@@ -64,8 +55,8 @@ pub(super) struct AnimFollower {
     shots: u8,
     targets: [(u8, u8); MAX_ANIM_MACHINES],
     mismatch: [f32; MAX_ANIM_MACHINES],
-    /// Play-position seconds one second of tree advance moved, at the last phase correction.
-    rate: f32,
+    /// The catch-up of the first settled machine's play position (and the tree's rate it learnt).
+    phase: PhaseCatchUp,
     /// The tree this follower advances itself, and the process mode it had.
     taken: Option<(Gd<AnimationMixer>, AnimationCallbackModeProcess)>,
 }
@@ -338,35 +329,14 @@ impl AnimRig {
                 }
                 phased = true;
                 let length = pb.get_current_length();
-                let cyclic = length > 0.0 && length <= PHASE_CYCLE;
                 let here = pb.get_current_play_position();
-                let mut behind = m.position - here;
-                if cyclic {
-                    behind = (behind + 0.5 * length).rem_euclid(length) - 0.5 * length;
-                }
-                // Run the tree ahead: most of a gap behind, or round the cycle when ahead of the
-                // initiator. A TimeScale above the machine multiplies the step, so the rate seen at
-                // the last correction divides it.
-                let gap = if behind > PHASE_TOLERANCE && behind < PHASE_CYCLE {
-                    PHASE_GAIN * behind
-                } else if cyclic && behind < -PHASE_AHEAD {
-                    length + behind
-                } else {
+                let Some(step) = follower.phase.advance(m.position, here, length) else {
                     continue;
                 };
-                let rate = if follower.rate > 0.0 {
-                    follower.rate
-                } else {
-                    1.0
-                };
-                let step = gap / rate;
                 tree.advance(f64::from(step));
-                let mut moved = pb.get_current_play_position() - here;
-                if cyclic {
-                    moved = moved.rem_euclid(length);
-                }
-                if step > 1e-3 && pb.get_current_node() == *node {
-                    follower.rate = (moved / step).clamp(0.1, 4.0);
+                if pb.get_current_node() == *node {
+                    let after = pb.get_current_play_position();
+                    follower.phase.observe(step, here, after, length);
                 }
             }
             for (i, (active, request)) in self.shots.iter().enumerate() {
@@ -390,16 +360,8 @@ impl AnimRig {
                 player.play_ex().name(name).done();
             }
             let length = player.get_current_animation_length() as f32;
-            let mut at = p.position;
-            if length > 0.0 {
-                at = at.rem_euclid(length);
-            }
             let here = player.get_current_animation_position() as f32;
-            let mut off = (at - here).abs();
-            if length > 0.0 {
-                off = off.min(length - off);
-            }
-            if off > PHASE_TOLERANCE {
+            if let Some(at) = player_seek(p.position, here, length) {
                 player.seek_ex(f64::from(at)).update(true).done();
             }
         }

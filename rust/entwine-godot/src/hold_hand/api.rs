@@ -3,6 +3,56 @@
 
 use super::*;
 
+/// A pair's phase as GDScript sees it: None 0, Preparing 1, Active 2 (the class's deprecated
+/// `PHASE_*` constants name the same values).
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum PairPhase {
+    /// No interaction.
+    #[default]
+    None = 0,
+    /// The interaction arrived; following starts next frame.
+    Preparing = 1,
+    /// Following, mirroring and hand IK run.
+    Active = 2,
+}
+
+impl PairPhase {
+    /// Returns the GDScript phase of a core phase.
+    pub fn of(phase: Phase) -> Self {
+        match phase {
+            Phase::None => Self::None,
+            Phase::Preparing => Self::Preparing,
+            Phase::Active => Self::Active,
+        }
+    }
+}
+
+/// A player's role in its pair as GDScript sees it: None −1, Initiator 0, Recipient 1 (the class's
+/// deprecated `ROLE_*` constants name the same values).
+#[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[godot(via = i64)]
+pub enum PairRole {
+    /// Not paired.
+    #[default]
+    None = (-1),
+    /// Asked first; walks and is the pair's authority.
+    Initiator = 0,
+    /// Accepted; carried along and frozen.
+    Recipient = 1,
+}
+
+impl PairRole {
+    /// Returns the GDScript role of a core role (`None` when not paired).
+    pub fn of(role: Option<Role>) -> Self {
+        match role {
+            None => Self::None,
+            Some(Role::Initiator) => Self::Initiator,
+            Some(Role::Recipient) => Self::Recipient,
+        }
+    }
+}
+
 #[godot_api(secondary)]
 impl HoldHandComponent {
     /// Returns whether the pair writes this character's root on this peer right now: always for a
@@ -134,24 +184,16 @@ impl HoldHandComponent {
         self.act("cancel", |by| RoomCall::Cancel { by })
     }
 
-    /// Returns the current phase (PHASE_* constants).
+    /// Returns the current phase: None 0, Preparing 1, Active 2.
     #[func]
-    pub fn get_phase(&self) -> i32 {
-        match self.lifecycle.phase() {
-            Phase::None => Self::PHASE_NONE,
-            Phase::Preparing => Self::PHASE_PREPARING,
-            Phase::Active => Self::PHASE_ACTIVE,
-        }
+    pub fn get_phase(&self) -> PairPhase {
+        PairPhase::of(self.lifecycle.phase())
     }
 
-    /// Returns this player's role (ROLE_* constants).
+    /// Returns this player's role: None −1, Initiator 0, Recipient 1.
     #[func]
-    pub fn get_role(&self) -> i32 {
-        match self.lifecycle.interaction().map(|i| i.role) {
-            None => Self::ROLE_NONE,
-            Some(Role::Initiator) => Self::ROLE_INITIATOR,
-            Some(Role::Recipient) => Self::ROLE_RECIPIENT,
-        }
+    pub fn get_role(&self) -> PairRole {
+        PairRole::of(self.lifecycle.interaction().map(|i| i.role))
     }
 
     /// Returns the partner's player id (0 when not paired).

@@ -19,14 +19,6 @@ pub(super) fn is_settable_parameter(prop: &VarDictionary) -> bool {
 /// initiator's while travelling there, before it is started there outright.
 pub(super) const LOCAL_ANIM_GRACE: f32 = 0.25;
 
-pub(super) fn phase_code(p: Phase) -> i32 {
-    match p {
-        Phase::None => HoldHandComponent::PHASE_NONE,
-        Phase::Preparing => HoldHandComponent::PHASE_PREPARING,
-        Phase::Active => HoldHandComponent::PHASE_ACTIVE,
-    }
-}
-
 /// Returns the arm-layer parameters of `tree`: the amount of each filtered blend or add node of its
 /// root blend tree, or of a blend tree nested in it (to four levels), whose filter passes a bone of
 /// either arm of the humanoid in `skeleton`.

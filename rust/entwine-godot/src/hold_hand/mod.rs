@@ -10,6 +10,7 @@ mod room;
 mod setup;
 mod state;
 
+use entwine_core::hold_hand::contact::fade_step;
 use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
     palm_to_palm, root_driven, ContactOutput, ContactSolver, ContactTuning, FollowDriver,
@@ -37,9 +38,8 @@ use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
 use crate::rig;
 use crate::scene::first_descendant;
-use layers::{
-    chain_for_hand, detect_arm_layers, is_settable_parameter, phase_code, LOCAL_ANIM_GRACE,
-};
+pub use api::{PairPhase, PairRole};
+use layers::{chain_for_hand, detect_arm_layers, is_settable_parameter, LOCAL_ANIM_GRACE};
 pub use room::HoldHandRoom;
 use state::{
     GripHand, LastHands, NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED,
@@ -407,11 +407,7 @@ impl INode for HoldHandComponent {
         self.update_root_driven(owned);
         // Hands nobody drives this frame fade out (the pair ended, or the initiator is gone).
         if frame > self.runtime.driven_frame + 1 {
-            let rate = if self.fade_out_time > 0.0 {
-                dt / self.fade_out_time
-            } else {
-                1.0
-            };
+            let rate = fade_step(dt, self.fade_out_time);
             let (wp, wr) = self.runtime.hand_weights;
             self.set_hand_weights((wp - rate).max(0.0), (wr - rate).max(0.0));
         }
@@ -420,28 +416,31 @@ impl INode for HoldHandComponent {
 
 #[godot_api]
 impl HoldHandComponent {
-    /// Phase: no interaction.
+    /// Phase: no interaction. Deprecated: use [method get_phase]'s values (this constant goes in the
+    /// next release).
     #[constant]
-    pub const PHASE_NONE: i32 = 0;
-    /// Phase: the interaction arrived; following starts next frame.
+    pub const PHASE_NONE: i32 = PairPhase::None as i32;
+    /// Phase: the interaction arrived; following starts next frame. Deprecated, like
+    /// [constant PHASE_NONE].
     #[constant]
-    pub const PHASE_PREPARING: i32 = 1;
-    /// Phase: following, mirroring and hand IK run.
+    pub const PHASE_PREPARING: i32 = PairPhase::Preparing as i32;
+    /// Phase: following, mirroring and hand IK run. Deprecated, like [constant PHASE_NONE].
     #[constant]
-    pub const PHASE_ACTIVE: i32 = 2;
-    /// Role: not paired.
+    pub const PHASE_ACTIVE: i32 = PairPhase::Active as i32;
+    /// Role: not paired. Deprecated: use [method get_role]'s values (this constant goes in the next
+    /// release).
     #[constant]
-    pub const ROLE_NONE: i32 = -1;
-    /// Role: asked first; walks and is the pair's authority.
+    pub const ROLE_NONE: i32 = PairRole::None as i32;
+    /// Role: asked first; walks and is the pair's authority. Deprecated, like [constant ROLE_NONE].
     #[constant]
-    pub const ROLE_INITIATOR: i32 = 0;
-    /// Role: accepted; carried along and frozen.
+    pub const ROLE_INITIATOR: i32 = PairRole::Initiator as i32;
+    /// Role: accepted; carried along and frozen. Deprecated, like [constant ROLE_NONE].
     #[constant]
-    pub const ROLE_RECIPIENT: i32 = 1;
+    pub const ROLE_RECIPIENT: i32 = PairRole::Recipient as i32;
 
-    /// Emitted on every phase change (PHASE_* constants).
+    /// Emitted on every phase change: None 0, Preparing 1, Active 2 (as [method get_phase]).
     #[signal]
-    fn phase_changed(from: i32, to: i32);
+    fn phase_changed(from: PairPhase, to: PairPhase);
     /// Emitted on this character when another player asks it to hold hands.
     #[signal]
     fn request_received(from_player: i64);

@@ -12,7 +12,7 @@ impl HoldHandComponent {
         if to == Phase::Preparing {
             self.prepare(role);
         }
-        let (f, t) = (phase_code(from), phase_code(to));
+        let (f, t) = (PairPhase::of(from), PairPhase::of(to));
         self.signals().phase_changed().emit(f, t);
     }
 

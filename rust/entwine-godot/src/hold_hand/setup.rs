@@ -273,26 +273,13 @@ impl HoldHandComponent {
                 h
             }
         };
-        let scale = skeleton.get_global_transform().basis.get_scale().abs();
-        let k = height * (scale.x + scale.y + scale.z) / 3.0 / entwine_core::rig::REFERENCE_HEIGHT;
-        if k.is_finite() && k > 1e-6 {
-            k
-        } else {
-            1.0
-        }
+        let scale = vec3(skeleton.get_global_transform().basis.get_scale());
+        entwine_core::rig::world_proportion(height, entwine_core::rig::mean_scale(scale))
     }
 
     pub(super) fn follow_tuning(&mut self) -> FollowTuning {
         let t = self.follow_tuning_as_set();
-        let k = self.proportion();
-        FollowTuning {
-            follow_offset: t.follow_offset * k,
-            preparation_offset: t.preparation_offset * k,
-            stop_radius: t.stop_radius * k,
-            min_follow_speed: t.min_follow_speed * k,
-            max_follow_speed: t.max_follow_speed * k,
-            ..t
-        }
+        t.proportioned(self.proportion())
     }
 
     /// Returns the follow tuning as set (before scaling by the proportion), each property that is

@@ -1,0 +1,183 @@
+//! Warn-once bookkeeping for a node: which kinds of warning it printed (each once until cleared),
+//! which (kind, key) pairs, and which settings are bad right now. The glue prints; this decides.
+
+/// Kinds a [`WarnOnce`] tells apart: `0..MAX_KINDS` (a larger kind shares the last one).
+pub const MAX_KINDS: u32 = 64;
+
+/// The kind [`WarnOnce::setting`] keys its warnings under (by the setting's name), apart from the
+/// kinds a node numbers itself.
+const SETTING: u32 = u32::MAX;
+
+/// Which warnings a node printed: see the module.
+#[derive(Clone, Debug, Default)]
+pub struct WarnOnce {
+    printed: u64,
+    /// (kind, key) pairs printed by [`WarnOnce::mark_for`], [`WarnOnce::mark_change`] and
+    /// [`WarnOnce::setting`].
+    keyed: Vec<(u32, u64)>,
+}
+
+fn bit(kind: u32) -> u64 {
+    1 << kind.min(MAX_KINDS - 1)
+}
+
+/// Returns a key for a message or a name (for [`WarnOnce::mark_for`] and friends).
+#[must_use]
+pub fn key_of(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+impl WarnOnce {
+    /// Marks `kind` as printed. Returns true when it was not yet (the caller prints it now).
+    pub fn mark(&mut self, kind: u32) -> bool {
+        let fresh = self.printed & bit(kind) == 0;
+        self.printed |= bit(kind);
+        fresh
+    }
+
+    /// Returns whether `kind` was printed and not cleared since.
+    #[must_use]
+    pub fn printed(&self, kind: u32) -> bool {
+        self.printed & bit(kind) != 0
+    }
+
+    /// Lets `kind` print again (the problem was fixed).
+    pub fn clear(&mut self, kind: u32) {
+        self.printed &= !bit(kind);
+    }
+
+    /// Lets every kind below `kinds` print again.
+    pub fn clear_below(&mut self, kinds: u32) {
+        if kinds >= MAX_KINDS {
+            self.printed = 0;
+        } else {
+            self.printed &= !((1u64 << kinds) - 1);
+        }
+    }
+
+    /// Lets every numbered kind print again (keyed warnings stay printed).
+    pub fn clear_all(&mut self) {
+        self.printed = 0;
+    }
+
+    /// Marks (`kind`, `key`) as printed — one warning per offending object, say. Returns true when
+    /// it was not yet.
+    pub fn mark_for(&mut self, kind: u32, key: u64) -> bool {
+        if self.printed_for(kind, key) {
+            return false;
+        }
+        self.keyed.push((kind, key));
+        true
+    }
+
+    /// Returns whether (`kind`, `key`) was printed and not cleared since.
+    #[must_use]
+    pub fn printed_for(&self, kind: u32, key: u64) -> bool {
+        self.keyed.contains(&(kind, key))
+    }
+
+    /// Marks (`kind`, `key`) as the last problem of `kind`: true unless it already was, so a
+    /// problem that changes is reported again.
+    pub fn mark_change(&mut self, kind: u32, key: u64) -> bool {
+        if self.printed_for(kind, key) {
+            return false;
+        }
+        self.clear_keys(kind);
+        self.mark_for(kind, key)
+    }
+
+    /// Forgets every key printed for `kind` (the problems were fixed or the objects are gone).
+    pub fn clear_keys(&mut self, kind: u32) {
+        self.keyed.retain(|&(k, _)| k != kind);
+    }
+
+    /// Records whether the setting keyed `name_key` is `valid`. Returns true the first time it is
+    /// not, since it last was (the caller prints then).
+    pub fn setting(&mut self, name_key: u64, valid: bool) -> bool {
+        if valid {
+            if let Some(i) = self.keyed.iter().position(|&k| k == (SETTING, name_key)) {
+                self.keyed.swap_remove(i);
+            }
+            false
+        } else {
+            self.mark_for(SETTING, name_key)
+        }
+    }
+}
+
+/// Returns the value a setting that must be finite and within `lo..=hi` uses, and whether `value`
+/// was valid: `value` itself; else a finite value clamped (with `clamp`) or `default`.
+#[must_use]
+pub fn within(value: f32, lo: f32, hi: f32, default: f32, clamp: bool) -> (f32, bool) {
+    let valid = value.is_finite() && (lo..=hi).contains(&value);
+    let used = if valid {
+        value
+    } else if clamp && value.is_finite() {
+        value.clamp(lo, hi)
+    } else {
+        default
+    };
+    (used, valid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_prints_once_until_cleared() {
+        let mut w = WarnOnce::default();
+        assert!(w.mark(3) && !w.mark(3) && w.printed(3));
+        w.clear(3);
+        assert!(!w.printed(3) && w.mark(3));
+        // Kinds past the last share it.
+        assert!(w.mark(MAX_KINDS - 1) && !w.mark(MAX_KINDS + 5));
+        w.mark(1);
+        w.clear_below(2);
+        assert!(!w.printed(1) && w.printed(3));
+        w.clear_below(MAX_KINDS);
+        assert!(!w.printed(3));
+        w.mark(7);
+        w.clear_all();
+        assert!(!w.printed(7));
+    }
+
+    #[test]
+    fn keyed_warnings_print_once_per_key_and_again_when_the_problem_changes() {
+        let mut w = WarnOnce::default();
+        assert!(w.mark_for(1, 10) && w.mark_for(1, 11) && !w.mark_for(1, 10));
+        assert!(w.printed_for(1, 11));
+        assert!(w.mark_change(2, key_of("a")));
+        assert!(!w.mark_change(2, key_of("a")), "the same problem");
+        assert!(w.mark_change(2, key_of("b")), "a new one");
+        assert!(!w.printed_for(2, key_of("a")), "the old one is forgotten");
+        assert!(w.printed_for(1, 10), "other kinds keep theirs");
+        w.clear_keys(1);
+        assert!(!w.printed_for(1, 10) && w.mark_for(1, 10));
+        w.clear_all();
+        assert!(w.printed_for(1, 10), "clear_all leaves keyed warnings");
+    }
+
+    #[test]
+    fn a_setting_warns_once_while_bad_and_again_after_a_valid_value() {
+        let mut w = WarnOnce::default();
+        let k = key_of("max_speed");
+        assert!(w.setting(k, false));
+        assert!(!w.setting(k, false));
+        assert!(!w.setting(k, true));
+        assert!(w.setting(k, false));
+        assert!(w.setting(key_of("other"), false), "settings are apart");
+    }
+
+    #[test]
+    fn within_clamps_finite_values_or_takes_the_default() {
+        assert_eq!(within(0.5, 0.0, 1.0, 0.2, true), (0.5, true));
+        assert_eq!(within(3.0, 0.0, 1.0, 0.2, true), (1.0, false));
+        assert_eq!(within(3.0, 0.0, 1.0, 0.2, false), (0.2, false));
+        assert_eq!(within(f32::NAN, 0.0, 1.0, 0.2, true), (0.2, false));
+        assert_eq!(within(f32::NEG_INFINITY, 0.0, 1.0, 0.2, true), (0.2, false));
+    }
+}

@@ -1,0 +1,189 @@
+//! `FormationController`'s primary script block: its constants, signals, property setters and the
+//! RPC entry points (handled in `network.rs`), plus the node's warning helpers.
+
+use super::*;
+use crate::warnings;
+
+#[godot_api]
+impl FormationController {
+    /// [member agent_source] value: drive the controller's children.
+    #[constant]
+    const AGENTS_CHILDREN: i64 = 0;
+    /// [member agent_source] value: simulate internal agents drawn with a MultiMesh.
+    #[constant]
+    const AGENTS_INTERNAL: i64 = 1;
+
+    /// Emitted once per command when the squad meets the contract, with the metrics: `settle_time`
+    /// (s), `contract_met`, `spacing_error` (m, over every neighbouring pair: see [method
+    /// get_neighbour_pairs]), `nearest_spacing_error` (m, each slot's nearest neighbour only),
+    /// `heading_std` (degrees), `max_slot_error` (m), `mean_slot_error` (m), `active`, `command`,
+    /// and `travel_time` (s: how long the command's move was planned to take at 85 % of
+    /// [member max_speed]; a move longer than the contract's settle time cannot meet it).
+    #[signal]
+    pub(super) fn settled(metrics: VarDictionary);
+    /// Emitted when a formation is taken into use.
+    #[signal]
+    pub(super) fn formation_changed(name: GString);
+    /// Emitted when a formation cannot be used (unknown, unparsable, or it cannot seat the squad);
+    /// the previous one stays in use.
+    #[signal]
+    pub(super) fn formation_rejected(name: GString, reason: GString);
+    /// Emitted when an agent's state changes (0 idle, 1 moving, 2 aligning, 3 stabilizing).
+    #[signal]
+    pub(super) fn agent_state_changed(index: i64, state: i64);
+    /// Emitted when a command is refused (duplicate, from a non-server peer, bad arguments).
+    #[signal]
+    pub(super) fn command_rejected(command: GString, reason: GString);
+    /// Emitted on the server when a peer was dropped: it never acknowledged a command, or it
+    /// disconnected while owning agents that took part.
+    #[signal]
+    pub(super) fn peer_dropped(peer_id: i64);
+    /// Emitted on a client when a command from the server was applied.
+    #[signal]
+    pub(super) fn command_received(id: i64, command: GString);
+    /// Emitted when the squad's eyes turn right ([method dress]) or back to the front (the next
+    /// command).
+    #[signal]
+    pub(super) fn eyes_changed(right: bool);
+    /// Emitted when the squad starts or ends a salute.
+    #[signal]
+    pub(super) fn salute_changed(saluting: bool);
+    /// Emitted when an agent's bearing changes (with [member emit_agent_signals]): bit flags
+    /// [constant BEARING_EYES_RIGHT] and [constant BEARING_SALUTING].
+    #[signal]
+    pub(super) fn agent_bearing_changed(index: i64, bearing: i64);
+
+    /// [method get_agent_bearing] flag: the agent's eyes are right (it has a guide to dress on).
+    #[constant]
+    const BEARING_EYES_RIGHT: i64 = 1;
+    /// [method get_agent_bearing] flag: the agent salutes.
+    #[constant]
+    const BEARING_SALUTING: i64 = 2;
+
+    // ----- properties -------------------------------------------------------------------------
+
+    /// Sets [member agent_source] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_agent_source(&mut self, source: AgentSource) {
+        self.agent_source = source;
+        if self.ready {
+            self.rebuild_agents(true);
+        }
+    }
+
+    /// Sets [member internal_agent_count] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_internal_agent_count(&mut self, count: i32) {
+        let clamped = count.clamp(0, 65_536);
+        if clamped != count {
+            self.warn_once(
+                warn::AGENT_COUNT,
+                &format!(
+                    "internal_agent_count must be in 0..=65536 (got {count}); using {clamped}"
+                ),
+            );
+        } else {
+            self.warnings.clear(warn::AGENT_COUNT);
+        }
+        self.internal_agent_count = clamped;
+        if self.ready && self.agent_source == AgentSource::Internal {
+            self.rebuild_agents(true);
+        }
+    }
+
+    /// Sets [member soldier_bearings] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_soldier_bearings(&mut self, on: bool) {
+        self.soldier_bearings = on;
+        if self.ready {
+            self.attach_bearings();
+        }
+    }
+
+    /// Sets [member formation] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_formation(&mut self, name: GString) {
+        self.formation = name.clone();
+        if self.ready {
+            self.form(name);
+        }
+        self.editor_dirty = true;
+    }
+
+    /// Sets [member recording] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+        if self.ready {
+            if on {
+                self.start_recording();
+            } else {
+                self.squad.set_recording(0);
+                self.replay_frame = None;
+            }
+        }
+    }
+
+    // ----- network (the handlers are in network.rs) --------------------------------------------
+
+    /// A command from the server, handled on a client: applied once per id (resends are only
+    /// acknowledged), aged by its time in flight when a [NetClock] is set, then acknowledged.
+    #[rpc(any_peer, call_remote, reliable)]
+    fn net_command(&mut self, id: i64, stamp: f64, kind: i64, name: GString, v: Vector3, s: f32) {
+        self.receive_command(id, stamp, kind, name, v, s);
+    }
+
+    /// A client's acknowledgement, handled on the server.
+    #[rpc(any_peer, call_remote, reliable)]
+    fn net_ack(&mut self, id: i64) {
+        self.receive_ack(id);
+    }
+
+    /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
+    /// malformed, stale or foreign chunks are dropped and counted, with one warning.
+    #[rpc(any_peer, call_remote, unreliable, channel = 1)]
+    fn net_keyframe(&mut self, chunk: PackedByteArray) {
+        self.receive_keyframe(chunk);
+    }
+}
+
+impl FormationController {
+    pub(super) fn warn_plain(&self, msg: &str) {
+        warnings::warn(&self.to_gd(), msg);
+    }
+
+    /// Warns once (per formation, point count and agent count) when the current formation is a
+    /// custom one with fewer points than the squad has agents: the extra agents stand in ranks
+    /// repeated behind the drawn points.
+    pub(super) fn warn_custom_overflow(&mut self) {
+        if self.in_editor {
+            return;
+        }
+        let agents = self.squad.slot_count();
+        let extra = self.squad.formation().extra_agents(agents);
+        if extra == 0 {
+            return;
+        }
+        let points = agents - extra;
+        let name = &self.current;
+        let warned = self
+            .custom_overflow_warned
+            .as_ref()
+            .is_some_and(|(n, p, a)| n == name && *p == points && *a == agents);
+        if warned {
+            return;
+        }
+        self.warn_plain(&format!(
+            "custom formation '{name}' has {points} points for {agents} agents: the {extra} extra \
+             agents stand in ranks behind the drawn points, repeating them (draw {agents} points to \
+             place every agent)"
+        ));
+        self.custom_overflow_warned = Some((name.clone(), points, agents));
+    }
+
+    /// Prints `msg` unless warning `kind` (see [`warn`]) was already printed.
+    pub(super) fn warn_once(&mut self, kind: u32, msg: &str) {
+        let node = self.to_gd();
+        self.warnings.once(&node, kind, msg);
+    }
+}

@@ -1,0 +1,148 @@
+//! `FormationController`'s engine callbacks: its defaults (from the core's `SquadConfig`), and the
+//! per-frame order — settings, hot reload, network, keyframes, then the squad's step and drawing.
+
+use std::collections::HashMap;
+
+use entwine_core::formation::command::CommandLog;
+use entwine_core::formation::keyframe::KeyframeHeader;
+use entwine_core::formation::{Squad, SquadConfig};
+use godot::classes::INode3D;
+use godot::prelude::*;
+
+use super::library::DEFAULT_FORMATIONS_DIR;
+use super::{AgentSource, FormationController};
+use crate::warnings::Warnings;
+
+#[godot_api]
+impl INode3D for FormationController {
+    fn init(base: Base<Node3D>) -> Self {
+        let cfg = SquadConfig::default();
+        Self {
+            base,
+            agent_source: AgentSource::Children,
+            internal_agent_count: 20,
+            agent_mesh: None,
+            move_bodies: true,
+            emit_agent_signals: true,
+            formations_dir: DEFAULT_FORMATIONS_DIR.into(),
+            formation: "line".into(),
+            hot_reload: godot::classes::Os::singleton().has_feature("editor"),
+            leader: NodePath::default(),
+            max_speed: cfg.max_speed,
+            max_turn_rate: cfg.max_turn_rate.to_degrees(),
+            arrival_time: cfg.arrival_time,
+            march_acceleration: cfg.anchor_acceleration,
+            k1: cfg.gains.k1,
+            k2: cfg.gains.k2,
+            k3: cfg.gains.k3,
+            integral_limit: cfg.gains.integral_limit,
+            align_threshold: cfg.thresholds.align,
+            stable_threshold: cfg.thresholds.stable,
+            debounce_frames: i32::from(cfg.thresholds.frames),
+            heading_tolerance: cfg.thresholds.heading.to_degrees(),
+            transition_gain_max: cfg.transition_gain_max,
+            repulsion_radius: cfg.repulsion_radius,
+            repulsion_strength: cfg.repulsion_strength,
+            contract_spacing: cfg.contract_spacing,
+            contract_heading: cfg.contract_heading.to_degrees(),
+            contract_settle: cfg.contract_settle,
+            actuation_latency: 0.0,
+            measure_latency: true,
+            step_noise: 0.0,
+            networked: false,
+            net_clock: NodePath::default(),
+            acknowledge_commands: true,
+            keyframe_rate: 2.0,
+            kf_since: 0.0,
+            kf_seq: 0,
+            kf_last_seq: None,
+            kf_buf: Vec::new(),
+            kf_agents: Vec::new(),
+            kf_header: KeyframeHeader::default(),
+            kf_stats: [0; 4],
+            debug_draw: false,
+            recording: false,
+            record_frames: 1000,
+            spacing_error: 0.0,
+            heading_std: 0.0,
+            settle_time: -1.0,
+            squad: Squad::new(0, false, cfg),
+            formations: HashMap::new(),
+            new_files: HashMap::new(),
+            current: "line".into(),
+            agents: Vec::new(),
+            bodies: Vec::new(),
+            peer_of_agent: Vec::new(),
+            children_seen: -1,
+            multimesh: None,
+            mm_buffer: PackedFloat32Array::new(),
+            debug_mesh: None,
+            debug_instance: None,
+            last_states: Vec::new(),
+            reload_timer: 0.0,
+            warnings: Warnings::default(),
+            replay_frame: None,
+            commands: CommandLog::default(),
+            watching_peers: false,
+            ready: false,
+            soldier_bearings: true,
+            head_turn_speed: 180.0,
+            salute_duration: 0.0,
+            soldiers: Vec::new(),
+            heads: Vec::new(),
+            last_eyes_right: false,
+            last_saluting: false,
+            last_bearings: Vec::new(),
+            bearing_warnings: Default::default(),
+            lay_out_agents_button: PhantomVar::default(),
+            in_editor: false,
+            editor_dirty: true,
+            editor_slots: None,
+            custom_overflow_warned: None,
+        }
+    }
+
+    fn ready(&mut self) {
+        if godot::classes::Engine::singleton().is_editor_hint() {
+            // The editor's preview: the formation laid out for the children, drawn, not driven.
+            self.in_editor = true;
+            self.load_formation_dir();
+            self.ready = true;
+            self.rebuild_agents(true);
+            self.editor_dirty = true;
+            return;
+        }
+        self.load_formation_dir();
+        self.ready = true;
+        self.rebuild_agents(true);
+        if self.recording {
+            self.start_recording();
+        }
+    }
+
+    fn physics_process(&mut self, delta: f64) {
+        if !self.ready || self.in_editor {
+            return;
+        }
+        self.check_settings();
+        self.hot_reload_tick(delta);
+        self.network_tick();
+        self.keyframe_tick(delta as f32);
+        if self.replay_frame.is_some() {
+            return;
+        }
+        self.run(delta as f32);
+    }
+
+    fn process(&mut self, _delta: f64) {
+        if !self.ready {
+            return;
+        }
+        if self.in_editor {
+            self.editor_preview();
+            return;
+        }
+        self.draw_agents();
+        self.draw_debug();
+    }
+}
