@@ -290,34 +290,28 @@ impl RopeSimulation {
     /// Returns [member anchor_offset] checked (finite and within ±1e6, else zero with one warning);
     /// the check runs again only when the property changed.
     pub(super) fn checked_anchor_offset(&mut self) -> Vector3 {
+        let node = self.to_gd();
         let raw = self.anchor_offset;
-        match self.anchor_offset_seen {
-            Some((seen, fixed)) if same_bits(seen, raw) => fixed,
-            _ => {
-                let node = self.to_gd();
-                let fixed =
-                    self.warnings
-                        .vector_within(&node, "anchor_offset", raw, 1e6, Vector3::ZERO);
-                self.anchor_offset_seen = Some((raw, fixed));
-                fixed
-            }
-        }
+        checked_offset(
+            &mut self.warnings,
+            &node,
+            "anchor_offset",
+            raw,
+            &mut self.anchor_offset_seen,
+        )
     }
 
     /// Returns [member end_offset] checked as [`Self::checked_anchor_offset`] checks its offset.
     pub(super) fn checked_end_offset(&mut self) -> Vector3 {
+        let node = self.to_gd();
         let raw = self.end_offset;
-        match self.end_offset_seen {
-            Some((seen, fixed)) if same_bits(seen, raw) => fixed,
-            _ => {
-                let node = self.to_gd();
-                let fixed =
-                    self.warnings
-                        .vector_within(&node, "end_offset", raw, 1e6, Vector3::ZERO);
-                self.end_offset_seen = Some((raw, fixed));
-                fixed
-            }
-        }
+        checked_offset(
+            &mut self.warnings,
+            &node,
+            "end_offset",
+            raw,
+            &mut self.end_offset_seen,
+        )
     }
 
     pub(super) fn sample_anchor(&mut self) -> Option<Vec3> {
@@ -398,6 +392,26 @@ impl RopeSimulation {
         }
         if let Some(g) = self.gatherer.as_mut() {
             g.set_exclude(&exclude);
+        }
+    }
+}
+
+/// Returns the offset property `name` (value `raw`) checked: finite and within ±1e6, else zero with
+/// one warning. `seen` keeps the last value checked and its result, so an unchanged value is not
+/// checked again.
+fn checked_offset(
+    warnings: &mut Warnings,
+    node: &Gd<RopeSimulation>,
+    name: &str,
+    raw: Vector3,
+    seen: &mut Option<(Vector3, Vector3)>,
+) -> Vector3 {
+    match *seen {
+        Some((last, fixed)) if same_bits(last, raw) => fixed,
+        _ => {
+            let fixed = warnings.vector_within(node, name, raw, 1e6, Vector3::ZERO);
+            *seen = Some((raw, fixed));
+            fixed
         }
     }
 }
