@@ -126,14 +126,10 @@ pub(super) fn proportion(body: &Gd<Node3D>, auto: bool) -> f32 {
     let Some(skeleton) = skeleton_under(&body.clone().upcast()) else {
         return 1.0;
     };
-    let rig = crate::rig::humanoid(&skeleton);
-    let scale = skeleton.get_global_transform().basis.col_b().length();
-    let k = rig.scale() * scale;
-    if k.is_finite() && k > 0.0 {
-        k
-    } else {
-        1.0
-    }
+    // The game's own rule (HoldHandComponent's proportion), so the gizmo draws what the game uses.
+    let height = crate::rig::humanoid(&skeleton).height;
+    let scale = vec3(skeleton.get_global_transform().basis.get_scale());
+    entwine_core::rig::world_proportion(height, entwine_core::rig::mean_scale(scale))
 }
 
 /// The global transform of a rope's `end_node`, when it has one.
