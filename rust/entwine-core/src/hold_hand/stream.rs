@@ -504,6 +504,8 @@ pub struct PairSender {
     /// The last physics tick's hand sample, and the last one kept for a frame.
     prev_hand: Option<HandSample>,
     last_hand: Option<HandSample>,
+    /// The initiator's root at the last physics tick ([`PairSender::observe_root`]).
+    last_root: Option<Pose>,
 }
 
 /// Both roots of a sample, world space.
@@ -558,6 +560,21 @@ impl PairSender {
     pub fn teleport(&mut self) {
         self.teleport = true;
         self.keys_left = KEY_REPEATS;
+    }
+
+    /// Takes the initiator's root at this physics tick (`None` while it has none) and marks a
+    /// teleport ([`PairSender::teleport`]) when it jumped more than
+    /// [`TELEPORT_DISTANCE`](super::replay::TELEPORT_DISTANCE) times the pair's scale since the
+    /// last tick. A restart forgets the last root.
+    pub fn observe_root(&mut self, root: Option<Pose>) {
+        if let (Some(now), Some(last)) = (root, self.last_root) {
+            if now.position.distance(last.position)
+                > super::replay::TELEPORT_DISTANCE * self.scale()
+            {
+                self.teleport();
+            }
+        }
+        self.last_root = root;
     }
 
     /// Advances `dt` seconds and returns what is due now.
@@ -1291,6 +1308,44 @@ mod tests {
             0,
             "once"
         );
+    }
+
+    #[test]
+    fn a_root_that_jumps_farther_than_the_teleport_distance_times_the_scale_is_a_teleport() {
+        let flags = |s: &mut PairSender, t: f64| {
+            let mut buf = [0u8; MAX_FRAME_BYTES];
+            let n = s
+                .write(t, false, pair_at(0.0), offsets(), None, &mut buf)
+                .unwrap();
+            Frame::decode(&buf[..n], None, s.scale()).unwrap().flags & TELEPORT
+        };
+        let at = |x: f32| Some(Pose::new(Vec3::new(x, 0.0, 0.0), Quat::IDENTITY));
+        for scale in [1.0_f32, 4.0] {
+            let mut s = PairSender::default();
+            s.set_scale(scale);
+            s.restart();
+            let jump = super::super::replay::TELEPORT_DISTANCE * s.scale();
+            s.observe_root(at(0.0));
+            s.observe_root(at(jump * 0.9));
+            assert_eq!(
+                flags(&mut s, 1.0),
+                0,
+                "a walk is not a teleport (scale {scale})"
+            );
+            s.observe_root(at(jump * 0.9 + jump * 1.1));
+            assert_eq!(flags(&mut s, 1.1), TELEPORT, "a jump is (scale {scale})");
+            // A restart forgets the last root: the first root of a new pair is no jump.
+            s.restart();
+            s.observe_root(at(100.0 * jump));
+            assert_eq!(flags(&mut s, 1.2), 0, "after a restart (scale {scale})");
+            s.observe_root(None);
+            s.observe_root(at(0.0));
+            assert_eq!(
+                flags(&mut s, 1.3),
+                0,
+                "after a tick without a root (scale {scale})"
+            );
+        }
     }
 
     #[test]

@@ -45,17 +45,8 @@ impl HoldHandComponent {
         // receivers scale their thresholds and speed limits by it.
         let k = self.proportion();
         self.sender.set_scale(k);
-        let k = self.sender.scale();
-        // An initiator that jumped more than 3 m (times the scale) since the last physics frame
-        // teleported.
-        if let (Some(me), Some(last)) = (me, self.net.last_root) {
-            if me.position.distance(last.position)
-                > entwine_core::hold_hand::replay::TELEPORT_DISTANCE * k
-            {
-                self.sender.teleport();
-            }
-        }
-        self.net.last_root = me;
+        // An initiator that jumped more than 3 m (times the scale) since the last tick teleported.
+        self.sender.observe_root(me);
         let rates = self.stream_rates();
         let due = self.sender.tick(dt, &rates);
         if due.repeat && !self.net.last_frame.is_empty() {

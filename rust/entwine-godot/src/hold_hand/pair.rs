@@ -34,7 +34,6 @@ impl HoldHandComponent {
                 self.runtime.mirror_follow.reset();
                 self.sender.restart();
                 self.net.stamps.reset();
-                self.net.last_root = None;
             }
             None => {}
         }

@@ -14,8 +14,6 @@ pub(super) struct NetRuntime {
     /// replay clock (ticks run back to back in one rendered frame stay a tick apart).
     pub(super) stamps: entwine_core::clock::TickClock,
     pub(super) view_ticks: entwine_core::clock::TickClock,
-    /// The initiator's root last physics frame (to notice a teleport).
-    pub(super) last_root: Option<Pose>,
     /// Where this peer showed each character (initiator, recipient) when the pair started.
     pub(super) seen: [Option<Pose>; 2],
     /// The view time and delay of this peer's last replay frame, or of the initiator's own sample.
