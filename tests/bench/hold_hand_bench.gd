@@ -1,11 +1,13 @@
 extends EntwineBench
 ## `cargo xtask bench hold_hand`: per-pair cost of holding hands, Rust vs the same work in GDScript.
 ##
-## PAIRS pairs of test characters walk side by side. Each round builds the scene three ways — no
-## hand holding (the initiators walk, the recipients stand frozen), HoldHandComponent pairs (Rust,
-## with Rust LimbIK), and `gd_hold_hand.gd` pairs (GDScript, with GDScript IK) — and measures the
-## frame time. The cost of a pair is the frame time above the no-holding frame divided by PAIRS
-## (follow + contact solve + two IK chains + mirroring). The ratio is GDScript cost / Rust cost.
+## PAIRS pairs of test characters walk side by side. Each round builds the scene four ways — no
+## hand holding (the initiators walk, the recipients stand frozen), the same with an empty
+## SkeletonModifier3D on each skeleton (the engine's own cost of one modifier per skeleton, which
+## any IK node pays), HoldHandComponent pairs (Rust, with Rust LimbIK), and `gd_hold_hand.gd`
+## pairs (GDScript, with GDScript IK) — and measures the frame time. The cost of a pair is the
+## frame time above the no-holding frame divided by PAIRS (follow + contact solve + two IK chains
+## + mirroring). The ratio is GDScript cost / Rust cost.
 
 const PAIRS := 40
 const FRAMES := 120
@@ -20,9 +22,12 @@ func _initialize() -> void:
 
 
 func _run() -> void:
-	var samples := {"none": [], "rust": [], "gdscript": []}
+	var kinds := ["none", "floor", "rust", "gdscript"]
+	var samples := {}
+	for kind in kinds:
+		samples[kind] = []
 	for r in ROUNDS:
-		for kind in ["none", "rust", "gdscript"]:
+		for kind in kinds:
 			var world := await _build(kind)
 			for f in 30:
 				await process_frame
@@ -35,8 +40,15 @@ func _run() -> void:
 	var none: float = median(samples["none"])
 	var rust_us := maxf(median(samples["rust"]) - none, 0.1) / PAIRS
 	var gd_us := maxf(median(samples["gdscript"]) - none, 0.1) / PAIRS
-	print("bench hold_hand: %d pairs; rust %.1f µs/pair, gdscript %.1f µs/pair per frame, frame without holding %.2f ms ratio=%.1fx" % [
-		PAIRS, rust_us, gd_us, none / 1000.0, gd_us / rust_us])
+	var floor_us := (median(samples["floor"]) - none) / PAIRS
+	print("bench hold_hand: %d pairs; rust %.1f µs/pair %s, gdscript %.1f µs/pair %s per frame; two empty modifiers %.1f µs/pair; frame without holding %.2f ms ratio=%.1fx" % [
+		PAIRS, rust_us, spread(samples["rust"], none, PAIRS), gd_us,
+		spread(samples["gdscript"], none, PAIRS), floor_us, none / 1000.0, gd_us / rust_us])
+
+
+## The rounds of [param frames] (µs per frame) as "(rounds a–b)" per pair above [param none].
+func spread(frames: Array, none: float, pairs: int) -> String:
+	return "(rounds %.1f–%.1f)" % [(frames.min() - none) / pairs, (frames.max() - none) / pairs]
 	quit(0)
 
 
@@ -65,6 +77,10 @@ func _build(kind: String) -> Node3D:
 		match kind:
 			"none":
 				b.frozen = true
+			"floor":
+				b.frozen = true
+				for c in [a, b]:
+					c.get_skeleton().add_child(SkeletonModifier3D.new())
 			"rust":
 				var ca := HoldHandComponent.new()
 				var cb := HoldHandComponent.new()

@@ -143,6 +143,16 @@ impl Warnings {
 
     /// Records whether the property `name` is `valid`; the first time it is not (since it last
     /// was), prints `message()` about `node`.
+    pub fn setting(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        valid: bool,
+        message: impl FnOnce() -> String,
+    ) {
+        self.check(node, name, valid, message);
+    }
+
     fn check(
         &mut self,
         node: &Gd<impl Inherits<Node>>,
@@ -167,33 +177,7 @@ impl Warnings {
         hi: f32,
         default: f32,
     ) -> f32 {
-        self.f32_range(node, name, value, (lo, hi), default, true)
-    }
-
-    /// [`Self::f32_within`], with `default` (not the clamped value) for any value outside
-    /// `lo..=hi`: for a setting whose nearest valid value would be as wrong as any other.
-    pub fn f32_within_or_default(
-        &mut self,
-        node: &Gd<impl Inherits<Node>>,
-        name: &str,
-        value: f32,
-        lo: f32,
-        hi: f32,
-        default: f32,
-    ) -> f32 {
-        self.f32_range(node, name, value, (lo, hi), default, false)
-    }
-
-    fn f32_range(
-        &mut self,
-        node: &Gd<impl Inherits<Node>>,
-        name: &str,
-        value: f32,
-        (lo, hi): (f32, f32),
-        default: f32,
-        clamp: bool,
-    ) -> f32 {
-        let (used, valid) = within(value, lo, hi, default, clamp);
+        let (used, valid) = within(value, lo, hi, default, true);
         self.check(node, name, valid, || {
             format!("{name} must be in {lo}..={hi} (got {value}); using {used}")
         });

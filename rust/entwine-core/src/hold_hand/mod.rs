@@ -12,6 +12,8 @@
 //!   byte layout.
 //! * [`anim`]: the animation section of a frame: snapshot, layout, when to send, interpolation.
 //! * [`phase`]: how a replica's animation catches up the initiator's play position.
+//! * [`settings`]: every tunable of a pair as one [`settings::PairSettings`], checked by
+//!   `sanitized(on_issue)`, which reports each corrected setting.
 //! * [`replay`]: how a remote peer shows the pair: snapshot interpolation at an adaptive delay,
 //!   start blends, corrections that never step, the speed limit on what it accepts.
 //!
@@ -26,6 +28,7 @@ pub mod lifecycle;
 pub mod phase;
 pub mod replay;
 pub mod room;
+pub mod settings;
 pub mod stream;
 pub mod watch;
 

@@ -11,6 +11,7 @@ mod setup;
 mod state;
 
 use entwine_core::hold_hand::contact::fade_step;
+use entwine_core::hold_hand::settings::{PairIssue, PairParam, PairProblem, PairSettings};
 use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
     palm_to_palm, root_driven, ContactOutput, ContactSolver, ContactTuning, FollowDriver,
@@ -42,7 +43,7 @@ pub use api::{PairPhase, PairRole};
 use layers::{chain_for_hand, detect_arm_layers, is_settable_parameter, LOCAL_ANIM_GRACE};
 pub use room::HoldHandRoom;
 use state::{
-    GripHand, LastHands, NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED,
+    CheckedSettings, GripHand, LastHands, NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED,
     THROTTLE_TOO_FAST,
 };
 
@@ -342,8 +343,6 @@ const WARN_BONES: u32 = 4;
 const WARN_ID: u32 = 16;
 const WARN_CONTACT: u32 = 128;
 const WARN_FRAME: u32 = 256;
-/// Largest follow or preparation offset accepted (m); farther counts as invalid tuning.
-const MAX_FOLLOW_OFFSET: f32 = 100.0;
 /// Largest contact offset accepted (m); farther (or NaN) counts as none.
 const MAX_CONTACT_OFFSET: f32 = 2.0;
 
@@ -407,7 +406,7 @@ impl INode for HoldHandComponent {
         self.update_root_driven(owned);
         // Hands nobody drives this frame fade out (the pair ended, or the initiator is gone).
         if frame > self.runtime.driven_frame + 1 {
-            let rate = fade_step(dt, self.fade_out_time);
+            let rate = fade_step(dt, self.settings().contact.fade_out_time);
             let (wp, wr) = self.runtime.hand_weights;
             self.set_hand_weights((wp - rate).max(0.0), (wr - rate).max(0.0));
         }

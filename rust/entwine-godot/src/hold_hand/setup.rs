@@ -82,44 +82,14 @@ impl HoldHandComponent {
     }
 
     /// Returns the replay's tuning, each property checked (see [`Self::setting`]).
+    /// Returns how a remote peer replays the stream (checked; see [`Self::settings`]).
     pub(super) fn replay_tuning(&mut self) -> ReplayTuning {
-        let d = ReplayTuning::default();
-        ReplayTuning {
-            rates: self.stream_rates(),
-            max_root_speed: self.setting(
-                "max_root_speed",
-                self.max_root_speed,
-                0.5,
-                100.0,
-                d.max_root_speed,
-            ),
-            blend_speed: self.setting("blend_speed", self.blend_speed, 0.1, 50.0, d.blend_speed),
-            ik_timeout: self.setting("ik_timeout", self.ik_timeout, 0.05, 10.0, d.ik_timeout),
-            ik_fade_time: self.setting("ik_fade_time", self.ik_fade_time, 0.0, 2.0, d.ik_fade_time),
-        }
+        self.settings().replay
     }
 
-    /// Returns the stream's send intervals, each property checked (see [`Self::setting`]).
+    /// Returns the stream's send intervals (checked; see [`Self::settings`]).
     pub(super) fn stream_rates(&mut self) -> StreamRates {
-        let d = StreamRates::default();
-        StreamRates {
-            pose_interval: self.setting(
-                "pose_interval",
-                self.pose_interval,
-                0.02,
-                1.0,
-                d.pose_interval,
-            ),
-            ik_interval: self.setting("ik_interval", self.ik_interval, 0.02, 1.0, d.ik_interval),
-            animation_interval: self.setting(
-                "animation_interval",
-                self.animation_interval,
-                0.0,
-                1.0,
-                d.animation_interval,
-            ),
-        }
-        .sanitized()
+        self.settings().replay.rates
     }
 
     pub(super) fn join_room(&mut self) {
@@ -278,271 +248,153 @@ impl HoldHandComponent {
     }
 
     pub(super) fn follow_tuning(&mut self) -> FollowTuning {
-        let t = self.follow_tuning_as_set();
+        let t = self.settings().follow;
         t.proportioned(self.proportion())
     }
 
-    /// Returns the follow tuning as set (before scaling by the proportion), each property that is
-    /// not finite or outside its range replaced (clamped, or its default) with one warning naming it.
-    pub(super) fn follow_tuning_as_set(&mut self) -> FollowTuning {
-        let d = FollowTuning::default();
-        let follow_offset = self.setting_vector(
-            "follow_offset",
-            self.follow_offset,
-            MAX_FOLLOW_OFFSET,
-            vector3(d.follow_offset),
-        );
-        let preparation_offset = self.setting_vector(
-            "preparation_offset",
-            self.preparation_offset,
-            MAX_FOLLOW_OFFSET,
-            vector3(d.preparation_offset),
-        );
-        let spring_coefficient = self.setting(
-            "spring_coefficient",
-            self.spring_coefficient,
-            0.0,
-            100.0,
-            d.spring_coefficient,
-        );
-        let min_follow_speed = self.setting_or_default(
-            "min_follow_speed",
-            self.min_follow_speed,
-            0.0,
-            100.0,
-            d.min_follow_speed,
-        );
-        let max_follow_speed = self.setting_above(
-            "max_follow_speed",
-            self.max_follow_speed,
-            100.0,
-            d.max_follow_speed,
-            ("must not be below min_follow_speed", min_follow_speed),
-        );
-        let stop_radius = self.setting("stop_radius", self.stop_radius, 0.0, 1.0, d.stop_radius);
-        FollowTuning {
-            follow_offset: vec3(follow_offset),
-            preparation_offset: vec3(preparation_offset),
-            spring_coefficient,
-            min_follow_speed,
-            max_follow_speed,
-            stop_radius,
+    /// The settings as the properties hold them, unchecked.
+    fn settings_as_set(&self) -> PairSettings {
+        PairSettings {
+            follow: FollowTuning {
+                follow_offset: vec3(self.follow_offset),
+                preparation_offset: vec3(self.preparation_offset),
+                spring_coefficient: self.spring_coefficient,
+                min_follow_speed: self.min_follow_speed,
+                max_follow_speed: self.max_follow_speed,
+                stop_radius: self.stop_radius,
+            },
+            contact: ContactTuning {
+                contact_smooth_time: self.contact_smooth_time,
+                reconnect_distance: self.reconnect_distance,
+                disconnect_distance: self.disconnect_distance,
+                fade_in_time: self.fade_in_time,
+                fade_out_time: self.fade_out_time,
+                max_position_weight: self.max_position_weight,
+                max_rotation_weight: self.max_rotation_weight,
+            },
+            replay: ReplayTuning {
+                rates: StreamRates {
+                    pose_interval: self.pose_interval,
+                    ik_interval: self.ik_interval,
+                    animation_interval: self.animation_interval,
+                },
+                max_root_speed: self.max_root_speed,
+                blend_speed: self.blend_speed,
+                ik_timeout: self.ik_timeout,
+                ik_fade_time: self.ik_fade_time,
+            },
+            reach_margin: self.reach_margin,
+            initiator_timeout: self.initiator_timeout,
+            initiator_start_timeout: self.initiator_start_timeout,
+            arm_layer_hold_value: self.arm_layer_hold_value,
+            contact_offsets: [
+                vec3(self.initiator_contact_offset),
+                vec3(self.recipient_contact_offset),
+            ],
+            contact_rotations: [
+                vec3(self.initiator_contact_rotation),
+                vec3(self.recipient_contact_rotation),
+            ],
         }
     }
 
-    /// Returns `value` when it is finite and within `lo..=hi`; else, with one warning naming the
-    /// property `name` (until a valid value is seen), the value clamped or `default`.
-    pub(super) fn setting(
-        &mut self,
-        name: &str,
-        value: f32,
-        lo: f32,
-        hi: f32,
-        default: f32,
-    ) -> f32 {
+    /// Returns the settings checked by the core ([`PairSettings::sanitized`]), checking them again
+    /// only when a property changed: each corrected property is warned about once, naming it
+    /// (again only after it was set right).
+    pub(super) fn settings(&mut self) -> PairSettings {
+        let as_set = self.settings_as_set();
+        if let Some(c) = self
+            .runtime
+            .settings
+            .as_ref()
+            .filter(|c| c.as_set == as_set)
+        {
+            return c.checked;
+        }
+        let mut found = [None; PairParam::ALL.len()];
+        let checked = as_set.sanitized(|i| found[i.param as usize] = Some(i));
         let node = self.to_gd();
-        self.runtime
-            .warnings
-            .f32_within(&node, name, value, lo, hi, default)
+        for (param, issue) in PairParam::ALL.into_iter().zip(found) {
+            let message = || issue.map(describe).unwrap_or_default();
+            let w = &mut self.runtime.warnings;
+            w.setting(&node, param.name(), issue.is_none(), message);
+        }
+        let hands_ok = !found.iter().flatten().any(|i| i.param.releases_hands());
+        self.runtime.settings = Some(CheckedSettings {
+            as_set,
+            checked,
+            hands_ok,
+        });
+        checked
     }
 
-    /// [`Self::setting`], with `default` (not the clamped value) for a value outside `lo..=hi`.
-    pub(super) fn setting_or_default(
-        &mut self,
-        name: &str,
-        value: f32,
-        lo: f32,
-        hi: f32,
-        default: f32,
-    ) -> f32 {
-        let node = self.to_gd();
-        self.runtime
-            .warnings
-            .f32_within_or_default(&node, name, value, lo, hi, default)
-    }
-
-    /// A setting that must be finite, within `0..=hi` and at least another setting's checked value
-    /// `lower.1` (`lower.0` says so in the warning, naming it): else `default` (or `lower.1` when
-    /// that is higher), with one warning.
-    pub(super) fn setting_above(
-        &mut self,
-        name: &str,
-        value: f32,
-        hi: f32,
-        default: f32,
-        lower: (&str, f32),
-    ) -> f32 {
-        let node = self.to_gd();
-        let in_range = value.is_finite() && (0.0..=hi).contains(&value);
-        let above = value >= lower.1;
-        let fallback = if in_range {
-            lower.1
-        } else {
-            default.max(lower.1)
-        };
-        let why = if in_range {
-            lower.0
-        } else {
-            "must be in its range"
-        };
-        self.runtime
-            .warnings
-            .property(&node, name, value, in_range && above, fallback, why)
-    }
-
-    /// [`Self::setting`] for a vector: finite and within `limit` on every axis, else `default`.
-    pub(super) fn setting_vector(
-        &mut self,
-        name: &str,
-        value: Vector3,
-        limit: f32,
-        default: Vector3,
-    ) -> Vector3 {
-        let node = self.to_gd();
-        self.runtime
-            .warnings
-            .vector_within(&node, name, value, limit, default)
-    }
-
-    /// Checks every numeric setting once per physics frame, so that a bad value is reported once,
-    /// naming its property, whatever the pair is doing.
+    /// Checks the settings (see [`Self::settings`]) once per physics frame, so that a bad value
+    /// is reported once, naming its property, whatever the pair is doing.
     pub(super) fn check_settings(&mut self) {
-        let _ = self.follow_tuning_as_set();
-        let _ = self.contact_tuning();
-        let _ = self.replay_tuning();
-        let _ = self.reach_margin();
-        let _ = self.initiator_timeout();
-        let _ = self.initiator_start_timeout();
-        let _ = self.arm_layer_hold_value();
-        for role in [Role::Initiator, Role::Recipient] {
-            let _ = self.contact_setting(role);
-        }
+        let _ = self.settings();
     }
 
     /// Returns the reach margin (m, for the reference arm), checked.
     pub(super) fn reach_margin(&mut self) -> f32 {
-        self.setting("reach_margin", self.reach_margin, 0.0, 0.2, 0.02)
+        self.settings().reach_margin
     }
 
     /// Returns how long a recipient waits for a silent initiator (s), checked.
     pub(super) fn initiator_timeout(&mut self) -> f32 {
-        self.setting("initiator_timeout", self.initiator_timeout, 0.2, 60.0, 3.0)
+        self.settings().initiator_timeout
     }
 
     /// Returns the wait (s) for the initiator's first frame of a pair, checked.
     pub(super) fn initiator_start_timeout(&mut self) -> f32 {
-        self.setting(
-            "initiator_start_timeout",
-            self.initiator_start_timeout,
-            0.2,
-            120.0,
-            10.0,
-        )
+        self.settings().initiator_start_timeout
     }
 
     /// Returns the arm layers' blend amount while holding hands, checked.
     pub(super) fn arm_layer_hold_value(&mut self) -> f32 {
-        self.setting(
-            "arm_layer_hold_value",
-            self.arm_layer_hold_value,
-            0.0,
-            1.0,
-            0.0,
-        )
+        self.settings().arm_layer_hold_value
     }
 
     /// Returns `role`'s contact offset (m) and rotation (degrees), checked.
     pub(super) fn contact_setting(&mut self, role: Role) -> (Vector3, Vector3) {
-        let (names, offset, rotation) = match role {
-            Role::Initiator => (
-                ["initiator_contact_offset", "initiator_contact_rotation"],
-                self.initiator_contact_offset,
-                self.initiator_contact_rotation,
-            ),
-            Role::Recipient => (
-                ["recipient_contact_offset", "recipient_contact_rotation"],
-                self.recipient_contact_offset,
-                self.recipient_contact_rotation,
-            ),
-        };
+        let s = self.settings();
+        let i = usize::from(role == Role::Recipient);
         (
-            self.setting_vector(names[0], offset, MAX_FOLLOW_OFFSET, Vector3::ZERO),
-            self.setting_vector(names[1], rotation, 3600.0, Vector3::ZERO),
+            vector3(s.contact_offsets[i]),
+            vector3(s.contact_rotations[i]),
         )
     }
 
-    /// Returns the contact tuning, or `None` (the hands are released, following goes on) while a
-    /// property is not finite or outside its range (the disconnect distance at least the reconnect
-    /// distance), with one warning naming it.
+    /// Returns the contact tuning (its distances times the character's proportion), or `None`
+    /// (the hands are released, following goes on) while one of its properties is corrected.
     pub(super) fn contact_tuning(&mut self) -> Option<ContactTuning> {
-        let d = ContactTuning::default();
-        let contact_smooth_time = self.setting(
-            "contact_smooth_time",
-            self.contact_smooth_time,
-            0.0,
-            1.0,
-            d.contact_smooth_time,
-        );
-        let reconnect_distance = self.setting_or_default(
-            "reconnect_distance",
-            self.reconnect_distance,
-            0.0,
-            5.0,
-            d.reconnect_distance,
-        );
-        let disconnect_distance = self.setting_above(
-            "disconnect_distance",
-            self.disconnect_distance,
-            5.0,
-            d.disconnect_distance,
-            ("must not be below reconnect_distance", reconnect_distance),
-        );
-        let fade_in_time =
-            self.setting("fade_in_time", self.fade_in_time, 0.0, 2.0, d.fade_in_time);
-        let fade_out_time = self.setting(
-            "fade_out_time",
-            self.fade_out_time,
-            0.0,
-            2.0,
-            d.fade_out_time,
-        );
-        let max_position_weight = self.setting(
-            "max_position_weight",
-            self.max_position_weight,
-            0.0,
-            1.0,
-            1.0,
-        );
-        let max_rotation_weight = self.setting(
-            "max_rotation_weight",
-            self.max_rotation_weight,
-            0.0,
-            1.0,
-            1.0,
-        );
-        // An invalid hand setting releases the hands (following goes on), as before the warnings
-        // named the property.
-        let as_set = [
-            (contact_smooth_time, self.contact_smooth_time),
-            (reconnect_distance, self.reconnect_distance),
-            (disconnect_distance, self.disconnect_distance),
-            (fade_in_time, self.fade_in_time),
-            (fade_out_time, self.fade_out_time),
-            (max_position_weight, self.max_position_weight),
-            (max_rotation_weight, self.max_rotation_weight),
-        ];
-        if as_set.iter().any(|(used, set)| used != set) {
+        let t = self.settings().contact;
+        if !self.runtime.settings.as_ref().is_some_and(|c| c.hands_ok) {
             return None;
         }
         let k = self.proportion();
         Some(ContactTuning {
-            contact_smooth_time,
-            reconnect_distance: reconnect_distance * k,
-            disconnect_distance: disconnect_distance * k,
-            fade_in_time,
-            fade_out_time,
-            max_position_weight,
-            max_rotation_weight,
+            reconnect_distance: t.reconnect_distance * k,
+            disconnect_distance: t.disconnect_distance * k,
+            ..t
         })
+    }
+}
+
+/// The warning for a corrected setting: "`name` must be in `lo`..=`hi` (got …); using …".
+fn describe(issue: PairIssue) -> String {
+    let name = issue.param.name();
+    match issue.problem {
+        PairProblem::Range { got, lo, hi, used } => {
+            format!("{name} must be in {lo}..={hi} (got {got}); using {used}")
+        }
+        PairProblem::Below { got, floor, used } => format!(
+            "{name} must not be below {} (got {got}); using {used}",
+            floor.name()
+        ),
+        PairProblem::Vector { got, limit, used } => format!(
+            "{name} must be finite and within ±{limit} (got {}); using {}",
+            vector3(got),
+            vector3(used)
+        ),
     }
 }

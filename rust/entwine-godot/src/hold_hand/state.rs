@@ -99,6 +99,17 @@ pub(super) struct Runtime {
     pub(super) debug_mesh: Option<Gd<ImmediateMesh>>,
     pub(super) shared_reach: bool,
     pub(super) warnings: Warnings,
+    /// The settings last checked (see `HoldHandComponent::settings`).
+    pub(super) settings: Option<CheckedSettings>,
+}
+
+/// The settings as the properties held them, as the core corrected them, and whether the hands
+/// may be held with them (no contact setting corrected).
+#[derive(Clone, Copy)]
+pub(super) struct CheckedSettings {
+    pub(super) as_set: PairSettings,
+    pub(super) checked: PairSettings,
+    pub(super) hands_ok: bool,
 }
 
 /// A hand as the grip needs it, in its skeleton's units (see [`HandShape`]).

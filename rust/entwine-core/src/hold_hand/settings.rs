@@ -1,0 +1,614 @@
+//! A pair's settings as one value, [`PairSettings`], checked by [`PairSettings::sanitized`]: every
+//! number finite and within its range, each corrected one reported as a typed [`PairIssue`].
+
+use glam::Vec3;
+
+use super::{ContactTuning, FollowTuning, ReplayTuning, StreamRates};
+use crate::kit::warn::within;
+
+/// Largest follow, preparation or contact offset on any axis (m).
+pub const MAX_OFFSET: f32 = 100.0;
+/// Largest contact rotation on any axis (degrees: ten turns).
+pub const MAX_ROTATION: f32 = 3600.0;
+
+/// Everything a `HoldHandComponent` is tuned with, in the core's units (metres, seconds, degrees
+/// for the contact rotations), before scaling by the character's proportion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairSettings {
+    /// The follow spring.
+    pub follow: FollowTuning,
+    /// The contact solver and the IK weights.
+    pub contact: ContactTuning,
+    /// How a remote peer replays the stream, with the rates the initiator sends at.
+    pub replay: ReplayTuning,
+    /// Distance kept short of full reach, for the 0.62 m reference arm (m).
+    pub reach_margin: f32,
+    /// How long a recipient waits for a silent initiator (s).
+    pub initiator_timeout: f32,
+    /// How long a recipient waits for the initiator's first frame of a pair (s).
+    pub initiator_start_timeout: f32,
+    /// The arm layers' blend amount while holding hands (0–1).
+    pub arm_layer_hold_value: f32,
+    /// The initiator's and the recipient's contact offsets (m).
+    pub contact_offsets: [Vec3; 2],
+    /// The initiator's and the recipient's contact rotations (degrees, Euler YXZ).
+    pub contact_rotations: [Vec3; 2],
+}
+
+impl Default for PairSettings {
+    fn default() -> Self {
+        Self {
+            follow: FollowTuning::default(),
+            contact: ContactTuning::default(),
+            replay: ReplayTuning::default(),
+            reach_margin: 0.02,
+            initiator_timeout: 3.0,
+            initiator_start_timeout: 10.0,
+            arm_layer_hold_value: 0.0,
+            contact_offsets: [Vec3::ZERO; 2],
+            contact_rotations: [Vec3::ZERO; 2],
+        }
+    }
+}
+
+/// One setting of [`PairSettings`], named as the node's property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum PairParam {
+    FollowOffset,
+    PreparationOffset,
+    SpringCoefficient,
+    MinFollowSpeed,
+    MaxFollowSpeed,
+    StopRadius,
+    ContactSmoothTime,
+    ReconnectDistance,
+    DisconnectDistance,
+    FadeInTime,
+    FadeOutTime,
+    MaxPositionWeight,
+    MaxRotationWeight,
+    PoseInterval,
+    IkInterval,
+    AnimationInterval,
+    MaxRootSpeed,
+    BlendSpeed,
+    IkTimeout,
+    IkFadeTime,
+    ReachMargin,
+    InitiatorTimeout,
+    InitiatorStartTimeout,
+    ArmLayerHoldValue,
+    InitiatorContactOffset,
+    InitiatorContactRotation,
+    RecipientContactOffset,
+    RecipientContactRotation,
+}
+
+impl PairParam {
+    /// Every setting, in [`PairSettings::sanitized`]'s order (each one's index is its value).
+    pub const ALL: [Self; 28] = [
+        Self::FollowOffset,
+        Self::PreparationOffset,
+        Self::SpringCoefficient,
+        Self::MinFollowSpeed,
+        Self::MaxFollowSpeed,
+        Self::StopRadius,
+        Self::ContactSmoothTime,
+        Self::ReconnectDistance,
+        Self::DisconnectDistance,
+        Self::FadeInTime,
+        Self::FadeOutTime,
+        Self::MaxPositionWeight,
+        Self::MaxRotationWeight,
+        Self::PoseInterval,
+        Self::IkInterval,
+        Self::AnimationInterval,
+        Self::MaxRootSpeed,
+        Self::BlendSpeed,
+        Self::IkTimeout,
+        Self::IkFadeTime,
+        Self::ReachMargin,
+        Self::InitiatorTimeout,
+        Self::InitiatorStartTimeout,
+        Self::ArmLayerHoldValue,
+        Self::InitiatorContactOffset,
+        Self::InitiatorContactRotation,
+        Self::RecipientContactOffset,
+        Self::RecipientContactRotation,
+    ];
+
+    /// Returns the property's name on the node.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FollowOffset => "follow_offset",
+            Self::PreparationOffset => "preparation_offset",
+            Self::SpringCoefficient => "spring_coefficient",
+            Self::MinFollowSpeed => "min_follow_speed",
+            Self::MaxFollowSpeed => "max_follow_speed",
+            Self::StopRadius => "stop_radius",
+            Self::ContactSmoothTime => "contact_smooth_time",
+            Self::ReconnectDistance => "reconnect_distance",
+            Self::DisconnectDistance => "disconnect_distance",
+            Self::FadeInTime => "fade_in_time",
+            Self::FadeOutTime => "fade_out_time",
+            Self::MaxPositionWeight => "max_position_weight",
+            Self::MaxRotationWeight => "max_rotation_weight",
+            Self::PoseInterval => "pose_interval",
+            Self::IkInterval => "ik_interval",
+            Self::AnimationInterval => "animation_interval",
+            Self::MaxRootSpeed => "max_root_speed",
+            Self::BlendSpeed => "blend_speed",
+            Self::IkTimeout => "ik_timeout",
+            Self::IkFadeTime => "ik_fade_time",
+            Self::ReachMargin => "reach_margin",
+            Self::InitiatorTimeout => "initiator_timeout",
+            Self::InitiatorStartTimeout => "initiator_start_timeout",
+            Self::ArmLayerHoldValue => "arm_layer_hold_value",
+            Self::InitiatorContactOffset => "initiator_contact_offset",
+            Self::InitiatorContactRotation => "initiator_contact_rotation",
+            Self::RecipientContactOffset => "recipient_contact_offset",
+            Self::RecipientContactRotation => "recipient_contact_rotation",
+        }
+    }
+
+    /// Whether a correction of this setting releases the hands (following goes on): the contact
+    /// solver's own tuning, which has no safe stand-in mid-pair.
+    #[must_use]
+    pub fn releases_hands(self) -> bool {
+        matches!(
+            self,
+            Self::ContactSmoothTime
+                | Self::ReconnectDistance
+                | Self::DisconnectDistance
+                | Self::FadeInTime
+                | Self::FadeOutTime
+                | Self::MaxPositionWeight
+                | Self::MaxRotationWeight
+        )
+    }
+}
+
+/// What was wrong with a setting [`PairSettings::sanitized`] corrected (`got` the value set,
+/// `used` the value used instead).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub enum PairProblem {
+    /// Not finite or outside `lo..=hi`: `used` instead of `got`.
+    Range {
+        got: f32,
+        lo: f32,
+        hi: f32,
+        used: f32,
+    },
+    /// Within its range but below the setting `floor` names (whose checked value it must reach):
+    /// `used` instead of `got`.
+    Below {
+        got: f32,
+        floor: PairParam,
+        used: f32,
+    },
+    /// A vector not finite or beyond `±limit` on an axis: `used` instead of `got`.
+    Vector { got: Vec3, limit: f32, used: Vec3 },
+}
+
+/// A setting [`PairSettings::sanitized`] corrected, and how.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairIssue {
+    /// Which setting.
+    pub param: PairParam,
+    /// What was wrong, and the value used instead.
+    pub problem: PairProblem,
+}
+
+/// The checks of one pass, reporting each correction.
+struct Checker<F: FnMut(PairIssue)> {
+    on_issue: F,
+}
+
+impl<F: FnMut(PairIssue)> Checker<F> {
+    fn report(&mut self, param: PairParam, problem: PairProblem) {
+        (self.on_issue)(PairIssue { param, problem });
+    }
+
+    /// Clamps a value outside `lo..=hi` (a non-finite one takes `default`); with `clamp` false,
+    /// any invalid value takes `default`.
+    fn range(
+        &mut self,
+        p: PairParam,
+        v: &mut f32,
+        (lo, hi): (f32, f32),
+        default: f32,
+        clamp: bool,
+    ) {
+        let (used, valid) = within(*v, lo, hi, default, clamp);
+        if !valid {
+            self.report(
+                p,
+                PairProblem::Range {
+                    got: *v,
+                    lo,
+                    hi,
+                    used,
+                },
+            );
+            *v = used;
+        }
+    }
+
+    /// A value that must be finite, within `0..=hi` and at least `floor.1` (the checked value of
+    /// the setting `floor.0`): else `default` (or the floor when that is higher).
+    fn above(&mut self, p: PairParam, v: &mut f32, hi: f32, default: f32, floor: (PairParam, f32)) {
+        let got = *v;
+        let in_range = got.is_finite() && (0.0..=hi).contains(&got);
+        if in_range && got >= floor.1 {
+            return;
+        }
+        let used = if in_range {
+            floor.1
+        } else {
+            default.max(floor.1)
+        };
+        let problem = if in_range {
+            PairProblem::Below {
+                got,
+                floor: floor.0,
+                used,
+            }
+        } else {
+            PairProblem::Range {
+                got,
+                lo: 0.0,
+                hi,
+                used,
+            }
+        };
+        self.report(p, problem);
+        *v = used;
+    }
+
+    /// A vector finite and within `±limit` on every axis, else `default`.
+    fn vector(&mut self, p: PairParam, v: &mut Vec3, limit: f32, default: Vec3) {
+        if v.is_finite() && v.abs().max_element() <= limit {
+            return;
+        }
+        self.report(
+            p,
+            PairProblem::Vector {
+                got: *v,
+                limit,
+                used: default,
+            },
+        );
+        *v = default;
+    }
+}
+
+impl PairSettings {
+    /// Returns the settings with every value usable, calling `on_issue` once for each one
+    /// corrected (in the order of the fields): numbers not finite or outside their ranges are
+    /// clamped or take their defaults, `max_follow_speed` is at least `min_follow_speed`,
+    /// `disconnect_distance` at least `reconnect_distance`, offsets and rotations finite and within
+    /// [`MAX_OFFSET`] and [`MAX_ROTATION`] on every axis.
+    ///
+    /// A correction of a setting that [`PairParam::releases_hands`] should release the hands
+    /// while it lasts: its value here is only a stand-in.
+    #[must_use]
+    pub fn sanitized(mut self, on_issue: impl FnMut(PairIssue)) -> Self {
+        use PairParam as P;
+        let d = Self::default();
+        let mut c = Checker { on_issue };
+        let f = &mut self.follow;
+        c.vector(
+            P::FollowOffset,
+            &mut f.follow_offset,
+            MAX_OFFSET,
+            d.follow.follow_offset,
+        );
+        c.vector(
+            P::PreparationOffset,
+            &mut f.preparation_offset,
+            MAX_OFFSET,
+            d.follow.preparation_offset,
+        );
+        c.range(
+            P::SpringCoefficient,
+            &mut f.spring_coefficient,
+            (0.0, 100.0),
+            d.follow.spring_coefficient,
+            true,
+        );
+        c.range(
+            P::MinFollowSpeed,
+            &mut f.min_follow_speed,
+            (0.0, 100.0),
+            d.follow.min_follow_speed,
+            false,
+        );
+        let floor = (P::MinFollowSpeed, f.min_follow_speed);
+        c.above(
+            P::MaxFollowSpeed,
+            &mut f.max_follow_speed,
+            100.0,
+            d.follow.max_follow_speed,
+            floor,
+        );
+        c.range(
+            P::StopRadius,
+            &mut f.stop_radius,
+            (0.0, 1.0),
+            d.follow.stop_radius,
+            true,
+        );
+
+        let k = &mut self.contact;
+        let dc = d.contact;
+        c.range(
+            P::ContactSmoothTime,
+            &mut k.contact_smooth_time,
+            (0.0, 1.0),
+            dc.contact_smooth_time,
+            true,
+        );
+        c.range(
+            P::ReconnectDistance,
+            &mut k.reconnect_distance,
+            (0.0, 5.0),
+            dc.reconnect_distance,
+            false,
+        );
+        let floor = (P::ReconnectDistance, k.reconnect_distance);
+        c.above(
+            P::DisconnectDistance,
+            &mut k.disconnect_distance,
+            5.0,
+            dc.disconnect_distance,
+            floor,
+        );
+        c.range(
+            P::FadeInTime,
+            &mut k.fade_in_time,
+            (0.0, 2.0),
+            dc.fade_in_time,
+            true,
+        );
+        c.range(
+            P::FadeOutTime,
+            &mut k.fade_out_time,
+            (0.0, 2.0),
+            dc.fade_out_time,
+            true,
+        );
+        c.range(
+            P::MaxPositionWeight,
+            &mut k.max_position_weight,
+            (0.0, 1.0),
+            1.0,
+            true,
+        );
+        c.range(
+            P::MaxRotationWeight,
+            &mut k.max_rotation_weight,
+            (0.0, 1.0),
+            1.0,
+            true,
+        );
+
+        let r = &mut self.replay;
+        let (dr, rates) = (d.replay, d.replay.rates);
+        c.range(
+            P::PoseInterval,
+            &mut r.rates.pose_interval,
+            (0.02, 1.0),
+            rates.pose_interval,
+            true,
+        );
+        c.range(
+            P::IkInterval,
+            &mut r.rates.ik_interval,
+            (0.02, 1.0),
+            rates.ik_interval,
+            true,
+        );
+        c.range(
+            P::AnimationInterval,
+            &mut r.rates.animation_interval,
+            (0.0, 1.0),
+            rates.animation_interval,
+            true,
+        );
+        r.rates = StreamRates::sanitized(r.rates);
+        c.range(
+            P::MaxRootSpeed,
+            &mut r.max_root_speed,
+            (0.5, 100.0),
+            dr.max_root_speed,
+            true,
+        );
+        c.range(
+            P::BlendSpeed,
+            &mut r.blend_speed,
+            (0.1, 50.0),
+            dr.blend_speed,
+            true,
+        );
+        c.range(
+            P::IkTimeout,
+            &mut r.ik_timeout,
+            (0.05, 10.0),
+            dr.ik_timeout,
+            true,
+        );
+        c.range(
+            P::IkFadeTime,
+            &mut r.ik_fade_time,
+            (0.0, 2.0),
+            dr.ik_fade_time,
+            true,
+        );
+
+        c.range(
+            P::ReachMargin,
+            &mut self.reach_margin,
+            (0.0, 0.2),
+            d.reach_margin,
+            true,
+        );
+        c.range(
+            P::InitiatorTimeout,
+            &mut self.initiator_timeout,
+            (0.2, 60.0),
+            d.initiator_timeout,
+            true,
+        );
+        c.range(
+            P::InitiatorStartTimeout,
+            &mut self.initiator_start_timeout,
+            (0.2, 120.0),
+            d.initiator_start_timeout,
+            true,
+        );
+        c.range(
+            P::ArmLayerHoldValue,
+            &mut self.arm_layer_hold_value,
+            (0.0, 1.0),
+            d.arm_layer_hold_value,
+            true,
+        );
+        let [io, ro] = &mut self.contact_offsets;
+        let [ir, rr] = &mut self.contact_rotations;
+        c.vector(P::InitiatorContactOffset, io, MAX_OFFSET, Vec3::ZERO);
+        c.vector(P::InitiatorContactRotation, ir, MAX_ROTATION, Vec3::ZERO);
+        c.vector(P::RecipientContactOffset, ro, MAX_OFFSET, Vec3::ZERO);
+        c.vector(P::RecipientContactRotation, rr, MAX_ROTATION, Vec3::ZERO);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn issues(s: PairSettings) -> (PairSettings, Vec<PairIssue>) {
+        let mut seen = Vec::new();
+        let out = s.sanitized(|i| seen.push(i));
+        (out, seen)
+    }
+
+    #[test]
+    fn the_defaults_pass_unchanged_and_silently() {
+        let (out, seen) = issues(PairSettings::default());
+        assert_eq!(out, PairSettings::default());
+        assert!(seen.is_empty(), "{seen:?}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_clamped_and_non_finite_ones_take_the_default() {
+        let mut s = PairSettings::default();
+        s.follow.spring_coefficient = 500.0;
+        s.contact.fade_in_time = f32::NAN;
+        s.replay.max_root_speed = f32::INFINITY;
+        s.reach_margin = -1.0;
+        let (out, seen) = issues(s);
+        assert_eq!(out.follow.spring_coefficient, 100.0);
+        assert_eq!(
+            out.contact.fade_in_time,
+            ContactTuning::default().fade_in_time
+        );
+        assert_eq!(
+            out.replay.max_root_speed,
+            ReplayTuning::default().max_root_speed
+        );
+        assert_eq!(out.reach_margin, 0.0);
+        let params: Vec<_> = seen.iter().map(|i| i.param).collect();
+        assert_eq!(
+            params,
+            [
+                PairParam::SpringCoefficient,
+                PairParam::FadeInTime,
+                PairParam::MaxRootSpeed,
+                PairParam::ReachMargin
+            ]
+        );
+        assert_eq!(
+            seen[0].problem,
+            PairProblem::Range {
+                got: 500.0,
+                lo: 0.0,
+                hi: 100.0,
+                used: 100.0
+            }
+        );
+    }
+
+    #[test]
+    fn a_minimum_speed_out_of_range_takes_its_default_not_the_bound() {
+        let mut s = PairSettings::default();
+        s.follow.min_follow_speed = 150.0;
+        s.contact.reconnect_distance = 9.0;
+        let (out, _) = issues(s);
+        assert_eq!(out.follow.min_follow_speed, 12.0);
+        assert_eq!(out.contact.reconnect_distance, 1.1);
+    }
+
+    #[test]
+    fn a_maximum_below_its_minimum_is_raised_to_it_and_names_the_minimum() {
+        let mut s = PairSettings::default();
+        s.follow.min_follow_speed = 30.0;
+        s.follow.max_follow_speed = 20.0;
+        s.contact.reconnect_distance = 2.0;
+        s.contact.disconnect_distance = 1.0;
+        let (out, seen) = issues(s);
+        assert_eq!(out.follow.max_follow_speed, 30.0);
+        assert_eq!(out.contact.disconnect_distance, 2.0);
+        assert_eq!(
+            seen[0].problem,
+            PairProblem::Below {
+                got: 20.0,
+                floor: PairParam::MinFollowSpeed,
+                used: 30.0
+            }
+        );
+        assert_eq!(seen[1].param, PairParam::DisconnectDistance);
+        // Out of its own range, the maximum takes its default (or the minimum when higher).
+        let mut s = PairSettings::default();
+        s.follow.min_follow_speed = 50.0;
+        s.follow.max_follow_speed = f32::NAN;
+        let (out, seen) = issues(s);
+        assert_eq!(out.follow.max_follow_speed, 50.0);
+        assert!(matches!(seen[0].problem, PairProblem::Range { hi, .. } if hi == 100.0));
+    }
+
+    #[test]
+    fn vectors_must_be_finite_and_within_their_limit() {
+        let mut s = PairSettings::default();
+        s.follow.follow_offset = Vec3::new(0.0, f32::NAN, 0.0);
+        s.contact_offsets[1] = Vec3::new(0.0, 0.0, 101.0);
+        s.contact_rotations[0] = Vec3::new(3599.0, -3600.0, 0.0);
+        let (out, seen) = issues(s);
+        assert_eq!(
+            out.follow.follow_offset,
+            FollowTuning::default().follow_offset
+        );
+        assert_eq!(out.contact_offsets[1], Vec3::ZERO);
+        assert_eq!(out.contact_rotations[0], Vec3::new(3599.0, -3600.0, 0.0));
+        let params: Vec<_> = seen.iter().map(|i| i.param).collect();
+        assert_eq!(
+            params,
+            [PairParam::FollowOffset, PairParam::RecipientContactOffset]
+        );
+    }
+
+    #[test]
+    fn only_the_contact_solvers_tuning_releases_the_hands() {
+        assert!(PairParam::DisconnectDistance.releases_hands());
+        assert!(PairParam::MaxRotationWeight.releases_hands());
+        assert!(!PairParam::SpringCoefficient.releases_hands());
+        assert!(!PairParam::InitiatorContactOffset.releases_hands());
+        assert_eq!(PairParam::IkFadeTime.name(), "ik_fade_time");
+        for (i, p) in PairParam::ALL.into_iter().enumerate() {
+            assert_eq!(p as usize, i, "{p:?} sits at its own index in ALL");
+        }
+    }
+}
