@@ -3,11 +3,14 @@ extends EntwineBench
 ##
 ## CHARACTERS test characters each get two IK modifiers (both arms) reaching for moving targets.
 ## Every frame each skeleton's hips sway a little, so every skeleton updates every frame in every
-## configuration (as an animated character would). Frame time is measured with no IK, with Rust
-## `LimbIK`, and with the GDScript baseline (`gd_limb_ik.gd`), in interleaved rounds; the cost of a
-## solve is the frame time above the no-IK frame divided by the solves per frame. It includes the
-## engine calls every modifier must make (reading and writing three bone poses). The ratio is
-## GDScript cost / Rust cost. A second figure times the solver alone, called from GDScript
+## configuration (as an animated character would). Frame time is measured with no IK, with two
+## empty SkeletonModifier3D per skeleton (what the engine charges any modifier, the floor), with
+## Rust `LimbIK`, with Godot's own TwoBoneIK3D (C++, a target and a pole node per arm) and with
+## the GDScript baseline (`gd_limb_ik.gd`), in interleaved rounds; the cost of a solve is the frame
+## time above the no-IK frame divided by the solves per frame (medians, the rounds' spread
+## printed). It includes the engine calls every modifier must make (reading and writing three bone
+## poses). `vs_twobone=` is TwoBoneIK3D's cost / LimbIK's; the ratio is GDScript cost / Rust cost.
+## A second figure times the solver alone, called from GDScript
 ## (`LimbIK.solve_chain` vs the GDScript `solve`), SOLVER_CALLS times each on the same chain.
 
 const CHARACTERS := 100
@@ -18,6 +21,7 @@ const GD_IK := preload("res://tests/bench/gd_limb_ik.gd")
 
 var _characters: Array[TestCharacter] = []
 var _targets: Array[Node3D] = []
+var _poles: Array[Node3D] = []
 var _time := 0.0
 var _hips := -1
 
@@ -41,10 +45,20 @@ func _run() -> void:
 			var t := Node3D.new()
 			root.add_child(t)
 			_targets.append(t)
+			# TwoBoneIK3D needs a pole node: out, down and back of the shoulder, as LimbIK's
+			# pole direction says.
+			var pole := Node3D.new()
+			root.add_child(pole)
+			var out := -1.0 if side == "Left" else 1.0
+			pole.global_position = c.global_position + Vector3(out * 0.7, 0.9, 0.5)
+			_poles.append(pole)
 	_hips = _characters[0].get_skeleton().find_bone("Hips")
-	var samples := {"none": [], "rust": [], "gdscript": []}
+	var kinds := ["none", "empty", "rust", "twobone", "gdscript"]
+	var samples := {}
+	for kind in kinds:
+		samples[kind] = []
 	for r in ROUNDS:
-		for kind in ["none", "rust", "gdscript"]:
+		for kind in kinds:
 			_install(kind)
 			await _frames(10)  # warm up
 			var start := Time.get_ticks_usec()
@@ -56,12 +70,19 @@ func _run() -> void:
 	var solves := CHARACTERS * 2
 	var rust_us := maxf((median(samples["rust"]) - none) / solves, 0.001)
 	var gd_us := maxf((median(samples["gdscript"]) - none) / solves, 0.001)
-	print("bench limb_ik: on %d skeletons, %d solves/frame: rust %.2f µs/solve (%.0f solves/s), gdscript %.2f µs/solve (%.0f solves/s), frame without IK %.2f ms; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx) ratio=%.1fx" % [
-		CHARACTERS, solves, rust_us, 1e6 / rust_us, gd_us, 1e6 / gd_us, none / 1000.0,
-		solver[0], solver[1], solver[1] / solver[0], gd_us / rust_us])
+	var two_us := maxf((median(samples["twobone"]) - none) / solves, 0.001)
+	var empty_us := (median(samples["empty"]) - none) / solves
+	var spread := func(kind: String) -> String:
+		return "rounds %.2f-%.2f" % [(samples[kind].min() - none) / solves,
+			(samples[kind].max() - none) / solves]
+	print("bench limb_ik: on %d skeletons, %d solves/frame: rust %.2f µs/solve (%s; %.0f solves/s), TwoBoneIK3D %.2f µs/solve (%s), gdscript %.2f µs/solve (%s), an empty modifier %.2f µs (%s), frame without IK %.2f ms; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx) vs_twobone=%.2fx ratio=%.1fx" % [
+		CHARACTERS, solves, rust_us, spread.call("rust"), 1e6 / rust_us, two_us,
+		spread.call("twobone"), gd_us, spread.call("gdscript"), empty_us, spread.call("empty"),
+		none / 1000.0, solver[0], solver[1], solver[1] / solver[0], two_us / rust_us,
+		gd_us / rust_us])
 	for c in _characters:
 		c.free()
-	for t in _targets:
+	for t in _targets + _poles:
 		t.free()
 	quit(0)
 
@@ -95,6 +116,19 @@ func _install(kind: String) -> void:
 			continue
 		for k in 2:
 			var side: String = ["Left", "Right"][k]
+			if kind == "empty":
+				skeleton.add_child(SkeletonModifier3D.new())
+				continue
+			if kind == "twobone":
+				var two := TwoBoneIK3D.new()
+				skeleton.add_child(two)
+				two.set_setting_count(1)
+				two.set_root_bone_name(0, side + "UpperArm")
+				two.set_middle_bone_name(0, side + "LowerArm")
+				two.set_end_bone_name(0, side + "Hand")
+				two.set_target_node(0, two.get_path_to(_targets[i * 2 + k]))
+				two.set_pole_node(0, two.get_path_to(_poles[i * 2 + k]))
+				continue
 			var ik: SkeletonModifier3D = LimbIK.new() if kind == "rust" else GD_IK.new()
 			ik.set("upper_bone", side + "UpperArm")
 			ik.set("lower_bone", side + "LowerArm")
