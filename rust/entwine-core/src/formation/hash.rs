@@ -3,6 +3,10 @@
 //!
 //! Cells are twice the query radius, so the disc of radius r around a point always lies in the
 //! 2×2 block of cells nearest to it: a query reads four buckets.
+//!
+//! When the points' bounds hold few enough cells (at most four per point), the buckets are the
+//! cells themselves, row by row (a dense grid: no hashing, no shared buckets), and a query reads
+//! two runs of two neighbouring cells; farther-flung points are hashed.
 
 use glam::Vec2;
 
@@ -15,6 +19,17 @@ pub struct SpatialHash {
     start: Vec<u32>,
     items: Vec<u32>,
     bucket_of: Vec<u32>,
+    /// The dense grid's first cell (column, row) and its width and height in cells, when dense.
+    grid: Option<Grid>,
+}
+
+/// A dense grid's extent, in cells.
+#[derive(Clone, Copy, Debug)]
+struct Grid {
+    x0: i32,
+    y0: i32,
+    w: i32,
+    h: i32,
 }
 
 const SKIP: u32 = u32::MAX;
@@ -29,9 +44,13 @@ impl SpatialHash {
             1.0
         };
         self.cell = 2.0 * radius;
-        let buckets = (points.len() * 2).next_power_of_two().max(16);
-        self.mask = buckets - 1;
-        self.bits = buckets.trailing_zeros();
+        self.grid = self.dense_grid(points, &include);
+        let buckets = match self.grid {
+            Some(g) => (g.w * g.h) as usize,
+            None => (points.len() * 2).next_power_of_two().max(16),
+        };
+        self.mask = buckets.next_power_of_two() - 1;
+        self.bits = buckets.next_power_of_two().trailing_zeros();
         self.start.clear();
         self.start.resize(buckets + 1, 0);
         self.bucket_of.clear();
@@ -64,8 +83,40 @@ impl SpatialHash {
         self.start[0] = 0;
     }
 
+    /// Returns the dense grid over the included points' cells when it has at most four cells per
+    /// point (and at least one point), else `None` (hash).
+    fn dense_grid(&self, points: &[Vec2], include: &impl Fn(usize) -> bool) -> Option<Grid> {
+        let (mut lo, mut hi) = (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN));
+        for (i, p) in points.iter().enumerate() {
+            if include(i) && p.is_finite() {
+                lo = lo.min(*p);
+                hi = hi.max(*p);
+            }
+        }
+        if lo.x > hi.x {
+            return None;
+        }
+        let (a, b) = (lo / self.cell, hi / self.cell);
+        let (x0, y0) = (floor_i32(a.x), floor_i32(a.y));
+        let w = i64::from(floor_i32(b.x)) - i64::from(x0) + 1;
+        let h = i64::from(floor_i32(b.y)) - i64::from(y0) + 1;
+        let limit = 4 * points.len().max(16) as i64;
+        // Far-out points would saturate floor_i32: those are hashed.
+        let near = a.abs().max_element() < 1e8 && b.abs().max_element() < 1e8;
+        (near && w * h <= limit).then_some(Grid {
+            x0,
+            y0,
+            w: w as i32,
+            h: h as i32,
+        })
+    }
+
     #[inline]
     fn bucket(&self, x: i32, y: i32) -> usize {
+        if let Some(g) = self.grid {
+            // Only cells inside the grid are asked for (see for_each_near).
+            return ((y - g.y0) * g.w + (x - g.x0)) as usize;
+        }
         // Multiplicative hashing; the top bits are the well-mixed ones.
         let h = (x as u32)
             .wrapping_mul(0x9E37_79B1)
@@ -84,6 +135,25 @@ impl SpatialHash {
         // The block whose centre is the cell corner nearest to p.
         let c = p / self.cell - Vec2::splat(0.5);
         let (cx, cy) = (floor_i32(c.x), floor_i32(c.y));
+        if let Some(g) = self.grid {
+            // Rows cy and cy + 1, columns cx and cx + 1, clipped to the grid: in each row the
+            // two cells' items are one run of `items`, in the order a hash visits them.
+            let (xa, xb) = (cx.max(g.x0), cx.saturating_add(1).min(g.x0 + g.w - 1));
+            if xa > xb {
+                return;
+            }
+            for y in [cy, cy.saturating_add(1)] {
+                if y < g.y0 || y >= g.y0 + g.h {
+                    continue;
+                }
+                let (s, e) = (self.bucket(xa, y), self.bucket(xb, y) + 1);
+                let (s, e) = (self.start[s] as usize, self.start[e] as usize);
+                for &j in &self.items[s..e] {
+                    visit(j as usize);
+                }
+            }
+            return;
+        }
         let mut seen = [usize::MAX; 4];
         let mut count = 0;
         for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
@@ -141,6 +211,61 @@ mod tests {
                 .collect();
             assert_eq!(sorted, want);
         }
+    }
+
+    /// Every point's neighbours within `r`, by the hash and by brute force, for `pts`.
+    fn check_neighbours(pts: &[Vec2], r: f32, dense: bool) {
+        let mut hash = SpatialHash::default();
+        hash.rebuild(pts, r, |_| true);
+        assert_eq!(hash.grid.is_some(), dense, "the grid is dense: {dense}");
+        for (i, p) in pts.iter().enumerate() {
+            let mut got = Vec::new();
+            hash.for_each_near(*p, |j| {
+                if j != i && pts[j].distance(*p) < r {
+                    got.push(j);
+                }
+            });
+            got.sort_unstable();
+            let want: Vec<usize> = (0..pts.len())
+                .filter(|&j| j != i && pts[j].distance(*p) < r)
+                .collect();
+            assert_eq!(got, want, "point {i} at {p}");
+        }
+    }
+
+    #[test]
+    fn dense_grids_and_hashes_find_the_same_neighbours() {
+        let mut rng = Rng::new(4);
+        // A squad's patch (dense), negative coordinates included.
+        let patch: Vec<Vec2> = (0..800)
+            .map(|_| rng.vec2() * 12.0 - Vec2::splat(3.0))
+            .collect();
+        check_neighbours(&patch, 0.4, true);
+        // Two patches a kilometre apart: too many cells between them, so hashed.
+        let far: Vec<Vec2> = (0..800)
+            .map(|i| rng.vec2() * 10.0 + Vec2::splat(if i % 2 == 0 { 0.0 } else { 1000.0 }))
+            .collect();
+        check_neighbours(&far, 0.4, false);
+        // A single row (one cell high) and a single point.
+        let row: Vec<Vec2> = (0..50).map(|i| Vec2::new(i as f32 * 0.3, 2.0)).collect();
+        check_neighbours(&row, 0.4, true);
+        check_neighbours(&[Vec2::new(-7.0, 3.0)], 0.4, true);
+    }
+
+    #[test]
+    fn a_query_outside_the_dense_grid_finds_only_points_in_reach() {
+        let pts: Vec<Vec2> = (0..100)
+            .map(|i| Vec2::new((i % 10) as f32, (i / 10) as f32))
+            .collect();
+        let mut hash = SpatialHash::default();
+        hash.rebuild(&pts, 0.5, |_| true);
+        assert!(hash.grid.is_some());
+        let mut near = Vec::new();
+        hash.for_each_near(Vec2::new(-0.3, -0.3), |j| near.push(j));
+        assert!(near.contains(&0), "{near:?}");
+        let mut n = 0;
+        hash.for_each_near(Vec2::new(50.0, -40.0), |_| n += 1);
+        assert_eq!(n, 0);
     }
 
     #[test]
