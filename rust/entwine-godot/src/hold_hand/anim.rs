@@ -216,9 +216,25 @@ impl AnimRig {
         player: Option<&Gd<AnimationPlayer>>,
         out: &mut AnimSnapshot,
     ) {
+        self.read_some(tree, player, out, true);
+    }
+
+    /// Reads `tree`'s state machines and one-shots into `out`, without its values (copied
+    /// exactly by [`Self::copy_values`] instead).
+    pub fn read_states(&self, tree: &Gd<AnimationTree>, out: &mut AnimSnapshot) {
+        self.read_some(Some(tree), None, out, false);
+    }
+
+    fn read_some(
+        &self,
+        tree: Option<&Gd<AnimationTree>>,
+        player: Option<&Gd<AnimationPlayer>>,
+        out: &mut AnimSnapshot,
+        values: bool,
+    ) {
         out.clear();
         if let Some(tree) = tree {
-            for (name, kind) in &self.values {
+            for (name, kind) in self.values.iter().filter(|_| values) {
                 let v = tree.get(name);
                 if *kind == Kind::Vector2 {
                     let p = v.try_to::<Vector2>().unwrap_or(Vector2::ZERO);

@@ -116,14 +116,13 @@ impl HoldHandComponent {
         }
     }
 
-    /// Moves this character's root toward `target`, sliding along walls when sweeping.
-    pub(super) fn move_root(&mut self, target: Pose, dt: f32) {
-        let Some(body) = self.character_node() else {
-            return;
-        };
+    /// Moves this character's root toward `target`, sliding along walls when sweeping; returns
+    /// where the body ended (its position and facing), or `None` without a character.
+    pub(super) fn move_root(&mut self, target: Pose, dt: f32) -> Option<Pose> {
+        let body = self.character_node()?;
         let scale = body.get_global_transform().basis.get_scale();
         let facing = transform_scaled(target, scale).basis;
-        match body.try_cast::<CharacterBody3D>() {
+        let origin = match body.try_cast::<CharacterBody3D>() {
             Ok(mut cb) if self.sweep_collisions && dt > 0.0 => {
                 let motion = vector3(target.position) - cb.get_global_position();
                 cb.set_velocity(motion / dt);
@@ -131,14 +130,21 @@ impl HoldHandComponent {
                 cb.set_velocity(Vector3::ZERO);
                 let origin = cb.get_global_position();
                 cb.set_global_transform(Transform3D::new(facing, origin));
+                origin
             }
-            Ok(cb) => cb
-                .upcast::<Node3D>()
-                .set_global_transform(Transform3D::new(facing, vector3(target.position))),
+            Ok(cb) => {
+                let origin = vector3(target.position);
+                cb.upcast::<Node3D>()
+                    .set_global_transform(Transform3D::new(facing, origin));
+                origin
+            }
             Err(mut n) => {
-                n.set_global_transform(Transform3D::new(facing, vector3(target.position)))
+                let origin = vector3(target.position);
+                n.set_global_transform(Transform3D::new(facing, origin));
+                origin
             }
-        }
+        };
+        Some(Pose::new(vec3(origin), target.rotation))
     }
 
     /// The initiator's frame: follow, mirror, contact and both hands' IK.
@@ -156,14 +162,14 @@ impl HoldHandComponent {
             partner.bind_mut().place_root(start);
         }
         let target = self.driver.step(me, dt, &tuning);
-        partner.bind_mut().move_root(target, dt);
         // Held back by a wall? Go on from where the body is (this machine's own body, never a
         // remote replay), so catching up keeps to max_follow_speed.
-        if let Some(actual) = partner.bind().root_pose() {
+        let partner_root = partner.bind_mut().move_root(target, dt);
+        if let Some(actual) = partner_root {
             self.driver.settle(actual.position);
         }
         self.mirror_animation_onto(&mut partner, dt);
-        self.solve_hands(&mut partner, me, dt, frame);
+        self.solve_hands(&mut partner, (me, partner_root), dt, frame);
     }
 
     /// Shows the initiator's animation on the partner in the same process: numeric parameters
@@ -211,9 +217,7 @@ impl HoldHandComponent {
         }
         let rt = &mut self.runtime;
         rt.mirror_rig.copy_values(&src, &mut dst);
-        rt.mirror_rig
-            .read(Some(&src), None, &mut rt.mirror_snapshot);
-        rt.mirror_snapshot.value_count = 0; // copied exactly above
+        rt.mirror_rig.read_states(&src, &mut rt.mirror_snapshot);
         rt.mirror_rig.apply(
             &mut rt.mirror_follow,
             &rt.mirror_snapshot,
@@ -403,10 +407,12 @@ impl HoldHandComponent {
         })
     }
 
+    /// Solves the pair's contact from both hands and drives both hand IKs, given both roots
+    /// this frame (the partner's `None` when it has no character: the hands are released).
     pub(super) fn solve_hands(
         &mut self,
         partner: &mut Gd<HoldHandComponent>,
-        me: Pose,
+        (me, partner_root): (Pose, Option<Pose>),
         dt: f32,
         frame: u64,
     ) {
@@ -418,7 +424,6 @@ impl HoldHandComponent {
         let theirs = partner.bind_mut().hand_input(Role::Recipient, ro, rr, grip);
         // The grip's offsets are in the pair's frame: the initiator's body axes in the world.
         let pair_frame = if grip { self.body_frame() } else { None };
-        let partner_root = partner.bind().root_pose();
         let (Some(tuning), Some(mine), Some(theirs), Some(partner_root)) =
             (tuning, mine, theirs, partner_root)
         else {
