@@ -16,8 +16,7 @@ use glam::Vec3;
 use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::{
     CollisionObject3D, Engine, FileAccess, INode3D, Material, MultiMesh, MultiMeshInstance3D,
-    Node3D, PhysicsDirectSpaceState3D, ProjectSettings, RigidBody3D, Skeleton3D, SphereMesh,
-    StandardMaterial3D,
+    Node3D, ProjectSettings, RigidBody3D, Skeleton3D, SphereMesh, StandardMaterial3D,
 };
 use godot::prelude::*;
 
@@ -27,7 +26,7 @@ pub use bone_chain::{RopeBoneChain, RopeChainFit};
 pub use preset::RopePreset;
 
 use crate::convert::{vec3, vector3};
-use colliders::{Gatherer, MAX_COLLIDERS};
+use colliders::{Gatherer, Request, SharedGather, MAX_COLLIDERS};
 use mesh::TubeMesh;
 
 /// Extra room around the rope's bounds for the collider query, metres (covers a step of motion).
@@ -297,6 +296,8 @@ pub struct RopeSimulation {
     #[init(val = -2)]
     bone_cache: i32,
     exclude_dirty: bool,
+    /// The bodies the collider query ignores (the anchor's body, the end's body), as last found.
+    exclude_rids: [Option<Rid>; 2],
     warnings: Warnings,
     /// Target length set before the rope exists.
     pending_length: Option<f32>,
