@@ -75,7 +75,9 @@ const CUTTER_QUERY_MARGIN: f32 = 1.5;
 ///
 /// Cost: the simulation and the tube update allocate nothing per frame; the tube of a rope at rest
 /// (no point moved more than 10 µm since it was last drawn) is neither rebuilt nor uploaded. The collider query does (Godot
-/// returns shape-query results as an [Array] of [Dictionary]s): a rope that only needs the ground can set
+/// returns shape-query results as an [Array] of [Dictionary]s), but the ropes of a world share it: one
+/// query per tick for ropes close together, one per cluster of ropes far apart
+/// ([method get_collider_query_count]). A rope that only needs the ground can set
 /// [member collision_mask] and [member cutter_mask] to 0 and skip it.
 ///
 /// **In the editor** the rope hangs and swings in the viewport as it would in the game, following
