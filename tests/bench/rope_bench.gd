@@ -12,7 +12,7 @@ extends EntwineBench
 ## It also measures `RopeSimulation` as a game uses it: TREE_ROPES ropes with default settings in the
 ## tree, stepped by the physics tick and drawn every frame (`tree` in the line: µs per rope per
 ## physics frame, the frame time with the ropes processing minus that with them idle, in interleaved
-## rounds).
+## rounds), and again with each rope resting on a static box of its own (`resting on boxes`).
 
 const ROPES := 1000
 const POINTS := 32
@@ -123,6 +123,7 @@ func _run() -> void:
 
 	# --- default ropes in the tree ---
 	var tree_r: Array = await _in_tree()
+	var boxed_r: Array = await _in_tree(true)
 
 	# --- SpringBoneSimulator3D on 32-bone chains ---
 	var spring_r: Array = await _spring_bones()
@@ -134,6 +135,8 @@ func _run() -> void:
 		ROPES, POINTS, ITERATIONS, rs, rust_sim.min(), rust_sim.max(), substeps, median(rust_one), rm,
 		rust_mesh.min(), rust_mesh.max(), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
 		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], gs / maxf(rs, 0.001)])
+	print("bench rope: tree %d default ropes resting on boxes %.1f us/rope per physics frame (rounds %.1f-%.1f)" % [
+		TREE_ROPES, boxed_r[0], boxed_r[1], boxed_r[2]])
 	quit(0)
 
 
@@ -194,11 +197,12 @@ func _spring_bones() -> Array:
 
 
 ## Returns the cost of one default RopeSimulation in the tree per physics frame (µs), [median, lowest,
-## highest] over ROUNDS interleaved rounds: each engine iteration runs exactly one physics tick of
+## highest] over ROUNDS interleaved rounds (with [param boxes], each rope rests on a static box of its
+## own, 1 m wide, whose top is 3 m under its node, so every rope's collider query finds a shape): each engine iteration runs exactly one physics tick of
 ## 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
 ## per tick), unthrottled; a round times TREE_FRAMES iterations with the ropes idle (physics and
 ## process off) and as many with them on, and the difference is shared among the ropes.
-func _in_tree() -> Array:
+func _in_tree(boxes := false) -> Array:
 	unthrottle()
 	var ticks := Engine.physics_ticks_per_second
 	var steps := Engine.max_physics_steps_per_frame
@@ -207,11 +211,22 @@ func _in_tree() -> Array:
 	Engine.max_physics_steps_per_frame = 1
 	Engine.time_scale = 1000.0
 	var ropes: Array[RopeSimulation] = []
+	var bodies: Array[Node] = []
 	for i in TREE_ROPES:
 		var r := RopeSimulation.new()
 		r.position = _home(i)
 		root.add_child(r)
 		ropes.append(r)
+		if boxes:
+			var body := StaticBody3D.new()
+			var shape := CollisionShape3D.new()
+			var box := BoxShape3D.new()
+			box.size = Vector3.ONE
+			shape.shape = box
+			body.add_child(shape)
+			body.position = _home(i) + Vector3(0, -3.5, 0)
+			root.add_child(body)
+			bodies.append(body)
 	for f in 30:
 		await process_frame
 	var costs: Array[float] = []
@@ -227,6 +242,8 @@ func _in_tree() -> Array:
 		costs.append((with_ropes - bare) / TREE_ROPES)
 	for r in ropes:
 		r.free()
+	for b in bodies:
+		b.free()
 	Engine.physics_ticks_per_second = ticks
 	Engine.max_physics_steps_per_frame = steps
 	Engine.time_scale = scale

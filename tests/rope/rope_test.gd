@@ -460,3 +460,124 @@ func test_a_moving_kinematic_body_pushes_the_rope_aside() -> void:
 			pushed = maxf(pushed, absf(p.x))
 	check(inside == 0, "no point inside the moving body", 0, inside)
 	check(pushed > 0.2, "the body pushed the rope aside", "> 0.2 m", pushed)
+
+
+## A rope hanging from [param at] (its own node), [param points] points 0.15 m apart, on the masks.
+func _hanging(at: Vector3, solid: int, cutter := 0, points := 8) -> RopeSimulation:
+	var rope := RopeSimulation.new()
+	rope.position = at
+	rope.point_count = points
+	rope.segment_length = 0.15
+	rope.collision_mask = solid
+	rope.cutter_mask = cutter
+	rope.tube_enabled = false
+	add(rope)
+	return rope
+
+
+## Returns the lowest point of [param rope] (y).
+func _lowest(rope: RopeSimulation) -> float:
+	var y := INF
+	for p in rope.get_points():
+		y = minf(y, p.y)
+	return y
+
+
+## A box on [param layer] whose top is at 2.2 m, under a rope hanging at [param x]: deep enough
+## that a point of the rope, built hanging straight down into it, leaves through the top.
+func _rest_box(x: float, layer: int) -> StaticBody3D:
+	return add_box(Vector3(x, 1.6, 0), Vector3(0.8, 1.2, 0.8), layer)
+
+
+## Two ropes side by side (x, x + 1) under which lie a box on the layer they ignore (top 2.6 m)
+## and, lower, one on their own (top 2.2 m): each hangs through the first and rests on the second.
+func _mask_pair(x: float) -> Array:
+	var ropes := []
+	for k in 2:
+		var own := 1 << k
+		var other := 2 >> k
+		var at := Vector3(x + k, 3.0, 0)
+		add_box(Vector3(at.x, 2.45, 0), Vector3(0.6, 0.3, 0.6), other)
+		_rest_box(at.x, own)
+		ropes.append(_hanging(at, own))
+	return ropes
+
+
+func test_ropes_share_one_collider_query_and_each_gets_its_own_colliders() -> void:
+	# Near x = 0 (one cluster) and far away at x = 100 (a second one): per tick two queries.
+	var near := _mask_pair(0.0)
+	var far := _mask_pair(100.0)
+	# A rope hanging from inside a static body on its own mask (its anchor's body, excluded)
+	# through it onto a box below; a second rope resting on top of that same body.
+	var holder := add_box(Vector3(2, 2.85, 0), Vector3(0.4, 0.3, 0.4), 1)
+	var hand := Node3D.new()
+	hand.position = Vector3(0, 0.1, 0)
+	holder.add_child(hand)
+	_rest_box(2.0, 1)
+	var held := _hanging(Vector3(2, 3.0, 0), 1)
+	held.anchor_node = held.get_path_to(hand)
+	held.reset_rope()
+	var on_top := _hanging(Vector3(2, 3.35, 0), 1, 0, 4)
+	# A blade (an area on layer 3) across two ropes: the one with it on its cutter mask is cut, the
+	# one with it only on its collision mask (areas are not solid) is not, and hangs through.
+	var blade := Area3D.new()
+	blade.collision_layer = 4
+	blade.collision_mask = 0
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = Vector3(0.8, 0.1, 0.4)
+	shape.shape = box
+	blade.add_child(shape)
+	blade.position = Vector3(4.15, 2.45, 0)
+	add(blade)
+	var cut := _hanging(Vector3(4, 3.0, 0), 0, 4)
+	var uncut := _hanging(Vector3(4.3, 3.0, 0), 4 | 1)
+	var cuts := [0, 0]
+	cut.rope_cut.connect(func(_i: int, _at: Vector3) -> void: cuts[0] += 1)
+	uncut.rope_cut.connect(func(_i: int, _at: Vector3) -> void: cuts[1] += 1)
+	await physics_frames(90)
+	for rope: RopeSimulation in near + far:
+		var low := _lowest(rope)
+		check(low > 2.15 and low < 2.3, "rope at x=%s (mask %d) rests on the box on its layer, through the other" % [rope.position.x, rope.collision_mask],
+			"2.15-2.3 m", low)
+	var inside := 0
+	for p in held.get_points():
+		if absf(p.x - 2.0) < 0.2 and absf(p.z) < 0.2 and p.y > 2.7 and p.y < 3.0:
+			inside += 1
+	check(inside >= 2, "the held rope hangs through its anchor's body", ">= 2 points inside", inside)
+	check(_lowest(held) > 2.15 and _lowest(held) < 2.3, "the held rope rests on the box below", "2.15-2.3 m", _lowest(held))
+	check(_lowest(on_top) > 2.95, "another rope rests on that body (only the anchor's rope ignores it)",
+		"> 2.95 m", _lowest(on_top))
+	check(cuts[0] == 1, "the rope with the blade on its cutter mask is cut once", 1, cuts[0])
+	check(cuts[1] == 0, "the rope with the blade (an area) only on its collision mask is not cut", 0, cuts[1])
+	check(_lowest(uncut) < 2.2, "that rope hangs through the blade", "< 2.2 m", _lowest(uncut))
+	var before := RopeSimulation.get_collider_query_count()
+	await physics_frames(10)
+	var queries := RopeSimulation.get_collider_query_count() - before
+	check(queries == 20, "one collider query per tick for each of the two clusters of ropes (10 ticks)", 20, queries)
+
+
+func test_a_full_collider_query_is_split_and_no_rope_misses_a_collider() -> void:
+	# Two ropes 2.5 m apart share a query, whose box also takes in a crowd of 600 small shapes
+	# between them (more than a query returns): the cluster is split, each rope queried alone.
+	var crowd := StaticBody3D.new()
+	for i in 600:
+		var shape := CollisionShape3D.new()
+		var box := BoxShape3D.new()
+		box.size = Vector3(0.04, 0.04, 0.04)
+		shape.shape = box
+		shape.position = Vector3(1.1 + (i % 10) * 0.06, 2.0 + (i / 10 % 10) * 0.08, -0.2 + (i / 100) * 0.08)
+		crowd.add_child(shape)
+	add(crowd)
+	var ropes := []
+	for x in [0.0, 2.5]:
+		_rest_box(x, 1)
+		ropes.append(_hanging(Vector3(x, 3.0, 0), 1))
+	await physics_frames(60)
+	for rope: RopeSimulation in ropes:
+		var low := _lowest(rope)
+		check(low > 2.15 and low < 2.3, "rope at x=%s rests on its box" % rope.position.x, "2.15-2.3 m", low)
+	var before := RopeSimulation.get_collider_query_count()
+	await physics_frames(10)
+	var queries := RopeSimulation.get_collider_query_count() - before
+	check(queries == 30, "per tick: the full cluster query, then one per rope (10 ticks)", 30, queries)

@@ -184,6 +184,12 @@ impl RopeBatch {
         &self.entries
     }
 
+    /// Returns the colliders of entry `index` (in push order) to fill or change before
+    /// [`RopeBatch::step`]; `None` past the last entry.
+    pub fn world_mut(&mut self, index: usize) -> Option<&mut World> {
+        self.entries.get_mut(index).map(|e| &mut e.world)
+    }
+
     /// Takes every rope back out, in the order they were pushed, keeping the batch's capacity.
     pub fn drain(&mut self) -> impl Iterator<Item = BatchEntry> + '_ {
         self.stepped = false;

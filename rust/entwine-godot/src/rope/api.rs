@@ -405,6 +405,19 @@ impl RopeSimulation {
         self.tube_uploads
     }
 
+    /// Returns how many collider queries (`PhysicsDirectSpaceState3D.intersect_shape` calls) all the
+    /// ropes have run since the library was loaded. The ropes of a world stepped by the physics
+    /// tick (or by [method advance_all]) share their queries: one per tick for ropes whose query
+    /// boxes lie within 2 m of each other, one per such cluster for ropes far apart, and more only
+    /// when a query comes back full (256 shapes), when the cluster is split in two and queried
+    /// again. A rope stepped alone ([method advance]) runs its own query. Ropes with
+    /// [member collision_mask] and [member cutter_mask] at 0 take none. Read-only; for tests and
+    /// profiling.
+    #[func]
+    pub fn get_collider_query_count() -> i64 {
+        colliders::query_count()
+    }
+
     /// Returns the number of active points.
     #[func]
     pub fn get_active_point_count(&self) -> i32 {

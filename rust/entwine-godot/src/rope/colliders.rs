@@ -1,11 +1,23 @@
-//! Gathers the physics bodies and areas around a rope into the core's analytic [`World`], once per
-//! physics frame, with one shape query (`PhysicsDirectSpaceState3D.intersect_shape`) over the rope's
-//! bounds, and gives each cutter its motion over the frame (a rigid body's velocities, else the
-//! change from the pose it had in the previous frame).
+//! Gathers the physics bodies and areas around ropes into the core's analytic [`World`]s, once per
+//! physics frame, and gives each cutter its motion over the frame (a rigid body's velocities, else
+//! the change from the pose it had in the previous frame).
+//!
+//! The rope server's ropes share their queries ([`SharedGather`]): per world and tick, the due ropes'
+//! boxes are grouped into clusters (boxes within [`CLUSTER_GAP`] of each other), each cluster takes
+//! one `PhysicsDirectSpaceState3D.intersect_shape` over the union of its boxes with the OR of its
+//! masks, each shape found is read and converted once, and each rope gets the shapes whose bounds
+//! meet its own box, minus its exclusions and the layers off its masks. Ropes close together (the
+//! usual case) thus cost one query per tick. A cluster whose query comes back full
+//! ([`QUERY_LIMIT`] shapes, so some may be missing) is split in two along its longest axis and each
+//! half queried again, down to one rope per query, so no rope loses a shape its own query would have
+//! found. A rope stepped alone ([`Gatherer`], `advance()`) runs its own query over its box.
 
 use entwine_core::kit::Pose;
+use entwine_core::rope::batch::RopeBatch;
 use entwine_core::rope::{Collider, Motion, Shape, World};
-use glam::Vec3;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use glam::{Mat3, Vec3};
 use godot::classes::physics_server_3d::BodyState;
 use godot::classes::{
     Area3D, BoxShape3D, CollisionObject3D, PhysicsDirectSpaceState3D, PhysicsServer3D,
@@ -15,8 +27,26 @@ use godot::prelude::*;
 
 use crate::convert::{pose, vec3, vector3};
 
-/// Most shapes one query returns (the nearest ones win when a rope lies in a crowd).
+/// Most shapes a rope's world holds (the nearest ones win when a rope lies in a crowd).
 pub const MAX_COLLIDERS: usize = 32;
+
+/// Most shapes one shared query returns; a cluster query that comes back with this many is split.
+pub const QUERY_LIMIT: usize = 256;
+
+/// Ropes whose boxes come within this distance (metres) of each other share a query.
+pub const CLUSTER_GAP: f32 = 2.0;
+
+/// Room (metres) added around a shape's bounds when they are tested against a rope's box, so that
+/// the bounds never miss a shape the physics engine's own overlap test would find.
+const BOUNDS_PAD: f32 = 0.01;
+
+/// Collider queries (`intersect_shape`) the ropes have run since the library was loaded.
+static QUERIES: AtomicI64 = AtomicI64::new(0);
+
+/// Returns how many collider queries the ropes have run since the library was loaded.
+pub fn query_count() -> i64 {
+    QUERIES.load(Ordering::Relaxed)
+}
 
 /// A cutter shape's pose in the last frame, keyed by its object's instance id and shape index.
 type Seen = (i64, i32, Pose);
@@ -83,52 +113,36 @@ impl Gatherer {
             .intersect_shape_ex(&self.query)
             .max_results(MAX_COLLIDERS as i32)
             .done();
-        let server = PhysicsServer3D::singleton();
+        QUERIES.fetch_add(1, Ordering::Relaxed);
         let mut unsupported = None;
         for hit in hits.iter_shared() {
-            let (Some(rid), Some(index), Some(object)) =
-                (hit.get("rid"), hit.get("shape"), hit.get("collider"))
-            else {
+            let Some(hit) = read_hit(&hit, solid_mask, cutter_mask) else {
                 continue;
             };
-            let (Ok(rid), Ok(index)) = (rid.try_to::<Rid>(), index.try_to::<i32>()) else {
-                continue;
-            };
-            let Ok(object) = object.try_to::<Gd<CollisionObject3D>>() else {
-                continue;
-            };
-            let layer = object.get_collision_layer();
-            let is_area = object.clone().try_cast::<Area3D>().is_ok();
-            let solid = !is_area && layer & solid_mask != 0;
-            let cutter = layer & cutter_mask != 0;
-            if !solid && !cutter {
-                continue;
-            }
-            // The node's transform, not the server's: a kinematic body moved by a script earlier in
-            // this physics frame is where the script put it (the server applies it at its step).
-            let at = object.get_global_transform();
-            let (shape_rid, transform) = if is_area {
-                (
-                    server.area_get_shape(rid, index),
-                    at * server.area_get_shape_transform(rid, index),
-                )
-            } else {
-                (
-                    server.body_get_shape(rid, index),
-                    at * server.body_get_shape_transform(rid, index),
-                )
-            };
-            match describe(shape_rid, transform) {
+            match hit.described {
+                Ok(Some((Shape::Trimesh(_), _))) => {
+                    unsupported.get_or_insert(TRIMESH);
+                }
                 Ok(Some((shape, at))) => {
+                    let cutter = hit.layer & cutter_mask != 0;
                     let motion = if cutter {
-                        self.motion(&object, rid, index, at, dt)
+                        let id = hit.object.instance_id().to_i64();
+                        if self.seen.len() < MAX_COLLIDERS {
+                            self.seen.push((id, hit.index, at));
+                        }
+                        let from = self
+                            .last_seen
+                            .iter()
+                            .find(|(i, k, _)| *i == id && *k == hit.index)
+                            .map(|(_, _, from)| *from);
+                        motion(&hit.object, hit.rid, from, at, dt)
                     } else {
                         Motion::NONE
                     };
                     world.push(Collider {
                         pose: at,
                         shape,
-                        solid,
+                        solid: !hit.is_area && hit.layer & solid_mask != 0,
                         cutter,
                         motion,
                     });
@@ -141,66 +155,529 @@ impl Gatherer {
         }
         unsupported
     }
+}
 
-    /// Returns how the cutter shape `index` of `object` (body or area `rid`), now at `at`, moved
-    /// during the last `dt` seconds: none when it was not seen in the previous frame, else a moving
-    /// rigid body's own velocities (they know a turn of more than half a revolution per frame), else
-    /// the change from its pose in the previous frame. Remembers `at` for the next frame.
-    fn motion(
-        &mut self,
-        object: &Gd<CollisionObject3D>,
-        rid: Rid,
-        index: i32,
-        at: Pose,
-        dt: f32,
-    ) -> Motion {
-        let id = object.instance_id().to_i64();
-        if self.seen.len() < MAX_COLLIDERS {
-            self.seen.push((id, index, at));
-        }
-        // A cutter seen for the first time (just spawned, or just come near) has no known path.
-        let Some(from) = self
-            .last_seen
-            .iter()
-            .find(|(i, k, _)| *i == id && *k == index)
-            .map(|(_, _, from)| *from)
-        else {
-            return Motion::NONE;
-        };
-        if let Ok(body) = object.clone().try_cast::<RigidBody3D>() {
-            if !body.is_freeze_enabled() && !body.is_sleeping() {
-                let server = PhysicsServer3D::singleton();
-                let v = server.body_get_state(rid, BodyState::LINEAR_VELOCITY);
-                let w = server.body_get_state(rid, BodyState::ANGULAR_VELOCITY);
-                if let (Ok(v), Ok(w)) = (v.try_to::<Vector3>(), w.try_to::<Vector3>()) {
-                    let centre = body.get_global_transform() * body.get_center_of_mass();
-                    return Motion {
-                        velocity: vec3(v),
-                        angular_velocity: vec3(w),
-                        pivot: vec3(centre),
-                    }
-                    .sanitized();
+/// The name of the concave shape type, which the rope's world does not take.
+const TRIMESH: &str = "ConcavePolygonShape3D";
+
+/// One shape a query returned, read once.
+struct Hit {
+    object: Gd<CollisionObject3D>,
+    /// The body's or area's RID.
+    rid: Rid,
+    /// The shape's index in its object.
+    index: i32,
+    layer: u32,
+    is_area: bool,
+    /// The core shape and its world pose (see [`describe`]).
+    described: Result<Option<(Shape, Pose)>, &'static str>,
+}
+
+/// Reads one result of `intersect_shape`: `None` when it is malformed or its object is neither a
+/// solid (a body on `solid_mask`) nor a cutter (a body or an area on `cutter_mask`).
+fn read_hit(hit: &VarDictionary, solid_mask: u32, cutter_mask: u32) -> Option<Hit> {
+    let (Some(rid), Some(index), Some(object)) =
+        (hit.get("rid"), hit.get("shape"), hit.get("collider"))
+    else {
+        return None;
+    };
+    let (Ok(rid), Ok(index)) = (rid.try_to::<Rid>(), index.try_to::<i32>()) else {
+        return None;
+    };
+    let object = object.try_to::<Gd<CollisionObject3D>>().ok()?;
+    let layer = object.get_collision_layer();
+    let is_area = object.clone().try_cast::<Area3D>().is_ok();
+    let solid = !is_area && layer & solid_mask != 0;
+    let cutter = layer & cutter_mask != 0;
+    if !solid && !cutter {
+        return None;
+    }
+    // The node's transform, not the server's: a kinematic body moved by a script earlier in
+    // this physics frame is where the script put it (the server applies it at its step).
+    let at = object.get_global_transform();
+    let server = PhysicsServer3D::singleton();
+    let (shape_rid, transform) = if is_area {
+        (
+            server.area_get_shape(rid, index),
+            at * server.area_get_shape_transform(rid, index),
+        )
+    } else {
+        (
+            server.body_get_shape(rid, index),
+            at * server.body_get_shape_transform(rid, index),
+        )
+    };
+    Some(Hit {
+        object,
+        rid,
+        index,
+        layer,
+        is_area,
+        described: describe(shape_rid, transform),
+    })
+}
+
+/// Returns how the cutter shape of `object` (body or area `rid`), now at `at` and at `from` in the
+/// previous frame, moved during the last `dt` seconds: none when it was not seen in the previous
+/// frame, else a moving rigid body's own velocities (they know a turn of more than half a revolution
+/// per frame), else the change from its pose in the previous frame.
+fn motion(
+    object: &Gd<CollisionObject3D>,
+    rid: Rid,
+    from: Option<Pose>,
+    at: Pose,
+    dt: f32,
+) -> Motion {
+    // A cutter seen for the first time (just spawned, or just come near) has no known path.
+    let Some(from) = from else {
+        return Motion::NONE;
+    };
+    if let Ok(body) = object.clone().try_cast::<RigidBody3D>() {
+        if !body.is_freeze_enabled() && !body.is_sleeping() {
+            let server = PhysicsServer3D::singleton();
+            let v = server.body_get_state(rid, BodyState::LINEAR_VELOCITY);
+            let w = server.body_get_state(rid, BodyState::ANGULAR_VELOCITY);
+            if let (Ok(v), Ok(w)) = (v.try_to::<Vector3>(), w.try_to::<Vector3>()) {
+                let centre = body.get_global_transform() * body.get_center_of_mass();
+                return Motion {
+                    velocity: vec3(v),
+                    angular_velocity: vec3(w),
+                    pivot: vec3(centre),
                 }
+                .sanitized();
             }
         }
-        Motion::between(from, at, dt)
     }
+    Motion::between(from, at, dt)
 }
 
 /// Returns the core shape and its world pose for a physics shape placed by `transform`, `Ok(None)`
-/// for data that cannot be used, or the type's name when the type is not supported (the rope's
-/// world takes the four solids and the shapes it approximates by them; see `World::push`).
+/// for data that cannot be used, or the type's name when the type cannot be read (a concave mesh is
+/// read; [`TRIMESH`] names it for the caller, as the rope's world takes the four solids and the
+/// shapes it approximates by them only; see `World::push`).
 fn describe(shape: Rid, transform: Transform3D) -> Result<Option<(Shape, Pose)>, &'static str> {
     let Some((shape, local)) = crate::convert::shape(shape)? else {
         return Ok(None);
     };
-    if matches!(shape, Shape::Trimesh(_)) {
-        return Err("ConcavePolygonShape3D");
-    }
     // Godot physics scales shapes with their body; round shapes keep a uniform scale.
     let scaled = shape.scaled(vec3(transform.basis.get_scale()));
     Ok(Some((
         scaled,
         pose(transform).compose(crate::convert::pose_of_affine(local)),
     )))
+}
+
+/// One rope's part in a [`SharedGather`].
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    /// The rope's entry in the batch (push order), whose world is filled.
+    pub entry: usize,
+    /// The caller's number for the rope's physics space (only ropes of one space share a query).
+    pub space: u32,
+    /// The rope's query box (world metres, finite).
+    pub lo: Vec3,
+    pub hi: Vec3,
+    /// Its `collision_mask` and `cutter_mask` (not both 0).
+    pub solid: u32,
+    pub cutter: u32,
+    /// The bodies it ignores (its anchor's body, its end's body).
+    pub exclude: [Option<Rid>; 2],
+    /// The step's time (s), for the cutters' motion.
+    pub dt: f32,
+}
+
+/// Where a shape may be, in world space.
+#[derive(Clone, Copy, Debug)]
+enum Bounds {
+    /// Inside the box `lo..hi`.
+    Aabb(Vec3, Vec3),
+    /// In the half-space `normal · p ≤ d` (a world boundary).
+    Below(Vec3, f32),
+    /// Anywhere (bounds not known).
+    Everywhere,
+}
+
+impl Bounds {
+    /// Returns the bounds of `shape` at `pose`, padded by [`BOUNDS_PAD`].
+    fn of(shape: &Shape, pose: Pose) -> Self {
+        let m = Mat3::from_quat(pose.rotation);
+        let a = Mat3::from_cols(m.x_axis.abs(), m.y_axis.abs(), m.z_axis.abs());
+        let c = pose.position;
+        let extent = match shape {
+            Shape::Sphere { radius } => Vec3::splat(*radius),
+            Shape::Box { half_extents } => a * *half_extents,
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => m.y_axis.abs() * *half_height + Vec3::splat(*radius),
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => a * Vec3::new(*radius, *half_height, *radius),
+            Shape::Plane => {
+                let n = m.y_axis;
+                let d = n.dot(c) + BOUNDS_PAD;
+                return if n.is_finite() && d.is_finite() {
+                    Self::Below(n, d)
+                } else {
+                    Self::Everywhere
+                };
+            }
+            Shape::Convex(points) => {
+                let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+                for p in points.iter().filter(|p| p.is_finite()) {
+                    let w = m * *p + c;
+                    lo = lo.min(w);
+                    hi = hi.max(w);
+                }
+                return if lo.is_finite() && hi.is_finite() {
+                    Self::Aabb(lo - BOUNDS_PAD, hi + BOUNDS_PAD)
+                } else {
+                    Self::Everywhere
+                };
+            }
+            Shape::Trimesh(_) => Vec3::splat(shape.bounding_radius()),
+        };
+        let extent = extent + BOUNDS_PAD;
+        if extent.is_finite() && c.is_finite() {
+            Self::Aabb(c - extent, c + extent)
+        } else {
+            Self::Everywhere
+        }
+    }
+
+    /// Returns whether the bounds meet the box `lo..hi`.
+    fn meets(&self, lo: Vec3, hi: Vec3) -> bool {
+        match *self {
+            Self::Aabb(a, b) => a.cmple(hi).all() && lo.cmple(b).all(),
+            Self::Below(n, d) => {
+                let (centre, half) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
+                n.dot(centre) - n.abs().dot(half) <= d
+            }
+            Self::Everywhere => true,
+        }
+    }
+
+    /// Returns the distance (m) from `p` to the bounds (0 inside).
+    fn distance(&self, p: Vec3) -> f32 {
+        match *self {
+            Self::Aabb(a, b) => (p.max(a).min(b) - p).length(),
+            Self::Below(n, d) => (n.dot(p) - d).max(0.0),
+            Self::Everywhere => 0.0,
+        }
+    }
+}
+
+/// One shape of a shared query, read and converted once for all the ropes of its cluster.
+struct Candidate {
+    /// Its body's or area's RID (for the ropes' exclusions).
+    rid: Rid,
+    layer: u32,
+    is_area: bool,
+    /// The shape and its world pose, or the name of a type the ropes do not take.
+    shape: Result<(Shape, Pose), &'static str>,
+    bounds: Bounds,
+    /// Its motion over the last frame when it is on a cutter mask of the cluster.
+    motion: Motion,
+}
+
+/// The query objects of a [`SharedGather`] (made when first needed).
+struct QueryObjects {
+    query: Gd<PhysicsShapeQueryParameters3D>,
+    bounds: Gd<BoxShape3D>,
+}
+
+/// The rope server's gather: the colliders of many ropes with one query per cluster of ropes (see
+/// the [module docs](self)), and where each cutter shape was in the previous tick, once for all the
+/// ropes. Its buffers are kept from tick to tick: it allocates nothing once they have held the most
+/// ropes and shapes a tick brings (Godot's query result aside).
+#[derive(Default)]
+pub struct SharedGather {
+    objects: Option<QueryObjects>,
+    requests: Vec<Request>,
+    /// Per batch entry: the first unsupported shape type its rope met (for its warning).
+    unsupported: Vec<Option<&'static str>>,
+    /// Per request: its cluster (`u32::MAX`: another space).
+    cluster_of: Vec<u32>,
+    /// Each cluster's box.
+    clusters: Vec<(Vec3, Vec3)>,
+    /// The requests of the space being gathered, by cluster; ranges of it are queried.
+    order: Vec<u32>,
+    /// Ranges of `order` left to query.
+    ranges: Vec<(usize, usize)>,
+    candidates: Vec<Candidate>,
+    /// One rope's chosen candidates: (distance, candidate).
+    picked: Vec<(f32, u32)>,
+    /// Cutter shapes' poses in the previous tick (sorted), and in this one.
+    last_seen: Vec<Seen>,
+    seen: Vec<Seen>,
+}
+
+impl SharedGather {
+    /// Starts a tick: forgets the last tick's requests; this tick's cutters will be compared with
+    /// where the last tick saw them.
+    pub fn begin(&mut self) {
+        core::mem::swap(&mut self.last_seen, &mut self.seen);
+        self.seen.clear();
+        self.requests.clear();
+        self.unsupported.clear();
+    }
+
+    /// Adds a rope's request (its box must be finite).
+    pub fn request(&mut self, request: Request) {
+        self.requests.push(request);
+    }
+
+    /// Ends a tick: keeps where this tick saw each cutter, sorted for the next tick's look-ups.
+    pub fn finish(&mut self) {
+        self.seen
+            .sort_unstable_by_key(|(id, index, _)| (*id, *index));
+        self.seen.dedup_by_key(|(id, index, _)| (*id, *index));
+    }
+
+    /// Drops the query objects (they are made again when needed).
+    pub fn release(&mut self) {
+        self.objects = None;
+    }
+
+    /// Returns the first shape type not supported that entry `entry`'s rope met this tick.
+    pub fn unsupported(&self, entry: usize) -> Option<&'static str> {
+        self.unsupported.get(entry).copied().flatten()
+    }
+
+    /// Fills the worlds of `batch`'s entries requested in `space` (numbered `space_id`) from
+    /// one query per cluster of their boxes.
+    pub fn run(
+        &mut self,
+        space: &mut Gd<PhysicsDirectSpaceState3D>,
+        space_id: u32,
+        batch: &mut RopeBatch,
+    ) {
+        if self.unsupported.len() < batch.len() {
+            self.unsupported.resize(batch.len(), None);
+        }
+        self.cluster_of.clear();
+        self.cluster_of.resize(self.requests.len(), u32::MAX);
+        self.clusters.clear();
+        for (i, r) in self.requests.iter().enumerate() {
+            if r.space != space_id {
+                continue;
+            }
+            let near = self
+                .clusters
+                .iter()
+                .position(|(lo, hi)| near(*lo, *hi, r.lo, r.hi));
+            let c = match near {
+                Some(c) => {
+                    let (lo, hi) = &mut self.clusters[c];
+                    *lo = lo.min(r.lo);
+                    *hi = hi.max(r.hi);
+                    c
+                }
+                None => {
+                    self.clusters.push((r.lo, r.hi));
+                    self.clusters.len() - 1
+                }
+            };
+            self.cluster_of[i] = c as u32;
+        }
+        // Clusters that grew into each other merge.
+        'merge: loop {
+            let k = self.clusters.len();
+            for a in 0..k {
+                for b in a + 1..k {
+                    let ((alo, ahi), (blo, bhi)) = (self.clusters[a], self.clusters[b]);
+                    if near(alo, ahi, blo, bhi) {
+                        self.clusters[a] = (alo.min(blo), ahi.max(bhi));
+                        let last = (k - 1) as u32;
+                        for c in self.cluster_of.iter_mut() {
+                            if *c == b as u32 {
+                                *c = a as u32;
+                            } else if *c == last {
+                                *c = b as u32;
+                            }
+                        }
+                        self.clusters.swap_remove(b);
+                        continue 'merge;
+                    }
+                }
+            }
+            break;
+        }
+        self.order.clear();
+        self.order.extend(
+            (0..self.requests.len() as u32).filter(|i| self.cluster_of[*i as usize] != u32::MAX),
+        );
+        let cluster_of = &self.cluster_of;
+        self.order
+            .sort_unstable_by_key(|i| (cluster_of[*i as usize], *i));
+        self.ranges.clear();
+        let mut start = 0;
+        for end in 1..=self.order.len() {
+            if end == self.order.len()
+                || cluster_of[self.order[end] as usize] != cluster_of[self.order[start] as usize]
+            {
+                self.ranges.push((start, end));
+                start = end;
+            }
+        }
+        while let Some((start, end)) = self.ranges.pop() {
+            self.query(space, start, end, batch);
+        }
+    }
+
+    /// Queries the union of the boxes of `order[start..end]` and fills their worlds, or splits the
+    /// range in two (pushed back on `ranges`) when the query came back full.
+    fn query(
+        &mut self,
+        space: &mut Gd<PhysicsDirectSpaceState3D>,
+        start: usize,
+        end: usize,
+        batch: &mut RopeBatch,
+    ) {
+        let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        let (mut solid, mut cutter) = (0, 0);
+        for &i in &self.order[start..end] {
+            let r = &self.requests[i as usize];
+            lo = lo.min(r.lo);
+            hi = hi.max(r.hi);
+            solid |= r.solid;
+            cutter |= r.cutter;
+        }
+        let dt = self.requests[self.order[start] as usize].dt;
+        let objects = self.objects.get_or_insert_with(|| {
+            let bounds = BoxShape3D::new_gd();
+            let mut query = PhysicsShapeQueryParameters3D::new_gd();
+            query.set_shape(&bounds);
+            query.set_collide_with_bodies(true);
+            QueryObjects { query, bounds }
+        });
+        objects
+            .bounds
+            .set_size(vector3((hi - lo).max(Vec3::splat(0.01))));
+        objects
+            .query
+            .set_transform(Transform3D::new(Basis::IDENTITY, vector3((lo + hi) * 0.5)));
+        objects.query.set_collision_mask(solid | cutter);
+        objects.query.set_collide_with_areas(cutter != 0);
+        let hits = space
+            .intersect_shape_ex(&objects.query)
+            .max_results(QUERY_LIMIT as i32)
+            .done();
+        QUERIES.fetch_add(1, Ordering::Relaxed);
+        if hits.len() >= QUERY_LIMIT && end - start > 1 {
+            // Full: some shapes may be missing. Split the ropes in two along the box's longest side.
+            let size = hi - lo;
+            let axis = if size.x >= size.y && size.x >= size.z {
+                0
+            } else if size.y >= size.z {
+                1
+            } else {
+                2
+            };
+            let requests = &self.requests;
+            let centre = |i: &u32| {
+                let r = &requests[*i as usize];
+                (r.lo[axis] + r.hi[axis]) * 0.5
+            };
+            self.order[start..end].sort_unstable_by(|a, b| centre(a).total_cmp(&centre(b)));
+            let mid = (start + end) / 2;
+            self.ranges.push((start, mid));
+            self.ranges.push((mid, end));
+            return;
+        }
+        self.candidates.clear();
+        for hit in hits.iter_shared() {
+            let Some(hit) = read_hit(&hit, solid, cutter) else {
+                continue;
+            };
+            let (shape, bounds) = match hit.described {
+                Ok(Some((Shape::Trimesh(mesh), at))) => {
+                    let bounds = Bounds::of(&Shape::Trimesh(mesh), at);
+                    (Err(TRIMESH), bounds)
+                }
+                Ok(Some((shape, at))) => {
+                    let bounds = Bounds::of(&shape, at);
+                    (Ok((shape, at)), bounds)
+                }
+                Ok(None) => continue,
+                Err(name) => (Err(name), Bounds::Everywhere),
+            };
+            let motion = match &shape {
+                Ok((_, at)) if hit.layer & cutter != 0 => {
+                    let id = hit.object.instance_id().to_i64();
+                    self.seen.push((id, hit.index, *at));
+                    let from = self
+                        .last_seen
+                        .binary_search_by_key(&(id, hit.index), |(i, k, _)| (*i, *k))
+                        .ok()
+                        .map(|j| self.last_seen[j].2);
+                    motion(&hit.object, hit.rid, from, *at, dt)
+                }
+                _ => Motion::NONE,
+            };
+            self.candidates.push(Candidate {
+                rid: hit.rid,
+                layer: hit.layer,
+                is_area: hit.is_area,
+                shape,
+                bounds,
+                motion,
+            });
+        }
+        for &i in &self.order[start..end] {
+            let r = self.requests[i as usize];
+            self.picked.clear();
+            let centre = (r.lo + r.hi) * 0.5;
+            for (k, c) in self.candidates.iter().enumerate() {
+                if r.exclude.contains(&Some(c.rid)) {
+                    continue;
+                }
+                let solid = !c.is_area && c.layer & r.solid != 0;
+                let cutter = c.layer & r.cutter != 0;
+                if !solid && !cutter || !c.bounds.meets(r.lo, r.hi) {
+                    continue;
+                }
+                match c.shape {
+                    Ok(_) => self.picked.push((c.bounds.distance(centre), k as u32)),
+                    Err(name) => {
+                        if let Some(slot) = self.unsupported.get_mut(r.entry) {
+                            slot.get_or_insert(name);
+                        }
+                    }
+                }
+            }
+            if self.picked.len() > MAX_COLLIDERS {
+                // A crowd: the nearest win, kept in the query's order.
+                self.picked
+                    .select_nth_unstable_by(MAX_COLLIDERS - 1, |a, b| a.0.total_cmp(&b.0));
+                self.picked.truncate(MAX_COLLIDERS);
+                self.picked.sort_unstable_by_key(|p| p.1);
+            }
+            let Some(world) = batch.world_mut(r.entry) else {
+                continue;
+            };
+            world.clear();
+            for &(_, k) in &self.picked {
+                let c = &self.candidates[k as usize];
+                let Ok((shape, pose)) = &c.shape else {
+                    continue;
+                };
+                let cutter = c.layer & r.cutter != 0;
+                world.push(Collider {
+                    pose: *pose,
+                    shape: shape.clone(),
+                    solid: !c.is_area && c.layer & r.solid != 0,
+                    cutter,
+                    motion: if cutter { c.motion } else { Motion::NONE },
+                });
+            }
+        }
+    }
+}
+
+/// Returns whether the boxes `alo..ahi` and `blo..bhi` come within [`CLUSTER_GAP`] of each other.
+fn near(alo: Vec3, ahi: Vec3, blo: Vec3, bhi: Vec3) -> bool {
+    let gap = Vec3::splat(CLUSTER_GAP);
+    alo.cmple(bhi + gap).all() && blo.cmple(ahi + gap).all()
 }

@@ -16,8 +16,7 @@ use glam::Vec3;
 use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::{
     CollisionObject3D, Engine, FileAccess, INode3D, Material, MultiMesh, MultiMeshInstance3D,
-    Node3D, PhysicsDirectSpaceState3D, ProjectSettings, RigidBody3D, Skeleton3D, SphereMesh,
-    StandardMaterial3D,
+    Node3D, ProjectSettings, RigidBody3D, Skeleton3D, SphereMesh, StandardMaterial3D,
 };
 use godot::prelude::*;
 
@@ -27,7 +26,7 @@ pub use bone_chain::{RopeBoneChain, RopeChainFit};
 pub use preset::RopePreset;
 
 use crate::convert::{vec3, vector3};
-use colliders::{Gatherer, MAX_COLLIDERS};
+use colliders::{Gatherer, Request, SharedGather, MAX_COLLIDERS};
 use mesh::TubeMesh;
 
 /// Extra room around the rope's bounds for the collider query, metres (covers a step of motion).
@@ -76,7 +75,9 @@ const CUTTER_QUERY_MARGIN: f32 = 1.5;
 ///
 /// Cost: the simulation and the tube update allocate nothing per frame; the tube of a rope at rest
 /// (no point moved more than 10 µm since it was last drawn) is neither rebuilt nor uploaded. The collider query does (Godot
-/// returns shape-query results as an [Array] of [Dictionary]s): a rope that only needs the ground can set
+/// returns shape-query results as an [Array] of [Dictionary]s), but the ropes of a world share it: one
+/// query per tick for ropes close together, one per cluster of ropes far apart
+/// ([method get_collider_query_count]). A rope that only needs the ground can set
 /// [member collision_mask] and [member cutter_mask] to 0 and skip it.
 ///
 /// **In the editor** the rope hangs and swings in the viewport as it would in the game, following
@@ -297,6 +298,8 @@ pub struct RopeSimulation {
     #[init(val = -2)]
     bone_cache: i32,
     exclude_dirty: bool,
+    /// The bodies the collider query ignores (the anchor's body, the end's body), as last found.
+    exclude_rids: [Option<Rid>; 2],
     warnings: Warnings,
     /// Target length set before the rope exists.
     pending_length: Option<f32>,

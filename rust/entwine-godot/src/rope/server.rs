@@ -3,9 +3,10 @@
 //! A rope registers with its world's slot when it enters the tree. Its own `physics_process` only
 //! queues it (no engine call); the first rope queued in a tick schedules one deferred call, which
 //! Godot runs right after every node's `_physics_process` of that tick (the scene tree flushes its
-//! deferred calls there, before the physics server steps). That call, per world: takes the world's
-//! physics space once, gathers every queued rope's anchor, end and colliders, moves the ropes into
-//! the core's [`RopeBatch`] and steps them in one call, moves them back and applies the results
+//! deferred calls there, before the physics server steps). That call, per world: gathers every
+//! queued rope's anchor and end, moves the ropes into the core's [`RopeBatch`], takes the world's
+//! physics space once and fills the ropes' colliders with one query per cluster of ropes (one for
+//! ropes close together; see [`SharedGather`]), steps them in one call, moves them back and applies the results
 //! (forces on attached bodies), and only then emits the ropes' signals, so a signal handler may use
 //! any rope. Nothing here allocates once the lists have grown to the most ropes a tick has brought.
 
@@ -15,45 +16,79 @@ use entwine_core::rope::batch::RopeBatch;
 use godot::classes::{PhysicsDirectSpaceState3D, World3D};
 use godot::prelude::*;
 
+use super::colliders::SharedGather;
 use super::RopeSimulation;
 
 thread_local! {
     static SERVER: RefCell<Option<RopeServer>> = const { RefCell::new(None) };
-    /// The batch, rope list and due flags of [`advance_now`], kept from call to call.
-    static MANUAL: RefCell<(RopeBatch, Vec<Gd<RopeSimulation>>, Vec<bool>)> =
-        RefCell::new((RopeBatch::default(), Vec::new(), Vec::new()));
+    /// The state of [`advance_now`], kept from call to call.
+    static MANUAL: RefCell<Manual> = RefCell::new(Manual::default());
 }
 
-/// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): each
-/// world's physics space is taken once for its ropes, then the ropes are gathered, stepped together,
-/// given back, and their signals emitted. Called again from one of those signals, it steps the
-/// ropes one by one.
+/// [`advance_now`]'s batch, rope list, due flags, gather, and the physics spaces of its ropes'
+/// worlds (numbered for the gather, emptied after each call).
+#[derive(Default)]
+struct Manual {
+    batch: RopeBatch,
+    list: Vec<Gd<RopeSimulation>>,
+    due: Vec<bool>,
+    gather: SharedGather,
+    spaces: Vec<(Option<InstanceId>, Option<Gd<PhysicsDirectSpaceState3D>>)>,
+}
+
+/// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): the
+/// ropes are gathered (each world's physics space taken once, and the colliders of the ropes of a
+/// world found by one query per cluster of ropes), stepped together, given back, and their signals
+/// emitted. Called again from one of those signals, it steps the ropes one by one.
 pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
     let taken = MANUAL.with(|cell| {
         let mut m = cell.try_borrow_mut().ok()?;
-        let (batch, list, due) = &mut *m;
+        let Manual {
+            batch,
+            list,
+            due,
+            gather,
+            spaces,
+        } = &mut *m;
         list.clear();
         list.extend(ropes.iter_shared().filter(|r| r.is_instance_valid()));
         due.clear();
         due.resize(list.len(), false);
-        let mut world: Option<InstanceId> = None;
-        let mut space: Option<Gd<PhysicsDirectSpaceState3D>> = None;
+        gather.begin();
+        spaces.clear();
+        let mut world: Option<Option<InstanceId>> = None;
+        let mut slot = 0;
         for (i, rope) in list.iter_mut().enumerate() {
             let here = rope.get_world_3d();
             let id = here.as_ref().map(|w| w.instance_id());
-            if id != world {
-                world = id;
-                space = here.and_then(|w| w.get_direct_space_state());
+            if world != Some(id) {
+                world = Some(id);
+                slot = match spaces.iter().position(|(w, _)| *w == id) {
+                    Some(s) => s,
+                    None => {
+                        spaces.push((id, here.and_then(|w| w.get_direct_space_state())));
+                        spaces.len() - 1
+                    }
+                };
             }
             let mut r = rope.bind_mut();
             r.pending_dt = dt;
-            due[i] = r.begin_batched(batch, space.as_mut(), i);
+            due[i] = r.begin_batched(batch, gather, slot as u32, i);
         }
+        for (s, (_, space)) in spaces.iter_mut().enumerate() {
+            if let Some(space) = space.as_mut() {
+                gather.run(space, s as u32, batch);
+            }
+        }
+        gather.finish();
+        // The query objects go with the call (this state outlives the engine).
+        gather.release();
+        spaces.clear();
         batch.step();
-        for e in batch.drain() {
+        for (k, e) in batch.drain().enumerate() {
             let owner = e.owner;
             if let Some(rope) = list.get_mut(owner) {
-                due[owner] |= rope.bind_mut().end_batched(e);
+                due[owner] |= rope.bind_mut().end_batched(e, gather.unsupported(k));
             }
         }
         Some((core::mem::take(list), core::mem::take(due)))
@@ -76,8 +111,8 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
     due.clear();
     MANUAL.with(|cell| {
         if let Ok(mut m) = cell.try_borrow_mut() {
-            m.1 = list;
-            m.2 = due;
+            m.list = list;
+            m.due = due;
         }
     });
 }
@@ -89,6 +124,8 @@ struct WorldWork {
     /// Per pending rope: whether its step left a signal to emit (only those are bound again).
     due: Vec<bool>,
     batch: RopeBatch,
+    /// The colliders of the due ropes, one query per cluster of ropes, and the cutters' last poses.
+    gather: SharedGather,
 }
 
 /// The per-world registry (kept while any rope is in a tree).
@@ -132,6 +169,7 @@ pub(super) fn register(world: Gd<World3D>) -> usize {
             pending: Vec::new(),
             due: Vec::new(),
             batch: RopeBatch::default(),
+            gather: SharedGather::default(),
         };
         if server.flushing {
             server.incoming.push(work);
@@ -205,20 +243,24 @@ fn flush() {
         if w.pending.is_empty() {
             continue;
         }
-        // The world's physics space, once per tick for all its ropes.
-        let mut space: Option<Gd<PhysicsDirectSpaceState3D>> = w.world.get_direct_space_state();
         w.due.clear();
         w.due.resize(w.pending.len(), false);
+        w.gather.begin();
         for (i, rope) in w.pending.iter_mut().enumerate() {
             w.due[i] = rope
                 .bind_mut()
-                .begin_batched(&mut w.batch, space.as_mut(), i);
+                .begin_batched(&mut w.batch, &mut w.gather, 0, i);
         }
+        // The world's physics space, once per tick; one query per cluster of its ropes.
+        if let Some(mut space) = w.world.get_direct_space_state() {
+            w.gather.run(&mut space, 0, &mut w.batch);
+        }
+        w.gather.finish();
         w.batch.step();
-        for e in w.batch.drain() {
+        for (k, e) in w.batch.drain().enumerate() {
             let owner = e.owner;
             if let Some(rope) = w.pending.get_mut(owner) {
-                w.due[owner] |= rope.bind_mut().end_batched(e);
+                w.due[owner] |= rope.bind_mut().end_batched(e, w.gather.unsupported(k));
             }
         }
     }

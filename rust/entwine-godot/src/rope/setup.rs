@@ -380,11 +380,13 @@ impl RopeSimulation {
             None
         };
         // The anchor's body (the character holding the rope) and the body the end is tied to.
-        for start in [anchor, end].into_iter().flatten() {
-            let mut node = Some(start);
+        self.exclude_rids = [None; 2];
+        for (slot, start) in [anchor, end].into_iter().enumerate() {
+            let mut node = start;
             while let Some(n) = node {
                 if let Ok(body) = n.clone().try_cast::<CollisionObject3D>() {
                     exclude.push(body.get_rid());
+                    self.exclude_rids[slot] = Some(body.get_rid());
                     break;
                 }
                 node = n.get_parent();

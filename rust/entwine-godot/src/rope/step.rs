@@ -6,7 +6,8 @@ use super::*;
 impl RopeSimulation {
     /// Steps this rope alone now ([method advance], or a rope outside the server).
     pub(super) fn physics_step(&mut self, dt: f32) {
-        if let Some(input) = self.begin_step(dt, None) {
+        if let Some(input) = self.begin_step(dt) {
+            self.gather_world(input.anchor, input.dt);
             if let Some(rope) = self.rope.as_mut() {
                 let events = rope.step(input.dt, input.anchor, input.end, &self.world);
                 self.finish_step(input, events);
@@ -15,19 +16,34 @@ impl RopeSimulation {
         self.emit_step_signals();
     }
 
-    /// The rope server's gather: samples this tick's inputs and colliders (in `space`, the world's
-    /// physics space taken once for all its ropes) and moves the rope into `batch`, tagged `owner`.
+    /// The rope server's gather: samples this tick's inputs, asks `gather` for the colliders around
+    /// the rope (in the physics space the caller numbered `space`; the server fills the world in the
+    /// batch with one query for many ropes) and moves the rope into `batch`, tagged `owner`.
     /// Returns whether a signal is already due (a replay ended instead of a step).
     pub(super) fn begin_batched(
         &mut self,
         batch: &mut RopeBatch,
-        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
+        gather: &mut SharedGather,
+        space: u32,
         owner: usize,
     ) -> bool {
         self.queued = false;
-        let Some(input) = self.begin_step(self.pending_dt, space) else {
+        let Some(input) = self.begin_step(self.pending_dt) else {
             return self.due.any();
         };
+        self.world.clear();
+        if let Some((lo, hi, solid, cutter)) = self.query_box(input.anchor) {
+            gather.request(Request {
+                entry: batch.len(),
+                space,
+                lo,
+                hi,
+                solid,
+                cutter,
+                exclude: self.exclude_rids,
+                dt: input.dt,
+            });
+        }
         let Some(rope) = self.rope.take() else {
             return self.due.any();
         };
@@ -36,22 +52,26 @@ impl RopeSimulation {
         false
     }
 
-    /// The rope server's apply: takes the stepped rope back and applies the step's results.
+    /// The rope server's apply: takes the stepped rope back and applies the step's results;
+    /// `unsupported` names a shape type its gather met and ignored (warned about once).
     /// Returns whether the step has a signal to emit (the server binds the others no more).
-    pub(super) fn end_batched(&mut self, entry: BatchEntry) -> bool {
+    pub(super) fn end_batched(
+        &mut self,
+        entry: BatchEntry,
+        unsupported: Option<&'static str>,
+    ) -> bool {
         self.rope = Some(entry.rope);
         self.world = entry.world;
+        if let Some(kind) = unsupported {
+            self.warn_unsupported(kind);
+        }
         self.finish_step(entry.input, entry.events);
         self.due.any()
     }
 
-    /// Returns the step's inputs (live, or from the replay), recording them and gathering the
-    /// colliders; `None` when there is no step (no rope, or the replay just ended).
-    pub(super) fn begin_step(
-        &mut self,
-        dt: f32,
-        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
-    ) -> Option<StepInput> {
+    /// Returns the step's inputs (live, or from the replay), recording them (the caller gathers the
+    /// colliders); `None` when there is no step (no rope, or the replay just ended).
+    pub(super) fn begin_step(&mut self, dt: f32) -> Option<StepInput> {
         self.rope.as_ref()?;
         // Checked every step, also while no end node is attached (again only once it changed).
         self.checked_end_offset();
@@ -91,7 +111,6 @@ impl RopeSimulation {
                 target_length,
             });
         }
-        self.gather_world(anchor, dt, space);
         Some(StepInput { dt, anchor, end })
     }
 
@@ -147,22 +166,16 @@ impl RopeSimulation {
         any
     }
 
-    /// Fills the collider list from the physics world around the rope.
-    pub(super) fn gather_world(
-        &mut self,
-        anchor: Vec3,
-        dt: f32,
-        space: Option<&mut Gd<PhysicsDirectSpaceState3D>>,
-    ) {
-        self.world.clear();
+    /// Returns the box (world metres, finite) whose colliders the rope needs for a step from
+    /// `anchor`, with its `collision_mask` and `cutter_mask`; `None` when it takes no collider
+    /// query (both masks 0, the editor's preview, no rope, bounds not finite).
+    pub(super) fn query_box(&self, anchor: Vec3) -> Option<(Vec3, Vec3, u32, u32)> {
         let (solid, cutter) = (self.collision_mask, self.cutter_mask);
         // The editor's preview takes no physics queries (the ground plane is in the core).
         if solid | cutter == 0 || self.in_editor {
-            return;
+            return None;
         }
-        let Some(rope) = self.rope.as_ref() else {
-            return;
-        };
+        let rope = self.rope.as_ref()?;
         let mut lo = anchor;
         let mut hi = anchor;
         for p in rope.points().iter().chain(rope.loose_points()) {
@@ -179,29 +192,37 @@ impl RopeSimulation {
         let travel = (anchor - rope.anchor()).abs() + Vec3::splat(margin + self.radius);
         lo -= travel;
         hi += travel;
-        let mut own: Option<Gd<PhysicsDirectSpaceState3D>>;
-        let space = match space {
-            Some(s) => s,
-            None => {
-                own = self
-                    .base()
-                    .get_world_3d()
-                    .and_then(|w| w.get_direct_space_state());
-                let Some(s) = own.as_mut() else {
-                    return;
-                };
-                s
-            }
+        (lo.is_finite() && hi.is_finite()).then_some((lo, hi, solid, cutter))
+    }
+
+    /// Fills the collider list from the physics world around the rope with its own query (a rope
+    /// stepped alone; the rope server's ropes share theirs, see [`Self::begin_batched`]).
+    pub(super) fn gather_world(&mut self, anchor: Vec3, dt: f32) {
+        self.world.clear();
+        let Some((lo, hi, solid, cutter)) = self.query_box(anchor) else {
+            return;
+        };
+        let Some(mut space) = self
+            .base()
+            .get_world_3d()
+            .and_then(|w| w.get_direct_space_state())
+        else {
+            return;
         };
         let Some(g) = self.gatherer.as_mut() else {
             return;
         };
-        if let Some(kind) = g.gather(space, lo, hi, solid, cutter, dt, &mut self.world) {
-            self.warn_once(
-                warn::SHAPE,
-                &format!("{kind} on collision_mask/cutter_mask is not supported by the rope and is ignored (use boxes, spheres, capsules, cylinders or convex shapes)"),
-            );
+        if let Some(kind) = g.gather(&mut space, lo, hi, solid, cutter, dt, &mut self.world) {
+            self.warn_unsupported(kind);
         }
+    }
+
+    /// Warns once that shapes of type `kind` on the masks are ignored.
+    pub(super) fn warn_unsupported(&mut self, kind: &str) {
+        self.warn_once(
+            warn::SHAPE,
+            &format!("{kind} on collision_mask/cutter_mask is not supported by the rope and is ignored (use boxes, spheres, capsules, cylinders or convex shapes)"),
+        );
     }
 
     pub(super) fn render(&mut self) {
