@@ -12,7 +12,9 @@ extends EntwineBench
 ## It also measures `RopeSimulation` as a game uses it: TREE_ROPES ropes with default settings in the
 ## tree, stepped by the physics tick and drawn every frame (`tree` in the line: µs per rope per
 ## physics frame, the frame time with the ropes processing minus that with them idle, in interleaved
-## rounds), and again with each rope resting on a static box of its own (`resting on boxes`).
+## rounds), once hanging at rest (`tree`), once carried around (`moving`: their nodes circle as
+## the anchors above do, so every frame draws a new tube), and once with each rope resting on a
+## static box of its own (`resting on boxes`).
 
 const ROPES := 1000
 const POINTS := 32
@@ -121,9 +123,10 @@ func _run() -> void:
 	var rm := median(rust_mesh)
 	var gs := median(gd_sim)
 
-	# --- default ropes in the tree ---
-	var tree_r: Array = await _in_tree()
-	var boxed_r: Array = await _in_tree(true)
+	# --- default ropes in the tree: at rest, carried around, resting on boxes ---
+	var tree_r: Array = await _in_tree(false)
+	var moving_r: Array = await _in_tree(true)
+	var boxed_r: Array = await _in_tree(false, true)
 
 	# --- SpringBoneSimulator3D on 32-bone chains ---
 	var spring_r: Array = await _spring_bones()
@@ -131,10 +134,11 @@ func _run() -> void:
 	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame (rounds %.2f-%.2f)" % spring_r
 	var vs_spring := "n/a" if spring_ms < 0.0 else "%.1fx" % (spring_ms / maxf(rs, 0.001))
 
-	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f), moving %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
 		ROPES, POINTS, ITERATIONS, rs, rust_sim.min(), rust_sim.max(), substeps, median(rust_one), rm,
 		rust_mesh.min(), rust_mesh.max(), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
-		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], gs / maxf(rs, 0.001)])
+		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], moving_r[0], moving_r[1], moving_r[2],
+		gs / maxf(rs, 0.001)])
 	print("bench rope: tree %d default ropes resting on boxes %.1f us/rope per physics frame (rounds %.1f-%.1f)" % [
 		TREE_ROPES, boxed_r[0], boxed_r[1], boxed_r[2]])
 	quit(0)
@@ -197,12 +201,15 @@ func _spring_bones() -> Array:
 
 
 ## Returns the cost of one default RopeSimulation in the tree per physics frame (µs), [median, lowest,
-## highest] over ROUNDS interleaved rounds (with [param boxes], each rope rests on a static box of its
-## own, 1 m wide, whose top is 3 m under its node, so every rope's collider query finds a shape): each engine iteration runs exactly one physics tick of
-## 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
+## highest] over ROUNDS interleaved rounds (with [param boxes], each rope rests on a static box of
+## its own, 1 m wide, whose top is 3 m under its node, so every rope's collider query finds a
+## shape): each engine iteration runs exactly one physics tick of 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
 ## per tick), unthrottled; a round times TREE_FRAMES iterations with the ropes idle (physics and
-## process off) and as many with them on, and the difference is shared among the ropes.
-func _in_tree(boxes := false) -> Array:
+## process off) and as many with them on, and the difference is shared among the ropes. With
+## [param moving] the ropes' nodes are carried around a 1 m circle (`_move`, one step per iteration,
+## in the idle iterations too, so moving them costs the same both ways), warmed up for a second
+## first; otherwise they hang at rest.
+func _in_tree(moving: bool, boxes := false) -> Array:
 	unthrottle()
 	var ticks := Engine.physics_ticks_per_second
 	var steps := Engine.max_physics_steps_per_frame
@@ -227,18 +234,23 @@ func _in_tree(boxes := false) -> Array:
 			body.position = _home(i) + Vector3(0, -3.5, 0)
 			root.add_child(body)
 			bodies.append(body)
-	for f in 30:
+	var clock := [0] # the circle's frame count, carried on from round to round
+	var carried: Array = []
+	if moving:
+		carried = ropes
+	for f in (WARM_UP_FRAMES if moving else 30):
+		_carry(carried, clock)
 		await process_frame
 	var costs: Array[float] = []
 	for round in ROUNDS:
 		for r in ropes:
 			r.set_physics_process(false)
 			r.set_process(false)
-		var bare := await _iteration_us()
+		var bare := await _iteration_us(carried, clock)
 		for r in ropes:
 			r.set_physics_process(true)
 			r.set_process(true)
-		var with_ropes := await _iteration_us()
+		var with_ropes := await _iteration_us(carried, clock)
 		costs.append((with_ropes - bare) / TREE_ROPES)
 	for r in ropes:
 		r.free()
@@ -250,14 +262,26 @@ func _in_tree(boxes := false) -> Array:
 	return [median(costs), costs.min(), costs.max()]
 
 
-## Returns the mean wall time of one engine iteration (µs) over TREE_FRAMES, after 5 untimed ones.
-func _iteration_us() -> float:
+## Returns the mean wall time of one engine iteration (µs) over TREE_FRAMES, after 5 untimed ones,
+## carrying [param nodes] one step further around their circle before each.
+func _iteration_us(nodes: Array, clock: Array) -> float:
 	for f in 5:
+		_carry(nodes, clock)
 		await process_frame
 	var t0 := Time.get_ticks_usec()
 	for f in TREE_FRAMES:
+		_carry(nodes, clock)
 		await process_frame
 	return float(Time.get_ticks_usec() - t0) / TREE_FRAMES
+
+
+## Moves [param nodes] one step of 1/60 s around their circle (`_move`) and counts it in [param
+## clock] (an array of one frame count, shared by the rounds); nothing when there are none.
+func _carry(nodes: Array, clock: Array) -> void:
+	if nodes.is_empty():
+		return
+	_move(nodes, clock[0], 1.0 / 60.0)
+	clock[0] += 1
 
 
 func _frame_ms(skeletons: Array[Skeleton3D]) -> float:

@@ -19,8 +19,14 @@ pub struct Tube {
     positions: Vec<Vec3>,
     normals: Vec<Vec3>,
     tangents: Vec<Vec3>,
-    /// (cos, sin) of each vertex's angle around a ring, computed once.
-    around: Vec<(f32, f32)>,
+    /// cos and sin of each vertex's angle around a ring, computed once.
+    cos: Vec<f32>,
+    sin: Vec<f32>,
+    /// Each written ring's centre and tangent (along the rope) from the last [`Tube::frame`], and
+    /// the radius of the active rings (0 past them).
+    ring_centres: Vec<Vec3>,
+    ring_tangents: Vec<Vec3>,
+    radius: f32,
     active_rings: usize,
     written_rings: usize,
 }
@@ -44,12 +50,30 @@ impl Tube {
             positions: vec![Vec3::ZERO; verts],
             normals: vec![Vec3::Y; verts],
             tangents: vec![Vec3::NEG_Y; verts],
-            around: (0..=sides)
+            // Padded with zeros to a multiple of four vertices (see `write_vertices`).
+            cos: (0..(sides + 1).next_multiple_of(4))
                 .map(|k| {
                     let angle = core::f32::consts::TAU * k as f32 / sides as f32;
-                    (angle.cos(), angle.sin())
+                    if k <= sides {
+                        angle.cos()
+                    } else {
+                        0.0
+                    }
                 })
                 .collect(),
+            sin: (0..(sides + 1).next_multiple_of(4))
+                .map(|k| {
+                    let angle = core::f32::consts::TAU * k as f32 / sides as f32;
+                    if k <= sides {
+                        angle.sin()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+            ring_centres: vec![Vec3::ZERO; max_rings],
+            ring_tangents: vec![Vec3::NEG_Y; max_rings],
+            radius: 0.0,
             active_rings: 0,
             written_rings: 0,
         }
@@ -155,6 +179,45 @@ impl Tube {
     /// degenerate triangles, wherever those points are. Pass the rings written last time as
     /// `at_least` so that rings the rope no longer reaches are collapsed.
     pub fn build_upto(&mut self, points: &[Vec3], radius: f32, at_least: usize) -> (Vec3, Vec3) {
+        let bounds = self.frame(points, radius, at_least);
+        if self.active_rings == 0 {
+            self.positions.fill(Vec3::ZERO);
+            return bounds;
+        }
+        let ring = self.sides + 1;
+        let mut normal = Vec3::ZERO;
+        for r in 0..self.written_rings {
+            let (c, tangent) = (self.ring_centres[r], self.ring_tangents[r]);
+            normal = transported(normal, tangent);
+            let binormal = tangent.cross(normal);
+            let r_used = if r < self.active_rings {
+                self.radius
+            } else {
+                0.0
+            };
+            let vertices = r * ring..(r + 1) * ring;
+            let out = self.positions[vertices.clone()]
+                .iter_mut()
+                .zip(&mut self.normals[vertices.clone()])
+                .zip(&mut self.tangents[vertices]);
+            for (((p, n), t), (cos, sin)) in out.zip(self.cos.iter().zip(&self.sin)) {
+                let dir = normal * *cos + binormal * *sin;
+                *p = c + dir * r_used;
+                *n = dir;
+                *t = tangent;
+            }
+        }
+        bounds
+    }
+
+    /// Frames the rings around `points` with `radius` metres, as [`Tube::build_upto`] does, without
+    /// writing any vertex: the centre line (Catmull-Rom smoothed) and the centre and tangent of each
+    /// ring to write (the normals, carried along by parallel transport, are worked out with the
+    /// vertices: that chain then overlaps their work). Sets
+    /// [`Tube::active_rings`] and [`Tube::written_rings`]; [`Tube::write_vertices`] then writes the
+    /// vertices straight into a renderer's buffers. Returns the tube's bounds `(min, max)`. Non-finite
+    /// points, or none, frame an empty tube: every ring collapsed onto the origin.
+    pub fn frame(&mut self, points: &[Vec3], radius: f32, at_least: usize) -> (Vec3, Vec3) {
         let radius = if radius.is_finite() {
             radius.max(0.0)
         } else {
@@ -163,11 +226,13 @@ impl Tube {
         let max_points = (self.max_rings - 1) / self.subdivisions + 1;
         let n = points.len().min(max_points);
         if n == 0 || !points[..n].iter().all(|p| p.is_finite()) {
-            self.positions.fill(Vec3::ZERO);
+            self.ring_centres.fill(Vec3::ZERO);
+            self.radius = 0.0;
             self.active_rings = 0;
             self.written_rings = self.max_rings;
             return (Vec3::ZERO, Vec3::ZERO);
         }
+        self.radius = radius;
         // Centre line.
         let s = self.subdivisions;
         let mut rings = 0;
@@ -188,45 +253,187 @@ impl Tube {
             }
         }
         self.active_rings = rings;
-        // Frames by parallel transport.
-        let ring = self.sides + 1;
-        let mut normal = Vec3::ZERO;
-        let mut lo = Vec3::splat(f32::INFINITY);
-        let mut hi = Vec3::splat(f32::NEG_INFINITY);
         let written = (rings + 1).max(at_least).min(self.max_rings);
         self.written_rings = written;
-        for r in 0..written {
+        // Centres and tangents first: they do not depend on one another, so their square roots and
+        // divisions overlap; only the normals form a chain.
+        let centres = &self.centres[..rings];
+        for (r, (c, t)) in self.ring_centres[..written]
+            .iter_mut()
+            .zip(&mut self.ring_tangents[..written])
+            .enumerate()
+        {
             let rc = r.min(rings - 1);
-            let c = self.centres[rc];
-            let tangent = (self.centres[(rc + 1).min(rings - 1)]
-                - self.centres[rc.saturating_sub(1)])
-            .try_normalize()
-            .unwrap_or(Vec3::NEG_Y);
-            let projected = normal - tangent * normal.dot(tangent);
-            normal = projected.try_normalize().unwrap_or_else(|| {
-                let seed = if tangent.x.abs() < 0.9 {
-                    Vec3::X
-                } else {
-                    Vec3::Z
-                };
-                (seed - tangent * seed.dot(tangent)).normalize_or(Vec3::Z)
-            });
-            let binormal = tangent.cross(normal);
-            let r_used = if r < rings { radius } else { 0.0 };
-            for (k, (cos, sin)) in self.around.iter().enumerate() {
-                let dir = normal * *cos + binormal * *sin;
-                let v = r * ring + k;
-                self.positions[v] = c + dir * r_used;
-                self.normals[v] = dir;
-                self.tangents[v] = tangent;
-            }
-            if r < rings {
-                lo = lo.min(c - Vec3::splat(radius));
-                hi = hi.max(c + Vec3::splat(radius));
-            }
+            *c = centres[rc];
+            *t = (centres[(rc + 1).min(rings - 1)] - centres[rc.saturating_sub(1)])
+                .try_normalize()
+                .unwrap_or(Vec3::NEG_Y);
+        }
+        let mut lo = Vec3::splat(f32::INFINITY);
+        let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        for c in centres {
+            lo = lo.min(*c - Vec3::splat(radius));
+            hi = hi.max(*c + Vec3::splat(radius));
         }
         (lo, hi)
     }
+
+    /// Writes the vertices of the rings the last [`Tube::frame`] framed ([`Tube::written_rings`],
+    /// from the first) into a renderer's two byte streams laid out as `layout` says: the same
+    /// vertices [`Tube::build_upto`] builds, bit for bit, encoded in `layout`, without
+    /// going through [`Tube::positions`] and [`Tube::normals`] (which this leaves as they were).
+    /// `positions` and `normals` should hold that many vertices' strides: nothing is written past
+    /// them, and nothing at all when `layout` does not [`VertexLayout::fits`]. Every vertex of a ring
+    /// has the ring's tangent (the binormal's sign +1). Allocates nothing.
+    pub fn write_vertices(&self, layout: &VertexLayout, positions: &mut [u8], normals: &mut [u8]) {
+        if !layout.fits() {
+            return;
+        }
+        let ring = self.sides + 1;
+        let (no, to) = (layout.normal_offset, layout.tangent_offset);
+        let position_rings = positions.chunks_exact_mut(layout.position_stride * ring);
+        let normal_rings = normals.chunks_exact_mut(layout.normal_stride * ring);
+        // One ring at a time, its vertices worked side by side (structure of arrays), padded to a
+        // multiple of four (the padding's zero angles are worked out and never written) so that the
+        // loops over them run whole in vector registers.
+        let lanes = self.cos.len();
+        let mut x = [0.0f32; 68];
+        let mut y = [0.0f32; 68];
+        let mut z = [0.0f32; 68];
+        let mut u = [0u16; 68];
+        let mut v = [0u16; 68];
+        let (cos, sin) = (&self.cos[..lanes], &self.sin[..lanes]);
+        let mut normal = Vec3::ZERO;
+        for (r, (pos_out, nrm_out)) in position_rings
+            .zip(normal_rings)
+            .take(self.written_rings)
+            .enumerate()
+        {
+            let (c, tangent) = (self.ring_centres[r], self.ring_tangents[r]);
+            normal = transported(normal, tangent);
+            let binormal = tangent.cross(normal);
+            let r_used = if r < self.active_rings {
+                self.radius
+            } else {
+                0.0
+            };
+            let (x, y, z) = (&mut x[..lanes], &mut y[..lanes], &mut z[..lanes]);
+            let (u, v) = (&mut u[..lanes], &mut v[..lanes]);
+            for k in 0..lanes {
+                // `normal * cos + binormal * sin`, component by component.
+                x[k] = normal.x * cos[k] + binormal.x * sin[k];
+                y[k] = normal.y * cos[k] + binormal.y * sin[k];
+                z[k] = normal.z * cos[k] + binormal.z * sin[k];
+            }
+            for k in 0..lanes {
+                let [a, b] = octahedron_encode(Vec3::new(x[k], y[k], z[k]));
+                u[k] = unorm16(a);
+                v[k] = unorm16(b);
+            }
+            for (k, v) in pos_out.chunks_exact_mut(layout.position_stride).enumerate() {
+                // `c + dir * r_used`.
+                let p = [
+                    c.x + x[k] * r_used,
+                    c.y + y[k] * r_used,
+                    c.z + z[k] * r_used,
+                ];
+                v[0..4].copy_from_slice(&p[0].to_le_bytes());
+                v[4..8].copy_from_slice(&p[1].to_le_bytes());
+                v[8..12].copy_from_slice(&p[2].to_le_bytes());
+            }
+            let tangent = to.map(|_| {
+                let [u, v] = octahedron_tangent_encode(tangent, 1.0);
+                let (u, v) = (unorm16(u).to_le_bytes(), unorm16(v).to_le_bytes());
+                [u[0], u[1], v[0], v[1]]
+            });
+            for (vertex, (u, v)) in nrm_out
+                .chunks_exact_mut(layout.normal_stride)
+                .zip(u.iter().zip(&*v))
+            {
+                vertex[no..no + 2].copy_from_slice(&u.to_le_bytes());
+                vertex[no + 2..no + 4].copy_from_slice(&v.to_le_bytes());
+                if let (Some(t), Some(bytes)) = (to, tangent.as_ref()) {
+                    vertex[t..t + 4].copy_from_slice(bytes);
+                }
+            }
+        }
+    }
+}
+
+/// Returns the last ring's `normal` carried along to a ring with `tangent` (parallel transport: the
+/// normal projected across the tangent), or for the first ring (`normal` zero) or a tangent along the
+/// last normal, a normal across the tangent from a fixed axis.
+fn transported(normal: Vec3, tangent: Vec3) -> Vec3 {
+    let projected = normal - tangent * normal.dot(tangent);
+    projected.try_normalize().unwrap_or_else(|| {
+        let seed = if tangent.x.abs() < 0.9 {
+            Vec3::X
+        } else {
+            Vec3::Z
+        };
+        (seed - tangent * seed.dot(tangent)).normalize_or(Vec3::Z)
+    })
+}
+
+/// Where a renderer keeps a vertex's fields in its two byte streams (little-endian), Godot 4's layout
+/// for a surface with compressed normals and tangents: the position, three `f32`, at the start of
+/// every `position_stride` bytes of the first stream; the normal and the tangent, two `u16` each in
+/// the octahedral encoding ([`octahedron_encode`], [`octahedron_tangent_encode`]), at `normal_offset`
+/// and `tangent_offset` (none: the surface has no tangents) in every `normal_stride` bytes of the
+/// second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VertexLayout {
+    /// Bytes from one vertex's position to the next (at least 12).
+    pub position_stride: usize,
+    /// Bytes from one vertex's normal to the next.
+    pub normal_stride: usize,
+    /// Where the normal sits in its stride.
+    pub normal_offset: usize,
+    /// Where the tangent sits in its stride, if the surface has tangents.
+    pub tangent_offset: Option<usize>,
+}
+
+impl VertexLayout {
+    /// Returns whether every field fits in its stride.
+    #[must_use]
+    pub fn fits(&self) -> bool {
+        self.position_stride >= 12
+            && self.normal_offset + 4 <= self.normal_stride
+            && self
+                .tangent_offset
+                .is_none_or(|t| t + 4 <= self.normal_stride)
+    }
+}
+
+/// Returns Godot's octahedral encoding of a unit vector, in [0, 1]².
+#[must_use]
+pub fn octahedron_encode(n: Vec3) -> [f32; 2] {
+    let n = n / (n.x.abs() + n.y.abs() + n.z.abs()).max(1e-12);
+    let (x, y) = if n.z >= 0.0 {
+        (n.x, n.y)
+    } else {
+        (
+            (1.0 - n.y.abs()) * if n.x >= 0.0 { 1.0 } else { -1.0 },
+            (1.0 - n.x.abs()) * if n.y >= 0.0 { 1.0 } else { -1.0 },
+        )
+    };
+    [x * 0.5 + 0.5, y * 0.5 + 0.5]
+}
+
+/// Returns Godot's octahedral tangent encoding (the sign of the binormal folded into y).
+#[must_use]
+pub fn octahedron_tangent_encode(t: Vec3, sign: f32) -> [f32; 2] {
+    let [x, y] = octahedron_encode(t);
+    let y = y.max(1.0 / 32767.0) * 0.5 + 0.5;
+    [x, if sign >= 0.0 { y } else { 1.0 - y }]
+}
+
+/// Returns `x` in [0, 1] as a 16-bit unsigned normalised value (truncated, as Godot does).
+#[must_use]
+pub fn unorm16(x: f32) -> u16 {
+    // Through `i32` (the same value: the clamp leaves 0..=65535, or NaN, which both casts make 0),
+    // which converts four at a time in vector registers where `as u16` does not.
+    (x * 65535.0).clamp(0.0, 65535.0) as i32 as u16
 }
 
 /// Returns the uniform Catmull-Rom spline through `p1` (t = 0) and `p2` (t = 1).
@@ -243,6 +450,252 @@ pub fn catmull_rom(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3, t: f32) -> Vec3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `build_upto` as it was before the frames were split from the vertices (one loop per ring).
+    fn old_build_upto(t: &mut Tube, points: &[Vec3], radius: f32, at_least: usize) -> (Vec3, Vec3) {
+        let radius = if radius.is_finite() {
+            radius.max(0.0)
+        } else {
+            0.0
+        };
+        let max_points = (t.max_rings - 1) / t.subdivisions + 1;
+        let n = points.len().min(max_points);
+        if n == 0 || !points[..n].iter().all(|p| p.is_finite()) {
+            t.positions.fill(Vec3::ZERO);
+            t.active_rings = 0;
+            t.written_rings = t.max_rings;
+            return (Vec3::ZERO, Vec3::ZERO);
+        }
+        let s = t.subdivisions;
+        let mut rings = 0;
+        for i in 0..n {
+            if i + 1 == n {
+                t.centres[rings] = points[i];
+                rings += 1;
+                break;
+            }
+            let p0 = points[i.saturating_sub(1)];
+            let p1 = points[i];
+            let p2 = points[i + 1];
+            let p3 = points[(i + 2).min(n - 1)];
+            for k in 0..s {
+                let u = k as f32 / s as f32;
+                t.centres[rings] = catmull_rom(p0, p1, p2, p3, u);
+                rings += 1;
+            }
+        }
+        t.active_rings = rings;
+        let ring = t.sides + 1;
+        let mut normal = Vec3::ZERO;
+        let mut lo = Vec3::splat(f32::INFINITY);
+        let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        let written = (rings + 1).max(at_least).min(t.max_rings);
+        t.written_rings = written;
+        for r in 0..written {
+            let rc = r.min(rings - 1);
+            let c = t.centres[rc];
+            let tangent = (t.centres[(rc + 1).min(rings - 1)] - t.centres[rc.saturating_sub(1)])
+                .try_normalize()
+                .unwrap_or(Vec3::NEG_Y);
+            let projected = normal - tangent * normal.dot(tangent);
+            normal = projected.try_normalize().unwrap_or_else(|| {
+                let seed = if tangent.x.abs() < 0.9 {
+                    Vec3::X
+                } else {
+                    Vec3::Z
+                };
+                (seed - tangent * seed.dot(tangent)).normalize_or(Vec3::Z)
+            });
+            let binormal = tangent.cross(normal);
+            let r_used = if r < rings { radius } else { 0.0 };
+            for k in 0..ring {
+                let (cos, sin) = (t.cos[k], t.sin[k]);
+                let dir = normal * cos + binormal * sin;
+                let v = r * ring + k;
+                t.positions[v] = c + dir * r_used;
+                t.normals[v] = dir;
+                t.tangents[v] = tangent;
+            }
+            if r < rings {
+                lo = lo.min(c - Vec3::splat(radius));
+                hi = hi.max(c + Vec3::splat(radius));
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The glue's encoding before `write_vertices`: writes the vertices of the rings the last build wrote ([`Tube::written_rings`]) into a
+    /// renderer's two byte streams laid out as `layout` says, from their start: `positions` and
+    /// `normals` must hold at least that many vertices' strides (nothing is written past them, and
+    /// nothing at all when `layout` does not [`VertexLayout::fits`]). Every vertex of a ring has the
+    /// ring's tangent, with the binormal's sign +1.
+    fn encode(t: &Tube, layout: &VertexLayout, positions: &mut [u8], normals: &mut [u8]) {
+        if !layout.fits() {
+            return;
+        }
+        let ring = t.sides + 1;
+        let n = t.written_rings * ring;
+        let out = positions.chunks_exact_mut(layout.position_stride);
+        for (v, p) in out.zip(&t.positions[..n]) {
+            v[0..4].copy_from_slice(&p.x.to_le_bytes());
+            v[4..8].copy_from_slice(&p.y.to_le_bytes());
+            v[8..12].copy_from_slice(&p.z.to_le_bytes());
+        }
+        let (no, to, stride) = (
+            layout.normal_offset,
+            layout.tangent_offset,
+            layout.normal_stride,
+        );
+        let rings = normals
+            .chunks_exact_mut(stride * ring)
+            .take(t.written_rings);
+        for (r, out) in rings.enumerate() {
+            let vertices = r * ring..(r + 1) * ring;
+            // Every vertex of a ring has the ring's tangent: encoded once.
+            let [u, v] = octahedron_tangent_encode(t.tangents[vertices.start], 1.0);
+            let (u, v) = (unorm16(u).to_le_bytes(), unorm16(v).to_le_bytes());
+            let tangent = [u[0], u[1], v[0], v[1]];
+            for (vertex, normal) in out.chunks_exact_mut(stride).zip(&t.normals[vertices]) {
+                let [u, v] = octahedron_encode(*normal);
+                vertex[no..no + 2].copy_from_slice(&unorm16(u).to_le_bytes());
+                vertex[no + 2..no + 4].copy_from_slice(&unorm16(v).to_le_bytes());
+                if let Some(t) = to {
+                    vertex[t..t + 4].copy_from_slice(&tangent);
+                }
+            }
+        }
+    }
+
+    /// The split build (frames, then vertices) gives the old build's rings bit for bit, and
+    /// `write_vertices` the bytes the glue encoded from them: swinging, growing and shrinking
+    /// ropes, the extent of the last build passed on, bad points, several ring sizes and layouts.
+    #[test]
+    fn the_split_build_and_the_direct_encoding_match_the_old_ones_bit_for_bit() {
+        let layouts = [
+            VertexLayout {
+                position_stride: 12,
+                normal_stride: 8,
+                normal_offset: 0,
+                tangent_offset: Some(4),
+            },
+            VertexLayout {
+                position_stride: 16,
+                normal_stride: 12,
+                normal_offset: 4,
+                tangent_offset: Some(8),
+            },
+            VertexLayout {
+                position_stride: 12,
+                normal_stride: 4,
+                normal_offset: 0,
+                tangent_offset: None,
+            },
+        ];
+        let mut checked = 0;
+        for (sides, subdivisions) in [(8, 3), (3, 1), (6, 1), (64, 8), (5, 2)] {
+            for layout in &layouts {
+                let mut old = Tube::new(32, sides, subdivisions);
+                let mut new = Tube::new(32, sides, subdivisions);
+                let mut direct = Tube::new(32, sides, subdivisions);
+                let bytes = |t: &Tube| {
+                    let n = t.written_rings() * (t.sides() + 1);
+                    (
+                        vec![0xAAu8; n * layout.position_stride],
+                        vec![0xAAu8; n * layout.normal_stride],
+                    )
+                };
+                let (mut old_at, mut new_at, mut direct_at) = (0, 0, 0);
+                for frame in 0..120 {
+                    let t = frame as f32 / 60.0;
+                    let count = match frame % 40 {
+                        0..=9 => 12,
+                        10..=19 => 32,
+                        20..=24 => 2,
+                        _ => 12 + frame % 7,
+                    };
+                    let mut points: Vec<Vec3> = (0..count)
+                        .map(|i| {
+                            let i = i as f32;
+                            Vec3::new(
+                                (t * 6.0).cos() + (i * 0.3 + t).sin() * 0.2,
+                                12.0 - 0.25 * i,
+                                (t * 6.0).sin() + 0.05 * i * (t * 3.0).cos(),
+                            )
+                        })
+                        .collect();
+                    if frame % 29 == 28 {
+                        points[count / 2] = Vec3::NAN;
+                    }
+                    if frame % 31 == 30 {
+                        // A straight rope along x (the seed changes axis) and repeated points.
+                        points.iter_mut().enumerate().for_each(|(i, p)| {
+                            *p = Vec3::new(i as f32 * 0.1, 1.0, 0.0);
+                        });
+                        points[1] = points[0];
+                    }
+                    let radius = 0.03 + 0.01 * (t * 2.0).sin();
+                    let a = old_build_upto(&mut old, &points, radius, old_at);
+                    old_at = (old.active_rings() + 1).min(old.max_rings());
+                    let b = new.build_upto(&points, radius, new_at);
+                    new_at = (new.active_rings() + 1).min(new.max_rings());
+                    assert_eq!(a, b, "bounds, frame {frame}");
+                    assert_eq!(old.active_rings(), new.active_rings());
+                    assert_eq!(old.written_rings(), new.written_rings());
+                    let n = old.written_rings() * (sides + 1);
+                    assert_eq!(old.positions()[..n], new.positions()[..n], "frame {frame}");
+                    assert_eq!(old.normals()[..n], new.normals()[..n], "frame {frame}");
+                    assert_eq!(old.tangents()[..n], new.tangents()[..n], "frame {frame}");
+                    let c = direct.frame(&points, radius, direct_at);
+                    direct_at = (direct.active_rings() + 1).min(direct.max_rings());
+                    assert_eq!(a, c);
+                    assert_eq!(old.written_rings(), direct.written_rings());
+                    let (mut pos_old, mut nrm_old) = bytes(&old);
+                    let (mut pos_new, mut nrm_new) = bytes(&direct);
+                    encode(&old, layout, &mut pos_old, &mut nrm_old);
+                    direct.write_vertices(layout, &mut pos_new, &mut nrm_new);
+                    if old.active_rings() == 0 {
+                        // An empty tube: every position at the origin (its normals draw nothing).
+                        assert_eq!(pos_old, pos_new, "frame {frame}");
+                        continue;
+                    }
+                    assert_eq!(pos_old, pos_new, "positions, frame {frame}");
+                    assert_eq!(nrm_old, nrm_new, "normals, frame {frame}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
+    fn write_vertices_stays_in_its_buffers() {
+        let mut tube = Tube::new(8, 6, 2);
+        tube.frame(
+            &[Vec3::ZERO, Vec3::NEG_Y, Vec3::new(0.0, -2.0, 1.0)],
+            0.1,
+            0,
+        );
+        let layout = VertexLayout {
+            position_stride: 12,
+            normal_stride: 8,
+            normal_offset: 0,
+            tangent_offset: Some(4),
+        };
+        // Room for two rings of the six written: only those are written, the rest untouched.
+        let (mut pos, mut nrm) = (vec![0u8; 2 * 7 * 12 + 5], vec![0u8; 2 * 7 * 8 + 3]);
+        tube.write_vertices(&layout, &mut pos, &mut nrm);
+        assert!(pos[..2 * 7 * 12].iter().any(|b| *b != 0));
+        assert!(pos[2 * 7 * 12..].iter().all(|b| *b == 0));
+        assert!(nrm[2 * 7 * 8..].iter().all(|b| *b == 0));
+        // A layout whose fields do not fit its strides writes nothing.
+        let bad = VertexLayout {
+            normal_offset: 6,
+            ..layout
+        };
+        let (mut pos, mut nrm) = (vec![0u8; 64], vec![0u8; 64]);
+        tube.write_vertices(&bad, &mut pos, &mut nrm);
+        assert!(pos.iter().chain(&nrm).all(|b| *b == 0));
+    }
 
     #[test]
     fn catmull_rom_passes_through_the_points() {

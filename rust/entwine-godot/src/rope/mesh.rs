@@ -2,12 +2,15 @@
 //! rings) and updated in place with `RenderingServer.mesh_surface_update_vertex_region` from byte
 //! buffers filled here: only the rings the rope reaches (and, after it shrank, the rings it left,
 //! once, to collapse them) are built and uploaded; the rings past them stay collapsed on the GPU.
-//! The buffers are resized only when that extent changes (the rope gained or lost points).
+//! The buffers are resized only when that extent changes (the rope gained or lost points). The core
+//! frames the rings (`Tube::frame`) and writes their vertices straight into those bytes
+//! (`Tube::write_vertices`), with no vertex arrays in between.
 //!
 //! Godot 4's vertex buffer holds the positions (`vertex stride` apart) followed by the normals and
 //! tangents (octahedral, 16-bit, `normal/tangent stride` apart); the strides and offsets are asked from
 //! the `RenderingServer` for the mesh's own format, so the layout is never guessed.
 
+use entwine_core::rope::tube::VertexLayout;
 use entwine_core::rope::Tube;
 use glam::Vec3;
 use godot::classes::mesh::{ArrayFormat, ArrayType, PrimitiveType};
@@ -32,13 +35,10 @@ pub struct TubeMesh {
     /// The uploaded rings' positions, and their normals and tangents (the two vertex streams).
     positions: PackedByteArray,
     normals: PackedByteArray,
-    vertex_stride: usize,
-    normal_stride: usize,
+    /// The two streams' strides and where a vertex's normal and tangent sit in theirs.
+    layout: VertexLayout,
     /// Where the normal/tangent stream starts in the vertex buffer.
     stream_start: usize,
-    /// Offsets of a vertex's normal and tangent in its normal/tangent stride.
-    normal_offset: usize,
-    tangent_offset: Option<usize>,
     /// Rings that may hold more than one point on the GPU (the last build's active rings + 1).
     live_rings: usize,
     /// Whether the instance was last left shown (a hidden, empty tube is not rebuilt).
@@ -129,11 +129,13 @@ impl TubeMesh {
             instance,
             positions: PackedByteArray::new(),
             normals: PackedByteArray::new(),
-            vertex_stride: vertex_stride.max(12),
-            normal_stride: normal_stride.max(4),
+            layout: VertexLayout {
+                position_stride: vertex_stride.max(12),
+                normal_stride: normal_stride.max(4),
+                normal_offset: normal_offset.saturating_sub(stream_start),
+                tangent_offset: tangent_offset.map(|o| o.saturating_sub(stream_start)),
+            },
             stream_start,
-            normal_offset: normal_offset.saturating_sub(stream_start),
-            tangent_offset: tangent_offset.map(|o| o.saturating_sub(stream_start)),
             // The surface was created around two points with radius 0: every ring is collapsed.
             live_rings: 0,
             shown: true,
@@ -168,50 +170,25 @@ impl TubeMesh {
         self.last_radius = radius;
         // Longer than the buffers can hold (never for a rope's own tube): always rebuilt.
         self.built = self.last_points.len() == points.len();
-        let (lo, hi) = self.tube.build_upto(points, radius, self.live_rings);
-        let ring = self.tube.sides() + 1;
-        let rings = self.tube.written_rings();
-        let n = rings * ring;
+        let (lo, hi) = self.tube.frame(points, radius, self.live_rings);
+        let n = self.tube.written_rings() * (self.tube.sides() + 1);
         self.live_rings = (self.tube.active_rings() + 1).min(self.tube.max_rings());
         // Resized only when the extent changes (the rope gained or lost points).
-        if self.positions.len() != n * self.vertex_stride {
-            self.positions.resize(n * self.vertex_stride);
-        }
-        if self.normals.len() != n * self.normal_stride {
-            self.normals.resize(n * self.normal_stride);
-        }
-        let (positions, normals, tangents) = (
-            &self.tube.positions()[..n],
-            &self.tube.normals()[..n],
-            &self.tube.tangents()[..n],
+        let (position_bytes, normal_bytes) = (
+            n * self.layout.position_stride,
+            n * self.layout.normal_stride,
         );
-        let out = self.positions.as_mut_slice();
-        for (v, p) in out.chunks_exact_mut(self.vertex_stride).zip(positions) {
-            v[0..4].copy_from_slice(&p.x.to_le_bytes());
-            v[4..8].copy_from_slice(&p.y.to_le_bytes());
-            v[8..12].copy_from_slice(&p.z.to_le_bytes());
+        if self.positions.len() != position_bytes {
+            self.positions.resize(position_bytes);
         }
-        let out = self.normals.as_mut_slice();
-        let (no, to) = (self.normal_offset, self.tangent_offset);
-        let stride = self.normal_stride;
-        for r in 0..rings {
-            let vertices = r * ring..(r + 1) * ring;
-            let out = &mut out[vertices.start * stride..vertices.end * stride];
-            // Every vertex of a ring has the ring's tangent: encoded once.
-            let tangent = to.map(|_| {
-                let [u, v] = octahedron_tangent_encode(tangents[vertices.start], 1.0);
-                let (u, v) = (unorm16(u).to_le_bytes(), unorm16(v).to_le_bytes());
-                [u[0], u[1], v[0], v[1]]
-            });
-            for (vertex, normal) in out.chunks_exact_mut(stride).zip(&normals[vertices]) {
-                let [u, v] = octahedron_encode(*normal);
-                vertex[no..no + 2].copy_from_slice(&unorm16(u).to_le_bytes());
-                vertex[no + 2..no + 4].copy_from_slice(&unorm16(v).to_le_bytes());
-                if let (Some(t_off), Some(t)) = (to, tangent.as_ref()) {
-                    vertex[t_off..t_off + 4].copy_from_slice(t);
-                }
-            }
+        if self.normals.len() != normal_bytes {
+            self.normals.resize(normal_bytes);
         }
+        self.tube.write_vertices(
+            &self.layout,
+            self.positions.as_mut_slice(),
+            self.normals.as_mut_slice(),
+        );
         let mut rs = RenderingServer::singleton();
         rs.mesh_surface_update_vertex_region(self.mesh_rid, 0, 0, &self.positions);
         rs.mesh_surface_update_vertex_region(
@@ -242,29 +219,4 @@ impl TubeMesh {
                 .zip(&self.last_points)
                 .all(|(a, b)| (*a - *b).abs().cmple(Vec3::splat(STILL)).all())
     }
-}
-
-/// Returns Godot's octahedral encoding of a unit vector, in [0, 1]².
-fn octahedron_encode(n: Vec3) -> [f32; 2] {
-    let n = n / (n.x.abs() + n.y.abs() + n.z.abs()).max(1e-12);
-    let (x, y) = if n.z >= 0.0 {
-        (n.x, n.y)
-    } else {
-        (
-            (1.0 - n.y.abs()) * if n.x >= 0.0 { 1.0 } else { -1.0 },
-            (1.0 - n.x.abs()) * if n.y >= 0.0 { 1.0 } else { -1.0 },
-        )
-    };
-    [x * 0.5 + 0.5, y * 0.5 + 0.5]
-}
-
-/// Returns Godot's octahedral tangent encoding (the sign of the binormal folded into y).
-fn octahedron_tangent_encode(t: Vec3, sign: f32) -> [f32; 2] {
-    let [x, y] = octahedron_encode(t);
-    let y = y.max(1.0 / 32767.0) * 0.5 + 0.5;
-    [x, if sign >= 0.0 { y } else { 1.0 - y }]
-}
-
-fn unorm16(x: f32) -> u16 {
-    (x * 65535.0).clamp(0.0, 65535.0) as u16
 }
