@@ -52,6 +52,9 @@ impl SpatialHash {
         self.mask = buckets.next_power_of_two() - 1;
         self.bits = buckets.next_power_of_two().trailing_zeros();
         self.start.clear();
+        // Room for the largest dense grid (which grows and shrinks as the points move) and for
+        // the hash, so a rebuild allocates only when the point count grows.
+        self.start.reserve(4 * points.len().max(16) + 1);
         self.start.resize(buckets + 1, 0);
         self.bucket_of.clear();
         for (i, p) in points.iter().enumerate() {
