@@ -510,6 +510,28 @@ pub enum CalibrationIssue {
     ShouldersBelowOrigin(f32),
 }
 
+impl core::fmt::Display for CalibrationIssue {
+    /// The warning for the issue, naming what to fix.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::BadHeight(height) => {
+                write!(
+                    f,
+                    "character_height must be a finite height > 0 (got {height})"
+                )
+            }
+            Self::ShouldersBelowOrigin(height) => write!(
+                f,
+                "the shoulder bones are not above the character's origin (height {height} m)"
+            ),
+        }
+    }
+}
+
+/// Where each elbow bends toward, left then right, in the character's axes (x right, y up, z
+/// back): out, down and a little back.
+pub const ELBOW_POLES: [Vec3; 2] = [Vec3::new(-1.0, -1.0, 0.5), Vec3::new(1.0, -1.0, 0.5)];
+
 /// Returns the detection volume, the proportion `k` and the heights the core works with, from what
 /// the setup measured: the rig's own height when the height is auto and the rig has a head, else
 /// the body's; every length carried into the world by the character's scale.
@@ -700,5 +722,20 @@ mod tests {
             calibrate(&low),
             Err(CalibrationIssue::ShouldersBelowOrigin(-0.1))
         );
+    }
+
+    #[test]
+    fn calibration_issues_say_what_to_fix() {
+        assert_eq!(
+            CalibrationIssue::BadHeight(f32::NAN).to_string(),
+            "character_height must be a finite height > 0 (got NaN)"
+        );
+        assert_eq!(
+            CalibrationIssue::ShouldersBelowOrigin(-0.5).to_string(),
+            "the shoulder bones are not above the character's origin (height -0.5 m)"
+        );
+        // The elbows bend outward, each on its own side, and down.
+        assert!(ELBOW_POLES[0].x < 0.0 && ELBOW_POLES[1].x > 0.0);
+        assert!(ELBOW_POLES.iter().all(|p| p.y < 0.0));
     }
 }

@@ -15,6 +15,13 @@ use super::shape::{rotate, Facing, FormationDef, FormationError, Shape, MAX_AGEN
 /// Points closer than this are one point, metres: a mirror image onto a point is not added.
 pub const SAME_POINT: f32 = 0.01;
 
+/// Height of the editor's point handles over the controller's ground, metres (just above it, so
+/// the floor does not hide them).
+pub const HANDLE_LIFT: f32 = 0.03;
+
+/// Radius of the ring drawn round each point in the editor, metres (half again for a crowded one).
+pub const POINT_RING: f32 = 0.2;
+
 /// A formation being edited as points (see the module's description).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Draft {

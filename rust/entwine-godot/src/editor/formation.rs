@@ -315,7 +315,7 @@ impl FormationEditor {
 
     /// The controller's ground frame in the world.
     pub(super) fn frame_of(controller: &Gd<FormationController>) -> Affine3A {
-        super::targets::affine(controller.get_global_transform())
+        crate::convert::affine(controller.get_global_transform())
     }
 
     /// The point nearest the ground point `p` within `radius`, for picking.
