@@ -54,6 +54,6 @@ pub use bearing::{Bearing, BearingConfig, BearingMotion, BearingWatch, BodyFrame
 pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
 pub use squad::{
-    move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, SquadParam, MOVE_RAMP, TICK,
-    TICK_HZ,
+    advance_steps, move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, SquadParam,
+    MOVE_RAMP, TICK, TICK_HZ,
 };

@@ -4,6 +4,7 @@
 
 use glam::Vec2;
 
+use super::shape::forward_of;
 use super::{AgentState, Baseline};
 
 /// Height of an internal agent's centre over the ground (half the default capsule's height), m.
@@ -30,6 +31,25 @@ pub const RING_SEGMENTS: usize = 16;
 pub const DEBUG_AGENTS: usize = 4096;
 /// Squads up to this size also show each agent's repulsion ring.
 pub const RING_AGENTS: usize = 400;
+
+/// Height of the editor's slot preview over the controller's ground, m.
+pub const PREVIEW_LIFT: f32 = 0.02;
+/// Half the arm of a slot's cross in the editor's preview, m.
+pub const PREVIEW_CROSS: f32 = 0.15;
+/// Length of a slot's facing tick in the editor's preview, m.
+pub const PREVIEW_FACING: f32 = 0.45;
+/// The preview's lines between neighbouring slots (the contract's spacing pairs) (RGB).
+pub const NEIGHBOUR_RGB: [f32; 3] = [0.35, 0.6, 1.0];
+/// The preview's slot crosses (RGB).
+pub const PREVIEW_SLOT_RGB: [f32; 3] = [1.0, 1.0, 1.0];
+/// The preview's facing ticks (RGB).
+pub const FACING_RGB: [f32; 3] = [1.0, 0.8, 0.1];
+
+/// Returns a slot's facing tick in the editor's preview: from ground point `p` along the slot's
+/// heading `yaw` (forward is −Z at 0), [`PREVIEW_FACING`] long.
+pub fn facing_tick(p: Vec2, yaw: f32) -> (Vec2, Vec2) {
+    (p, p + forward_of(yaw) * PREVIEW_FACING)
+}
 
 /// Returns the colour (RGB) showing an agent's state: idle green, moving red, aligning amber,
 /// stabilizing blue.
@@ -120,6 +140,21 @@ mod tests {
         assert_eq!(
             baseline_segment(&b),
             (Vec2::new(-4.0, 2.0), Vec2::new(6.0, 2.0))
+        );
+    }
+
+    #[test]
+    fn a_facing_tick_points_along_the_heading() {
+        let (a, b) = facing_tick(Vec2::new(1.0, 1.0), 0.0);
+        assert_eq!(a, Vec2::new(1.0, 1.0));
+        assert!(
+            (b - Vec2::new(1.0, 1.0 - PREVIEW_FACING)).length() < 1e-6,
+            "0 faces −Z"
+        );
+        let (_, b) = facing_tick(Vec2::ZERO, core::f32::consts::FRAC_PI_2);
+        assert!(
+            (b - Vec2::new(-PREVIEW_FACING, 0.0)).length() < 1e-6,
+            "a quarter turn left faces −X"
         );
     }
 }

@@ -50,41 +50,73 @@ pub fn dominant_influence(weights: &[f32]) -> Option<usize> {
     best.0
 }
 
-/// The smallest box round the finite points added to it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Bounds(Option<(Vec3, Vec3)>);
+/// A value [`Span`] can hold the lowest and highest of: a number, or a point (per axis).
+pub trait Spanned: Copy {
+    /// Returns whether the value is finite (a non-finite one is left out).
+    fn finite(self) -> bool;
+    /// Returns the lower of two values (per axis).
+    fn lower(self, other: Self) -> Self;
+    /// Returns the higher of two values (per axis).
+    fn higher(self, other: Self) -> Self;
+}
 
-impl Bounds {
-    /// Takes `p` in (a non-finite point is left out).
-    pub fn add(&mut self, p: Vec3) {
-        if p.is_finite() {
-            self.0 = Some(self.0.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
-        }
+impl Spanned for f32 {
+    fn finite(self) -> bool {
+        self.is_finite()
     }
-
-    /// Returns the lowest and highest corners, or `None` before a finite point.
-    pub fn get(self) -> Option<(Vec3, Vec3)> {
-        self.0
+    fn lower(self, other: Self) -> Self {
+        self.min(other)
+    }
+    fn higher(self, other: Self) -> Self {
+        self.max(other)
     }
 }
 
-/// The lowest and highest of the finite values added to it (a mesh's extent along an axis).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Extent(Option<(f32, f32)>);
+impl Spanned for Vec3 {
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    fn lower(self, other: Self) -> Self {
+        self.min(other)
+    }
+    fn higher(self, other: Self) -> Self {
+        self.max(other)
+    }
+}
 
-impl Extent {
+/// The lowest and highest of the finite values added to it: a mesh's extent along an axis
+/// ([`Extent`]), or the smallest box round its points ([`Bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span<T>(Option<(T, T)>);
+
+impl<T> Default for Span<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+impl<T: Spanned> Span<T> {
     /// Takes `v` in (a non-finite value is left out).
-    pub fn add(&mut self, v: f32) {
-        if v.is_finite() {
-            self.0 = Some(self.0.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+    pub fn add(&mut self, v: T) {
+        if v.finite() {
+            self.0 = Some(
+                self.0
+                    .map_or((v, v), |(lo, hi)| (lo.lower(v), hi.higher(v))),
+            );
         }
     }
 
     /// Returns the lowest and highest values, or `None` before a finite one.
-    pub fn get(self) -> Option<(f32, f32)> {
+    pub fn get(self) -> Option<(T, T)> {
         self.0
     }
 }
+
+/// The smallest box round the finite points added to it.
+pub type Bounds = Span<Vec3>;
+
+/// The lowest and highest of the finite numbers added to it.
+pub type Extent = Span<f32>;
 
 /// A hand measured from the vertices it draws, along the rig's own palm and finger directions
 /// from the wrist, for [`Humanoid::fit_hand_size`].
