@@ -217,6 +217,18 @@ pub struct ConfigIssue {
     pub accepted: &'static str,
 }
 
+impl core::fmt::Display for ConfigIssue {
+    /// The warning for the issue: the property, what it accepts, and that its default is used.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "property '{}' must be {}; its default is used instead.",
+            self.param.name(),
+            self.accepted
+        )
+    }
+}
+
 impl TouchConfig {
     /// Returns a copy where every invalid field is replaced by its default value, calling
     /// `on_issue` for each one replaced, in a fixed order (lengths, durations and speeds, then the
@@ -737,5 +749,22 @@ mod tests {
         // The elbows bend outward, each on its own side, and down.
         assert!(ELBOW_POLES[0].x < 0.0 && ELBOW_POLES[1].x > 0.0);
         assert!(ELBOW_POLES.iter().all(|p| p.y < 0.0));
+    }
+
+    #[test]
+    fn a_config_issue_names_the_property_and_what_it_accepts() {
+        let mut issue = None;
+        let bad = TouchConfig {
+            rise_weight: 3.0,
+            ..TouchConfig::default()
+        };
+        let _ = bad.sanitized(|i| issue = issue.or(Some(i)));
+        let issue = issue.expect("a weight of 3 is corrected");
+        let msg = issue.to_string();
+        assert!(
+            msg.starts_with(&format!("property '{}' must be ", issue.param.name())),
+            "{msg}"
+        );
+        assert!(msg.contains(issue.accepted) && msg.ends_with("; its default is used instead."));
     }
 }

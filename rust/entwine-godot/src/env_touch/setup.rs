@@ -80,13 +80,9 @@ impl EnvironmentInteractionStateMachine {
         match config.check() {
             Some(issue) => {
                 let node = self.to_gd();
-                let field = issue.param.name();
-                let msg = format!(
-                    "property '{field}' must be {}; its default is used instead.",
-                    issue.accepted
-                );
+                let key = key_of(issue.param.name());
                 self.warnings
-                    .on_change(&node, WARN_CONFIG, key_of(field), &msg);
+                    .on_change(&node, WARN_CONFIG, key, &issue.to_string());
             }
             None => self.warnings.clear_keys(WARN_CONFIG),
         }
@@ -105,19 +101,14 @@ impl EnvironmentInteractionStateMachine {
                 )
             })?;
         let skeleton = if self.skeleton_path.is_empty() {
-            character
-                .find_children_ex("*")
-                .type_("Skeleton3D")
-                .owned(false)
-                .done()
-                .iter_shared()
-                .find_map(|n| n.try_cast::<Skeleton3D>().ok())
-                .ok_or_else(|| {
+            crate::scene::first_descendant::<Skeleton3D>(&character.clone().upcast()).ok_or_else(
+                || {
                     format!(
                         "no Skeleton3D under the character '{}' (set skeleton_path)",
                         character.get_name()
                     )
-                })?
+                },
+            )?
         } else {
             self.base()
                 .try_get_node_as::<Skeleton3D>(&self.skeleton_path)
