@@ -21,7 +21,7 @@
 
 use glam::{Mat3, Quat, Vec2, Vec3};
 
-use crate::kit::pose::{mul_quat, rotate, unit_quat};
+use crate::kit::pose::{mul_quat, rotate, unit_quat, Pose};
 use crate::kit::{move_towards, move_towards_vec3};
 
 /// Where an agent looks.
@@ -436,6 +436,25 @@ pub fn salute_hand(
     (mul_quat(to_head, hand), rotate(to_head, offset))
 }
 
+/// Returns the salute's target in the skeleton's space: the hand pose `hand_in_head` (rotation,
+/// offset; from [`salute_hand`]) carried by the head's current pose.
+#[must_use]
+pub fn salute_target(head: Pose, hand_in_head: (Quat, Vec3)) -> Pose {
+    let (rotation, offset) = hand_in_head;
+    Pose::new(
+        head.position + rotate(head.rotation, offset),
+        mul_quat(head.rotation, rotation),
+    )
+}
+
+/// Returns the direction the saluting elbow bends toward in the skeleton's space: `pole`
+/// (character axes; [`SALUTE_POLE`] when not finite) turned with the chest by `chest_turn`.
+#[must_use]
+pub fn salute_pole(frame: &BodyFrame, chest_turn: Quat, pole: Vec3) -> Vec3 {
+    let pole = if pole.is_finite() { pole } else { SALUTE_POLE };
+    rotate(chest_turn, frame.to_skeleton(pole))
+}
+
 /// What changed in a squad's bearing since it was last looked at, for its signals: the squad's
 /// eyes right and salute, and each agent's bearing bits ([`Bearing::bits`]).
 #[derive(Clone, Debug, Default)]
@@ -811,5 +830,24 @@ mod tests {
             (rotate(turned, o) - Vec3::new(0.14, 0.06, -0.08)).length() < 1e-5,
             "{o}"
         );
+    }
+
+    #[test]
+    fn the_salute_target_follows_the_head_and_the_pole_the_chest() {
+        let frame = BodyFrame::new(Vec3::NEG_Z, Vec3::Y).unwrap();
+        let hand = (Quat::from_rotation_x(0.3), Vec3::new(0.1, 0.0, 0.0));
+        let head = Pose::new(Vec3::new(0.0, 1.6, 0.0), Quat::from_rotation_y(FRAC_PI_2));
+        let t = salute_target(head, hand);
+        // The head turned a quarter left: its +X offset now points to −Z.
+        assert!(
+            (t.position - Vec3::new(0.0, 1.6, -0.1)).length() < 1e-6,
+            "{}",
+            t.position
+        );
+        assert!(t.rotation.dot(head.rotation * hand.0).abs() > 1.0 - 1e-6);
+        let turn = Quat::from_rotation_y(FRAC_PI_2);
+        let pole = salute_pole(&frame, turn, SALUTE_POLE);
+        assert!((pole - rotate(turn, SALUTE_POLE)).length() < 1e-6);
+        assert_eq!(salute_pole(&frame, Quat::IDENTITY, Vec3::NAN), SALUTE_POLE);
     }
 }

@@ -2,15 +2,16 @@
 //! (`entwine_core::formation::bearing`).
 
 use entwine_core::formation::bearing::{
-    chain_deltas, chain_local_rotations, look_angles, rotate_vec, BearingConfig, BearingMotion,
-    BodyFrame, SALUTE_HAND_OFFSET, SALUTE_POLE,
+    chain_deltas, chain_local_rotations, look_angles, rotate_vec, salute_pole, salute_target,
+    BearingConfig, BearingMotion, BodyFrame, SALUTE_HAND_OFFSET, SALUTE_POLE,
 };
+use entwine_core::kit::Pose;
 use glam::{Quat, Vec2, Vec3};
 use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
 use crate::bones::is_uniform;
-use crate::convert::{quaternion, vec3, vector3};
+use crate::convert::{quaternion, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::rig;
 use crate::warnings::{self, Warnings};
@@ -528,19 +529,12 @@ impl SoldierBearing {
             }
             return;
         }
-        let head_rot = rotation_of(head.basis);
-        let position = head.origin + vector3(rotate_vec(head_rot, offset));
-        let rotation = quaternion(head_rot * hand_rot);
-        let local = Transform3D::new(Basis::from_quaternion(rotation), position);
+        let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
+        let local = transform_scaled(salute_target(head, (hand_rot, offset)), Vector3::ONE);
         let target = skeleton.get_global_transform() * local;
         self.salute_target = target;
         // Checked where it is set.
-        let salute_pole = if self.salute_pole.is_finite() {
-            self.salute_pole
-        } else {
-            vector3(SALUTE_POLE)
-        };
-        let pole = rotate_vec(chest_turn, rig.frame.to_skeleton(vec3(salute_pole)));
+        let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
         {
             let mut b = ik.bind_mut();
             b.set_target_transform(target);
