@@ -60,29 +60,23 @@ pub trait Spanned: Copy {
     fn higher(self, other: Self) -> Self;
 }
 
-impl Spanned for f32 {
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    fn lower(self, other: Self) -> Self {
-        self.min(other)
-    }
-    fn higher(self, other: Self) -> Self {
-        self.max(other)
-    }
+macro_rules! spanned {
+    ($($t:ty),*) => {$(
+        impl Spanned for $t {
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            fn lower(self, other: Self) -> Self {
+                self.min(other)
+            }
+            fn higher(self, other: Self) -> Self {
+                self.max(other)
+            }
+        }
+    )*};
 }
 
-impl Spanned for Vec3 {
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    fn lower(self, other: Self) -> Self {
-        self.min(other)
-    }
-    fn higher(self, other: Self) -> Self {
-        self.max(other)
-    }
-}
+spanned!(f32, Vec3);
 
 /// The lowest and highest of the finite values added to it: a mesh's extent along an axis
 /// ([`Extent`]), or the smallest box round its points ([`Bounds`]).
