@@ -168,6 +168,97 @@ pub fn distance_from_handle(surface: Vec3, normal: Vec3, handle: Vec3) -> Option
     d.is_finite().then_some(d.max(0.0))
 }
 
+/// Segments of a circle a gizmo draws (a reach sphere's great circles, a formation point's ring).
+pub const CIRCLE_SEGMENTS: usize = 32;
+
+/// The range the env-touch box's face handles set `character_height` in, metres.
+pub const CHARACTER_HEIGHT_RANGE: (f32, f32) = (0.01, 10.0);
+/// The range the env-touch offset handle sets `surface_offset` in, metres.
+pub const SURFACE_OFFSET_RANGE: (f32, f32) = (0.0, 0.3);
+/// The range a reach sphere's handle sets `reach_margin` in, metres.
+pub const REACH_MARGIN_RANGE: (f32, f32) = (0.0, 0.2);
+
+/// The env-touch detection box's faces with handles: the middle of each per metre of the box's
+/// side, relative to the character's collider centre, and its outward normal, in the character's
+/// axes (the box is centred a quarter side up and half a side forward of the collider centre), with
+/// the handle's name. The top face is handle 0, the left and front faces handles 2 and 3 (handle 1
+/// is the surface offset); see [`touch_face`].
+pub const TOUCH_FACES: [(Vec3, Vec3, &str); 3] = [
+    (
+        Vec3::new(0.0, 0.75, -0.5),
+        Vec3::Y,
+        "Detection box top face (character height)",
+    ),
+    (
+        Vec3::new(-0.5, 0.25, -0.5),
+        Vec3::NEG_X,
+        "Detection box left face (character height)",
+    ),
+    (
+        Vec3::new(0.0, 0.25, -1.0),
+        Vec3::NEG_Z,
+        "Detection box front face (character height)",
+    ),
+];
+
+/// The face of [`TOUCH_FACES`] an env-touch handle drags, if it is a face's: handle 0 the top,
+/// 2 the left, 3 the front.
+pub fn touch_face(handle: usize) -> Option<(Vec3, Vec3, &'static str)> {
+    match handle {
+        0 => Some(TOUCH_FACES[0]),
+        1 => None,
+        n => TOUCH_FACES.get(n - 1).copied(),
+    }
+}
+
+/// The factor an env-touch node's lengths are shown at: its character's height over the reference
+/// human's with `auto_proportions`, else 1.
+pub fn touch_scale(height: f32, auto_proportions: bool) -> f32 {
+    if auto_proportions {
+        height / crate::rig::REFERENCE_HEIGHT
+    } else {
+        1.0
+    }
+}
+
+/// The direction a LimbIK's pole handle is drawn along: its `pole_direction`, or +Z (the skeleton's
+/// back) while it is zero, so the handle can be grabbed to set one.
+pub fn pole_handle_direction(direction: Vec3) -> Vec3 {
+    if direction == Vec3::ZERO {
+        Vec3::Z
+    } else {
+        direction
+    }
+}
+
+/// The direction a rope hangs in for its length handle: from the anchor to its last point, or
+/// straight down when it has none or the two (nearly) meet.
+pub fn rope_direction(anchor: Vec3, last: Option<Vec3>) -> Vec3 {
+    last.map(|q| q - anchor)
+        .filter(|d| d.length() > 1e-4)
+        .unwrap_or(Vec3::NEG_Y)
+}
+
+/// A rope's length at rest: `point_count − 1` segments (at least one) of `segment` metres.
+pub fn rope_length(point_count: i32, segment: f32) -> f32 {
+    (point_count - 1).max(1) as f32 * segment
+}
+
+/// The point count for a rope's length handle dragged to `handle` (see [`length_handle`]): the
+/// length rounded to whole segments of `segment` metres (at least 0.01), plus one, within
+/// `2..=capacity`. `None` for non-finite input.
+pub fn rope_point_count(
+    anchor: Vec3,
+    direction: Vec3,
+    handle: Vec3,
+    segment: f32,
+    capacity: i32,
+) -> Option<i32> {
+    let seg = segment.max(0.01);
+    let length = length_from_handle(anchor, direction, handle, seg)?;
+    Some(((length / seg).round() as i32 + 1).clamp(2, capacity.max(2)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,5 +459,61 @@ mod tests {
         near(h, Vec3::new(0.0, 1.4, -0.42));
         assert!((distance_from_handle(s, n, h).unwrap() - 0.08).abs() < 1e-6);
         assert_eq!(distance_from_handle(s, n, s - Vec3::Z), Some(0.0));
+    }
+
+    #[test]
+    fn touch_faces_are_handles_0_2_and_3_and_scale_with_the_height() {
+        assert_eq!(touch_face(0).map(|f| f.1), Some(Vec3::Y));
+        assert_eq!(touch_face(1), None, "handle 1 is the surface offset");
+        assert_eq!(touch_face(2).map(|f| f.1), Some(Vec3::NEG_X));
+        assert_eq!(touch_face(3).map(|f| f.1), Some(Vec3::NEG_Z));
+        assert_eq!(touch_face(4), None);
+        // Each face's middle is half a side out of the box's centre along its normal.
+        let centre = Vec3::new(0.0, 0.25, -0.5);
+        for (per_side, normal, _) in TOUCH_FACES {
+            assert!(((per_side - centre).dot(normal) - 0.5).abs() < 1e-6);
+        }
+        assert!((touch_scale(3.5, true) - 2.0).abs() < 1e-6);
+        assert_eq!(touch_scale(3.5, false), 1.0);
+    }
+
+    #[test]
+    fn a_rope_length_handle_round_trips_to_its_point_count() {
+        let anchor = Vec3::new(0.0, 3.0, 0.0);
+        assert_eq!(rope_direction(anchor, None), Vec3::NEG_Y);
+        assert_eq!(
+            rope_direction(anchor, Some(anchor + Vec3::X * 1e-5)),
+            Vec3::NEG_Y
+        );
+        let dir = rope_direction(anchor, Some(Vec3::new(1.0, 3.0, 0.0)));
+        assert_eq!(dir, Vec3::X);
+        assert!((rope_length(11, 0.1) - 1.0).abs() < 1e-6);
+        assert!(
+            (rope_length(1, 0.1) - 0.1).abs() < 1e-6,
+            "at least one segment"
+        );
+        let handle = length_handle(anchor, dir, rope_length(11, 0.1));
+        assert_eq!(rope_point_count(anchor, dir, handle, 0.1, 64), Some(11));
+        // Past the capacity, and behind the anchor.
+        assert_eq!(
+            rope_point_count(anchor, dir, anchor + dir * 50.0, 0.1, 64),
+            Some(64)
+        );
+        assert_eq!(
+            rope_point_count(anchor, dir, anchor - dir, 0.1, 64),
+            Some(2)
+        );
+        // A zero segment counts as 1 cm; NaN gives nothing.
+        assert_eq!(
+            rope_point_count(anchor, dir, anchor + dir * 0.1, 0.0, 64),
+            Some(11)
+        );
+        assert_eq!(rope_point_count(anchor, dir, Vec3::NAN, 0.1, 64), None);
+    }
+
+    #[test]
+    fn a_zero_pole_direction_draws_its_handle_behind() {
+        assert_eq!(pole_handle_direction(Vec3::ZERO), Vec3::Z);
+        assert_eq!(pole_handle_direction(Vec3::X), Vec3::X);
     }
 }

@@ -76,6 +76,26 @@ pub fn affine(t: Transform3D) -> glam::Affine3A {
     )
 }
 
+/// Returns the Godot transform of an affine map (rotation, scale, shear and origin).
+#[inline]
+pub fn transform(a: Affine3A) -> Transform3D {
+    let c = |v: glam::Vec3A| vector3(v.into());
+    Transform3D::new(
+        Basis::from_cols(
+            c(a.matrix3.x_axis),
+            c(a.matrix3.y_axis),
+            c(a.matrix3.z_axis),
+        ),
+        c(a.translation),
+    )
+}
+
+/// Returns the Godot colour of a core RGB colour (opaque).
+#[inline]
+pub fn color([r, g, b]: [f32; 3]) -> godot::builtin::Color {
+    godot::builtin::Color::from_rgb(r, g, b)
+}
+
 /// Returns the core shape of the physics shape `rid` (a `Shape3D`'s RID) in its own space, with the
 /// placement of that space within the shape's (the identity, but for a world boundary's plane);
 /// `Ok(None)` for data that cannot be read; or the Godot class's name when the kind has no core

@@ -1,6 +1,7 @@
 //! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
 
-use entwine_core::kit::{solve_limb, LimbGoal, LimbPose, PoleMemory};
+use entwine_core::kit::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
+use entwine_core::rig::skeleton::not_a_descendant;
 use entwine_core::rig::{Role, Side, MAX_HAND_PARTS};
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
@@ -11,7 +12,7 @@ use crate::warnings::Warnings;
 /// Warning kind: the chain cannot be resolved (printed once until it resolves).
 const WARN_CHAIN: u32 = 0;
 
-use crate::convert::{pose, quaternion, rotation, transform_scaled, vec3};
+use crate::convert::{affine, pose, quaternion, rotation, transform, transform_scaled, vec3};
 use crate::rig;
 
 /// Which limb a [LimbIK] bends when its bone names are left empty.
@@ -186,22 +187,20 @@ impl ISkeletonModifier3D for LimbIK {
             return;
         }
         self.pole_memory.remember(&solved);
-        let uniform = current.iter().all(|t| is_uniform(t.basis.get_scale()));
+        let uniform = current.iter().all(|t| is_uniform(t.basis));
         match self.upper_parent {
             // A direct chain: write the three local rotations, so the skeleton recomputes the
             // chain's global poses once instead of after every write.
             Some(parent) if uniform => {
                 let parent_rotation = if parent >= 0 {
-                    quaternion(rotation(skeleton.get_bone_global_pose(parent).basis))
+                    rotation(skeleton.get_bone_global_pose(parent).basis)
                 } else {
-                    Quaternion::IDENTITY
+                    glam::Quat::IDENTITY
                 };
-                let [u, l, e] =
-                    [solved.upper, solved.lower, solved.end].map(|p| quaternion(p.rotation));
-                skeleton
-                    .set_bone_pose_rotation(upper, (parent_rotation.inverse() * u).normalized());
-                skeleton.set_bone_pose_rotation(lower, (u.inverse() * l).normalized());
-                skeleton.set_bone_pose_rotation(end, (l.inverse() * e).normalized());
+                let locals = solved.local_rotations(parent_rotation);
+                for (bone, local) in [upper, lower, end].into_iter().zip(locals) {
+                    skeleton.set_bone_pose_rotation(bone, quaternion(local));
+                }
             }
             _ => {
                 for (i, (bone, new_pose)) in [
@@ -219,19 +218,12 @@ impl ISkeletonModifier3D for LimbIK {
         }
         // The hand's other parts keep their place on the hand: moved and turned as the end bone
         // was (rotations and offsets only, so a zero-scaled bone cannot make it singular).
-        if parts[0] >= 0 {
-            let turn =
-                quaternion(solved.end.rotation) * quaternion(rotation(current[2].basis)).inverse();
-            let wrist = crate::convert::vector3(solved.end.position);
-            for (&bone, was) in parts.iter().zip(&part_poses) {
-                if bone < 0 {
-                    break;
-                }
-                let origin = wrist + turn * (was.origin - current[2].origin);
-                let basis = Basis::from_quaternion(turn.normalized()) * was.basis;
-                if origin.is_finite() && basis.is_finite() {
-                    skeleton.set_bone_global_pose(bone, Transform3D::new(basis, origin));
-                }
+        for (&bone, was) in parts.iter().zip(&part_poses) {
+            if bone < 0 {
+                break;
+            }
+            if let Some(carried) = carry(limb.end, solved.end, affine(*was)) {
+                skeleton.set_bone_global_pose(bone, transform(carried));
             }
         }
     }
@@ -365,8 +357,7 @@ impl LimbIK {
         let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
             return 0.0;
         };
-        let p = [upper, lower, end].map(|b| skeleton.get_bone_global_rest(b).origin);
-        p[0].distance_to(p[1]) + p[1].distance_to(p[2])
+        chain_length([upper, lower, end].map(|b| vec3(skeleton.get_bone_global_rest(b).origin)))
     }
 }
 
@@ -377,8 +368,9 @@ impl LimbIK {
         let skeleton = self.base().get_skeleton()?;
         let [upper, lower, end] = self.resolve_chain(&skeleton)?;
         let frame = skeleton.get_global_transform();
-        let p = [upper, lower, end].map(|b| frame * skeleton.get_bone_global_rest(b).origin);
-        let reach = p[0].distance_to(p[1]) + p[1].distance_to(p[2]);
+        let reach = chain_length(
+            [upper, lower, end].map(|b| vec3(frame * skeleton.get_bone_global_rest(b).origin)),
+        );
         let root = frame * skeleton.get_bone_global_pose(upper).origin;
         Some((frame, root, reach))
     }
@@ -503,10 +495,9 @@ fn find_chain(
     for pair in [(0, 1), (1, 2)] {
         let (parent, child) = (chain[pair.0], chain[pair.1]);
         if !is_ancestor(skeleton, parent, child) {
-            return Err(format!(
-                "bone '{}' is not a descendant of '{}' (the chain must run upper → lower → end)",
-                skeleton.get_bone_name(child),
-                skeleton.get_bone_name(parent)
+            return Err(not_a_descendant(
+                &skeleton.get_bone_name(child).to_string(),
+                &skeleton.get_bone_name(parent).to_string(),
             ));
         }
     }

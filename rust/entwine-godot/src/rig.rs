@@ -2,13 +2,17 @@
 //! axes or proportions asks here. When the skeleton draws meshes (skinned, or rigid parts on its
 //! bones), their extent gives the height ([`Humanoid::fit_extent`]).
 
+use entwine_core::kit::draw::box_corners;
+use entwine_core::rig::skeleton::{
+    bone_not_found, dominant_influence, role_not_found, Bounds, Extent, HandExtent,
+};
 use entwine_core::rig::{Humanoid, Role, Side};
 use godot::classes::mesh::ArrayType;
 use godot::classes::{ArrayMesh, BoneAttachment3D, MeshInstance3D, Skeleton3D, Skin};
 use godot::prelude::*;
 
 use crate::bones::is_ancestor;
-use crate::convert::{rotation, vec3};
+use crate::convert::{rotation, vec3, vector3};
 
 /// Describes the humanoid in `skeleton` from its bone names and rest pose, and, when the skeleton
 /// draws meshes (skinned, or rigid parts on its bones), the height from their extent and each
@@ -82,14 +86,11 @@ fn bind_bone(skeleton: &Gd<Skeleton3D>, skin: &Gd<Skin>, b: i32) -> i32 {
 fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec3, glam::Vec3)> {
     let rest = skeleton.get_bone_global_rest(bone);
     let frame = Transform3D::new(rest.basis.orthonormalized(), rest.origin).affine_inverse();
-    let mut bounds: Option<(glam::Vec3, glam::Vec3)> = None;
+    let mut bounds = Bounds::default();
     skinned_vertices(skeleton, &|b| b == bone, &mut |v| {
-        let p = vec3(frame * v);
-        if p.is_finite() {
-            bounds = Some(bounds.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
-        }
+        bounds.add(vec3(frame * v))
     });
-    bounds
+    bounds.get()
 }
 
 /// The hand on `side` measured from the vertices drawn mostly by its bones (the hand bone, the
@@ -104,26 +105,14 @@ fn hand_extent(skeleton: &Gd<Skeleton3D>, h: &Humanoid, side: Side) -> Option<(f
     let in_hand: Vec<bool> = (0..n)
         .map(|b| roots.iter().any(|&r| r == b || is_ancestor(skeleton, r, b)))
         .collect();
-    let wrist = skeleton.get_bone_global_rest(hand).origin;
-    let s = side as usize;
-    let (palm, finger) = (h.palm[s], h.finger[s]);
-    let across = palm.cross(finger);
-    let mut got: Option<(f32, f32, f32, f32)> = None;
+    let wrist = vec3(skeleton.get_bone_global_rest(hand).origin);
+    let mut extent = HandExtent::new(h, side, wrist);
     skinned_vertices(
         skeleton,
         &|b| usize::try_from(b).ok().and_then(|i| in_hand.get(i)) == Some(&true),
-        &mut |v| {
-            let d = vec3(v - wrist);
-            if !d.is_finite() {
-                return;
-            }
-            let (p, f, a) = (d.dot(palm), d.dot(finger), d.dot(across));
-            got = Some(got.map_or((p, f, a, a), |(gp, gf, lo, hi)| {
-                (gp.max(p), gf.max(f), lo.min(a), hi.max(a))
-            }));
-        },
+        &mut |v| extent.add(vec3(v)),
     );
-    got.map(|(surface, length, lo, hi)| (surface, length, hi - lo))
+    extent.get()
 }
 
 /// Calls `each` with every vertex (skeleton space, rest pose) of the skeleton's skinned meshes
@@ -161,19 +150,16 @@ fn skinned_vertices(
             let (bones, weights, verts) = (bones.as_slice(), weights.as_slice(), verts.as_slice());
             let influences = bones.chunks_exact(per).zip(weights.chunks_exact(per));
             for (vertex, (bones, weights)) in verts.iter().zip(influences) {
-                let mut best = (-1, 0.0f32);
-                for (&b, &w) in bones.iter().zip(weights) {
-                    if w > best.1 {
-                        best = (b, w);
-                    }
-                }
-                let Some(&b) = usize::try_from(best.0).ok().and_then(|i| binds.get(i)) else {
+                let Some(bind) = dominant_influence(weights).map(|i| bones[i]) else {
+                    continue;
+                };
+                let Some(&b) = usize::try_from(bind).ok().and_then(|i| binds.get(i)) else {
                     continue;
                 };
                 if b < 0 || !wanted(b) {
                     continue;
                 }
-                let at_rest = skeleton.get_bone_global_rest(b) * skin.get_bind_pose(best.0);
+                let at_rest = skeleton.get_bone_global_rest(b) * skin.get_bind_pose(bind);
                 each(at_rest * *vertex);
             }
         }
@@ -186,22 +172,11 @@ fn skinned_vertices(
 /// under its BoneAttachment3D children, as glTF imports a mesh parented to a bone: each part's
 /// vertices carried by the bone's rest pose and the nodes between). `None` without either.
 fn mesh_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> {
-    let mut extent: Option<(f32, f32)> = None;
-    let mut add = |h: f32| {
-        if h.is_finite() {
-            extent = Some(extent.map_or((h, h), |(lo, hi)| (lo.min(h), hi.max(h))));
-        }
-    };
+    let mut extent = Extent::default();
+    let mut add = |h: f32| extent.add(h);
     let corners = |aabb: Aabb, to_skeleton: Transform3D| {
-        (0..8).map(move |k| {
-            let corner = aabb.position
-                + Vector3::new(
-                    if k & 1 == 0 { 0.0 } else { aabb.size.x },
-                    if k & 2 == 0 { 0.0 } else { aabb.size.y },
-                    if k & 4 == 0 { 0.0 } else { aabb.size.z },
-                );
-            vec3(to_skeleton * corner).dot(up)
-        })
+        box_corners(vec3(aabb.position), vec3(aabb.size))
+            .map(|corner| vec3(to_skeleton * vector3(corner)).dot(up))
     };
     for child in skeleton.get_children().iter_shared() {
         let Ok(attachment) = child.try_cast::<BoneAttachment3D>() else {
@@ -245,7 +220,9 @@ fn mesh_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> 
             let to_skeleton = rest * local;
             let faces = mesh.get_faces();
             if faces.is_empty() {
-                corners(mesh.get_aabb(), to_skeleton).for_each(&mut add);
+                corners(mesh.get_aabb(), to_skeleton)
+                    .into_iter()
+                    .for_each(&mut add);
             }
             for &p in faces.as_slice() {
                 add(vec3(to_skeleton * p).dot(up));
@@ -262,9 +239,11 @@ fn mesh_extent(skeleton: &Gd<Skeleton3D>, up: glam::Vec3) -> Option<(f32, f32)> 
         }) else {
             continue;
         };
-        corners(mesh.get_aabb(), to_skeleton).for_each(&mut add);
+        corners(mesh.get_aabb(), to_skeleton)
+            .into_iter()
+            .for_each(&mut add);
     }
-    extent
+    extent.get()
 }
 
 /// A node's name for a skeleton in warnings: its path in the tree, else its name.
@@ -292,20 +271,16 @@ pub fn pick(
         return if i >= 0 {
             Ok(i)
         } else {
-            Err(format!(
-                "{property} '{name}' not found in skeleton '{}'",
-                label(skeleton)
+            Err(bone_not_found(
+                property,
+                &name.to_string(),
+                &label(skeleton),
             ))
         };
     }
     match humanoid.bone(role) {
         Some(i) if (i as i32) < skeleton.get_bone_count() => Ok(i as i32),
-        _ => Err(format!(
-            "{property} is empty and no {} bone was found in skeleton '{}' (tried: {}); set {property}",
-            role.godot_name(),
-            label(skeleton),
-            role.tried()
-        )),
+        _ => Err(role_not_found(property, role, &label(skeleton))),
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! What to print when is the core's (`kit::warn::WarnOnce`, `kit::WarnThrottle`); this prints it.
 
-use entwine_core::kit::warn::{within, WarnOnce};
+use entwine_core::kit::warn::{range_message, setting_message, vector_message, within, WarnOnce};
 use entwine_core::kit::WarnThrottle;
 use godot::prelude::*;
 
@@ -132,7 +132,7 @@ impl Warnings {
         why: &str,
     ) -> T {
         self.check(node, name, valid, || {
-            format!("{name} {why} (got {value}); using {fallback}")
+            setting_message(name, why, value, fallback)
         });
         if valid {
             value
@@ -179,7 +179,7 @@ impl Warnings {
     ) -> f32 {
         let (used, valid) = within(value, lo, hi, default, true);
         self.check(node, name, valid, || {
-            format!("{name} must be in {lo}..={hi} (got {value}); using {used}")
+            range_message(name, lo, hi, value, used)
         });
         used
     }
@@ -194,14 +194,9 @@ impl Warnings {
         limit: f32,
         default: Vector3,
     ) -> Vector3 {
-        let a = value.abs();
-        let valid = value.is_finite() && a.x.max(a.y).max(a.z) <= limit;
+        let valid = entwine_core::kit::warn::vector_within(crate::convert::vec3(value), limit);
         self.check(node, name, valid, || {
-            if limit == f32::MAX {
-                format!("{name} must be finite (got {value}); using {default}")
-            } else {
-                format!("{name} must be finite and within ±{limit} (got {value}); using {default}")
-            }
+            vector_message(name, limit, value, default)
         });
         if valid {
             value

@@ -217,6 +217,18 @@ pub struct ConfigIssue {
     pub accepted: &'static str,
 }
 
+impl core::fmt::Display for ConfigIssue {
+    /// The warning for the issue: the property, what it accepts, and that its default is used.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "property '{}' must be {}; its default is used instead.",
+            self.param.name(),
+            self.accepted
+        )
+    }
+}
+
 impl TouchConfig {
     /// Returns a copy where every invalid field is replaced by its default value, calling
     /// `on_issue` for each one replaced, in a fixed order (lengths, durations and speeds, then the
@@ -510,6 +522,28 @@ pub enum CalibrationIssue {
     ShouldersBelowOrigin(f32),
 }
 
+impl core::fmt::Display for CalibrationIssue {
+    /// The warning for the issue, naming what to fix.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::BadHeight(height) => {
+                write!(
+                    f,
+                    "character_height must be a finite height > 0 (got {height})"
+                )
+            }
+            Self::ShouldersBelowOrigin(height) => write!(
+                f,
+                "the shoulder bones are not above the character's origin (height {height} m)"
+            ),
+        }
+    }
+}
+
+/// Where each elbow bends toward, left then right, in the character's axes (x right, y up, z
+/// back): out, down and a little back.
+pub const ELBOW_POLES: [Vec3; 2] = [Vec3::new(-1.0, -1.0, 0.5), Vec3::new(1.0, -1.0, 0.5)];
+
 /// Returns the detection volume, the proportion `k` and the heights the core works with, from what
 /// the setup measured: the rig's own height when the height is auto and the rig has a head, else
 /// the body's; every length carried into the world by the character's scale.
@@ -700,5 +734,37 @@ mod tests {
             calibrate(&low),
             Err(CalibrationIssue::ShouldersBelowOrigin(-0.1))
         );
+    }
+
+    #[test]
+    fn calibration_issues_say_what_to_fix() {
+        assert_eq!(
+            CalibrationIssue::BadHeight(f32::NAN).to_string(),
+            "character_height must be a finite height > 0 (got NaN)"
+        );
+        assert_eq!(
+            CalibrationIssue::ShouldersBelowOrigin(-0.5).to_string(),
+            "the shoulder bones are not above the character's origin (height -0.5 m)"
+        );
+        // The elbows bend outward, each on its own side, and down.
+        assert!(ELBOW_POLES[0].x < 0.0 && ELBOW_POLES[1].x > 0.0);
+        assert!(ELBOW_POLES.iter().all(|p| p.y < 0.0));
+    }
+
+    #[test]
+    fn a_config_issue_names_the_property_and_what_it_accepts() {
+        let mut issue = None;
+        let bad = TouchConfig {
+            rise_weight: 3.0,
+            ..TouchConfig::default()
+        };
+        let _ = bad.sanitized(|i| issue = issue.or(Some(i)));
+        let issue = issue.expect("a weight of 3 is corrected");
+        let msg = issue.to_string();
+        assert!(
+            msg.starts_with(&format!("property '{}' must be ", issue.param.name())),
+            "{msg}"
+        );
+        assert!(msg.contains(issue.accepted) && msg.ends_with("; its default is used instead."));
     }
 }

@@ -17,7 +17,7 @@ pub use crate::kit::shape as shapes;
 pub use crate::kit::shape::{closest_point_on_shapes, Shape, Trimesh};
 pub use config::{
     calibrate, character_size, hand_axes, Calibration, CalibrationIssue, ConfigIssue, Measurements,
-    TouchConfig, TouchParam,
+    TouchConfig, TouchParam, ELBOW_POLES,
 };
 pub use machine::{
     candidate, ramp_alpha, Candidate, EnvTouch, HandTarget, ResetReason, Side, TouchEvent,

@@ -21,7 +21,7 @@
 
 use glam::{Mat3, Quat, Vec2, Vec3};
 
-use crate::kit::pose::{rotate, unit_quat};
+use crate::kit::pose::{mul_quat, rotate, unit_quat, Pose};
 use crate::kit::{move_towards, move_towards_vec3};
 
 /// Where an agent looks.
@@ -395,6 +395,111 @@ pub fn right_neighbour_score(offset: Vec2, right: Vec2, spacing: f32) -> Option<
         .then_some(lateral)
 }
 
+/// Height of the eyes over an agent's origin when its own head is not known, m: where a soldier
+/// without a skeleton is looked at.
+pub const EYE_HEIGHT: f32 = 1.6;
+
+/// The salute's hand offset from the head, in the character's axes (x right, y up, z back), for a
+/// 1.75 m human: the fingers reach the right brow.
+pub const SALUTE_HAND_OFFSET: Vec3 = Vec3::new(0.14, 0.06, -0.08);
+
+/// The salute's pole in the character's axes: out to the right and a little forward.
+pub const SALUTE_POLE: Vec3 = Vec3::new(1.0, 0.0, -0.3);
+
+/// Returns the saluting hand's pose in the head's rest frame: its rotation and its position
+/// relative to the head. The hand (rest rotation `hand_rest`, its fingers along `fingers` in the
+/// skeleton's space, or along the body's down without a forearm) is turned so the fingers point
+/// left, up and forward to the brow with the palm down and forward; it sits `offset` (character
+/// axes, for a 1.75 m human; [`SALUTE_HAND_OFFSET`] when not finite or beyond ±10⁶) times `scale`
+/// (the rig's height over 1.75 m) from the head, whose rest rotation is `head_rest`.
+#[must_use]
+pub fn salute_hand(
+    frame: &BodyFrame,
+    head_rest: Quat,
+    hand_rest: Quat,
+    fingers: Option<Vec3>,
+    offset: Vec3,
+    scale: f32,
+) -> (Quat, Vec3) {
+    let fingers = fingers.unwrap_or(-frame.up);
+    let salute_fingers = frame.to_skeleton(Vec3::new(-0.95, 0.3, -0.2));
+    let salute_palm = frame.to_skeleton(Vec3::new(0.0, -0.7, -0.7));
+    let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
+    let hand = mul_quat(turn, hand_rest);
+    let offset = if offset.is_finite() && offset.abs().max_element() <= 1e6 {
+        offset
+    } else {
+        SALUTE_HAND_OFFSET
+    };
+    let offset = frame.to_skeleton(offset * scale);
+    let to_head = head_rest.conjugate();
+    (mul_quat(to_head, hand), rotate(to_head, offset))
+}
+
+/// Returns the salute's target in the skeleton's space: the hand pose `hand_in_head` (rotation,
+/// offset; from [`salute_hand`]) carried by the head's current pose.
+#[must_use]
+pub fn salute_target(head: Pose, hand_in_head: (Quat, Vec3)) -> Pose {
+    let (rotation, offset) = hand_in_head;
+    Pose::new(
+        head.position + rotate(head.rotation, offset),
+        mul_quat(head.rotation, rotation),
+    )
+}
+
+/// Returns the direction the saluting elbow bends toward in the skeleton's space: `pole`
+/// (character axes; [`SALUTE_POLE`] when not finite) turned with the chest by `chest_turn`.
+#[must_use]
+pub fn salute_pole(frame: &BodyFrame, chest_turn: Quat, pole: Vec3) -> Vec3 {
+    let pole = if pole.is_finite() { pole } else { SALUTE_POLE };
+    rotate(chest_turn, frame.to_skeleton(pole))
+}
+
+/// What changed in a squad's bearing since it was last looked at, for its signals: the squad's
+/// eyes right and salute, and each agent's bearing bits ([`Bearing::bits`]).
+#[derive(Clone, Debug, Default)]
+pub struct BearingWatch {
+    eyes_right: bool,
+    saluting: bool,
+    bits: Vec<u8>,
+}
+
+impl BearingWatch {
+    /// Starts watching from the squad's current eyes and salute, with `agents` agents whose
+    /// bearings are taken as 0 (so a bearing already held is reported on the first look).
+    pub fn restart(&mut self, eyes_right: bool, saluting: bool, agents: usize) {
+        self.eyes_right = eyes_right;
+        self.saluting = saluting;
+        self.bits.clear();
+        self.bits.resize(agents, 0);
+    }
+
+    /// Returns the squad's eyes right and salute where they changed since the last call.
+    pub fn squad(&mut self, eyes_right: bool, saluting: bool) -> (Option<bool>, Option<bool>) {
+        let eyes = (eyes_right != self.eyes_right).then_some(eyes_right);
+        let salute = (saluting != self.saluting).then_some(saluting);
+        self.eyes_right = eyes_right;
+        self.saluting = saluting;
+        (eyes, salute)
+    }
+
+    /// Returns whether agent `i`'s bearing bits changed since it was last looked at (an agent
+    /// not seen before starts at 0). `agents` is the squad's size: a changed size keeps the
+    /// agents both have.
+    pub fn agent(&mut self, i: usize, bits: u8, agents: usize) -> bool {
+        if self.bits.len() != agents {
+            self.bits.resize(agents, 0);
+        }
+        match self.bits.get_mut(i) {
+            Some(last) if *last != bits => {
+                *last = bits;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,5 +780,74 @@ mod tests {
             gesture: Gesture::Saluting,
         };
         assert_eq!(b.bits(), 3);
+    }
+
+    #[test]
+    fn the_watch_reports_each_change_once() {
+        let mut w = BearingWatch::default();
+        w.restart(false, false, 3);
+        assert_eq!(w.squad(false, false), (None, None));
+        assert_eq!(w.squad(true, false), (Some(true), None));
+        assert_eq!(w.squad(true, false), (None, None), "once");
+        assert_eq!(w.squad(false, true), (Some(false), Some(true)));
+        assert!(!w.agent(0, 0, 3), "0 is where an agent starts");
+        assert!(w.agent(1, 1, 3));
+        assert!(!w.agent(1, 1, 3));
+        assert!(w.agent(1, 3, 3));
+        // The squad grew: the new agent starts at 0, the old ones keep theirs.
+        assert!(w.agent(3, 2, 4));
+        assert!(!w.agent(1, 3, 4));
+        assert!(!w.agent(9, 1, 4), "past the squad");
+        w.restart(true, true, 4);
+        assert_eq!(w.squad(true, true), (None, None));
+        assert!(w.agent(1, 3, 4), "a restart forgets the agents");
+    }
+
+    #[test]
+    fn the_saluting_hand_points_at_the_brow_with_the_palm_down() {
+        let frame = BodyFrame::new(Vec3::NEG_Z, Vec3::Y).unwrap();
+        // A right hand at rest along −Y (the arm hanging), head and hand unrotated.
+        let (rot, offset) = salute_hand(
+            &frame,
+            Quat::IDENTITY,
+            Quat::IDENTITY,
+            None,
+            SALUTE_HAND_OFFSET,
+            2.0,
+        );
+        let fingers = rotate(rot, Vec3::NEG_Y);
+        let want = Vec3::new(-0.95, 0.3, -0.2).normalize();
+        assert!(angle_between(fingers, want) < 1e-3, "fingers {fingers}");
+        // The offset is in the character's axes (z back: −0.08 is forward), twice as far.
+        assert!(
+            (offset - Vec3::new(0.28, 0.12, -0.16)).length() < 1e-5,
+            "{offset}"
+        );
+        // A bad offset is the default; a turned head carries the offset into its own frame.
+        let turned = Quat::from_rotation_y(FRAC_PI_2);
+        let (_, o) = salute_hand(&frame, turned, Quat::IDENTITY, None, Vec3::NAN, 1.0);
+        assert!(
+            (rotate(turned, o) - Vec3::new(0.14, 0.06, -0.08)).length() < 1e-5,
+            "{o}"
+        );
+    }
+
+    #[test]
+    fn the_salute_target_follows_the_head_and_the_pole_the_chest() {
+        let frame = BodyFrame::new(Vec3::NEG_Z, Vec3::Y).unwrap();
+        let hand = (Quat::from_rotation_x(0.3), Vec3::new(0.1, 0.0, 0.0));
+        let head = Pose::new(Vec3::new(0.0, 1.6, 0.0), Quat::from_rotation_y(FRAC_PI_2));
+        let t = salute_target(head, hand);
+        // The head turned a quarter left: its +X offset now points to −Z.
+        assert!(
+            (t.position - Vec3::new(0.0, 1.6, -0.1)).length() < 1e-6,
+            "{}",
+            t.position
+        );
+        assert!(t.rotation.dot(head.rotation * hand.0).abs() > 1.0 - 1e-6);
+        let turn = Quat::from_rotation_y(FRAC_PI_2);
+        let pole = salute_pole(&frame, turn, SALUTE_POLE);
+        assert!((pole - rotate(turn, SALUTE_POLE)).length() < 1e-6);
+        assert_eq!(salute_pole(&frame, Quat::IDENTITY, Vec3::NAN), SALUTE_POLE);
     }
 }

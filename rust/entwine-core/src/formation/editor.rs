@@ -15,6 +15,22 @@ use super::shape::{rotate, Facing, FormationDef, FormationError, Shape, MAX_AGEN
 /// Points closer than this are one point, metres: a mirror image onto a point is not added.
 pub const SAME_POINT: f32 = 0.01;
 
+/// Height of the editor's point handles over the controller's ground, metres (just above it, so
+/// the floor does not hide them).
+pub const HANDLE_LIFT: f32 = 0.03;
+
+/// Radius of the ring drawn round each point in the editor, metres (half again for a crowded one).
+pub const POINT_RING: f32 = 0.2;
+
+/// How near a Shift+right-click must be to a point to delete it, metres.
+pub const PICK_RADIUS: f32 = 0.35;
+
+/// Returns the file a formation called `name` is saved to by default: `name.ron` in `folder`
+/// (a trailing `/` on the folder is not doubled).
+pub fn default_path(folder: &str, name: &str) -> String {
+    format!("{}/{name}.ron", folder.trim_end_matches('/'))
+}
+
 /// A formation being edited as points (see the module's description).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Draft {
@@ -446,5 +462,17 @@ mod tests {
         assert_eq!(d.nearest(Vec2::new(1.2, 0.1), 0.5), Some(1));
         assert_eq!(d.nearest(Vec2::new(0.4, 0.0), 0.5), Some(0));
         assert_eq!(d.nearest(Vec2::new(2.0, 0.0), 0.5), None);
+    }
+
+    #[test]
+    fn the_default_path_is_the_name_in_the_folder() {
+        assert_eq!(
+            default_path("res://formations", "wedge"),
+            "res://formations/wedge.ron"
+        );
+        assert_eq!(
+            default_path("res://formations//", "a b"),
+            "res://formations/a b.ron"
+        );
     }
 }

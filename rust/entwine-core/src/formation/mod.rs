@@ -25,6 +25,7 @@
 //! [`command`] is the command model (kinds, validation into the squad's frame, duplicates,
 //! routing, the resend ring); [`record`] keeps a 1,000-frame ring of every agent for replay and
 //! export; [`net`] tracks the networked command pipeline's acknowledgements.
+//! [`render`] is what the squad looks like: agent transforms and colours, the debug drawing.
 
 pub mod agent;
 pub mod assign;
@@ -38,6 +39,7 @@ pub mod keyframe;
 pub mod latency;
 pub mod net;
 pub mod record;
+pub mod render;
 pub mod rng;
 pub mod shape;
 pub mod squad;
@@ -48,10 +50,10 @@ mod scenario_tests;
 pub use agent::{AgentState, Gains, LatencyGains, Thresholds};
 pub use assign::Assigner;
 pub use baseline::{Baseline, BaselineFit};
-pub use bearing::{Bearing, BearingConfig, BearingMotion, BodyFrame, Eyes, Gesture};
+pub use bearing::{Bearing, BearingConfig, BearingMotion, BearingWatch, BodyFrame, Eyes, Gesture};
 pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
 pub use squad::{
-    move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, SquadParam, MOVE_RAMP, TICK,
-    TICK_HZ,
+    advance_steps, move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, SquadParam,
+    MOVE_RAMP, TICK, TICK_HZ,
 };

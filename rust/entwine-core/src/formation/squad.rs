@@ -143,6 +143,29 @@ impl Default for SquadConfig {
     }
 }
 
+/// The longest step [`advance_steps`] takes, s (eight ticks).
+pub const ADVANCE_STEP: f32 = 8.0 / 60.0;
+/// The most time one call to [`advance_steps`] covers, s.
+pub const MAX_ADVANCE: f32 = 3600.0;
+
+/// Returns the steps that run a squad for `seconds` of simulated time at once (a fast-forward):
+/// at most [`ADVANCE_STEP`] each, [`MAX_ADVANCE`] in all; none for a time that is not finite and
+/// positive.
+pub fn advance_steps(seconds: f32) -> impl Iterator<Item = f32> {
+    let mut left = if seconds.is_finite() && seconds > 0.0 {
+        seconds.min(MAX_ADVANCE)
+    } else {
+        0.0
+    };
+    core::iter::from_fn(move || {
+        (left > 1e-6).then(|| {
+            let dt = left.min(ADVANCE_STEP);
+            left -= dt;
+            dt
+        })
+    })
+}
+
 /// A [`SquadConfig`] parameter that [`SquadConfig::sanitized`] can correct.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SquadParam {
@@ -220,6 +243,68 @@ impl SquadParam {
         matches!(
             self,
             Self::Heading | Self::MaxTurnRate | Self::ContractHeading
+        )
+    }
+
+    /// Returns the `FormationController` property that sets the parameter.
+    #[must_use]
+    pub fn property(self) -> &'static str {
+        match self {
+            Self::K1 => "k1",
+            Self::K2 => "k2",
+            Self::K3 => "k3",
+            Self::IntegralLimit => "integral_limit",
+            Self::Align => "align_threshold",
+            Self::Stable => "stable_threshold",
+            Self::Frames => "debounce_frames",
+            Self::Heading => "heading_tolerance",
+            Self::MaxSpeed => "max_speed",
+            Self::MaxTurnRate => "max_turn_rate",
+            Self::RepulsionRadius => "repulsion_radius",
+            Self::RepulsionStrength => "repulsion_strength",
+            Self::ArrivalTime => "arrival_time",
+            Self::TransitionGainMax => "transition_gain_max",
+            Self::AnchorAcceleration => "march_acceleration",
+            Self::ContractSpacing => "contract_spacing",
+            Self::ContractHeading => "contract_heading",
+            Self::ContractSettle => "contract_settle",
+            Self::Latency => "actuation_latency",
+            Self::StepNoise => "step_noise",
+        }
+    }
+
+    /// Returns whether a correction of this parameter goes unreported while `corrected` says
+    /// another is being corrected: `stable_threshold` is bounded by `align_threshold`, so while
+    /// that one is wrong it alone warns.
+    #[must_use]
+    pub fn masked(self, corrected: impl Fn(SquadParam) -> bool) -> bool {
+        self == Self::Stable && corrected(Self::Align)
+    }
+}
+
+impl Correction<SquadParam> {
+    /// Returns the warning for the correction, in the inspector's units (degrees for angles),
+    /// with `got` the value as the property holds it.
+    #[must_use]
+    pub fn warning(&self, got: f32) -> String {
+        let unit = |v: f32| {
+            if self.param.is_angle() {
+                v.to_degrees()
+            } else {
+                v
+            }
+        };
+        let bound = if self.param == SquadParam::Stable {
+            " (at most align_threshold)"
+        } else {
+            ""
+        };
+        format!(
+            "{} must be in {}..={}{bound} (got {got}); using {}",
+            self.param.property(),
+            unit(self.lo),
+            unit(self.hi),
+            unit(self.used)
         )
     }
 }
@@ -2057,4 +2142,67 @@ pub fn smoothstep(u: f32) -> f32 {
 #[must_use]
 pub fn forward(yaw: f32) -> Vec2 {
     forward_of(yaw)
+}
+
+#[cfg(test)]
+mod param_tests {
+    use super::*;
+
+    #[test]
+    fn every_parameter_has_its_own_property() {
+        for (i, a) in SquadParam::ALL.iter().enumerate() {
+            for b in &SquadParam::ALL[i + 1..] {
+                assert_ne!(a.property(), b.property());
+            }
+        }
+    }
+
+    #[test]
+    fn a_correction_warns_in_the_inspector_units_and_stable_waits_for_align() {
+        let mut got = Vec::new();
+        let raw = SquadConfig {
+            max_turn_rate: f32::NAN,
+            ..SquadConfig::default()
+        };
+        let _ = raw.sanitized(|c| got.push(c));
+        let c = got
+            .iter()
+            .find(|c| c.param == SquadParam::MaxTurnRate)
+            .expect("NaN is corrected");
+        let msg = c.warning(f32::NAN);
+        assert!(msg.starts_with("max_turn_rate must be in "), "{msg}");
+        // Degrees in the message: the default turn rate is shown as degrees per second.
+        let used = msg.rsplit("using ").next().unwrap().parse::<f32>().unwrap();
+        assert!((used - SquadConfig::default().max_turn_rate.to_degrees()).abs() < 1e-3);
+        let stable = Correction {
+            param: SquadParam::Stable,
+            got: 9.0,
+            lo: 0.0,
+            hi: 0.5,
+            used: 0.5,
+        };
+        assert_eq!(
+            stable.warning(9.0),
+            "stable_threshold must be in 0..=0.5 (at most align_threshold) (got 9); using 0.5"
+        );
+        assert!(SquadParam::Stable.masked(|p| p == SquadParam::Align));
+        assert!(!SquadParam::Stable.masked(|_| false));
+        assert!(!SquadParam::K1.masked(|_| true));
+    }
+
+    #[test]
+    fn advancing_splits_the_time_into_steps_of_at_most_eight_ticks() {
+        let steps: Vec<f32> = advance_steps(0.3).collect();
+        assert_eq!(steps.len(), 3);
+        assert!(steps[..2].iter().all(|&s| s == ADVANCE_STEP));
+        assert!((steps.iter().sum::<f32>() - 0.3).abs() < 1e-6);
+        assert_eq!(advance_steps(f32::NAN).count(), 0);
+        assert_eq!(advance_steps(-1.0).count(), 0);
+        assert_eq!(advance_steps(0.0).count(), 0);
+        let hour: f32 = advance_steps(1e9).sum();
+        assert!(
+            (hour - MAX_ADVANCE).abs() < 1.0,
+            "capped at an hour: {hour}"
+        );
+    }
 }

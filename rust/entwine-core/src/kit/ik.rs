@@ -7,9 +7,9 @@
 //! bones' rotations are carried along with them so that each bone's own hinge
 //! axis stays perpendicular to the bend plane (see [`solve_limb`]).
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
-use super::pose::{rotate, unit_quat, Pose};
+use super::pose::{mul_quat, rotate, unit_quat, Pose};
 use super::smoothing::{saturate, slerp_shortest};
 
 /// Segments shorter than this, and targets closer than this to the upper
@@ -35,6 +35,44 @@ impl LimbPose {
     pub fn is_finite(&self) -> bool {
         self.upper.is_finite() && self.lower.is_finite() && self.end.is_finite()
     }
+
+    /// Returns each bone's rotation relative to the bone above it, as a skeleton stores a chain
+    /// whose bones are each the previous one's child: the upper bone's relative to `parent` (its
+    /// parent bone's model-space rotation; the identity for a root), the lower's relative to the
+    /// upper's, the end's relative to the lower's. Unit quaternions.
+    #[must_use]
+    pub fn local_rotations(&self, parent: Quat) -> [Quat; 3] {
+        let [u, l, e] = [self.upper.rotation, self.lower.rotation, self.end.rotation];
+        [(parent, u), (u, l), (l, e)].map(|(above, q)| unit_quat(mul_quat(above.conjugate(), q)))
+    }
+}
+
+/// Returns a chain's reach: the distance from its upper joint to its middle one plus the middle
+/// one's to its end joint.
+#[must_use]
+pub fn chain_length(joints: [Vec3; 3]) -> f32 {
+    joints[0].distance(joints[1]) + joints[1].distance(joints[2])
+}
+
+/// Returns where a bone that moves with the end bone (a palm bone of a hand split at the wrist)
+/// goes when the end bone moves from `before` to `after`: `part` (its model-space transform, any
+/// scale) turned by the end's turn about the end's joint and carried to its new place, so it
+/// keeps its place on the hand. `None` when the result is not finite.
+#[must_use]
+pub fn carry(before: Pose, after: Pose, part: Affine3A) -> Option<Affine3A> {
+    let turn = unit_quat(mul_quat(after.rotation, before.rotation.conjugate()));
+    let m = part.matrix3;
+    let basis = Mat3A::from_cols(
+        rotate(turn, m.x_axis.into()).into(),
+        rotate(turn, m.y_axis.into()).into(),
+        rotate(turn, m.z_axis.into()).into(),
+    );
+    let origin = after.position + rotate(turn, Vec3::from(part.translation) - before.position);
+    let carried = Affine3A {
+        matrix3: basis,
+        translation: origin.into(),
+    };
+    carried.is_finite().then_some(carried)
 }
 
 /// What a limb should reach for, in the same model space as [`LimbPose`].
@@ -761,5 +799,56 @@ mod tests {
             last = side;
         }
         assert!(last.dot(before) < -0.99, "ends on the pole's side: {last}");
+    }
+
+    #[test]
+    fn local_rotations_rebuild_the_model_space_chain() {
+        let parent = Quat::from_rotation_x(0.4);
+        let solved = LimbPose {
+            upper: Pose::new(Vec3::ZERO, Quat::from_rotation_y(0.3)),
+            lower: Pose::new(Vec3::X, Quat::from_rotation_z(-1.1)),
+            end: Pose::new(Vec3::X * 2.0, Quat::from_rotation_x(2.0)),
+        };
+        let [u, l, e] = solved.local_rotations(parent);
+        let close = |a: Quat, b: Quat| a.dot(b).abs() > 1.0 - 1e-6;
+        assert!(close(parent * u, solved.upper.rotation));
+        assert!(close(parent * u * l, solved.lower.rotation));
+        assert!(close(parent * u * l * e, solved.end.rotation));
+        for q in [u, l, e] {
+            assert!((q.length() - 1.0).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn chain_length_adds_both_segments() {
+        let joints = [
+            Vec3::ZERO,
+            Vec3::new(0.3, 0.0, 0.0),
+            Vec3::new(0.3, 0.0, -0.25),
+        ];
+        assert!((chain_length(joints) - 0.55).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_carried_part_keeps_its_place_on_the_turned_hand() {
+        let before = Pose::new(Vec3::new(1.0, 0.0, 0.0), Quat::IDENTITY);
+        let after = Pose::new(
+            Vec3::new(0.0, 2.0, 0.0),
+            Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
+        );
+        // A palm bone 10 cm along +X from the wrist, scaled by 0.5.
+        let part = Affine3A::from_scale_rotation_translation(
+            Vec3::splat(0.5),
+            Quat::IDENTITY,
+            Vec3::new(1.1, 0.0, 0.0),
+        );
+        let carried = carry(before, after, part).unwrap();
+        // The wrist turned a quarter about Z: the palm bone is now 10 cm along +Y from it.
+        assert!((Vec3::from(carried.translation) - Vec3::new(0.0, 2.1, 0.0)).length() < 1e-6);
+        // Its axes turned with it, its scale kept.
+        assert!((Vec3::from(carried.matrix3.x_axis) - Vec3::new(0.0, 0.5, 0.0)).length() < 1e-6);
+        assert!((Vec3::from(carried.matrix3.z_axis) - Vec3::new(0.0, 0.0, 0.5)).length() < 1e-6);
+        let nan = Pose::new(Vec3::NAN, Quat::IDENTITY);
+        assert_eq!(carry(before, nan, part), None);
     }
 }

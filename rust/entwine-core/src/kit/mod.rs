@@ -5,6 +5,7 @@
 //! * [`seq`]: wrap-around 16-bit sequence numbers and a stale-packet gate.
 //! * [`quant`]: quantised network encodings and a byte writer/reader.
 //! * [`ik`]: the analytic two-bone limb solver.
+//! * [`draw`]: line geometry for debug drawing and gizmos (circles, spheres, boxes, crosses).
 //! * [`limit`]: flood protection: per-key token buckets and throttled warnings in fixed tables.
 //! * [`shape`]: the one collision shape type (box, sphere, capsule, cylinder, plane, convex hull,
 //!   trimesh) with closest points and signed distances, shared by the rope and the wall touch.
@@ -13,6 +14,7 @@
 //!
 //! Every item is re-exported here, so `entwine_core::kit::Pose` works.
 
+pub mod draw;
 pub mod ik;
 pub mod limit;
 pub mod param;
@@ -26,7 +28,7 @@ pub mod warn;
 #[cfg(test)]
 pub(crate) mod test_util;
 
-pub use ik::{solve_limb, LimbGoal, LimbPose, PoleMemory};
+pub use ik::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
 pub use limit::{KeyedTable, RateLimit, RateLimiter, TokenBucket, WarnThrottle};
 pub use param::Correction;
 pub use pose::{rotation_of_axes, Pose};

@@ -1,6 +1,8 @@
 //! Warn-once bookkeeping for a node: which kinds of warning it printed (each once until cleared),
 //! which (kind, key) pairs, and which settings are bad right now. The glue prints; this decides.
 
+use glam::Vec3;
+
 /// Kinds a [`WarnOnce`] tells apart: `0..MAX_KINDS` (a larger kind shares the last one).
 pub const MAX_KINDS: u32 = 64;
 
@@ -28,6 +30,13 @@ pub fn key_of(text: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);
     h.finish()
+}
+
+/// Returns the key of the problem a warning names: [`key_of`] its text up to where it names the
+/// value it got (` (got …`), so another bad value of the same setting is the same problem and is
+/// not warned about again.
+pub fn problem_key(message: &str) -> u64 {
+    key_of(message.split(" (got").next().unwrap_or(message))
 }
 
 impl WarnOnce {
@@ -123,6 +132,33 @@ pub fn within(value: f32, lo: f32, hi: f32, default: f32, clamp: bool) -> (f32, 
     (used, valid)
 }
 
+/// Returns whether a vector setting is usable: finite, and no component beyond ±`limit`.
+#[must_use]
+pub fn vector_within(value: Vec3, limit: f32) -> bool {
+    value.is_finite() && value.abs().max_element() <= limit
+}
+
+/// The warning for a numeric setting outside `lo..=hi` (or NaN), and the value used instead.
+pub fn range_message(name: &str, lo: f32, hi: f32, value: f32, used: f32) -> String {
+    format!("{name} must be in {lo}..={hi} (got {value}); using {used}")
+}
+
+/// The warning for a vector setting that is not finite or has a component beyond ±`limit`
+/// (`f32::MAX`: only finiteness is asked), and the value used instead.
+pub fn vector_message<T: core::fmt::Display>(name: &str, limit: f32, value: T, used: T) -> String {
+    if limit == f32::MAX {
+        format!("{name} must be finite (got {value}); using {used}")
+    } else {
+        format!("{name} must be finite and within ±{limit} (got {value}); using {used}")
+    }
+}
+
+/// The warning for a setting that is not what it must be (`why`, e.g. "must be a horizontal
+/// direction"), and the value used instead.
+pub fn setting_message<T: core::fmt::Display>(name: &str, why: &str, value: T, used: T) -> String {
+    format!("{name} {why} (got {value}); using {used}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +215,44 @@ mod tests {
         assert_eq!(within(3.0, 0.0, 1.0, 0.2, false), (0.2, false));
         assert_eq!(within(f32::NAN, 0.0, 1.0, 0.2, true), (0.2, false));
         assert_eq!(within(f32::NEG_INFINITY, 0.0, 1.0, 0.2, true), (0.2, false));
+    }
+
+    #[test]
+    fn a_problem_key_ignores_the_value_it_names() {
+        let a = problem_key("character_height must be a finite height > 0 (got NaN)");
+        let b = problem_key("character_height must be a finite height > 0 (got -1)");
+        assert_eq!(a, b);
+        assert_eq!(a, key_of("character_height must be a finite height > 0"));
+        assert_ne!(a, problem_key("left_arm_bones must list 3 bones (got 2)"));
+        assert_eq!(problem_key("no value here"), key_of("no value here"));
+    }
+
+    #[test]
+    fn setting_messages_name_the_setting_the_value_and_what_is_used() {
+        assert!(vector_within(Vec3::new(1e6, -1e6, 0.0), 1e6));
+        assert!(!vector_within(Vec3::new(0.0, -1.5e6, 0.0), 1e6));
+        assert!(!vector_within(Vec3::NAN, f32::MAX));
+        assert!(vector_within(Vec3::splat(3e38), f32::MAX));
+        assert_eq!(
+            range_message("influence", 0.0, 1.0, 2.5, 1.0),
+            "influence must be in 0..=1 (got 2.5); using 1"
+        );
+        assert_eq!(
+            vector_message("pole_direction", f32::MAX, "(NaN, 0, 0)", "(0, 0, 0)"),
+            "pole_direction must be finite (got (NaN, 0, 0)); using (0, 0, 0)"
+        );
+        assert_eq!(
+            vector_message("offset", 10.0, "(20, 0, 0)", "(0, 0, 0)"),
+            "offset must be finite and within ±10 (got (20, 0, 0)); using (0, 0, 0)"
+        );
+        assert_eq!(
+            setting_message(
+                "body_forward",
+                "must be a horizontal direction",
+                "(0, 1, 0)",
+                "(0, 0, -1)"
+            ),
+            "body_forward must be a horizontal direction (got (0, 1, 0)); using (0, 0, -1)"
+        );
     }
 }

@@ -38,6 +38,8 @@ use glam::{Quat, Vec3};
 
 use crate::kit::pose::rotate;
 
+pub mod skeleton;
+
 /// The reference human the default absolute values are tuned for: 1.75 m tall.
 pub const REFERENCE_HEIGHT: f32 = 1.75;
 /// The reference human's arm, upper arm plus forearm (m): a pair's `reach_margin` is given for it.

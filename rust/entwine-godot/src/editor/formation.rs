@@ -207,8 +207,8 @@ impl FormationEditor {
     /// [member FormationController.formations_dir].
     #[func]
     pub fn default_path(&self, name: GString) -> GString {
-        let folder = self.folder.trim_end_matches('/');
-        GString::from(&format!("{folder}/{name}.ron"))
+        let path = entwine_core::formation::editor::default_path(&self.folder, &name.to_string());
+        GString::from(&path)
     }
 
     /// Writes the formation to [param path] (a `.ron` file) and has the controller re-read its
@@ -315,7 +315,7 @@ impl FormationEditor {
 
     /// The controller's ground frame in the world.
     pub(super) fn frame_of(controller: &Gd<FormationController>) -> Affine3A {
-        super::targets::affine(controller.get_global_transform())
+        crate::convert::affine(controller.get_global_transform())
     }
 
     /// The point nearest the ground point `p` within `radius`, for picking.

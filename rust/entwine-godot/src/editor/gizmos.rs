@@ -12,7 +12,8 @@
 //! Env-touch and hold-hands nodes do not run in the editor, so their gizmos read and write their
 //! properties through Godot's property interface.
 
-use entwine_core::editor as geo;
+use entwine_core::editor::{self as geo, CIRCLE_SEGMENTS as CIRCLE};
+use entwine_core::kit::draw;
 use glam::Vec3;
 use godot::classes::{
     Camera3D, EditorInterface, EditorNode3DGizmo, EditorNode3DGizmoPlugin,
@@ -22,7 +23,7 @@ use godot::prelude::*;
 
 use super::formation::{handle_at, FormationEditor};
 use super::targets::*;
-use crate::convert::{vec3, vector3};
+use crate::convert::{affine, vec3, vector3};
 use crate::formation::FormationController;
 use entwine_core::formation::editor as fe;
 use entwine_core::rig::REFERENCE_ARM;
@@ -77,13 +78,6 @@ impl EntwineGizmos {
     }
 }
 
-/// Height of the formation editor's points over the controller's ground, metres.
-pub(super) const LIFT: f32 = 0.03;
-/// Radius of the ring drawn around each formation point, metres.
-const POINT_RING: f32 = 0.2;
-/// Segments of a drawn circle.
-const CIRCLE: usize = 32;
-
 impl EntwineGizmos {
     /// The value of `edit.property` for its handle dragged to `p` (world), if any.
     fn value_for(&mut self, kind: &Kind, id: usize, p: Vec3) -> Option<Variant> {
@@ -119,39 +113,35 @@ impl EntwineGizmos {
                     return local.is_finite().then(|| local.to_variant());
                 }
                 let anchor = vec3(frame * rope.get("anchor_offset").to::<Vector3>());
-                let dir = self
-                    .points
-                    .last()
-                    .map(|q| vec3(*q) - anchor)
-                    .filter(|d| d.length() > 1e-4)
-                    .unwrap_or(Vec3::NEG_Y);
-                let seg = rope.get("segment_length").to::<f32>().max(0.01);
-                let length = geo::length_from_handle(anchor, dir, p, seg)?;
-                let capacity = rope.get("capacity").to::<i32>().max(2);
-                let count = ((length / seg).round() as i32 + 1).clamp(2, capacity);
-                Some(count.to_variant())
+                let dir = geo::rope_direction(anchor, self.points.last().map(|q| vec3(*q)));
+                let seg = rope.get("segment_length").to::<f32>();
+                let capacity = rope.get("capacity").to::<i32>();
+                geo::rope_point_count(anchor, dir, p, seg, capacity).map(|n| n.to_variant())
             }
             Kind::Touch(node) => {
                 let b = touch_box(node)?;
-                if let Some((per_side, normal, _)) = touch_face(id) {
+                if let Some((per_side, normal, _)) = geo::touch_face(id) {
                     // A face (top, left or front): the box whose face plane passes through the
                     // handle, so the face follows the mouse.
                     let per_side = b.body.transform_vector3(per_side);
                     let normal = b.body.transform_vector3(normal);
                     let side = geo::side_from_face(b.fixed, per_side, normal, p)?;
-                    return Some(side.clamp(0.01, 10.0).to_variant());
+                    let (lo, hi) = geo::CHARACTER_HEIGHT_RANGE;
+                    return Some(side.clamp(lo, hi).to_variant());
                 }
                 let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
                 let inward = b.frame.transform_vector3(Vec3::NEG_X);
                 let d = geo::distance_from_handle(right, inward, p)? / b.k.max(1e-3);
-                Some(d.clamp(0.0, 0.3).to_variant())
+                let (lo, hi) = geo::SURFACE_OFFSET_RANGE;
+                Some(d.clamp(lo, hi).to_variant())
             }
             Kind::Hold { body, component } => {
                 if id >= 2 {
                     let reach = reach_spheres(body, component).into_iter().nth(id - 2)?;
                     let r = geo::radius_from_handle(reach.centre, p)?;
                     let margin = geo::margin_from_radius(reach.arm, r, REFERENCE_ARM)?;
-                    return Some(margin.clamp(0.0, 0.2).to_variant());
+                    let (lo, hi) = geo::REACH_MARGIN_RANGE;
+                    return Some(margin.clamp(lo, hi).to_variant());
                 }
                 let (frame, k) = hold_frame(body, component);
                 geo::offset_from_handle(frame, p, k).map(|o| vector3(o).to_variant())
@@ -213,18 +203,9 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
             }
             Kind::Touch(node) => {
                 if let Some(b) = touch_box(node) {
-                    let h = b.size * 0.5;
-                    let corner = |i: u32| {
-                        let s = |bit: u32| if i & bit != 0 { h } else { -h };
-                        b.frame.transform_point3(Vec3::new(s(1), s(2), s(4)))
-                    };
-                    for i in 0..8u32 {
-                        for bit in [1u32, 2, 4] {
-                            if i & bit == 0 {
-                                lines.push(local(corner(i)));
-                                lines.push(local(corner(i | bit)));
-                            }
-                        }
+                    for (p, q) in draw::cube_edges(b.frame, b.size) {
+                        lines.push(local(p));
+                        lines.push(local(q));
                     }
                     // The surface offset: from the box's side face inward.
                     if let Some((offset, _)) = handles.get(1) {
@@ -245,15 +226,9 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                 let margin = reach_margin(component);
                 for reach in reach_spheres(body, component) {
                     let r = geo::reach_radius(reach.arm, margin, REFERENCE_ARM);
-                    for (a, b) in [(Vec3::X, Vec3::Y), (Vec3::Y, Vec3::Z), (Vec3::Z, Vec3::X)] {
-                        let at = |i: usize| {
-                            let t = i as f32 / CIRCLE as f32 * std::f32::consts::TAU;
-                            reach.centre + (a * t.cos() + b * t.sin()) * r
-                        };
-                        for i in 0..CIRCLE {
-                            lines.push(local(at(i)));
-                            lines.push(local(at(i + 1)));
-                        }
+                    for (p, q) in draw::sphere(reach.centre, r, CIRCLE) {
+                        lines.push(local(p));
+                        lines.push(local(q));
                     }
                 }
                 "hold"
@@ -270,19 +245,15 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                     .try_to::<f32>()
                     .unwrap_or(0.05);
                 if let Some(draft) = draft {
-                    let at = |p: glam::Vec2| local(handle_at(squad, p, LIFT));
+                    let at = |p: glam::Vec2| local(handle_at(squad, p, fe::HANDLE_LIFT));
                     let ring = |lines: &mut PackedVector3Array, p: glam::Vec2, radius: f32| {
-                        let on = |i: usize| {
-                            let t = i as f32 / CIRCLE as f32 * std::f32::consts::TAU;
-                            at(p + glam::Vec2::new(t.cos(), t.sin()) * radius)
-                        };
-                        for i in 0..CIRCLE {
-                            lines.push(on(i));
-                            lines.push(on(i + 1));
+                        for (a, b) in draw::ring(p, radius, CIRCLE) {
+                            lines.push(at(a));
+                            lines.push(at(b));
                         }
                     };
                     for p in &draft.points {
-                        ring(&mut lines, *p, POINT_RING);
+                        ring(&mut lines, *p, fe::POINT_RING);
                     }
                     for (i, j, crowded) in draft.spacing_pairs(tolerance) {
                         let (a, b) = (draft.points[i], draft.points[j]);
@@ -290,8 +261,8 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                             // A crowded pair: the line and a wider ring round each point, in red.
                             crowded_lines.push(at(a));
                             crowded_lines.push(at(b));
-                            ring(&mut crowded_lines, a, POINT_RING * 1.5);
-                            ring(&mut crowded_lines, b, POINT_RING * 1.5);
+                            ring(&mut crowded_lines, a, fe::POINT_RING * 1.5);
+                            ring(&mut crowded_lines, b, fe::POINT_RING * 1.5);
                         } else {
                             lines.push(at(a));
                             lines.push(at(b));

@@ -22,9 +22,6 @@ use crate::rope::RopeSimulation;
 pub use formation::FormationEditor;
 pub use gizmos::EntwineGizmos;
 
-/// How near a Shift+right-click must be to a formation point to delete it, metres.
-const PICK_RADIUS: f32 = 0.35;
-
 /// User argument naming a script (extending [Node]) that the plugin adds to the editor once it is
 /// ready: `godot --editor -- --entwine-editor-script res://path.gd`. The engine suite and
 /// `cargo xtask demo editor` drive the editor this way.
@@ -270,7 +267,9 @@ impl EntwineEditorPlugin {
         if button == MouseButton::LEFT {
             f.bind_mut().add_point(Vector2::new(p.x, p.y));
         } else if button == MouseButton::RIGHT {
-            let picked = f.bind().pick(p, PICK_RADIUS);
+            let picked = f
+                .bind()
+                .pick(p, entwine_core::formation::editor::PICK_RADIUS);
             match picked {
                 Some(i) => {
                     f.bind_mut().delete_point(i as i32);

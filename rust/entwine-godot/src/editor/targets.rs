@@ -8,14 +8,15 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
-use crate::convert::vec3;
+use crate::bones::chain_to;
+use crate::convert::{affine, vec3};
 use crate::formation::FormationController;
 use crate::limb_ik::LimbIK;
 use crate::rope::RopeSimulation;
-use entwine_core::rig::{Role as RigRole, Side, REFERENCE_ARM, REFERENCE_HEIGHT};
+use entwine_core::kit::chain_length;
+use entwine_core::rig::{mean_scale, Role as RigRole, Side, REFERENCE_ARM};
 
 use super::formation::{handle_at, FormationEditor};
-use super::gizmos::LIFT;
 
 /// Which node a gizmo belongs to.
 pub(super) enum Kind {
@@ -77,16 +78,6 @@ pub(super) fn kind_of(node: &Gd<Node3D>) -> Option<Kind> {
         body: node.clone(),
         component,
     })
-}
-
-pub(super) fn affine(t: Transform3D) -> Affine3A {
-    let c = |v: Vector3| vec3(v).into();
-    Affine3A::from_cols(
-        c(t.basis.col_a()),
-        c(t.basis.col_b()),
-        c(t.basis.col_c()),
-        c(t.origin),
-    )
 }
 
 /// The character a hold-hands component or an env-touch node belongs to: its parent.
@@ -156,39 +147,6 @@ pub(super) struct TouchBox {
     pub(super) body: Affine3A,
 }
 
-/// The faces with handles: the middle of each per metre of the box's side, relative to the
-/// collider centre, and its outward normal, in the character's axes (the box is centred a quarter
-/// side up and half a side forward of the collider centre), with the handle's name. The top face is
-/// handle 0, the left and front faces handles 2 and 3 (handle 1 is the surface offset); see
-/// [`touch_face`].
-pub(super) const TOUCH_FACES: [(Vec3, Vec3, &str); 3] = [
-    (
-        Vec3::new(0.0, 0.75, -0.5),
-        Vec3::Y,
-        "Detection box top face (character height)",
-    ),
-    (
-        Vec3::new(-0.5, 0.25, -0.5),
-        Vec3::NEG_X,
-        "Detection box left face (character height)",
-    ),
-    (
-        Vec3::new(0.0, 0.25, -1.0),
-        Vec3::NEG_Z,
-        "Detection box front face (character height)",
-    ),
-];
-
-/// The face of [`TOUCH_FACES`] an env-touch handle drags, if it is a face's: handle 0 the top,
-/// 2 the left, 3 the front.
-pub(super) fn touch_face(handle: usize) -> Option<(Vec3, Vec3, &'static str)> {
-    match handle {
-        0 => Some(TOUCH_FACES[0]),
-        1 => None,
-        n => TOUCH_FACES.get(n - 1).copied(),
-    }
-}
-
 /// The detection box of an env-touch node in the world.
 pub(super) fn touch_box(node: &Gd<Node3D>) -> Option<TouchBox> {
     let character = character_of(node)?;
@@ -220,7 +178,7 @@ pub(super) fn touch_box(node: &Gd<Node3D>) -> Option<TouchBox> {
         .get("auto_proportions")
         .try_to::<bool>()
         .unwrap_or(true);
-    let k = if auto { height / REFERENCE_HEIGHT } else { 1.0 };
+    let k = geo::touch_scale(height, auto);
     Some(TouchBox {
         frame,
         size: b.size,
@@ -260,26 +218,16 @@ pub(super) fn reach_spheres(body: &Gd<Node3D>, component: &Gd<Node>) -> Vec<Reac
             let [u, l, h] = RigRole::arm(side).map(|r| rig.bone(r).map(|b| b as i32));
             u.zip(l).zip(h).map(|((u, l), h)| [u, l, h])
         } else {
-            let h = skeleton.find_bone(&named);
-            let l = if h >= 0 {
-                skeleton.get_bone_parent(h)
-            } else {
-                -1
-            };
-            let u = if l >= 0 {
-                skeleton.get_bone_parent(l)
-            } else {
-                -1
-            };
-            (u >= 0).then_some([u, l, h])
+            let chain = chain_to(&skeleton, skeleton.find_bone(&named));
+            (chain[0] >= 0).then_some(chain)
         };
         let Some(chain) = chain.filter(|c| c.iter().all(|&b| b < skeleton.get_bone_count())) else {
             continue;
         };
-        let [u, l, h] = chain.map(|b| vec3(skeleton.get_bone_global_rest(b).origin));
+        let joints = chain.map(|b| vec3(skeleton.get_bone_global_rest(b).origin));
         // In the world the chain is scaled by the nodes above the skeleton (the mean of the axes).
-        let scale = skeleton.get_global_transform().basis.get_scale().abs();
-        let arm = (u.distance(l) + l.distance(h)) * (scale.x + scale.y + scale.z) / 3.0;
+        let scale = vec3(skeleton.get_global_transform().basis.get_scale());
+        let arm = chain_length(joints) * mean_scale(scale);
         let centre =
             to_world.transform_point3(vec3(skeleton.get_bone_global_pose(chain[0]).origin));
         let right = to_world.transform_vector3(rig.right).normalize_or(Vec3::X);
@@ -344,7 +292,7 @@ pub(super) fn handles(
             if pole_path.is_empty() {
                 if let Some((frame, root, reach)) = geometry {
                     let dir = vec3(limb.get("pole_direction").to::<Vector3>());
-                    let dir = if dir == Vec3::ZERO { Vec3::Z } else { dir };
+                    let dir = geo::pole_handle_direction(dir);
                     if let Some(h) = geo::pole_handle(affine(frame), vec3(root), dir, reach * 0.5) {
                         out.push((
                             h,
@@ -373,13 +321,11 @@ pub(super) fn handles(
             let offset = rope.get("anchor_offset").to::<Vector3>();
             let anchor = vec3(frame * offset);
             rope.bind().editor_points(points);
-            let dir = points
-                .last()
-                .map(|p| vec3(*p) - anchor)
-                .filter(|d| d.length() > 1e-4)
-                .unwrap_or(Vec3::NEG_Y);
-            let length = (rope.get("point_count").to::<i32>() - 1).max(1) as f32
-                * rope.get("segment_length").to::<f32>();
+            let dir = geo::rope_direction(anchor, points.last().map(|p| vec3(*p)));
+            let length = geo::rope_length(
+                rope.get("point_count").to::<i32>(),
+                rope.get("segment_length").to::<f32>(),
+            );
             out.push((
                 anchor,
                 Edit {
@@ -416,7 +362,7 @@ pub(super) fn handles(
                 let offset = node.get("surface_offset").try_to::<f32>().unwrap_or(0.0);
                 // Every face handle is the middle of its face (see `TOUCH_FACES`).
                 let face = |id: usize| {
-                    let (per_side, _, name) = touch_face(id)?;
+                    let (per_side, _, name) = geo::touch_face(id)?;
                     let per_side = b.body.transform_vector3(per_side);
                     Some(Edit::at(
                         geo::face_handle(b.fixed, per_side, b.size),
@@ -471,7 +417,7 @@ pub(super) fn handles(
                 .as_ref()
                 .and_then(|f| f.bind().draft_of(squad).map(|d| d.points.clone()));
             for p in draft.unwrap_or_default() {
-                let at = handle_at(squad, p, LIFT);
+                let at = handle_at(squad, p, entwine_core::formation::editor::HANDLE_LIFT);
                 out.push(Edit::at(at, squad, "points", "Formation point"));
             }
         }

@@ -2,6 +2,7 @@
 //! the shoulder → target line, as lines in one `ImmediateMesh` (when `debug_draw` is on).
 
 use entwine_core::env_touch::Side;
+use entwine_core::kit::draw;
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
@@ -9,7 +10,7 @@ use godot::classes::{ImmediateMesh, MeshInstance3D, StandardMaterial3D};
 use godot::prelude::*;
 
 use super::EnvironmentInteractionStateMachine;
-use crate::convert::vector3;
+use crate::convert::{affine, vector3};
 
 impl EnvironmentInteractionStateMachine {
     /// Draws the volume, contact, targets and side when `debug_draw` is on.
@@ -24,7 +25,7 @@ impl EnvironmentInteractionStateMachine {
             return;
         };
         let area_xform = rig.character.get_global_transform() * rig.volume_local;
-        let half = rig.volume_size * 0.5;
+        let side = rig.volume_size;
         if self.debug.is_none() {
             let mut instance = MeshInstance3D::new_alloc();
             instance.set_name("EnvTouchDebug");
@@ -48,30 +49,21 @@ impl EnvironmentInteractionStateMachine {
         mesh.surface_begin(PrimitiveType::LINES);
         // The detection volume.
         mesh.surface_set_color(Color::from_rgb(1.0, 0.85, 0.2));
-        let corner = |i: usize| {
-            Vector3::new(
-                if i & 1 == 0 { -half } else { half },
-                if i & 2 == 0 { -half } else { half },
-                if i & 4 == 0 { -half } else { half },
-            )
+        let line = |mesh: &mut Gd<ImmediateMesh>, (a, b): (Vec3, Vec3)| {
+            mesh.surface_add_vertex(vector3(a));
+            mesh.surface_add_vertex(vector3(b));
         };
-        for i in 0..8usize {
-            for bit in [1usize, 2, 4] {
-                if i & bit == 0 {
-                    mesh.surface_add_vertex(area_xform * corner(i));
-                    mesh.surface_add_vertex(area_xform * corner(i | bit));
-                }
-            }
+        for edge in draw::cube_edges(affine(area_xform), side) {
+            line(mesh, edge);
         }
-        let cross = |mesh: &mut Gd<ImmediateMesh>, p: Vector3, r: f32| {
-            for axis in [Vector3::RIGHT, Vector3::UP, Vector3::BACK] {
-                mesh.surface_add_vertex(p - axis * r);
-                mesh.surface_add_vertex(p + axis * r);
+        let cross = |mesh: &mut Gd<ImmediateMesh>, p: Vec3, r: f32| {
+            for edge in draw::star(p, r) {
+                line(mesh, edge);
             }
         };
         if let Some(p) = self.core.closest_point() {
             mesh.surface_set_color(Color::from_rgb(1.0, 0.1, 0.1));
-            cross(mesh, vector3(p), 0.06);
+            cross(mesh, p, 0.06);
         }
         for side in [Side::Left, Side::Right] {
             let hand = self.core.hand(side);
@@ -83,7 +75,7 @@ impl EnvironmentInteractionStateMachine {
                 Side::Right => Color::from_rgb(0.2, 0.5, 1.0),
             };
             mesh.surface_set_color(colour);
-            cross(mesh, vector3(hand.pose.position), 0.04);
+            cross(mesh, hand.pose.position, 0.04);
             mesh.surface_add_vertex(vector3(shoulders[side.index()]));
             mesh.surface_add_vertex(vector3(hand.pose.position));
         }

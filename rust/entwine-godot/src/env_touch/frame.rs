@@ -13,7 +13,7 @@ use super::{
 };
 use crate::convert::{affine, pose, quaternion, vec3, vector3};
 use crate::limb_ik::LimbIK;
-use crate::warnings::key_of;
+use entwine_core::kit::warn::problem_key;
 
 /// One step's events, copied out of the core so they can be emitted with no borrow of it held.
 pub(super) type Events = [TouchEvent; MAX_EVENTS];
@@ -32,11 +32,8 @@ impl EnvironmentInteractionStateMachine {
                 Err(why) => {
                     let node = self.to_gd();
                     let msg = format!("{why}; the node stays idle until this is fixed.");
-                    // Keyed by the problem, not the value it names: another bad value of the same
-                    // property is the same problem.
-                    let problem = why.split(" (got").next().unwrap_or(&why);
                     self.warnings
-                        .on_change(&node, WARN_SETUP, key_of(problem), &msg);
+                        .on_change(&node, WARN_SETUP, problem_key(&why), &msg);
                     return;
                 }
             }

@@ -2,7 +2,7 @@
 //! `calibrate`, creates the IK modifiers and query objects; and keeps the core's config in sync.
 
 use entwine_core::env_touch::{
-    calibrate, character_size, hand_axes, CalibrationIssue, EnvTouch, Measurements, TouchConfig,
+    calibrate, character_size, hand_axes, EnvTouch, Measurements, TouchConfig, ELBOW_POLES,
 };
 use entwine_core::rig::{Role as RigRole, Side as RigSide};
 use glam::Vec3;
@@ -80,13 +80,9 @@ impl EnvironmentInteractionStateMachine {
         match config.check() {
             Some(issue) => {
                 let node = self.to_gd();
-                let field = issue.param.name();
-                let msg = format!(
-                    "property '{field}' must be {}; its default is used instead.",
-                    issue.accepted
-                );
+                let key = key_of(issue.param.name());
                 self.warnings
-                    .on_change(&node, WARN_CONFIG, key_of(field), &msg);
+                    .on_change(&node, WARN_CONFIG, key, &issue.to_string());
             }
             None => self.warnings.clear_keys(WARN_CONFIG),
         }
@@ -105,19 +101,14 @@ impl EnvironmentInteractionStateMachine {
                 )
             })?;
         let skeleton = if self.skeleton_path.is_empty() {
-            character
-                .find_children_ex("*")
-                .type_("Skeleton3D")
-                .owned(false)
-                .done()
-                .iter_shared()
-                .find_map(|n| n.try_cast::<Skeleton3D>().ok())
-                .ok_or_else(|| {
+            crate::scene::first_descendant::<Skeleton3D>(&character.clone().upcast()).ok_or_else(
+                || {
                     format!(
                         "no Skeleton3D under the character '{}' (set skeleton_path)",
                         character.get_name()
                     )
-                })?
+                },
+            )?
         } else {
             self.base()
                 .try_get_node_as::<Skeleton3D>(&self.skeleton_path)
@@ -170,14 +161,7 @@ impl EnvironmentInteractionStateMachine {
             world_scale: vec3(character.get_global_transform().basis.get_scale()),
             auto_proportions: self.auto_proportions,
         })
-        .map_err(|issue| match issue {
-            CalibrationIssue::BadHeight(height) => {
-                format!("character_height must be a finite height > 0 (got {height})")
-            }
-            CalibrationIssue::ShouldersBelowOrigin(height) => format!(
-                "the shoulder bones are not above the character's origin (height {height} m)"
-            ),
-        })?;
+        .map_err(|issue| issue.to_string())?;
         let (volume, world_scale) = (calibration.volume, calibration.world_scale);
         let rest = [0, 1].map(|s| {
             let p = pose(to_character * skeleton.get_bone_global_rest(bones[s][2]));
@@ -201,14 +185,16 @@ impl EnvironmentInteractionStateMachine {
             let mut ik = LimbIK::new_alloc();
             let side = ["Left", "Right"][s];
             ik.set_name(&format!("EnvTouch{side}ArmIK"));
-            for (k, property) in ["upper_bone", "lower_bone", "end_bone"].iter().enumerate() {
-                ik.set(*property, &skeleton.get_bone_name(bones[s][k]).to_variant());
+            let [upper, lower, end] = bones[s].map(|b| skeleton.get_bone_name(b));
+            {
+                let mut b = ik.bind_mut();
+                b.set_upper_bone(upper);
+                b.set_lower_bone(lower);
+                b.set_end_bone(end);
+                // Elbow out, down and a little back, in the character's axes of the rig found.
+                b.set_pole_direction(vector3(humanoid.to_skeleton(ELBOW_POLES[s])));
+                set_ik(&mut b, Transform3D::IDENTITY, 0.0, 0.0);
             }
-            // Elbow out, down and a little back, in the character's axes of the rig found.
-            let out = if s == 0 { -1.0 } else { 1.0 };
-            let pole = humanoid.to_skeleton(glam::Vec3::new(out, -1.0, 0.5));
-            ik.set("pole_direction", &vector3(pole).to_variant());
-            set_ik(&mut ik.bind_mut(), Transform3D::IDENTITY, 0.0, 0.0);
             ik.set_active(false);
             ik
         });

@@ -15,15 +15,9 @@ impl FormationController {
     /// tests, tools or fast-forwarding. Returns the number of ticks run.
     #[func]
     pub fn advance(&mut self, seconds: f32) -> i32 {
-        if !seconds.is_finite() || seconds <= 0.0 {
-            return 0;
-        }
         let mut ticks = 0;
-        let mut left = seconds.min(3600.0);
-        while left > 1e-6 {
-            let dt = left.min(8.0 / 60.0);
+        for dt in entwine_core::formation::advance_steps(seconds) {
             ticks += self.run(dt);
-            left -= dt;
         }
         ticks as i32
     }

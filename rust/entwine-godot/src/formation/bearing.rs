@@ -2,15 +2,16 @@
 //! (`entwine_core::formation::bearing`).
 
 use entwine_core::formation::bearing::{
-    chain_deltas, chain_local_rotations, look_angles, rotate_vec, BearingConfig, BearingMotion,
-    BodyFrame,
+    chain_deltas, chain_local_rotations, look_angles, rotate_vec, salute_pole, salute_target,
+    BearingConfig, BearingMotion, BodyFrame, SALUTE_HAND_OFFSET, SALUTE_POLE,
 };
+use entwine_core::kit::Pose;
 use glam::{Quat, Vec2, Vec3};
 use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
 use crate::bones::is_uniform;
-use crate::convert::{quaternion, vec3, vector3};
+use crate::convert::{quaternion, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::rig;
 use crate::warnings::{self, Warnings};
@@ -134,13 +135,13 @@ pub struct SoldierBearing {
     /// height (from its rest pose) over 1.75 m. The fingers then reach the right brow.
     #[export]
     #[var(set = set_salute_hand_offset)]
-    #[init(val = Vector3::new(0.14, 0.06, -0.08))]
+    #[init(val = vector3(SALUTE_HAND_OFFSET))]
     salute_hand_offset: Vector3,
     /// Direction from the shoulder the elbow bends toward in a salute, character axes (out to the
     /// right and a little forward); it turns with the chest.
     #[export]
     #[var(set = set_salute_pole)]
-    #[init(val = Vector3::new(1.0, 0.0, -0.3))]
+    #[init(val = vector3(SALUTE_POLE))]
     salute_pole: Vector3,
 
     motion: BearingMotion,
@@ -211,10 +212,7 @@ impl ISkeletonModifier3D for SoldierBearing {
             };
             let parents = rig.parents.map(read);
             let globals = bones.map(read);
-            let uniform = parents
-                .iter()
-                .chain(&globals)
-                .all(|b| is_uniform(b.get_scale()));
+            let uniform = parents.iter().chain(&globals).all(|b| is_uniform(*b));
             if rig.in_order && uniform {
                 // One pass of local writes: the skeleton recomputes its global poses once.
                 let locals = chain_local_rotations(
@@ -273,13 +271,8 @@ impl SoldierBearing {
     pub fn set_salute_pole(&mut self, pole: Vector3) {
         self.salute_pole = pole;
         let node = self.to_gd();
-        self.warnings.vector_within(
-            &node,
-            "salute_pole",
-            pole,
-            f32::MAX,
-            Vector3::new(1.0, 0.0, -0.3),
-        );
+        self.warnings
+            .vector_within(&node, "salute_pole", pole, f32::MAX, vector3(SALUTE_POLE));
     }
 
     /// Sets [member look_target]; a non-finite one warns once (the head then looks ahead).
@@ -345,7 +338,7 @@ impl SoldierBearing {
             "salute_hand_offset",
             offset,
             1e6,
-            Vector3::new(0.14, 0.06, -0.08),
+            vector3(SALUTE_HAND_OFFSET),
         );
         self.invalidate();
     }
@@ -536,19 +529,12 @@ impl SoldierBearing {
             }
             return;
         }
-        let head_rot = rotation_of(head.basis);
-        let position = head.origin + vector3(rotate_vec(head_rot, offset));
-        let rotation = quaternion(head_rot * hand_rot);
-        let local = Transform3D::new(Basis::from_quaternion(rotation), position);
+        let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
+        let local = transform_scaled(salute_target(head, (hand_rot, offset)), Vector3::ONE);
         let target = skeleton.get_global_transform() * local;
         self.salute_target = target;
         // Checked where it is set.
-        let salute_pole = if self.salute_pole.is_finite() {
-            self.salute_pole
-        } else {
-            Vector3::new(1.0, 0.0, -0.3)
-        };
-        let pole = rotate_vec(chest_turn, rig.frame.to_skeleton(vec3(salute_pole)));
+        let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
         {
             let mut b = ik.bind_mut();
             b.set_target_transform(target);

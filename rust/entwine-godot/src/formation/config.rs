@@ -49,60 +49,42 @@ impl FormationController {
             }
         }
         // stable_threshold is bounded by align_threshold: while that one is wrong, it alone warns.
-        let align_wrong = new[SquadParam::Align as usize].is_some();
         for c in new.into_iter().flatten() {
-            if self.warnings.printed(c.param as u32)
-                || (c.param == SquadParam::Stable && align_wrong)
-            {
+            let masked = c.param.masked(|p| new[p as usize].is_some());
+            if self.warnings.printed(c.param as u32) || masked {
                 continue;
             }
-            let (prop, got) = property(self, c.param);
-            let unit = if c.param.is_angle() {
-                f32::to_degrees
-            } else {
-                std::convert::identity
-            };
-            let bound = if c.param == SquadParam::Stable {
-                " (at most align_threshold)"
-            } else {
-                ""
-            };
-            let msg = format!(
-                "{prop} must be in {}..={}{bound} (got {got}); using {}",
-                unit(c.lo),
-                unit(c.hi),
-                unit(c.used)
-            );
+            let msg = c.warning(property_value(self, c.param));
             self.warn_once(c.param as u32, &msg);
         }
         cfg
     }
 }
 
-/// Returns the property that sets `param` and its value as set (degrees for angles, as shown).
-pub(super) fn property(c: &FormationController, param: SquadParam) -> (&'static str, f32) {
+/// The value the property setting `param` holds, in its own units (degrees for angles).
+fn property_value(c: &FormationController, param: SquadParam) -> f32 {
     use SquadParam as P;
     match param {
-        P::K1 => ("k1", c.k1),
-        P::K2 => ("k2", c.k2),
-        P::K3 => ("k3", c.k3),
-        P::IntegralLimit => ("integral_limit", c.integral_limit),
-        P::Align => ("align_threshold", c.align_threshold),
-        P::Stable => ("stable_threshold", c.stable_threshold),
-        P::Frames => ("debounce_frames", c.debounce_frames as f32),
-        P::Heading => ("heading_tolerance", c.heading_tolerance),
-        P::MaxSpeed => ("max_speed", c.max_speed),
-        P::MaxTurnRate => ("max_turn_rate", c.max_turn_rate),
-        P::RepulsionRadius => ("repulsion_radius", c.repulsion_radius),
-        P::RepulsionStrength => ("repulsion_strength", c.repulsion_strength),
-        P::ArrivalTime => ("arrival_time", c.arrival_time),
-        P::TransitionGainMax => ("transition_gain_max", c.transition_gain_max),
-        P::AnchorAcceleration => ("march_acceleration", c.march_acceleration),
-        P::ContractSpacing => ("contract_spacing", c.contract_spacing),
-        P::ContractHeading => ("contract_heading", c.contract_heading),
-        P::ContractSettle => ("contract_settle", c.contract_settle),
-        P::Latency => ("actuation_latency", c.actuation_latency),
-        P::StepNoise => ("step_noise", c.step_noise),
+        P::K1 => c.k1,
+        P::K2 => c.k2,
+        P::K3 => c.k3,
+        P::IntegralLimit => c.integral_limit,
+        P::Align => c.align_threshold,
+        P::Stable => c.stable_threshold,
+        P::Frames => c.debounce_frames as f32,
+        P::Heading => c.heading_tolerance,
+        P::MaxSpeed => c.max_speed,
+        P::MaxTurnRate => c.max_turn_rate,
+        P::RepulsionRadius => c.repulsion_radius,
+        P::RepulsionStrength => c.repulsion_strength,
+        P::ArrivalTime => c.arrival_time,
+        P::TransitionGainMax => c.transition_gain_max,
+        P::AnchorAcceleration => c.march_acceleration,
+        P::ContractSpacing => c.contract_spacing,
+        P::ContractHeading => c.contract_heading,
+        P::ContractSettle => c.contract_settle,
+        P::Latency => c.actuation_latency,
+        P::StepNoise => c.step_noise,
     }
 }
 

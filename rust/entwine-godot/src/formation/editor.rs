@@ -7,17 +7,14 @@ use godot::classes::node::InternalMode;
 use godot::classes::{EditorInterface, Engine, ImmediateMesh, MeshInstance3D, StandardMaterial3D};
 use godot::prelude::*;
 
+use entwine_core::formation::render::{
+    facing_tick, FACING_RGB, NEIGHBOUR_RGB, PREVIEW_CROSS, PREVIEW_LIFT, PREVIEW_SLOT_RGB,
+};
 use entwine_core::formation::FormationDef;
+use entwine_core::kit::draw;
 
 use super::FormationController;
-use crate::convert::from_ground;
-
-/// Height of the drawing above the controller's ground plane, metres.
-const LIFT: f32 = 0.02;
-/// Half the size of a slot's cross, metres.
-const CROSS: f32 = 0.15;
-/// Length of a slot's facing tick, metres.
-const FACING: f32 = 0.45;
+use crate::convert::{color, from_ground};
 
 #[godot_api(secondary)]
 impl FormationController {
@@ -108,28 +105,26 @@ impl FormationController {
         if slots == 0 {
             return;
         }
-        let v3 = |p: glam::Vec2| from_ground(p, LIFT);
+        let line = |mesh: &mut Gd<ImmediateMesh>, (a, b): (glam::Vec2, glam::Vec2)| {
+            mesh.surface_add_vertex(from_ground(a, PREVIEW_LIFT));
+            mesh.surface_add_vertex(from_ground(b, PREVIEW_LIFT));
+        };
         mesh.surface_begin(PrimitiveType::LINES);
         // Neighbouring pairs (the contract's spacing clause): thin blue lines between slots.
-        mesh.surface_set_color(Color::from_rgb(0.35, 0.6, 1.0));
+        mesh.surface_set_color(color(NEIGHBOUR_RGB));
         for &(a, b) in self.squad.neighbour_pairs() {
-            mesh.surface_add_vertex(v3(self.squad.slot_pos(a as usize)));
-            mesh.surface_add_vertex(v3(self.squad.slot_pos(b as usize)));
+            let (a, b) = (a as usize, b as usize);
+            line(&mut mesh, (self.squad.slot_pos(a), self.squad.slot_pos(b)));
         }
         for s in 0..slots {
             let p = self.squad.slot_pos(s);
-            mesh.surface_set_color(Color::from_rgb(1.0, 1.0, 1.0));
-            for d in [glam::Vec2::X, glam::Vec2::Y] {
-                mesh.surface_add_vertex(v3(p - d * CROSS));
-                mesh.surface_add_vertex(v3(p + d * CROSS));
+            mesh.surface_set_color(color(PREVIEW_SLOT_RGB));
+            for segment in draw::cross(p, PREVIEW_CROSS) {
+                line(&mut mesh, segment);
             }
             // Facing: the slot's heading (yaw about +Y; forward is −Z).
-            let yaw = self.squad.slot_yaw(s);
-            let forward = Vector3::new(-yaw.sin(), 0.0, -yaw.cos());
-            mesh.surface_set_color(Color::from_rgb(1.0, 0.8, 0.1));
-            let at = v3(p);
-            mesh.surface_add_vertex(at);
-            mesh.surface_add_vertex(at + forward * FACING);
+            mesh.surface_set_color(color(FACING_RGB));
+            line(&mut mesh, facing_tick(p, self.squad.slot_yaw(s)));
         }
         mesh.surface_end();
     }

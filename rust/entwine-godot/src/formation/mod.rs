@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use entwine_core::formation::command::CommandLog;
 use entwine_core::formation::keyframe::{KeyAgent, KeyframeHeader};
-use entwine_core::formation::Squad;
+use entwine_core::formation::{BearingWatch, Squad};
 use godot::classes::{ImmediateMesh, Mesh, MeshInstance3D, MultiMesh, Node3D};
 use godot::prelude::*;
 
@@ -338,9 +338,8 @@ pub struct FormationController {
     ready: bool,
     soldiers: Vec<Option<Soldier>>,
     heads: Vec<Option<Vector3>>,
-    last_eyes_right: bool,
-    last_saluting: bool,
-    last_bearings: Vec<u8>,
+    /// What changed in the squad's bearing since the last signals.
+    bearing_watch: BearingWatch,
     /// The warning kinds the squad's bearings already printed (each kind once per squad).
     bearing_warnings: std::rc::Rc<std::cell::RefCell<Warnings>>,
     /// Inspector button: [method lay_out_agents].

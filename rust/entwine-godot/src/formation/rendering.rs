@@ -1,7 +1,8 @@
 //! Rendering: internal agents drawn through one MultiMesh buffer, simulated child agents placed at
 //! their interpolated pose, and the debug drawing (slots, baseline, radii, lines of sight).
 
-use entwine_core::formation::AgentState;
+use entwine_core::formation::render::{self as look, AGENT_CAPSULE};
+use entwine_core::kit::draw;
 use glam::Vec2;
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::multi_mesh::TransformFormat;
@@ -13,7 +14,7 @@ use godot::classes::{
 use godot::prelude::*;
 
 use super::{AgentSource, FormationController};
-use crate::convert::from_ground;
+use crate::convert::{color, from_ground};
 
 impl FormationController {
     pub(super) fn setup_multimesh(&mut self, internal: bool) {
@@ -45,8 +46,8 @@ impl FormationController {
                     Some(m) => m,
                     None => {
                         let mut capsule = CapsuleMesh::new_gd();
-                        capsule.set_radius(0.22);
-                        capsule.set_height(1.7);
+                        capsule.set_radius(AGENT_CAPSULE.0);
+                        capsule.set_height(AGENT_CAPSULE.1);
                         let mut mat = StandardMaterial3D::new_gd();
                         mat.set_flag(base_material_3d::Flags::ALBEDO_FROM_VERTEX_COLOR, true);
                         capsule.set_material(&mat);
@@ -85,11 +86,11 @@ impl FormationController {
         if self.mm_buffer.len() != n * 16 {
             self.mm_buffer.resize(n * 16);
         }
-        let debug = self.debug_draw;
         let replay = self
             .replay_frame
             .and_then(|f| self.squad.recorder().and_then(|r| r.frame(f)))
             .map(|(_, s)| s);
+        let show_state = self.debug_draw || replay.is_some();
         let buf = self.mm_buffer.as_mut_slice();
         for i in 0..n {
             let (p, h, state) = match replay {
@@ -99,17 +100,10 @@ impl FormationController {
                     (p, h, self.squad.state(i))
                 }
             };
-            let (s, c) = h.sin_cos();
             let o = &mut buf[i * 16..i * 16 + 16];
-            o[..12].copy_from_slice(&[c, 0.0, s, p.x, 0.0, 1.0, 0.0, 0.85, -s, 0.0, c, p.y]);
-            let col = if debug || replay.is_some() {
-                state_color(state)
-            } else if self.squad.is_active(i) {
-                Color::from_rgb(0.25, 0.36, 0.62)
-            } else {
-                Color::from_rgb(0.4, 0.4, 0.4)
-            };
-            o[12..].copy_from_slice(&[col.r, col.g, col.b, 1.0]);
+            o[..12].copy_from_slice(&look::agent_transform(p, h));
+            let [r, g, b] = look::agent_rgb(state, show_state, self.squad.is_active(i));
+            o[12..].copy_from_slice(&[r, g, b, 1.0]);
         }
         mm.set_buffer(&self.mm_buffer);
     }
@@ -168,49 +162,41 @@ impl FormationController {
         if n == 0 {
             return;
         }
-        let y = 0.03;
-        let v3 = |p: Vec2| from_ground(p, y);
+        let v3 = |p: Vec2| from_ground(p, look::DEBUG_LIFT);
+        let line = |mesh: &mut Gd<ImmediateMesh>, (a, b): (Vec2, Vec2)| {
+            mesh.surface_add_vertex(v3(a));
+            mesh.surface_add_vertex(v3(b));
+        };
         mesh.surface_begin(PrimitiveType::LINES);
         // Slots (white crosses) and agent → slot lines (state colour).
-        let cross = 0.12;
-        for i in 0..n.min(4096) {
+        for i in 0..n.min(look::DEBUG_AGENTS) {
             let Some(s) = self.squad.slot_of(i) else {
                 continue;
             };
             let sp = self.squad.slot_pos(s);
-            mesh.surface_set_color(Color::from_rgb(0.95, 0.95, 0.95));
-            for (a, b) in [
-                (Vec2::new(-cross, 0.0), Vec2::new(cross, 0.0)),
-                (Vec2::new(0.0, -cross), Vec2::new(0.0, cross)),
-            ] {
-                mesh.surface_add_vertex(v3(sp + a));
-                mesh.surface_add_vertex(v3(sp + b));
+            mesh.surface_set_color(color(look::SLOT_RGB));
+            for segment in draw::cross(sp, look::SLOT_CROSS) {
+                line(&mut mesh, segment);
             }
             let (p, _) = self.squad.interpolated(i);
-            mesh.surface_set_color(state_color(self.squad.state(i)));
-            mesh.surface_add_vertex(v3(p));
-            mesh.surface_add_vertex(v3(sp));
+            mesh.surface_set_color(color(look::state_rgb(self.squad.state(i))));
+            line(&mut mesh, (p, sp));
             // Repulsion radius.
-            if n <= 400 {
+            if n <= look::RING_AGENTS {
                 let r = self.repulsion_radius.max(0.0);
-                for k in 0..16 {
-                    let a0 = k as f32 / 16.0 * std::f32::consts::TAU;
-                    let a1 = (k + 1) as f32 / 16.0 * std::f32::consts::TAU;
-                    mesh.surface_add_vertex(v3(p + Vec2::new(a0.cos(), a0.sin()) * r));
-                    mesh.surface_add_vertex(v3(p + Vec2::new(a1.cos(), a1.sin()) * r));
+                for segment in draw::ring(p, r, look::RING_SEGMENTS) {
+                    line(&mut mesh, segment);
                 }
             }
         }
         // Baseline (yellow) through the weighted-median point.
         if let Some(b) = self.squad.baseline() {
-            let half = b.major.sqrt() * 2.0 + 1.0;
-            mesh.surface_set_color(Color::from_rgb(1.0, 0.85, 0.1));
-            mesh.surface_add_vertex(v3(b.point - b.direction * half));
-            mesh.surface_add_vertex(v3(b.point + b.direction * half));
+            mesh.surface_set_color(color(look::BASELINE_RGB));
+            line(&mut mesh, look::baseline_segment(&b));
         }
         // Eyes right (cyan): each soldier's head to the head it dresses on.
         if self.squad.is_eyes_right() {
-            mesh.surface_set_color(Color::from_rgb(0.2, 0.9, 0.95));
+            mesh.surface_set_color(color(look::EYES_RGB));
             let to_local = self.base().get_global_transform().affine_inverse();
             for i in 0..self.heads.len().min(n) {
                 let (Some(Some(from)), Some(g)) = (self.heads.get(i), self.squad.guide(i)) else {
@@ -223,14 +209,5 @@ impl FormationController {
             }
         }
         mesh.surface_end();
-    }
-}
-
-pub(super) fn state_color(s: AgentState) -> Color {
-    match s {
-        AgentState::Idle => Color::from_rgb(0.3, 0.8, 0.35),
-        AgentState::Moving => Color::from_rgb(0.95, 0.35, 0.25),
-        AgentState::Aligning => Color::from_rgb(0.95, 0.75, 0.2),
-        AgentState::Stabilizing => Color::from_rgb(0.3, 0.6, 0.95),
     }
 }

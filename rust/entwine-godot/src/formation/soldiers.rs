@@ -1,6 +1,7 @@
 //! Bearing attachment: each child agent's skeleton gets a `SoldierBearing` (and its salute `LimbIK`),
 //! steered every tick from the squad's eyes-right and salute state; bearing signals and getters.
 
+use entwine_core::formation::bearing::EYE_HEIGHT;
 use entwine_core::formation::{Eyes, Gesture};
 use godot::classes::Skeleton3D;
 use godot::prelude::*;
@@ -85,9 +86,8 @@ impl FormationController {
         self.soldiers = soldiers;
         self.heads.clear();
         self.heads.resize(self.soldiers.len(), None);
-        self.last_bearings = vec![0; self.squad.len()];
-        self.last_eyes_right = self.squad.is_eyes_right();
-        self.last_saluting = self.squad.is_saluting();
+        let (eyes, saluting) = (self.squad.is_eyes_right(), self.squad.is_saluting());
+        self.bearing_watch.restart(eyes, saluting, self.squad.len());
     }
 
     /// Steers every soldier's [SoldierBearing] from the squad's bearing: eyes on its guide's head,
@@ -149,31 +149,25 @@ impl FormationController {
         let own = self.agents.get(looker).filter(|a| a.is_instance_valid());
         let height = match (self.heads.get(looker), own) {
             (Some(Some(h)), Some(a)) => h.y - a.get_global_position().y,
-            _ => 1.6,
+            _ => EYE_HEIGHT,
         };
         Some(agent.get_global_position() + Vector3::UP * height)
     }
 
     pub(super) fn emit_bearing_signals(&mut self) {
-        let eyes = self.squad.is_eyes_right();
-        if eyes != self.last_eyes_right {
-            self.last_eyes_right = eyes;
+        let (eyes, saluting) = (self.squad.is_eyes_right(), self.squad.is_saluting());
+        let (eyes, saluting) = self.bearing_watch.squad(eyes, saluting);
+        if let Some(eyes) = eyes {
             self.signals().eyes_changed().emit(eyes);
         }
-        let saluting = self.squad.is_saluting();
-        if saluting != self.last_saluting {
-            self.last_saluting = saluting;
+        if let Some(saluting) = saluting {
             self.signals().salute_changed().emit(saluting);
         }
         if self.emit_agent_signals {
             let n = self.squad.len();
-            if self.last_bearings.len() != n {
-                self.last_bearings.resize(n, 0);
-            }
             for i in 0..n {
                 let bits = self.squad.bearing(i).bits();
-                if bits != self.last_bearings[i] {
-                    self.last_bearings[i] = bits;
+                if self.bearing_watch.agent(i, bits, n) {
                     self.signals()
                         .agent_bearing_changed()
                         .emit(i as i64, i64::from(bits));

@@ -1,14 +1,14 @@
 //! The soldier's rig: its head, neck, chest and saluting arm found once per skeleton (named bones
 //! or the humanoid's), with the rest-pose data the look and the salute need.
 
-use entwine_core::formation::bearing::{align_pair, rotate_vec, BodyFrame};
+use entwine_core::formation::bearing::{rotate_vec, salute_hand, BodyFrame};
 use entwine_core::rig::{Humanoid, Role as RigRole, Side};
 use glam::{Quat, Vec3};
 use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
 use super::{SoldierBearing, WARN_HEAD};
-use crate::bones::is_ancestor;
+use crate::bones::{chain_to, is_ancestor};
 use crate::convert::vec3;
 use crate::limb_ik::LimbIK;
 use crate::rig;
@@ -88,27 +88,17 @@ impl SoldierBearing {
             let hand_rest = skeleton.get_bone_global_rest(hand);
             let parent = skeleton.get_bone_parent(hand);
             // The hand points along the forearm at rest; its palm faces the body (inward).
-            let fingers = if parent >= 0 {
-                vec3(hand_rest.origin - skeleton.get_bone_global_rest(parent).origin)
-            } else {
-                -frame.up
-            };
-            let salute_fingers = frame.to_skeleton(Vec3::new(-0.95, 0.3, -0.2));
-            let salute_palm = frame.to_skeleton(Vec3::new(0.0, -0.7, -0.7));
-            let turn = align_pair(fingers, -frame.right, salute_fingers, salute_palm);
-            let hand_rot = turn * rotation_of(hand_rest.basis);
+            let fingers = (parent >= 0)
+                .then(|| vec3(hand_rest.origin - skeleton.get_bone_global_rest(parent).origin));
             // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
             // Warned about where it was set.
-            let set = vec3(self.salute_hand_offset);
-            let set = if set.is_finite() && set.abs().max_element() <= 1e6 {
-                set
-            } else {
-                Vec3::new(0.14, 0.06, -0.08)
-            };
-            let offset = frame.to_skeleton(set * humanoid.scale());
-            (
-                head_rest_rot.conjugate() * hand_rot,
-                rotate_vec(head_rest_rot.conjugate(), offset),
+            salute_hand(
+                &frame,
+                head_rest_rot,
+                rotation_of(hand_rest.basis),
+                fingers,
+                vec3(self.salute_hand_offset),
+                humanoid.scale(),
             )
         });
         let (neck, chest) = (
@@ -159,17 +149,7 @@ pub(super) fn salute_arm(
             _ => fallback,
         };
     }
-    let h = skeleton.find_bone(hand);
-    let lower = if h >= 0 {
-        skeleton.get_bone_parent(h)
-    } else {
-        -1
-    };
-    let upper = if lower >= 0 {
-        skeleton.get_bone_parent(lower)
-    } else {
-        -1
-    };
+    let [upper, lower, _] = chain_to(skeleton, skeleton.find_bone(hand));
     if upper >= 0 {
         [
             skeleton.get_bone_name(upper),

@@ -1,0 +1,291 @@
+//! Reading a skeleton by bone index: ancestry through a parent function (bounded, so a malformed
+//! skeleton cannot loop), scale checks, and the measurements a node takes from the meshes a
+//! skeleton draws (vertex bounds, a hand's extent, the bone a vertex mostly follows), and the
+//! messages a node gives when a bone it needs is not found.
+
+use glam::Vec3;
+
+use super::{Humanoid, Role, Side};
+
+/// Returns whether `ancestor` is a proper ancestor of `bone` in a skeleton of `count` bones whose
+/// bone `b`'s parent is `parent(b)` (negative: none). The walk is bounded by the bone count, so a
+/// malformed skeleton (a parent cycle) cannot loop forever.
+pub fn is_ancestor(parent: impl Fn(i32) -> i32, count: i32, ancestor: i32, mut bone: i32) -> bool {
+    for _ in 0..=count.max(0) {
+        bone = parent(bone);
+        if bone < 0 {
+            return false;
+        }
+        if bone == ancestor {
+            return true;
+        }
+    }
+    false
+}
+
+/// Returns `[grandparent, parent, bone]` of `bone` through `parent` (negative: none), `-1` from
+/// the first one missing up: the two-bone chain a named end bone (a hand) hangs from.
+pub fn chain_to(parent: impl Fn(i32) -> i32, bone: i32) -> [i32; 3] {
+    let up = |b: i32| if b >= 0 { parent(b) } else { -1 };
+    let lower = up(bone);
+    [up(lower), lower, bone]
+}
+
+/// Returns whether a scale is the same on all three axes (within 0.1 %) and positive: a bone
+/// whose local rotations can be written as they are.
+pub fn is_uniform(scale: Vec3) -> bool {
+    let (lo, hi) = (scale.min_element(), scale.max_element());
+    lo > 0.0 && hi - lo <= 1e-3 * hi
+}
+
+/// Returns the index of the largest positive weight of a vertex's influences, or `None` when no
+/// weight is positive: the bone the vertex mostly follows (the first of equal ones).
+pub fn dominant_influence(weights: &[f32]) -> Option<usize> {
+    let mut best = (None, 0.0f32);
+    for (i, &w) in weights.iter().enumerate() {
+        if w > best.1 {
+            best = (Some(i), w);
+        }
+    }
+    best.0
+}
+
+/// A value [`Span`] can hold the lowest and highest of: a number, or a point (per axis).
+pub trait Spanned: Copy {
+    /// Returns whether the value is finite (a non-finite one is left out).
+    fn finite(self) -> bool;
+    /// Returns the lower of two values (per axis).
+    fn lower(self, other: Self) -> Self;
+    /// Returns the higher of two values (per axis).
+    fn higher(self, other: Self) -> Self;
+}
+
+macro_rules! spanned {
+    ($($t:ty),*) => {$(
+        impl Spanned for $t {
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            fn lower(self, other: Self) -> Self {
+                self.min(other)
+            }
+            fn higher(self, other: Self) -> Self {
+                self.max(other)
+            }
+        }
+    )*};
+}
+
+spanned!(f32, Vec3);
+
+/// The lowest and highest of the finite values added to it: a mesh's extent along an axis
+/// ([`Extent`]), or the smallest box round its points ([`Bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span<T>(Option<(T, T)>);
+
+impl<T> Default for Span<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+impl<T: Spanned> Span<T> {
+    /// Takes `v` in (a non-finite value is left out).
+    pub fn add(&mut self, v: T) {
+        if v.finite() {
+            self.0 = Some(
+                self.0
+                    .map_or((v, v), |(lo, hi)| (lo.lower(v), hi.higher(v))),
+            );
+        }
+    }
+
+    /// Returns the lowest and highest values, or `None` before a finite one.
+    pub fn get(self) -> Option<(T, T)> {
+        self.0
+    }
+}
+
+/// The smallest box round the finite points added to it.
+pub type Bounds = Span<Vec3>;
+
+/// The lowest and highest of the finite numbers added to it.
+pub type Extent = Span<f32>;
+
+/// A hand measured from the vertices it draws, along the rig's own palm and finger directions
+/// from the wrist, for [`Humanoid::fit_hand_size`].
+#[derive(Clone, Copy, Debug)]
+pub struct HandExtent {
+    wrist: Vec3,
+    palm: Vec3,
+    finger: Vec3,
+    across: Vec3,
+    /// Farthest out of the palm, farthest along the fingers, lowest and highest across.
+    got: Option<(f32, f32, f32, f32)>,
+}
+
+impl HandExtent {
+    /// Starts measuring the hand on `side` of `humanoid` whose wrist joint is at `wrist`.
+    pub fn new(humanoid: &Humanoid, side: Side, wrist: Vec3) -> Self {
+        let s = side as usize;
+        let (palm, finger) = (humanoid.palm[s], humanoid.finger[s]);
+        Self {
+            wrist,
+            palm,
+            finger,
+            across: palm.cross(finger),
+            got: None,
+        }
+    }
+
+    /// Takes a vertex of the hand in (a non-finite one is left out).
+    pub fn add(&mut self, vertex: Vec3) {
+        let d = vertex - self.wrist;
+        if !d.is_finite() {
+            return;
+        }
+        let (p, f, a) = (d.dot(self.palm), d.dot(self.finger), d.dot(self.across));
+        self.got = Some(self.got.map_or((p, f, a, a), |(gp, gf, lo, hi)| {
+            (gp.max(p), gf.max(f), lo.min(a), hi.max(a))
+        }));
+    }
+
+    /// Returns `(palm surface, length, width)`: the farthest vertex out of the palm, along the
+    /// fingers, and the span across; `None` before a vertex.
+    pub fn get(self) -> Option<(f32, f32, f32)> {
+        self.got
+            .map(|(surface, length, lo, hi)| (surface, length, hi - lo))
+    }
+}
+
+/// The warning for a bone property set to a name the skeleton does not have.
+pub fn bone_not_found(property: &str, name: &str, skeleton: &str) -> String {
+    format!("{property} '{name}' not found in skeleton '{skeleton}'")
+}
+
+/// The warning for a bone property left empty when the humanoid has no bone for its `role`: what
+/// was tried, and what to set.
+pub fn role_not_found(property: &str, role: Role, skeleton: &str) -> String {
+    format!(
+        "{property} is empty and no {} bone was found in skeleton '{skeleton}' (tried: {}); set {property}",
+        role.godot_name(),
+        role.tried()
+    )
+}
+
+/// The warning for a chain whose `child` bone does not descend from its `parent` bone.
+pub fn not_a_descendant(child: &str, parent: &str) -> String {
+    format!(
+        "bone '{child}' is not a descendant of '{parent}' (the chain must run upper → lower → end)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 0 ← 1 ← 2 ← 3, and 4 a root; 5 ↔ 6 a cycle.
+    fn parent(b: i32) -> i32 {
+        match b {
+            1 => 0,
+            2 => 1,
+            3 => 2,
+            5 => 6,
+            6 => 5,
+            _ => -1,
+        }
+    }
+
+    #[test]
+    fn ancestry_walks_up_and_stops_on_a_cycle() {
+        assert!(is_ancestor(parent, 7, 0, 3));
+        assert!(is_ancestor(parent, 7, 2, 3));
+        assert!(!is_ancestor(parent, 7, 3, 3), "not its own ancestor");
+        assert!(!is_ancestor(parent, 7, 3, 0), "not upward");
+        assert!(!is_ancestor(parent, 7, 4, 3));
+        assert!(!is_ancestor(parent, 7, 0, 5), "a cycle ends");
+        assert!(is_ancestor(parent, 7, 6, 5));
+    }
+
+    #[test]
+    fn a_chain_to_a_bone_is_its_grandparent_and_parent() {
+        assert_eq!(chain_to(parent, 3), [1, 2, 3]);
+        assert_eq!(chain_to(parent, 1), [-1, 0, 1]);
+        assert_eq!(chain_to(parent, 4), [-1, -1, 4]);
+        assert_eq!(chain_to(parent, -1), [-1, -1, -1]);
+    }
+
+    #[test]
+    fn uniform_scales_within_a_tenth_of_a_percent() {
+        assert!(is_uniform(Vec3::splat(0.01)));
+        assert!(is_uniform(Vec3::new(1.0, 1.0009, 1.0)));
+        assert!(!is_uniform(Vec3::new(1.0, 1.002, 1.0)));
+        assert!(!is_uniform(Vec3::new(-1.0, -1.0, -1.0)), "a mirror is not");
+        assert!(!is_uniform(Vec3::ZERO));
+        assert!(!is_uniform(Vec3::NAN));
+    }
+
+    #[test]
+    fn the_dominant_influence_is_the_first_largest_positive_weight() {
+        assert_eq!(dominant_influence(&[0.2, 0.5, 0.3, 0.0]), Some(1));
+        assert_eq!(dominant_influence(&[0.5, 0.5]), Some(0));
+        assert_eq!(dominant_influence(&[0.0, 0.0]), None);
+        assert_eq!(dominant_influence(&[]), None);
+        assert_eq!(dominant_influence(&[f32::NAN, 0.1]), Some(1));
+    }
+
+    #[test]
+    fn bounds_and_extents_skip_what_is_not_finite() {
+        let mut b = Bounds::default();
+        assert_eq!(b.get(), None);
+        b.add(Vec3::new(1.0, -2.0, 3.0));
+        b.add(Vec3::NAN);
+        b.add(Vec3::new(-1.0, 0.0, 5.0));
+        assert_eq!(
+            b.get(),
+            Some((Vec3::new(-1.0, -2.0, 3.0), Vec3::new(1.0, 0.0, 5.0)))
+        );
+        let mut e = Extent::default();
+        for v in [0.5, f32::INFINITY, -0.25, 2.0] {
+            e.add(v);
+        }
+        assert_eq!(e.get(), Some((-0.25, 2.0)));
+    }
+
+    #[test]
+    fn a_hand_is_measured_along_its_palm_fingers_and_across() {
+        let mut h = Humanoid::derive::<&str>(&[], &[], &[]);
+        h.palm[0] = Vec3::NEG_Y;
+        h.finger[0] = Vec3::NEG_X;
+        let wrist = Vec3::new(0.5, 1.4, 0.0);
+        let mut m = HandExtent::new(&h, Side::Left, wrist);
+        assert!(m.get().is_none());
+        // across = palm × finger = (−Y) × (−X) = −Z.
+        for d in [
+            Vec3::new(-0.18, -0.02, 0.04),
+            Vec3::new(-0.05, 0.01, -0.05),
+            Vec3::new(-0.1, -0.03, 0.0),
+        ] {
+            m.add(wrist + d);
+        }
+        m.add(Vec3::NAN);
+        let (surface, length, width) = m.get().unwrap();
+        assert!((surface - 0.03).abs() < 1e-6);
+        assert!((length - 0.18).abs() < 1e-6);
+        assert!((width - 0.09).abs() < 1e-6);
+    }
+
+    #[test]
+    fn missing_bone_messages_name_the_property_and_what_was_tried() {
+        let m = role_not_found("head_bone", Role::Head, "Root/Skeleton3D");
+        assert!(m.starts_with(
+            "head_bone is empty and no Head bone was found in skeleton 'Root/Skeleton3D'"
+        ));
+        assert!(m.contains(Role::Head.tried()) && m.ends_with("; set head_bone"));
+        assert_eq!(
+            bone_not_found("end_bone", "Hand", "S"),
+            "end_bone 'Hand' not found in skeleton 'S'"
+        );
+        assert!(not_a_descendant("a", "b").starts_with("bone 'a' is not a descendant of 'b'"));
+    }
+}
