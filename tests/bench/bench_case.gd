@@ -35,3 +35,18 @@ static func cpu_seconds() -> float:
 		return -1.0
 	# Fields 14 and 15 of the line (utime, stime) in clock ticks of 1/100 s.
 	return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+## Returns "" when every round of every configuration in [param samples] (configuration → its
+## rounds' frame times) lies within a quarter of that configuration's median, else
+## " (outlier rounds: <configuration> <time>, …)" naming the others: a round that other work on the
+## machine slowed (or that caught a hitch) says so in the line instead of hiding in a median.
+static func outlier_note(samples: Dictionary) -> String:
+	var odd := []
+	for kind in samples:
+		var rounds: Array = samples[kind]
+		var m := median(rounds)
+		for v in rounds:
+			if absf(v - m) > 0.25 * absf(m):
+				odd.append("%s %.0f" % [kind, v])
+	return "" if odd.is_empty() else " (outlier rounds, µs per frame: %s)" % ", ".join(odd)

@@ -41,9 +41,10 @@ func _run() -> void:
 	var rust_us := maxf(median(samples["rust"]) - none, 0.1) / PAIRS
 	var gd_us := maxf(median(samples["gdscript"]) - none, 0.1) / PAIRS
 	var floor_us := (median(samples["floor"]) - none) / PAIRS
-	print("bench hold_hand: %d pairs; rust %.1f µs/pair %s, gdscript %.1f µs/pair %s per frame; two empty modifiers %.1f µs/pair; frame without holding %.2f ms ratio=%.1fx" % [
+	print("bench hold_hand: %d pairs; rust %.1f µs/pair %s, gdscript %.1f µs/pair %s per frame; two empty modifiers %.1f µs/pair; frame without holding %.2f ms%s ratio=%.1fx" % [
 		PAIRS, rust_us, spread(samples["rust"], none, PAIRS), gd_us,
-		spread(samples["gdscript"], none, PAIRS), floor_us, none / 1000.0, gd_us / rust_us])
+		spread(samples["gdscript"], none, PAIRS), floor_us, none / 1000.0, outlier_note(samples),
+		gd_us / rust_us])
 
 
 ## The rounds of [param frames] (µs per frame) as "(rounds a–b)" per pair above [param none].

@@ -75,10 +75,11 @@ func _run() -> void:
 	var spread := func(kind: String) -> String:
 		return "rounds %.2f-%.2f" % [(samples[kind].min() - none) / solves,
 			(samples[kind].max() - none) / solves]
-	print("bench limb_ik: on %d skeletons, %d solves/frame: rust %.2f µs/solve (%s; %.0f solves/s), TwoBoneIK3D %.2f µs/solve (%s), gdscript %.2f µs/solve (%s), an empty modifier %.2f µs (%s), frame without IK %.2f ms; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx) vs_twobone=%.2fx ratio=%.1fx" % [
+	print("bench limb_ik: on %d skeletons, %d solves/frame: rust %.2f µs/solve (%s; %.0f solves/s), TwoBoneIK3D %.2f µs/solve (%s), gdscript %.2f µs/solve (%s), an empty modifier %.2f µs (%s), frame without IK %.2f ms; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx)%s vs_twobone=%.2fx ratio=%.1fx" % [
 		CHARACTERS, solves, rust_us, spread.call("rust"), 1e6 / rust_us, two_us,
 		spread.call("twobone"), gd_us, spread.call("gdscript"), empty_us, spread.call("empty"),
-		none / 1000.0, solver[0], solver[1], solver[1] / solver[0], two_us / rust_us,
+		none / 1000.0, solver[0], solver[1], solver[1] / solver[0], outlier_note(samples),
+		two_us / rust_us,
 		gd_us / rust_us])
 	for c in _characters:
 		c.free()

@@ -7,7 +7,11 @@
 //! machine shared with other work does not inflate); under `perf record` it shows where a rope's
 //! time goes.
 
+mod common;
+
 use std::time::Instant;
+
+use common::{cpu_ns, median_and_spread};
 
 use entwine_core::rope::batch::{RopeBatch, StepInput};
 use entwine_core::rope::{EndAttachment, Rope, RopeParams, World};
@@ -26,21 +30,6 @@ fn home(i: usize) -> Vec3 {
 fn anchor(i: usize, frame: usize) -> Vec3 {
     let t = frame as f32 * DT;
     home(i) + Vec3::new((t * 6.0).cos(), 0.0, (t * 6.0).sin())
-}
-
-/// The calling thread's CPU time so far in nanoseconds, when the system says.
-fn cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-fn median_and_spread(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }
 
 fn main() {

@@ -7,7 +7,11 @@
 //! thread's own CPU time (`/proc/thread-self/schedstat`); under `perf record` it shows where a
 //! squad's time goes.
 
+mod common;
+
 use std::time::Instant;
+
+use common::{cpu_ns, median_and_spread};
 
 use entwine_core::formation::{FormationDef, Squad, SquadConfig};
 use glam::Vec2;
@@ -15,21 +19,6 @@ use glam::Vec2;
 const AGENTS: usize = 10_000;
 const ROUNDS: usize = 7;
 const DT: f32 = 1.0 / 60.0;
-
-/// The calling thread's CPU time so far in nanoseconds, when the system says.
-fn cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-fn median_and_spread(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
-}
 
 /// A small deterministic generator for the scatter (xorshift).
 fn next(state: &mut u64) -> f32 {

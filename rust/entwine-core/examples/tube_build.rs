@@ -11,7 +11,11 @@
 //! path through the tube's vertex arrays (`Tube::build_upto`, then the bytes encoded from them, as
 //! the glue did before).
 
+mod common;
+
 use std::time::Instant;
+
+use common::{cpu_ns, median_and_spread};
 
 use entwine_core::rope::tube::{
     octahedron_encode, octahedron_tangent_encode, unorm16, VertexLayout,
@@ -33,20 +37,6 @@ fn anchor(i: usize, frame: usize) -> Vec3 {
     let t = frame as f32 * DT;
     let home = Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5);
     home + Vec3::new((t * 6.0).cos(), 0.0, (t * 6.0).sin())
-}
-
-fn cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-fn median_and_spread(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }
 
 /// The glue's encoding before `Tube::write_vertices`: from the tube's vertex arrays.

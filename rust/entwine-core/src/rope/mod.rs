@@ -43,6 +43,7 @@
 
 pub mod batch;
 pub mod chain;
+pub mod gather;
 mod lanes;
 pub mod presets;
 pub mod record;

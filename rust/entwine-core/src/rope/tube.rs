@@ -233,25 +233,7 @@ impl Tube {
             return (Vec3::ZERO, Vec3::ZERO);
         }
         self.radius = radius;
-        // Centre line.
-        let s = self.subdivisions;
-        let mut rings = 0;
-        for i in 0..n {
-            if i + 1 == n {
-                self.centres[rings] = points[i];
-                rings += 1;
-                break;
-            }
-            let p0 = points[i.saturating_sub(1)];
-            let p1 = points[i];
-            let p2 = points[i + 1];
-            let p3 = points[(i + 2).min(n - 1)];
-            for k in 0..s {
-                let t = k as f32 / s as f32;
-                self.centres[rings] = catmull_rom(p0, p1, p2, p3, t);
-                rings += 1;
-            }
-        }
+        let rings = centre_line(&points[..n], self.subdivisions, &mut self.centres);
         self.active_rings = rings;
         let written = (rings + 1).max(at_least).min(self.max_rings);
         self.written_rings = written;
@@ -447,6 +429,30 @@ pub fn catmull_rom(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3, t: f32) -> Vec3 {
         + (3.0 * p1 - p0 - 3.0 * p2 + p3) * t3)
 }
 
+/// Writes the centre line through `points` (at least one) into `centres`: `subdivisions`
+/// Catmull-Rom samples per segment, then the last point. Returns how many it wrote.
+fn centre_line(points: &[Vec3], subdivisions: usize, centres: &mut [Vec3]) -> usize {
+    let n = points.len();
+    let mut rings = 0;
+    for i in 0..n {
+        if i + 1 == n {
+            centres[rings] = points[i];
+            rings += 1;
+            break;
+        }
+        let p0 = points[i.saturating_sub(1)];
+        let p1 = points[i];
+        let p2 = points[i + 1];
+        let p3 = points[(i + 2).min(n - 1)];
+        for k in 0..subdivisions {
+            let t = k as f32 / subdivisions as f32;
+            centres[rings] = catmull_rom(p0, p1, p2, p3, t);
+            rings += 1;
+        }
+    }
+    rings
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,24 +472,8 @@ mod tests {
             t.written_rings = t.max_rings;
             return (Vec3::ZERO, Vec3::ZERO);
         }
-        let s = t.subdivisions;
-        let mut rings = 0;
-        for i in 0..n {
-            if i + 1 == n {
-                t.centres[rings] = points[i];
-                rings += 1;
-                break;
-            }
-            let p0 = points[i.saturating_sub(1)];
-            let p1 = points[i];
-            let p2 = points[i + 1];
-            let p3 = points[(i + 2).min(n - 1)];
-            for k in 0..s {
-                let u = k as f32 / s as f32;
-                t.centres[rings] = catmull_rom(p0, p1, p2, p3, u);
-                rings += 1;
-            }
-        }
+        // The centre line did not change.
+        let rings = centre_line(&points[..n], t.subdivisions, &mut t.centres);
         t.active_rings = rings;
         let ring = t.sides + 1;
         let mut normal = Vec3::ZERO;

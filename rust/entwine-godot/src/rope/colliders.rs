@@ -3,21 +3,25 @@
 //! the change from the pose it had in the previous frame).
 //!
 //! The rope server's ropes share their queries ([`SharedGather`]): per world and tick, the due ropes'
-//! boxes are grouped into clusters (boxes within [`CLUSTER_GAP`] of each other), each cluster takes
-//! one `PhysicsDirectSpaceState3D.intersect_shape` over the union of its boxes with the OR of its
+//! boxes are grouped into clusters (boxes within 2 m of each other: the core's `CLUSTER_GAP`),
+//! each cluster takes one `PhysicsDirectSpaceState3D.intersect_shape` over the union of its boxes with the OR of its
 //! masks, each shape found is read and converted once, and each rope gets the shapes whose bounds
 //! meet its own box, minus its exclusions and the layers off its masks. Ropes close together (the
 //! usual case) thus cost one query per tick. A cluster whose query comes back full
 //! ([`QUERY_LIMIT`] shapes, so some may be missing) is split in two along its longest axis and each
 //! half queried again, down to one rope per query, so no rope loses a shape its own query would have
-//! found. A rope stepped alone ([`Gatherer`], `advance()`) runs its own query over its box.
+//! found. A rope stepped alone ([`Gatherer`], `advance()`) runs its own query over its box. The
+//! decisions (clusters, bounds, which shapes a rope keeps, the cutters' memory) are the core's
+//! `rope::gather`; this file runs the engine's queries and reads their results.
 
 use entwine_core::kit::Pose;
 use entwine_core::rope::batch::RopeBatch;
+pub use entwine_core::rope::gather::MAX_COLLIDERS;
+use entwine_core::rope::gather::{keep_nearest, Bounds, Clusters, CutterMemory};
 use entwine_core::rope::{Collider, Motion, Shape, World};
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use glam::{Mat3, Vec3};
+use glam::Vec3;
 use godot::classes::physics_server_3d::BodyState;
 use godot::classes::{
     Area3D, BoxShape3D, CollisionObject3D, PhysicsDirectSpaceState3D, PhysicsServer3D,
@@ -27,18 +31,8 @@ use godot::prelude::*;
 
 use crate::convert::{pose, vec3, vector3};
 
-/// Most shapes a rope's world holds (the nearest ones win when a rope lies in a crowd).
-pub const MAX_COLLIDERS: usize = 32;
-
 /// Most shapes one shared query returns; a cluster query that comes back with this many is split.
 pub const QUERY_LIMIT: usize = 256;
-
-/// Ropes whose boxes come within this distance (metres) of each other share a query.
-pub const CLUSTER_GAP: f32 = 2.0;
-
-/// Room (metres) added around a shape's bounds when they are tested against a rope's box, so that
-/// the bounds never miss a shape the physics engine's own overlap test would find.
-const BOUNDS_PAD: f32 = 0.01;
 
 /// Collider queries (`intersect_shape`) the ropes have run since the library was loaded.
 static QUERIES: AtomicI64 = AtomicI64::new(0);
@@ -48,17 +42,12 @@ pub fn query_count() -> i64 {
     QUERIES.load(Ordering::Relaxed)
 }
 
-/// A cutter shape's pose in the last frame, keyed by its object's instance id and shape index.
-type Seen = (i64, i32, Pose);
-
 /// The reusable query objects, and where each cutter was in the previous frame.
 pub struct Gatherer {
     query: Gd<PhysicsShapeQueryParameters3D>,
     bounds: Gd<BoxShape3D>,
-    /// Cutter poses of the previous frame, and of this one (swapped each frame; never grow past
-    /// [`MAX_COLLIDERS`]).
-    last_seen: Vec<Seen>,
-    seen: Vec<Seen>,
+    /// Where each cutter was in the previous frame.
+    cutters: CutterMemory,
 }
 
 impl Gatherer {
@@ -71,8 +60,7 @@ impl Gatherer {
         Self {
             query,
             bounds,
-            last_seen: Vec::with_capacity(MAX_COLLIDERS),
-            seen: Vec::with_capacity(MAX_COLLIDERS),
+            cutters: CutterMemory::with_capacity(MAX_COLLIDERS),
         }
     }
 
@@ -97,8 +85,7 @@ impl Gatherer {
         world: &mut World,
     ) -> Option<&'static str> {
         world.clear();
-        core::mem::swap(&mut self.last_seen, &mut self.seen);
-        self.seen.clear();
+        self.cutters.begin();
         let mask = solid_mask | cutter_mask;
         if mask == 0 || !lo.is_finite() || !hi.is_finite() {
             return None;
@@ -127,14 +114,7 @@ impl Gatherer {
                     let cutter = hit.layer & cutter_mask != 0;
                     let motion = if cutter {
                         let id = hit.object.instance_id().to_i64();
-                        if self.seen.len() < MAX_COLLIDERS {
-                            self.seen.push((id, hit.index, at));
-                        }
-                        let from = self
-                            .last_seen
-                            .iter()
-                            .find(|(i, k, _)| *i == id && *k == hit.index)
-                            .map(|(_, _, from)| *from);
+                        let from = self.cutters.seen(id, hit.index, at);
                         motion(&hit.object, hit.rid, from, at, dt)
                     } else {
                         Motion::NONE
@@ -153,6 +133,7 @@ impl Gatherer {
                 }
             }
         }
+        self.cutters.finish();
         unsupported
     }
 }
@@ -286,88 +267,6 @@ pub struct Request {
     pub dt: f32,
 }
 
-/// Where a shape may be, in world space.
-#[derive(Clone, Copy, Debug)]
-enum Bounds {
-    /// Inside the box `lo..hi`.
-    Aabb(Vec3, Vec3),
-    /// In the half-space `normal · p ≤ d` (a world boundary).
-    Below(Vec3, f32),
-    /// Anywhere (bounds not known).
-    Everywhere,
-}
-
-impl Bounds {
-    /// Returns the bounds of `shape` at `pose`, padded by [`BOUNDS_PAD`].
-    fn of(shape: &Shape, pose: Pose) -> Self {
-        let m = Mat3::from_quat(pose.rotation);
-        let a = Mat3::from_cols(m.x_axis.abs(), m.y_axis.abs(), m.z_axis.abs());
-        let c = pose.position;
-        let extent = match shape {
-            Shape::Sphere { radius } => Vec3::splat(*radius),
-            Shape::Box { half_extents } => a * *half_extents,
-            Shape::Capsule {
-                radius,
-                half_height,
-            } => m.y_axis.abs() * *half_height + Vec3::splat(*radius),
-            Shape::Cylinder {
-                radius,
-                half_height,
-            } => a * Vec3::new(*radius, *half_height, *radius),
-            Shape::Plane => {
-                let n = m.y_axis;
-                let d = n.dot(c) + BOUNDS_PAD;
-                return if n.is_finite() && d.is_finite() {
-                    Self::Below(n, d)
-                } else {
-                    Self::Everywhere
-                };
-            }
-            Shape::Convex(points) => {
-                let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-                for p in points.iter().filter(|p| p.is_finite()) {
-                    let w = m * *p + c;
-                    lo = lo.min(w);
-                    hi = hi.max(w);
-                }
-                return if lo.is_finite() && hi.is_finite() {
-                    Self::Aabb(lo - BOUNDS_PAD, hi + BOUNDS_PAD)
-                } else {
-                    Self::Everywhere
-                };
-            }
-            Shape::Trimesh(_) => Vec3::splat(shape.bounding_radius()),
-        };
-        let extent = extent + BOUNDS_PAD;
-        if extent.is_finite() && c.is_finite() {
-            Self::Aabb(c - extent, c + extent)
-        } else {
-            Self::Everywhere
-        }
-    }
-
-    /// Returns whether the bounds meet the box `lo..hi`.
-    fn meets(&self, lo: Vec3, hi: Vec3) -> bool {
-        match *self {
-            Self::Aabb(a, b) => a.cmple(hi).all() && lo.cmple(b).all(),
-            Self::Below(n, d) => {
-                let (centre, half) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
-                n.dot(centre) - n.abs().dot(half) <= d
-            }
-            Self::Everywhere => true,
-        }
-    }
-
-    /// Returns the distance (m) from `p` to the bounds (0 inside).
-    fn distance(&self, p: Vec3) -> f32 {
-        match *self {
-            Self::Aabb(a, b) => (p.max(a).min(b) - p).length(),
-            Self::Below(n, d) => (n.dot(p) - d).max(0.0),
-            Self::Everywhere => 0.0,
-        }
-    }
-}
-
 /// One shape of a shared query, read and converted once for all the ropes of its cluster.
 struct Candidate {
     /// Its body's or area's RID (for the ropes' exclusions).
@@ -397,28 +296,20 @@ pub struct SharedGather {
     requests: Vec<Request>,
     /// Per batch entry: the first unsupported shape type its rope met (for its warning).
     unsupported: Vec<Option<&'static str>>,
-    /// Per request: its cluster (`u32::MAX`: another space).
-    cluster_of: Vec<u32>,
-    /// Each cluster's box.
-    clusters: Vec<(Vec3, Vec3)>,
-    /// The requests of the space being gathered, by cluster; ranges of it are queried.
-    order: Vec<u32>,
-    /// Ranges of `order` left to query.
-    ranges: Vec<(usize, usize)>,
+    /// The requests of the space being gathered, grouped into clusters that share a query.
+    clusters: Clusters,
     candidates: Vec<Candidate>,
     /// One rope's chosen candidates: (distance, candidate).
     picked: Vec<(f32, u32)>,
-    /// Cutter shapes' poses in the previous tick (sorted), and in this one.
-    last_seen: Vec<Seen>,
-    seen: Vec<Seen>,
+    /// Where each cutter shape was in the previous tick.
+    cutters: CutterMemory,
 }
 
 impl SharedGather {
     /// Starts a tick: forgets the last tick's requests; this tick's cutters will be compared with
     /// where the last tick saw them.
     pub fn begin(&mut self) {
-        core::mem::swap(&mut self.last_seen, &mut self.seen);
-        self.seen.clear();
+        self.cutters.begin();
         self.requests.clear();
         self.unsupported.clear();
     }
@@ -430,9 +321,7 @@ impl SharedGather {
 
     /// Ends a tick: keeps where this tick saw each cutter, sorted for the next tick's look-ups.
     pub fn finish(&mut self) {
-        self.seen
-            .sort_unstable_by_key(|(id, index, _)| (*id, *index));
-        self.seen.dedup_by_key(|(id, index, _)| (*id, *index));
+        self.cutters.finish();
     }
 
     /// Drops the query objects (they are made again when needed).
@@ -456,95 +345,34 @@ impl SharedGather {
         if self.unsupported.len() < batch.len() {
             self.unsupported.resize(batch.len(), None);
         }
-        self.cluster_of.clear();
-        self.cluster_of.resize(self.requests.len(), u32::MAX);
-        self.clusters.clear();
-        for (i, r) in self.requests.iter().enumerate() {
-            if r.space != space_id {
-                continue;
-            }
-            let near = self
-                .clusters
-                .iter()
-                .position(|(lo, hi)| near(*lo, *hi, r.lo, r.hi));
-            let c = match near {
-                Some(c) => {
-                    let (lo, hi) = &mut self.clusters[c];
-                    *lo = lo.min(r.lo);
-                    *hi = hi.max(r.hi);
-                    c
-                }
-                None => {
-                    self.clusters.push((r.lo, r.hi));
-                    self.clusters.len() - 1
-                }
-            };
-            self.cluster_of[i] = c as u32;
-        }
-        // Clusters that grew into each other merge.
-        'merge: loop {
-            let k = self.clusters.len();
-            for a in 0..k {
-                for b in a + 1..k {
-                    let ((alo, ahi), (blo, bhi)) = (self.clusters[a], self.clusters[b]);
-                    if near(alo, ahi, blo, bhi) {
-                        self.clusters[a] = (alo.min(blo), ahi.max(bhi));
-                        let last = (k - 1) as u32;
-                        for c in self.cluster_of.iter_mut() {
-                            if *c == b as u32 {
-                                *c = a as u32;
-                            } else if *c == last {
-                                *c = b as u32;
-                            }
-                        }
-                        self.clusters.swap_remove(b);
-                        continue 'merge;
-                    }
-                }
-            }
-            break;
-        }
-        self.order.clear();
-        self.order.extend(
-            (0..self.requests.len() as u32).filter(|i| self.cluster_of[*i as usize] != u32::MAX),
-        );
-        let cluster_of = &self.cluster_of;
-        self.order
-            .sort_unstable_by_key(|i| (cluster_of[*i as usize], *i));
-        self.ranges.clear();
-        let mut start = 0;
-        for end in 1..=self.order.len() {
-            if end == self.order.len()
-                || cluster_of[self.order[end] as usize] != cluster_of[self.order[start] as usize]
-            {
-                self.ranges.push((start, end));
-                start = end;
-            }
-        }
-        while let Some((start, end)) = self.ranges.pop() {
-            self.query(space, start, end, batch);
+        let space_boxes = self
+            .requests
+            .iter()
+            .map(|r| (r.space == space_id).then_some((r.lo, r.hi)));
+        self.clusters.build(space_boxes);
+        while let Some(run) = self.clusters.next_run() {
+            self.query(space, run, batch);
         }
     }
 
-    /// Queries the union of the boxes of `order[start..end]` and fills their worlds, or splits the
-    /// range in two (pushed back on `ranges`) when the query came back full.
+    /// Queries the union of the boxes of the requests in `run` and fills their worlds, or splits
+    /// the run in two (queried later) when the query came back full.
     fn query(
         &mut self,
         space: &mut Gd<PhysicsDirectSpaceState3D>,
-        start: usize,
-        end: usize,
+        run: (usize, usize),
         batch: &mut RopeBatch,
     ) {
         let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         let (mut solid, mut cutter) = (0, 0);
-        for &i in &self.order[start..end] {
+        for &i in self.clusters.members(run) {
             let r = &self.requests[i as usize];
             lo = lo.min(r.lo);
             hi = hi.max(r.hi);
             solid |= r.solid;
             cutter |= r.cutter;
         }
-        let dt = self.requests[self.order[start] as usize].dt;
+        let dt = self.requests[self.clusters.members(run)[0] as usize].dt;
         let objects = self.objects.get_or_insert_with(|| {
             let bounds = BoxShape3D::new_gd();
             let mut query = PhysicsShapeQueryParameters3D::new_gd();
@@ -565,25 +393,11 @@ impl SharedGather {
             .max_results(QUERY_LIMIT as i32)
             .done();
         QUERIES.fetch_add(1, Ordering::Relaxed);
-        if hits.len() >= QUERY_LIMIT && end - start > 1 {
+        if hits.len() >= QUERY_LIMIT && run.1 - run.0 > 1 {
             // Full: some shapes may be missing. Split the ropes in two along the box's longest side.
-            let size = hi - lo;
-            let axis = if size.x >= size.y && size.x >= size.z {
-                0
-            } else if size.y >= size.z {
-                1
-            } else {
-                2
-            };
             let requests = &self.requests;
-            let centre = |i: &u32| {
-                let r = &requests[*i as usize];
-                (r.lo[axis] + r.hi[axis]) * 0.5
-            };
-            self.order[start..end].sort_unstable_by(|a, b| centre(a).total_cmp(&centre(b)));
-            let mid = (start + end) / 2;
-            self.ranges.push((start, mid));
-            self.ranges.push((mid, end));
+            let box_of = |i: u32| (requests[i as usize].lo, requests[i as usize].hi);
+            self.clusters.split(run, (lo, hi), box_of);
             return;
         }
         self.candidates.clear();
@@ -606,12 +420,7 @@ impl SharedGather {
             let motion = match &shape {
                 Ok((_, at)) if hit.layer & cutter != 0 => {
                     let id = hit.object.instance_id().to_i64();
-                    self.seen.push((id, hit.index, *at));
-                    let from = self
-                        .last_seen
-                        .binary_search_by_key(&(id, hit.index), |(i, k, _)| (*i, *k))
-                        .ok()
-                        .map(|j| self.last_seen[j].2);
+                    let from = self.cutters.seen(id, hit.index, *at);
                     motion(&hit.object, hit.rid, from, *at, dt)
                 }
                 _ => Motion::NONE,
@@ -625,7 +434,7 @@ impl SharedGather {
                 motion,
             });
         }
-        for &i in &self.order[start..end] {
+        for &i in self.clusters.members(run) {
             let r = self.requests[i as usize];
             self.picked.clear();
             let centre = (r.lo + r.hi) * 0.5;
@@ -647,13 +456,8 @@ impl SharedGather {
                     }
                 }
             }
-            if self.picked.len() > MAX_COLLIDERS {
-                // A crowd: the nearest win, kept in the query's order.
-                self.picked
-                    .select_nth_unstable_by(MAX_COLLIDERS - 1, |a, b| a.0.total_cmp(&b.0));
-                self.picked.truncate(MAX_COLLIDERS);
-                self.picked.sort_unstable_by_key(|p| p.1);
-            }
+            // A crowd: the nearest win, kept in the query's order.
+            keep_nearest(&mut self.picked);
             let Some(world) = batch.world_mut(r.entry) else {
                 continue;
             };
@@ -674,10 +478,4 @@ impl SharedGather {
             }
         }
     }
-}
-
-/// Returns whether the boxes `alo..ahi` and `blo..bhi` come within [`CLUSTER_GAP`] of each other.
-fn near(alo: Vec3, ahi: Vec3, blo: Vec3, bhi: Vec3) -> bool {
-    let gap = Vec3::splat(CLUSTER_GAP);
-    alo.cmple(bhi + gap).all() && blo.cmple(ahi + gap).all()
 }
