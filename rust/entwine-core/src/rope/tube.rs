@@ -51,26 +51,8 @@ impl Tube {
             normals: vec![Vec3::Y; verts],
             tangents: vec![Vec3::NEG_Y; verts],
             // Padded with zeros to a multiple of four vertices (see `write_vertices`).
-            cos: (0..(sides + 1).next_multiple_of(4))
-                .map(|k| {
-                    let angle = core::f32::consts::TAU * k as f32 / sides as f32;
-                    if k <= sides {
-                        angle.cos()
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
-            sin: (0..(sides + 1).next_multiple_of(4))
-                .map(|k| {
-                    let angle = core::f32::consts::TAU * k as f32 / sides as f32;
-                    if k <= sides {
-                        angle.sin()
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
+            cos: ring_table(sides, f32::cos),
+            sin: ring_table(sides, f32::sin),
             ring_centres: vec![Vec3::ZERO; max_rings],
             ring_tangents: vec![Vec3::NEG_Y; max_rings],
             radius: 0.0,
@@ -427,6 +409,20 @@ pub fn catmull_rom(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3, t: f32) -> Vec3 {
         + (p2 - p0) * t
         + (2.0 * p0 - 5.0 * p1 + 4.0 * p2 - p3) * t2
         + (3.0 * p1 - p0 - 3.0 * p2 + p3) * t3)
+}
+
+/// Returns `f` of each vertex's angle round a ring of `sides` sides (the last vertex repeats the
+/// first), padded with zeros to a multiple of four vertices.
+fn ring_table(sides: usize, f: fn(f32) -> f32) -> Vec<f32> {
+    (0..(sides + 1).next_multiple_of(4))
+        .map(|k| {
+            if k <= sides {
+                f(core::f32::consts::TAU * k as f32 / sides as f32)
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// Writes the centre line through `points` (at least one) into `centres`: `subdivisions`

@@ -44,8 +44,7 @@ pub fn query_count() -> i64 {
 
 /// The reusable query objects, and where each cutter was in the previous frame.
 pub struct Gatherer {
-    query: Gd<PhysicsShapeQueryParameters3D>,
-    bounds: Gd<BoxShape3D>,
+    objects: QueryObjects,
     /// Where each cutter was in the previous frame.
     cutters: CutterMemory,
 }
@@ -53,20 +52,15 @@ pub struct Gatherer {
 impl Gatherer {
     /// Returns a gatherer with its query shape and parameters created once.
     pub fn new() -> Self {
-        let bounds = BoxShape3D::new_gd();
-        let mut query = PhysicsShapeQueryParameters3D::new_gd();
-        query.set_shape(&bounds);
-        query.set_collide_with_bodies(true);
         Self {
-            query,
-            bounds,
+            objects: QueryObjects::new(),
             cutters: CutterMemory::with_capacity(MAX_COLLIDERS),
         }
     }
 
     /// Sets the bodies the query ignores (the anchor's own character).
     pub fn set_exclude(&mut self, exclude: &Array<Rid>) {
-        self.query.set_exclude(exclude);
+        self.objects.query.set_exclude(exclude);
     }
 
     /// Clears `world` and fills it with the shapes overlapping the box `lo..hi` (world metres) whose
@@ -90,17 +84,9 @@ impl Gatherer {
         if mask == 0 || !lo.is_finite() || !hi.is_finite() {
             return None;
         }
-        let size = (hi - lo).max(Vec3::splat(0.01));
-        self.bounds.set_size(vector3(size));
-        self.query
-            .set_transform(Transform3D::new(Basis::IDENTITY, vector3((lo + hi) * 0.5)));
-        self.query.set_collision_mask(mask);
-        self.query.set_collide_with_areas(cutter_mask != 0);
-        let hits = space
-            .intersect_shape_ex(&self.query)
-            .max_results(MAX_COLLIDERS as i32)
-            .done();
-        QUERIES.fetch_add(1, Ordering::Relaxed);
+        let hits = self
+            .objects
+            .run(space, (lo, hi), (solid_mask, cutter_mask), MAX_COLLIDERS);
         let mut unsupported = None;
         for hit in hits.iter_shared() {
             let Some(hit) = read_hit(&hit, solid_mask, cutter_mask) else {
@@ -280,10 +266,42 @@ struct Candidate {
     motion: Motion,
 }
 
-/// The query objects of a [`SharedGather`] (made when first needed).
+/// A box query's reusable objects (a [`SharedGather`] makes them when first needed).
 struct QueryObjects {
     query: Gd<PhysicsShapeQueryParameters3D>,
     bounds: Gd<BoxShape3D>,
+}
+
+impl QueryObjects {
+    fn new() -> Self {
+        let bounds = BoxShape3D::new_gd();
+        let mut query = PhysicsShapeQueryParameters3D::new_gd();
+        query.set_shape(&bounds);
+        query.set_collide_with_bodies(true);
+        Self { query, bounds }
+    }
+
+    /// Returns the shapes on `solid | cutter` (areas only with a cutter mask) overlapping the box
+    /// `lo..hi`, at most `limit`, and counts the query.
+    fn run(
+        &mut self,
+        space: &mut Gd<PhysicsDirectSpaceState3D>,
+        (lo, hi): (Vec3, Vec3),
+        (solid, cutter): (u32, u32),
+        limit: usize,
+    ) -> Array<VarDictionary> {
+        self.bounds
+            .set_size(vector3((hi - lo).max(Vec3::splat(0.01))));
+        self.query
+            .set_transform(Transform3D::new(Basis::IDENTITY, vector3((lo + hi) * 0.5)));
+        self.query.set_collision_mask(solid | cutter);
+        self.query.set_collide_with_areas(cutter != 0);
+        QUERIES.fetch_add(1, Ordering::Relaxed);
+        space
+            .intersect_shape_ex(&self.query)
+            .max_results(limit as i32)
+            .done()
+    }
 }
 
 /// The rope server's gather: the colliders of many ropes with one query per cluster of ropes (see
@@ -373,26 +391,8 @@ impl SharedGather {
             cutter |= r.cutter;
         }
         let dt = self.requests[self.clusters.members(run)[0] as usize].dt;
-        let objects = self.objects.get_or_insert_with(|| {
-            let bounds = BoxShape3D::new_gd();
-            let mut query = PhysicsShapeQueryParameters3D::new_gd();
-            query.set_shape(&bounds);
-            query.set_collide_with_bodies(true);
-            QueryObjects { query, bounds }
-        });
-        objects
-            .bounds
-            .set_size(vector3((hi - lo).max(Vec3::splat(0.01))));
-        objects
-            .query
-            .set_transform(Transform3D::new(Basis::IDENTITY, vector3((lo + hi) * 0.5)));
-        objects.query.set_collision_mask(solid | cutter);
-        objects.query.set_collide_with_areas(cutter != 0);
-        let hits = space
-            .intersect_shape_ex(&objects.query)
-            .max_results(QUERY_LIMIT as i32)
-            .done();
-        QUERIES.fetch_add(1, Ordering::Relaxed);
+        let objects = self.objects.get_or_insert_with(QueryObjects::new);
+        let hits = objects.run(space, (lo, hi), (solid, cutter), QUERY_LIMIT);
         if hits.len() >= QUERY_LIMIT && run.1 - run.0 > 1 {
             // Full: some shapes may be missing. Split the ropes in two along the box's longest side.
             let requests = &self.requests;
