@@ -388,9 +388,145 @@ fn position_code(x: f32) -> u16 {
     }
 }
 
+/// What one of an AnimationTree's `parameters/…` properties is to the snapshot
+/// ([`TreeParam::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeParam<'a> {
+    /// A state machine's playback: the machine's path in the tree (`""` for the root, else
+    /// `"a/b/"`).
+    Playback(&'a str),
+    /// A node's one-shot request: the node's path (`"a/b/"`); the node is a OneShot when the tree
+    /// says so, and its `active` parameter is that path followed by `active`.
+    Request(&'a str),
+    /// A numeric value the snapshot carries.
+    Value(ValueKind),
+    /// Not in the snapshot: not a parameter, a seek request, read-only, or not numeric.
+    Skip,
+}
+
+/// The kind of a numeric tree parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A bool: one value, 0 or 1.
+    Bool,
+    /// An int: one value, rounded when applied.
+    Int,
+    /// A float: one value, interpolated.
+    Float,
+    /// A blend position (BlendSpace2D): two values.
+    Vector2,
+}
+
+impl ValueKind {
+    /// How many of the snapshot's values it takes.
+    #[must_use]
+    pub fn width(self) -> usize {
+        if self == Self::Vector2 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Whether it interpolates between snapshots (floats and blend positions).
+    #[must_use]
+    pub fn continuous(self) -> bool {
+        matches!(self, Self::Float | Self::Vector2)
+    }
+}
+
+/// Godot's property usage bits a game-set parameter has (`STORAGE | EDITOR`), and the read-only bit.
+const USAGE_STORAGE_OR_EDITOR: i64 = 2 | 4;
+const USAGE_READ_ONLY: i64 = 1 << 28;
+
+impl<'a> TreeParam<'a> {
+    /// Classifies the tree property `name` of Godot variant type `variant_type` (1 bool, 2 int,
+    /// 3 float, 5 Vector2) and property `usage` flags: playbacks and one-shot requests by their
+    /// names; values when a game sets them (stored or shown in the editor, not read-only) and they
+    /// are numeric; seek requests never.
+    #[must_use]
+    pub fn of(name: &'a str, variant_type: i64, usage: i64) -> Self {
+        let Some(path) = name.strip_prefix("parameters/") else {
+            return Self::Skip;
+        };
+        if path == "playback" || path.ends_with("/playback") {
+            return Self::Playback(path.trim_end_matches("playback"));
+        }
+        if let Some(at) = path.strip_suffix("request") {
+            if !at.ends_with("seek_") {
+                return Self::Request(at);
+            }
+        }
+        if path.ends_with("seek_request") || !settable(usage) {
+            return Self::Skip;
+        }
+        match variant_type {
+            1 => Self::Value(ValueKind::Bool),
+            2 => Self::Value(ValueKind::Int),
+            3 => Self::Value(ValueKind::Float),
+            5 => Self::Value(ValueKind::Vector2),
+            _ => Self::Skip,
+        }
+    }
+}
+
+/// Returns whether a property with these usage flags is one a game sets: stored or shown in the
+/// editor, and not read-only (like a node's `current_position`).
+#[must_use]
+pub fn settable(usage: i64) -> bool {
+    usage & USAGE_STORAGE_OR_EDITOR != 0 && usage & USAGE_READ_ONLY == 0
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn tree_parameters_are_told_apart_by_name_type_and_usage() {
+        const SET: i64 = 2 | 4;
+        assert_eq!(
+            TreeParam::of("parameters/playback", 24, SET),
+            TreeParam::Playback("")
+        );
+        assert_eq!(
+            TreeParam::of("parameters/Locomotion/playback", 24, SET),
+            TreeParam::Playback("Locomotion/")
+        );
+        assert_eq!(
+            TreeParam::of("parameters/Wave/request", 2, SET),
+            TreeParam::Request("Wave/")
+        );
+        assert_eq!(
+            TreeParam::of("parameters/Seek/seek_request", 3, SET),
+            TreeParam::Skip
+        );
+        assert_eq!(
+            TreeParam::of("parameters/Walk/blend_position", 5, SET),
+            TreeParam::Value(ValueKind::Vector2)
+        );
+        assert_eq!(
+            TreeParam::of("parameters/Speed/scale", 3, SET),
+            TreeParam::Value(ValueKind::Float)
+        );
+        assert_eq!(
+            TreeParam::of("parameters/on", 1, SET),
+            TreeParam::Value(ValueKind::Bool)
+        );
+        assert_eq!(
+            TreeParam::of("parameters/n", 2, 4),
+            TreeParam::Value(ValueKind::Int)
+        );
+        // Read-only, not stored or shown, not numeric, not a parameter.
+        assert_eq!(
+            TreeParam::of("parameters/Shot/time", 3, SET | 1 << 28),
+            TreeParam::Skip
+        );
+        assert_eq!(TreeParam::of("parameters/x", 3, 0), TreeParam::Skip);
+        assert_eq!(TreeParam::of("parameters/name", 4, SET), TreeParam::Skip);
+        assert_eq!(TreeParam::of("root_node", 22, SET), TreeParam::Skip);
+        assert_eq!((ValueKind::Vector2.width(), ValueKind::Int.width()), (2, 1));
+        assert!(ValueKind::Float.continuous() && !ValueKind::Bool.continuous());
+    }
 
     pub(crate) fn locomotion() -> AnimSnapshot {
         let mut s = AnimSnapshot::default();

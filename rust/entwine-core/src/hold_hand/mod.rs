@@ -8,6 +8,8 @@
 //! * [`follow`]: the initiator-side follow spring that carries the recipient's root.
 //! * [`contact`]: the shared contact point from two reach spheres, its smoothing, the connection
 //!   hysteresis and the IK weight fades.
+//! * [`hand`]: one character's holding hand from its rig (elbow pole, grip, reach) and each
+//!   frame's input for the contact solver; the contact offset's and rotation's check.
 //! * [`stream`]: what the initiator samples and sends (roots, hands, animation) and the frame's
 //!   byte layout.
 //! * [`anim`]: the animation section of a frame: snapshot, layout, when to send, interpolation.
@@ -24,6 +26,7 @@ pub mod anim;
 pub mod contact;
 pub mod follow;
 pub mod gate;
+pub mod hand;
 pub mod lifecycle;
 pub mod phase;
 pub mod replay;

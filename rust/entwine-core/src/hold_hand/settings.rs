@@ -202,6 +202,31 @@ pub struct PairIssue {
     pub problem: PairProblem,
 }
 
+impl std::fmt::Display for PairIssue {
+    /// The warning a node prints: "`name` must be in `lo`..=`hi` (got …); using …", naming the
+    /// property; vectors as `(x, y, z)`, as Godot prints them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.param.name();
+        let v = |v: Vec3| format!("({}, {}, {})", v.x, v.y, v.z);
+        match self.problem {
+            PairProblem::Range { got, lo, hi, used } => {
+                write!(f, "{name} must be in {lo}..={hi} (got {got}); using {used}")
+            }
+            PairProblem::Below { got, floor, used } => write!(
+                f,
+                "{name} must not be below {} (got {got}); using {used}",
+                floor.name()
+            ),
+            PairProblem::Vector { got, limit, used } => write!(
+                f,
+                "{name} must be finite and within ±{limit} (got {}); using {}",
+                v(got),
+                v(used)
+            ),
+        }
+    }
+}
+
 /// The checks of one pass, reporting each correction.
 struct Checker<F: FnMut(PairIssue)> {
     on_issue: F,
@@ -489,6 +514,26 @@ impl PairSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_issue_reads_as_the_warning_naming_the_property() {
+        let mut s = PairSettings::default();
+        s.contact_offsets[1] = Vec3::new(0.0, 0.0, 101.0);
+        s.follow.spring_coefficient = f32::NAN;
+        let (_, seen) = issues(s);
+        let texts: Vec<String> = seen.iter().map(ToString::to_string).collect();
+        assert!(
+            texts.contains(&"recipient_contact_offset must be finite and within ±100 (got (0, 0, 101)); using (0, 0, 0)".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("spring_coefficient must be in ")
+                    && t.contains("(got NaN); using ")),
+            "{texts:?}"
+        );
+    }
 
     fn issues(s: PairSettings) -> (PairSettings, Vec<PairIssue>) {
         let mut seen = Vec::new();

@@ -40,22 +40,28 @@ pub fn clamp_finite(v: f32, lo: f32, hi: f32, default: f32) -> f32 {
     }
 }
 
-/// Returns `x` if it is finite, else `target` if that is finite, else `current`.
-fn settle(x: f32, current: f32, target: f32) -> f32 {
-    if x.is_finite() {
-        x
-    } else if target.is_finite() {
-        target
-    } else {
-        current
+/// A value that can be checked for being finite (a number or a vector).
+trait Finite: Copy {
+    fn finite(self) -> bool;
+}
+
+impl Finite for f32 {
+    fn finite(self) -> bool {
+        self.is_finite()
     }
 }
 
-/// Returns `x` if it is finite, else `target` if that is finite, else `current` (vectors).
-fn settle_vec3(x: Vec3, current: Vec3, target: Vec3) -> Vec3 {
-    if x.is_finite() {
+impl Finite for Vec3 {
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// Returns `x` if it is finite, else `target` if that is finite, else `current`.
+fn settle<T: Finite>(x: T, current: T, target: T) -> T {
+    if x.finite() {
         x
-    } else if target.is_finite() {
+    } else if target.finite() {
         target
     } else {
         current
@@ -154,7 +160,7 @@ pub fn smooth_damp_vec3(
         output
     } else {
         *velocity = Vec3::ZERO;
-        settle_vec3(output, current, target)
+        settle(output, current, target)
     }
 }
 
@@ -247,7 +253,7 @@ pub fn move_towards_vec3(current: Vec3, target: Vec3, max_delta: f32) -> Vec3 {
     } else {
         target
     };
-    settle_vec3(moved, current, target)
+    settle(moved, current, target)
 }
 
 /// Returns the rotation a fraction `t` of the way from `a` to `b` along the

@@ -3,8 +3,8 @@
 //! initiator, and applying a snapshot to a replica (remote peers) or to the partner (same process).
 
 use entwine_core::hold_hand::anim::{
-    AnimSnapshot, MachineState, PlayerState, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS, MAX_ANIM_VALUES,
-    NO_NODE,
+    AnimSnapshot, MachineState, PlayerState, TreeParam, ValueKind as Kind, MAX_ANIM_MACHINES,
+    MAX_ANIM_SHOTS, MAX_ANIM_VALUES, NO_NODE,
 };
 use entwine_core::hold_hand::phase::{player_seek, PhaseCatchUp};
 use godot::classes::animation_mixer::AnimationCallbackModeProcess;
@@ -14,21 +14,9 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
-use super::is_settable_parameter;
-
 /// OneShot requests (`AnimationNodeOneShot.OneShotRequest`).
 const ONE_SHOT_FIRE: i64 = 1;
 const ONE_SHOT_ABORT: i64 = 2;
-
-/// The kind of a numeric parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Bool,
-    Int,
-    Float,
-    /// A blend position (BlendSpace2D): two values.
-    Vector2,
-}
 
 /// What a character's animation snapshot holds, found once per pair; both peers find the same for
 /// the same character.
@@ -147,17 +135,16 @@ impl AnimRig {
         let mut slots = 0usize;
         for prop in tree.get_property_list().iter_shared() {
             let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
-            let Some(path) = name.strip_prefix("parameters/") else {
-                continue;
-            };
-            let ty = prop
-                .get("type")
-                .and_then(|t| t.try_to::<i64>().ok())
-                .unwrap_or(0);
-            if path == "playback" || path.ends_with("/playback") {
-                let node = node_at(root.clone(), path.trim_end_matches("playback"));
-                if let Some(sm) = node.and_then(|n| n.try_cast::<AnimationNodeStateMachine>().ok())
-                {
+            let field = |key: &str| prop.get(key).and_then(|v| v.try_to::<i64>().ok());
+            let (ty, usage) = (field("type").unwrap_or(0), field("usage").unwrap_or(0));
+            match TreeParam::of(&name, ty, usage) {
+                TreeParam::Playback(path) => {
+                    let node = node_at(root.clone(), path);
+                    let Some(sm) =
+                        node.and_then(|n| n.try_cast::<AnimationNodeStateMachine>().ok())
+                    else {
+                        continue;
+                    };
                     if self.machines.len() < MAX_ANIM_MACHINES {
                         let mut nodes: Vec<StringName> = sm.get_node_list().iter_shared().collect();
                         nodes.sort_by_key(|n| n.to_string());
@@ -165,42 +152,33 @@ impl AnimRig {
                         self.machines.push((StringName::from(name.as_str()), nodes));
                     }
                 }
-                continue;
-            }
-            if let Some(at) = path.strip_suffix("request") {
-                let node = node_at(root.clone(), at);
-                if node.is_some_and(|n| n.try_cast::<AnimationNodeOneShot>().is_ok())
-                    && self.shots.len() < MAX_ANIM_SHOTS
-                {
-                    self.shots.push((
-                        StringName::from(format!("parameters/{at}active").as_str()),
-                        StringName::from(name.as_str()),
-                    ));
+                TreeParam::Request(at) => {
+                    let node = node_at(root.clone(), at);
+                    if node.is_some_and(|n| n.try_cast::<AnimationNodeOneShot>().is_ok())
+                        && self.shots.len() < MAX_ANIM_SHOTS
+                    {
+                        self.shots.push((
+                            StringName::from(format!("parameters/{at}active").as_str()),
+                            StringName::from(name.as_str()),
+                        ));
+                    }
                 }
-                continue;
+                TreeParam::Value(kind) => {
+                    if arms.as_slice().iter().any(|a| a.to_string() == name) {
+                        continue;
+                    }
+                    let width = kind.width();
+                    if slots + width > MAX_ANIM_VALUES {
+                        continue;
+                    }
+                    if kind.continuous() {
+                        self.continuous |= ((1u32 << width) - 1) << slots;
+                    }
+                    slots += width;
+                    self.values.push((StringName::from(name.as_str()), kind));
+                }
+                TreeParam::Skip => {}
             }
-            if path.ends_with("seek_request") || !is_settable_parameter(&prop) {
-                continue;
-            }
-            let kind = match ty {
-                1 => Kind::Bool,
-                2 => Kind::Int,
-                3 => Kind::Float,
-                5 => Kind::Vector2,
-                _ => continue,
-            };
-            if arms.as_slice().iter().any(|a| a.to_string() == name) {
-                continue;
-            }
-            let width = if kind == Kind::Vector2 { 2 } else { 1 };
-            if slots + width > MAX_ANIM_VALUES {
-                continue;
-            }
-            if matches!(kind, Kind::Float | Kind::Vector2) {
-                self.continuous |= ((1u32 << width) - 1) << slots;
-            }
-            slots += width;
-            self.values.push((StringName::from(name.as_str()), kind));
         }
     }
 
@@ -385,11 +363,7 @@ impl AnimRig {
 
     /// Sets the values of `snap` on `tree`.
     fn apply_values(&self, snap: &AnimSnapshot, tree: &mut Gd<AnimationTree>) {
-        let slots: usize = self
-            .values
-            .iter()
-            .map(|(_, k)| if *k == Kind::Vector2 { 2 } else { 1 })
-            .sum();
+        let slots: usize = self.values.iter().map(|(_, k)| k.width()).sum();
         let values = snap.values();
         if values.len() != slots {
             return;

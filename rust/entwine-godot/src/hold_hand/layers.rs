@@ -1,19 +1,7 @@
-//! What a character's rig holds for the pair: the animation tree's arm layers, the bone chains of
-//! its hands, and which tree parameters a game sets.
+//! What a character's rig holds for the pair: the animation tree's arm layers and the bone chains
+//! of its hands.
 
 use super::*;
-
-/// Returns whether a property-list entry is a parameter a game sets (stored or shown in the editor,
-/// not read-only like `current_position`).
-pub(super) fn is_settable_parameter(prop: &VarDictionary) -> bool {
-    const STORAGE_OR_EDITOR: i64 = 2 | 4;
-    const READ_ONLY: i64 = 1 << 28;
-    let usage = prop
-        .get("usage")
-        .and_then(|u| u.try_to::<i64>().ok())
-        .unwrap_or(0);
-    usage & STORAGE_OR_EDITOR != 0 && usage & READ_ONLY == 0
-}
 
 /// Seconds the partner in the same process may stay in another state-machine node than the
 /// initiator's while travelling there, before it is started there outright.

@@ -11,16 +11,16 @@ mod setup;
 mod state;
 
 use entwine_core::hold_hand::contact::fade_step;
-use entwine_core::hold_hand::settings::{PairIssue, PairParam, PairProblem, PairSettings};
+use entwine_core::hold_hand::hand::{contact_frame, Contact, HoldingHand};
+use entwine_core::hold_hand::settings::{PairParam, PairSettings};
 use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
-    palm_to_palm, root_driven, ContactOutput, ContactSolver, ContactTuning, FollowDriver,
-    FollowTuning, HandInput, HandOffsets, HandSample, HandShape, InitiatorWatch, Interaction,
-    Lifecycle, PairReplay, PairSample, PairSender, Phase, PlayerId, Refused, ReplayTuning, Role,
-    RoomCall, StreamRates,
+    root_driven, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
+    HandInput, HandOffsets, HandSample, InitiatorWatch, Interaction, Lifecycle, PairReplay,
+    PairSample, PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, RoomCall, StreamRates,
 };
 use entwine_core::kit::Pose;
-use entwine_core::rig::{HandSize, Humanoid, Role as RigRole, Side, REFERENCE_ARM};
+use entwine_core::rig::{Humanoid, Role as RigRole, Side};
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
@@ -34,16 +34,16 @@ use godot::prelude::*;
 
 use crate::warnings::Warnings;
 
-use crate::convert::{pose, transform_scaled, vec3, vector3};
+use crate::convert::{affine, pose, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
 use crate::rig;
 use crate::scene::first_descendant;
 pub use api::{PairPhase, PairRole};
-use layers::{chain_for_hand, detect_arm_layers, is_settable_parameter, LOCAL_ANIM_GRACE};
+use layers::{chain_for_hand, detect_arm_layers, LOCAL_ANIM_GRACE};
 pub use room::HoldHandRoom;
 use state::{
-    CheckedSettings, GripHand, LastHands, NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED,
+    CheckedSettings, LastHands, NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED,
     THROTTLE_TOO_FAST,
 };
 
@@ -343,8 +343,6 @@ const WARN_BONES: u32 = 4;
 const WARN_ID: u32 = 16;
 const WARN_CONTACT: u32 = 128;
 const WARN_FRAME: u32 = 256;
-/// Largest contact offset accepted (m); farther (or NaN) counts as none.
-const MAX_CONTACT_OFFSET: f32 = 2.0;
 
 /// Metadata set on a character while the pair writes its root (see [method is_pair_driven]).
 const DRIVEN_META: &str = "entwine_pair_driven";

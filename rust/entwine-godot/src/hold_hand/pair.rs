@@ -293,41 +293,20 @@ impl HoldHandComponent {
             b.set_lower_bone(lower);
             b.set_end_bone(hand.clone());
         }
-        // Elbows out and down, away from the body, so they never flip inward (seed §6.8): in the
-        // character's axes (x right, y up, z back) of the rig found in the skeleton.
-        let hand_at = vec3(
-            skeleton
-                .get_bone_global_rest(skeleton.find_bone(&hand))
-                .origin,
-        );
-        let centre = humanoid.bone(RigRole::Hips).map_or(Vec3::ZERO, |h| {
-            vec3(skeleton.get_bone_global_rest(h as i32).origin)
-        });
-        let out = if humanoid.right.dot(hand_at - centre) < 0.0 {
-            -0.5
-        } else {
-            0.5
-        };
-        let pole = humanoid.to_skeleton(Vec3::new(out, -1.0, 0.3));
+        // Elbows out and down, away from the body, so they never flip inward (seed §6.8); the
+        // hand's palm and fingers for the grip.
+        let rest = |bone: i32| pose(skeleton.get_bone_global_rest(bone));
+        let hips = humanoid
+            .bone(RigRole::Hips)
+            .map(|h| rest(h as i32).position);
+        let held = HoldingHand::new(&humanoid, side, rest(skeleton.find_bone(&hand)), hips);
         {
             let mut b = ik.bind_mut();
-            b.set_pole_direction(vector3(pole));
+            b.set_pole_direction(vector3(held.elbow_pole));
             b.set_position_weight(0.0);
             b.set_rotation_weight(0.0);
         }
-        // The hand's palm and fingers in its bone's own space, for the grip.
-        let q = crate::convert::rotation(
-            skeleton
-                .get_bone_global_rest(skeleton.find_bone(&hand))
-                .basis,
-        );
-        let s = side as usize;
-        self.runtime.grip = Some(GripHand {
-            palm: q.conjugate() * humanoid.palm[s],
-            finger: q.conjugate() * humanoid.finger[s],
-            size: humanoid.hand_size(side),
-            axes: [humanoid.right, humanoid.up, -humanoid.forward],
-        });
+        self.runtime.grip = Some(held);
         self.runtime.ik = Some(ik.clone());
         self.runtime.ik_bone = bone;
         Some(ik)
@@ -342,69 +321,39 @@ impl HoldHandComponent {
         rotation_deg: Vector3,
         grip: bool,
     ) -> Option<HandInput> {
-        let usable =
-            offset.is_finite() && offset.length() <= MAX_CONTACT_OFFSET && rotation_deg.is_finite();
-        let (offset, rotation_deg) = if usable {
-            // Wrapped so a huge angle cannot lose the basis' orthonormality.
-            let wrap = |d: f32| d % 360.0;
-            (
-                offset,
-                Vector3::new(
-                    wrap(rotation_deg.x),
-                    wrap(rotation_deg.y),
-                    wrap(rotation_deg.z),
-                ),
-            )
+        let contact = if grip {
+            Contact::Grip {
+                palm_back: role == Role::Initiator,
+            }
         } else {
-            self.warn_once(
-                WARN_CONTACT,
-                "contact offset or rotation is invalid (offsets must be finite and within 2 m, \
-                 rotations finite); using none"
-                    .into(),
-            );
-            (Vector3::ZERO, Vector3::ZERO)
+            let (offset, rotation) = contact_frame(vec3(offset), vec3(rotation_deg))
+                .unwrap_or_else(|| {
+                    self.warn_once(
+                        WARN_CONTACT,
+                        "contact offset or rotation is invalid (offsets must be finite and within \
+                         2 m, rotations finite); using none"
+                            .into(),
+                    );
+                    (Vec3::ZERO, glam::Quat::IDENTITY)
+                });
+            Contact::Set { offset, rotation }
         };
         let ik = self.hand_ik(role)?;
+        let held = self.runtime.grip?;
         let skeleton = self.skeleton_node()?;
         let to_world = skeleton.get_global_transform();
-        let mut ik_b = ik.clone();
-        // The chain's length is in the skeleton's units: in the world it is scaled by the nodes
-        // above the skeleton (the mean of the axes for a non-uniform scale).
-        let scale = to_world.basis.get_scale().abs();
-        let arm = ik_b.bind_mut().get_chain_length() * (scale.x + scale.y + scale.z) / 3.0;
-        let reach = arm - self.reach_margin() * arm / REFERENCE_ARM;
-        let ik_ref = ik.bind();
-        let hand = to_world * ik_ref.get_animated_end_transform();
-        let upper = to_world * ik_ref.get_animated_upper_position();
-        if reach <= 0.0 || hand.origin == to_world.origin {
+        let scale = vec3(to_world.basis.get_scale());
+        let chain = ik.clone().bind_mut().get_chain_length();
+        let reach = HoldingHand::reach(chain, scale, self.reach_margin());
+        let ik = ik.bind();
+        let hand = to_world * ik.get_animated_end_transform();
+        if hand.origin == to_world.origin {
             // Not processed yet: no animated pose recorded.
             return None;
         }
-        if grip {
-            // Palm to palm: the offset and rotation in the pair's frame, and the hand's animated
-            // grip point as its preferred contact.
-            let world_scale = (scale.x + scale.y + scale.z) / 3.0;
-            let g = self.runtime.grip?;
-            let (local, world) = (g.shape(1.0), g.shape(world_scale));
-            let (offset, rotation) = palm_to_palm(&world, role == Role::Initiator)?;
-            let grip_at = hand * vector3(local.grip_point()?);
-            return Some(HandInput {
-                contact: Pose::new(vec3(grip_at), pose(hand).rotation),
-                upper_arm: vec3(upper),
-                reach,
-                offset,
-                rotation,
-            });
-        }
-        let euler = rotation_deg * (std::f32::consts::PI / 180.0);
-        let rot = godot::builtin::Basis::from_euler(godot::builtin::EulerOrder::YXZ, euler);
-        Some(HandInput {
-            contact: pose(hand),
-            upper_arm: vec3(upper),
-            reach,
-            offset: vec3(offset),
-            rotation: crate::convert::rotation(rot),
-        })
+        let upper = vec3(to_world * ik.get_animated_upper_position());
+        let world_scale = entwine_core::rig::mean_scale(scale);
+        held.input(affine(hand), upper, reach, world_scale, contact)
     }
 
     /// Solves the pair's contact from both hands and drives both hand IKs, given both roots
@@ -489,9 +438,9 @@ impl HoldHandComponent {
     /// This character's body axes (right, up, back of the rig found in its skeleton) as a world
     /// rotation, once its hand IK is built.
     pub(super) fn body_frame(&self) -> Option<glam::Quat> {
-        let g = self.runtime.grip?;
+        let axes = self.runtime.grip?.body_axes();
         let basis = self.skeleton_node()?.get_global_transform().basis;
-        let [x, y, z] = g.axes.map(|a| vec3(basis * vector3(a)));
+        let [x, y, z] = axes.map(|a| vec3(basis * vector3(a)));
         Some(entwine_core::kit::rotation_of_axes(x, y, z))
     }
 

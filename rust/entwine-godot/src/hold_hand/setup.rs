@@ -315,7 +315,7 @@ impl HoldHandComponent {
         let checked = as_set.sanitized(|i| found[i.param as usize] = Some(i));
         let node = self.to_gd();
         for (param, issue) in PairParam::ALL.into_iter().zip(found) {
-            let message = || issue.map(describe).unwrap_or_default();
+            let message = || issue.map(|i| i.to_string()).unwrap_or_default();
             let w = &mut self.runtime.warnings;
             w.setting(&node, param.name(), issue.is_none(), message);
         }
@@ -377,24 +377,5 @@ impl HoldHandComponent {
             disconnect_distance: t.disconnect_distance * k,
             ..t
         })
-    }
-}
-
-/// The warning for a corrected setting: "`name` must be in `lo`..=`hi` (got …); using …".
-fn describe(issue: PairIssue) -> String {
-    let name = issue.param.name();
-    match issue.problem {
-        PairProblem::Range { got, lo, hi, used } => {
-            format!("{name} must be in {lo}..={hi} (got {got}); using {used}")
-        }
-        PairProblem::Below { got, floor, used } => format!(
-            "{name} must not be below {} (got {got}); using {used}",
-            floor.name()
-        ),
-        PairProblem::Vector { got, limit, used } => format!(
-            "{name} must be finite and within ±{limit} (got {}); using {}",
-            vector3(got),
-            vector3(used)
-        ),
     }
 }

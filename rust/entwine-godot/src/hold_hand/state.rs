@@ -80,7 +80,7 @@ pub(super) struct Runtime {
     pub(super) rig_height: Option<f32>,
     /// This hand's shape for the grip and the body's axes (right, up, back), in the skeleton's
     /// space, found with the IK.
-    pub(super) grip: Option<GripHand>,
+    pub(super) grip: Option<HoldingHand>,
     pub(super) ik_failed: bool,
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
     pub(super) hand_weights: (f32, f32),
@@ -110,27 +110,4 @@ pub(super) struct CheckedSettings {
     pub(super) as_set: PairSettings,
     pub(super) checked: PairSettings,
     pub(super) hands_ok: bool,
-}
-
-/// A hand as the grip needs it, in its skeleton's units (see [`HandShape`]).
-#[derive(Clone, Copy)]
-pub(super) struct GripHand {
-    /// Palm and finger directions in the hand bone's own space.
-    pub(super) palm: Vec3,
-    pub(super) finger: Vec3,
-    pub(super) size: HandSize,
-    /// The body's right, up and back in the skeleton's space.
-    pub(super) axes: [Vec3; 3],
-}
-
-impl GripHand {
-    /// The hand's shape with its lengths multiplied by `scale` (into the world).
-    pub(super) fn shape(&self, scale: f32) -> HandShape {
-        HandShape {
-            palm: self.palm,
-            finger: self.finger,
-            length: self.size.length * scale,
-            thickness: self.size.thickness * scale,
-        }
-    }
 }
