@@ -6,7 +6,8 @@ extends EntwineBench
 ## configuration (as an animated character would). Frame time is measured with no IK, with two
 ## empty SkeletonModifier3D per skeleton (what the engine charges any modifier, the floor), with
 ## Rust `LimbIK`, with Godot's own TwoBoneIK3D (C++, a target and a pole node per arm) and with
-## the GDScript baseline (`gd_limb_ik.gd`), in interleaved rounds; the cost of a solve is the frame's
+## the GDScript baseline (`gd_limb_ik.gd`), and with one TwoBoneIK3D per skeleton holding both arms
+## (Godot's one-pass form: what one modifier pass per skeleton saves), in interleaved rounds; the cost of a solve is the frame's
 ## main-thread CPU time above the no-IK frame divided by the solves per frame (medians, the rounds'
 ## spread printed; wall time next to it). It includes the engine calls every modifier must make (reading and writing three bone
 ## poses). `vs_twobone=` is TwoBoneIK3D's cost / LimbIK's; the ratio is GDScript cost / Rust cost.
@@ -53,7 +54,7 @@ func _run() -> void:
 			pole.global_position = c.global_position + Vector3(out * 0.7, 0.9, 0.5)
 			_poles.append(pole)
 	_hips = _characters[0].get_skeleton().find_bone("Hips")
-	var kinds := ["none", "empty", "rust", "twobone", "gdscript"]
+	var kinds := ["none", "empty", "rust", "twobone", "twobone_one", "gdscript"]
 	var wall := {}
 	var cpu := {}
 	for kind in kinds:
@@ -80,13 +81,14 @@ func _run() -> void:
 	var rust_us := maxf((median(samples["rust"]) - none) / solves, 0.001)
 	var gd_us := maxf((median(samples["gdscript"]) - none) / solves, 0.001)
 	var two_us := maxf((median(samples["twobone"]) - none) / solves, 0.001)
+	var one_us := maxf((median(samples["twobone_one"]) - none) / solves, 0.001)
 	var empty_us := (median(samples["empty"]) - none) / solves
 	var spread := func(kind: String) -> String:
 		return "rounds %.2f-%.2f" % [(samples[kind].min() - none) / solves,
 			(samples[kind].max() - none) / solves]
-	print("bench limb_ik: on %d skeletons, %d solves/frame, main-thread CPU: rust %.2f µs/solve (%s; %.0f solves/s), TwoBoneIK3D %.2f µs/solve (%s), gdscript %.2f µs/solve (%s), an empty modifier %.2f µs (%s), frame without IK %.2f ms; wall time: rust %.2f, TwoBoneIK3D %.2f, gdscript %.2f, an empty modifier %.2f µs/solve; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx)%s vs_twobone=%.2fx ratio=%.1fx" % [
+	print("bench limb_ik: on %d skeletons, %d solves/frame, main-thread CPU: rust %.2f µs/solve (%s; %.0f solves/s), TwoBoneIK3D %.2f µs/solve (%s; both arms in one TwoBoneIK3D %.2f µs/solve, %s), gdscript %.2f µs/solve (%s), an empty modifier %.2f µs (%s), frame without IK %.2f ms; wall time: rust %.2f, TwoBoneIK3D %.2f, gdscript %.2f, an empty modifier %.2f µs/solve; solver alone: rust %.2f µs, gdscript %.2f µs (%.1fx)%s vs_twobone=%.2fx ratio=%.1fx" % [
 		CHARACTERS, solves, rust_us, spread.call("rust"), 1e6 / rust_us, two_us,
-		spread.call("twobone"), gd_us, spread.call("gdscript"), empty_us, spread.call("empty"),
+		spread.call("twobone"), one_us, spread.call("twobone_one"), gd_us, spread.call("gdscript"), empty_us, spread.call("empty"),
 		none / 1000.0, wall_of.call("rust"), wall_of.call("twobone"), wall_of.call("gdscript"),
 		wall_of.call("empty"), solver[0], solver[1], solver[1] / solver[0], outlier_note(samples),
 		two_us / rust_us,
@@ -124,6 +126,19 @@ func _install(kind: String) -> void:
 			if child is SkeletonModifier3D:
 				child.free()
 		if kind == "none":
+			continue
+		if kind == "twobone_one":
+			# Godot's own one-pass form: one TwoBoneIK3D holding both arms as two settings.
+			var both := TwoBoneIK3D.new()
+			skeleton.add_child(both)
+			both.set_setting_count(2)
+			for k in 2:
+				var side: String = ["Left", "Right"][k]
+				both.set_root_bone_name(k, side + "UpperArm")
+				both.set_middle_bone_name(k, side + "LowerArm")
+				both.set_end_bone_name(k, side + "Hand")
+				both.set_target_node(k, both.get_path_to(_targets[i * 2 + k]))
+				both.set_pole_node(k, both.get_path_to(_poles[i * 2 + k]))
 			continue
 		for k in 2:
 			var side: String = ["Left", "Right"][k]
