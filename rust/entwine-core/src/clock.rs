@@ -135,7 +135,7 @@ impl PingTimer {
     /// Only a client with an `interval` > 0 pings (0 turns automatic pinging off); the time counts
     /// only then, and restarts at each ping.
     pub fn due(&mut self, delta: f64, interval: f64, is_client: bool) -> bool {
-        if !(interval > 0.0) || !is_client {
+        if !is_client || interval.is_nan() || interval <= 0.0 {
             return false;
         }
         self.since += delta;

@@ -5,7 +5,8 @@
 use glam::{Affine3A, Vec3};
 
 use super::{CalibrationIssue, EnvTouch, Side};
-use crate::kit::draw;
+use crate::kit::{draw, rotation_of_axes, Pose};
+use crate::rig::{Humanoid, Role};
 
 /// Why the node's setup cannot be used; its text is the warning, naming what to fix.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +65,67 @@ impl SetupIssue {
     #[must_use]
     pub fn warning(&self) -> String {
         format!("{self}; the node stays idle until this is fixed.")
+    }
+}
+
+/// The rig at rest as the setup reads it once ("locked"), in the character's frame and units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RestRig {
+    /// The humanoid's height carried into the character's frame, when the rig has a head (a
+    /// model on a body whose collider is another size keeps its own proportions).
+    pub rig_height: Option<f32>,
+    /// The shoulder joints (the upper arms' origins), left and right.
+    pub shoulders: [Vec3; 2],
+    /// Their mean height above the character's origin.
+    pub shoulder_height: f32,
+    /// The hand bones' rest poses (scale dropped).
+    pub hands: [Pose; 2],
+    /// Each hand's (palm, finger) axes in its own bone's space, from the humanoid.
+    pub hand_axes: [(Vec3, Vec3); 2],
+}
+
+impl RestRig {
+    /// Reads the rig at rest: `to_character` carries the skeleton's space into the character's
+    /// frame, `upper_arms` and `hands` are those bones' rest transforms in the skeleton's space
+    /// (left, right).
+    #[must_use]
+    pub fn new(
+        humanoid: &Humanoid,
+        to_character: Affine3A,
+        upper_arms: [Affine3A; 2],
+        hands: [Affine3A; 2],
+    ) -> Self {
+        let rig_height = humanoid
+            .bone(Role::Head)
+            .map(|_| humanoid.height * to_character.transform_vector3(humanoid.up).length());
+        let shoulders = upper_arms.map(|a| to_character.transform_point3(a.translation.into()));
+        let pose_of = |a: Affine3A| {
+            let rotation = rotation_of_axes(
+                a.matrix3.x_axis.into(),
+                a.matrix3.y_axis.into(),
+                a.matrix3.z_axis.into(),
+            );
+            Pose::new(a.translation.into(), rotation)
+        };
+        let hand_axes = [0, 1].map(|s| {
+            let q = pose_of(hands[s]).rotation.conjugate();
+            (q * humanoid.palm[s], q * humanoid.finger[s])
+        });
+        Self {
+            rig_height,
+            shoulders,
+            shoulder_height: 0.5 * (shoulders[0].y + shoulders[1].y),
+            hands: hands.map(|h| pose_of(to_character * h)),
+            hand_axes,
+        }
+    }
+
+    /// The hands' rest poses as the machine's rest targets: positions in world metres (times the
+    /// character's uniform scale in the world, [`super::Calibration::world_scale`]).
+    #[must_use]
+    pub fn rest_targets(&self, world_scale: f32) -> [Pose; 2] {
+        self.hands
+            .map(|p| Pose::new(p.position * world_scale, p.rotation))
     }
 }
 
@@ -216,7 +278,7 @@ impl Side {
 mod tests {
     use super::*;
     use crate::env_touch::TouchConfig;
-    use crate::kit::Pose;
+    use glam::Quat;
 
     #[test]
     fn setup_warnings_name_what_to_fix() {
@@ -238,6 +300,48 @@ mod tests {
         assert!(SetupIssue::NoSkeleton("Bob".into())
             .to_string()
             .ends_with("(set skeleton_path)"));
+    }
+
+    #[test]
+    fn the_rest_rig_is_read_in_the_characters_frame() {
+        let names = ["Hips", "Head", "LeftUpperArm", "RightUpperArm"];
+        let rest = [
+            (Vec3::new(0.0, 1.0, 0.0), Quat::IDENTITY),
+            (Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+            (Vec3::new(-0.2, 1.4, 0.0), Quat::IDENTITY),
+            (Vec3::new(0.2, 1.4, 0.0), Quat::IDENTITY),
+        ];
+        let h = Humanoid::derive(&names, &[-1, 0, 0, 0], &rest);
+        // The skeleton at half scale, turned half a turn about Y and 0.1 m up in the character.
+        let turn = Quat::from_rotation_y(core::f32::consts::PI);
+        let to_character = Affine3A::from_scale_rotation_translation(
+            Vec3::splat(0.5),
+            turn,
+            Vec3::new(0.0, 0.1, 0.0),
+        );
+        let at = |p: Vec3| Affine3A::from_translation(p);
+        let hand = Affine3A::from_rotation_translation(turn, Vec3::new(-0.7, 1.4, 0.0));
+        let r = RestRig::new(
+            &h,
+            to_character,
+            [at(rest[2].0), at(rest[3].0)],
+            [hand, at(Vec3::new(0.7, 1.4, 0.0))],
+        );
+        assert!((r.rig_height.unwrap() - 0.5 * h.height).abs() < 1e-5);
+        assert!((r.shoulders[0] - Vec3::new(0.1, 0.8, 0.0)).length() < 1e-5);
+        assert!((r.shoulder_height - 0.8).abs() < 1e-5);
+        assert!((r.hands[0].position - Vec3::new(0.35, 0.8, 0.0)).length() < 1e-5);
+        assert!(
+            r.hands[0].rotation.angle_between(Quat::IDENTITY) < 1e-4,
+            "turned back"
+        );
+        assert!((r.hand_axes[0].0 - turn.conjugate() * h.palm[0]).length() < 1e-5);
+        assert!((r.hand_axes[1].1 - h.finger[1]).length() < 1e-5);
+        let targets = r.rest_targets(2.0);
+        assert!((targets[0].position - Vec3::new(0.7, 1.6, 0.0)).length() < 1e-5);
+        let headless = Humanoid::derive(&names[2..], &[-1, -1], &rest[2..]);
+        let r = RestRig::new(&headless, to_character, [at(rest[2].0); 2], [hand; 2]);
+        assert_eq!(r.rig_height, None);
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub fn dominant_bones<'a>(
     weights: &'a [f32],
     binds: &'a [i32],
 ) -> Option<impl Iterator<Item = Option<(i32, i32)>> + 'a> {
-    if vertices == 0 || bones.len() != weights.len() || bones.len() % vertices != 0 {
+    if vertices == 0 || bones.len() != weights.len() || !bones.len().is_multiple_of(vertices) {
         return None;
     }
     let per = bones.len() / vertices;

@@ -1,7 +1,7 @@
 //! Setup: resolves the character, skeleton and arm bones, measures the character for the core's
 //! `calibrate`, creates the IK modifiers and query objects; and keeps the core's config in sync.
 
-use entwine_core::env_touch::node::{arm_bones, check_mask, SetupIssue, ARM_PROPERTIES};
+use entwine_core::env_touch::node::{arm_bones, check_mask, RestRig, SetupIssue, ARM_PROPERTIES};
 use entwine_core::env_touch::{
     calibrate, character_size, hand_axes, EnvTouch, Measurements, TouchConfig, ELBOW_POLES,
 };
@@ -15,7 +15,7 @@ use godot::prelude::*;
 
 use super::frame::set_ik;
 use super::{EnvironmentInteractionStateMachine, Rig, WARN_COLLIDER, WARN_CONFIG};
-use crate::convert::{pose, vec3, vector3};
+use crate::convert::{affine, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::warnings::key_of;
 
@@ -126,38 +126,28 @@ impl EnvironmentInteractionStateMachine {
         // Heights and rest poses in the character's frame, read once ("locked") from the rest pose.
         let to_character =
             character.get_global_transform().affine_inverse() * skeleton.get_global_transform();
-        // The rig's own height, carried into the character's frame (a model on a body whose
-        // collider is another size keeps its own proportions).
-        let rig_height = humanoid
-            .bone(RigRole::Head)
-            .map(|_| humanoid.height * (to_character.basis * vector3(humanoid.up)).length());
-        let shoulder_height = 0.5
-            * (0..2)
-                .map(|s| (to_character * skeleton.get_bone_global_rest(bones[s][0]).origin).y)
-                .sum::<f32>();
+        let rest_of = |s: usize, k: usize| affine(skeleton.get_bone_global_rest(bones[s][k]));
+        let at_rest = RestRig::new(
+            &humanoid,
+            affine(to_character),
+            [rest_of(0, 0), rest_of(1, 0)],
+            [rest_of(0, 2), rest_of(1, 2)],
+        );
         let calibration = calibrate(&Measurements {
             set_height: self.character_height,
-            rig_height,
+            rig_height: at_rest.rig_height,
             body_height,
             centre,
-            shoulder_height,
+            shoulder_height: at_rest.shoulder_height,
             world_scale: vec3(character.get_global_transform().basis.get_scale()),
             auto_proportions: self.auto_proportions,
         })
         .map_err(SetupIssue::Calibration)?;
-        let (volume, world_scale) = (calibration.volume, calibration.world_scale);
-        let rest = [0, 1].map(|s| {
-            let p = pose(to_character * skeleton.get_bone_global_rest(bones[s][2]));
-            entwine_core::kit::Pose::new(p.position * world_scale, p.rotation)
-        });
+        let volume = calibration.volume;
+        let rest = at_rest.rest_targets(calibration.world_scale);
         // Palm and finger axes in each hand bone's own space, from the rig's rest pose.
-        self.hand_axes = Some([0, 1].map(|s| {
-            let q = crate::convert::rotation(skeleton.get_bone_global_rest(bones[s][2]).basis);
-            let local = |v: glam::Vec3| q.conjugate() * v;
-            (local(humanoid.palm[s]), local(humanoid.finger[s]))
-        }));
-        self.shoulders_local =
-            [0, 1].map(|s| to_character * skeleton.get_bone_global_rest(bones[s][0]).origin);
+        self.hand_axes = Some(at_rest.hand_axes);
+        self.shoulders_local = at_rest.shoulders.map(vector3);
         let mut config = *self.core.config();
         config.shoulder_height = calibration.shoulder_height;
         config.waist_height = calibration.waist_height;
@@ -193,7 +183,7 @@ impl EnvironmentInteractionStateMachine {
         }
         let mut query = PhysicsShapeQueryParameters3D::new_gd();
         let mut box_shape = BoxShape3D::new_gd();
-        box_shape.set_size(Vector3::splat(volume.size * world_scale));
+        box_shape.set_size(Vector3::splat(volume.size * calibration.world_scale));
         query.set_shape(&box_shape);
         query.set_collision_mask(self.interactable_mask);
         query.set_exclude(&self.exclude);
