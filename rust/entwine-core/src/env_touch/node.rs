@@ -129,6 +129,49 @@ impl RestRig {
     }
 }
 
+/// The shoulders in the character's frame when last read from the skeleton, so that a frame
+/// which skips the skeleton read (while the machine needs no world) carries them with the
+/// character.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShoulderMemory {
+    local: [Vec3; 2],
+}
+
+impl ShoulderMemory {
+    /// Remembers shoulders found in the character's frame (at rest, by the setup).
+    #[must_use]
+    pub const fn new(local: [Vec3; 2]) -> Self {
+        Self { local }
+    }
+
+    /// Remembers the shoulders read this frame (`world`) relative to the `character`'s transform
+    /// in the world, and returns them.
+    pub fn read(&mut self, character: Affine3A, world: [Vec3; 2]) -> [Vec3; 2] {
+        let to_character = character.inverse();
+        self.local = world.map(|w| to_character.transform_point3(w));
+        world
+    }
+
+    /// Returns the remembered shoulders carried by the `character`'s transform into the world.
+    #[must_use]
+    pub fn carried(&self, character: Affine3A) -> [Vec3; 2] {
+        self.local.map(|l| character.transform_point3(l))
+    }
+}
+
+/// Returns where the detection query is placed in the world: at the volume's centre (`centre`,
+/// character frame) carried by the `character`'s transform, turned as the character (its scale
+/// dropped: physics queries take none, the box is sized in the world instead).
+#[must_use]
+pub fn query_placement(character: Affine3A, centre: Vec3) -> Pose {
+    let rotation = rotation_of_axes(
+        character.matrix3.x_axis.into(),
+        character.matrix3.y_axis.into(),
+        character.matrix3.z_axis.into(),
+    );
+    Pose::new(character.transform_point3(centre), rotation)
+}
+
 /// The bone-list properties, left arm then right.
 pub const ARM_PROPERTIES: [&str; 2] = ["left_arm_bones", "right_arm_bones"];
 
@@ -342,6 +385,42 @@ mod tests {
         let headless = Humanoid::derive(&names[2..], &[-1, -1], &rest[2..]);
         let r = RestRig::new(&headless, to_character, [at(rest[2].0); 2], [hand; 2]);
         assert_eq!(r.rig_height, None);
+    }
+
+    #[test]
+    fn shoulders_ride_with_the_character_between_reads() {
+        let at = |x: f32, turn: f32| {
+            Affine3A::from_scale_rotation_translation(
+                Vec3::splat(2.0),
+                Quat::from_rotation_y(turn),
+                Vec3::new(x, 0.0, 0.0),
+            )
+        };
+        let mut m = ShoulderMemory::new([Vec3::new(-0.2, 1.4, 0.0), Vec3::new(0.2, 1.4, 0.0)]);
+        let carried = m.carried(at(1.0, 0.0));
+        assert!((carried[0] - Vec3::new(0.6, 2.8, 0.0)).length() < 1e-5);
+        let world = [Vec3::new(3.0, 2.0, 0.0), Vec3::new(5.0, 2.0, 0.0)];
+        assert_eq!(m.read(at(4.0, 0.0), world), world);
+        // The character walks 1 m and turns half a turn: the shoulders come along.
+        let moved = m.carried(at(5.0, core::f32::consts::PI));
+        assert!(
+            (moved[0] - Vec3::new(6.0, 2.0, 0.0)).length() < 1e-4,
+            "{moved:?}"
+        );
+        assert!(
+            (moved[1] - Vec3::new(4.0, 2.0, 0.0)).length() < 1e-4,
+            "{moved:?}"
+        );
+        let p = query_placement(at(1.0, 0.5), Vec3::new(0.0, 0.5, -1.0));
+        assert!(
+            (p.position - at(1.0, 0.5).transform_point3(Vec3::new(0.0, 0.5, -1.0))).length() < 1e-5
+        );
+        let turn = Quat::from_rotation_y(0.5);
+        assert!(
+            p.rotation.dot(turn).abs() > 1.0 - 1e-6,
+            "scale dropped: {:?}",
+            p.rotation
+        );
     }
 
     #[test]

@@ -82,10 +82,7 @@ impl EntwineGizmos {
     fn value_for(&mut self, kind: &Kind, id: usize, p: Vec3) -> Option<Variant> {
         match kind {
             Kind::Limb(limb) => {
-                let edit = handles(&mut self.points, &self.formations, kind)
-                    .into_iter()
-                    .nth(id)?
-                    .1;
+                let edit = handle(&mut self.points, &self.formations, kind, id as i32)?.1;
                 match edit.property {
                     "target_transform" => {
                         let mut t = limb.get("target_transform").to::<Transform3D>();
@@ -308,9 +305,7 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
             return;
         };
         let id = handle_id.max(0) as usize;
-        let Some((at, mut edit)) = handles(&mut self.points, &self.formations, &kind)
-            .into_iter()
-            .nth(id)
+        let Some((at, mut edit)) = handle(&mut self.points, &self.formations, &kind, handle_id)
         else {
             return;
         };
@@ -397,11 +392,7 @@ impl EntwineGizmos {
     pub fn get_handle_property(&mut self, node: Option<Gd<Node3D>>, handle_id: i32) -> GString {
         node.as_ref()
             .and_then(kind_of)
-            .and_then(|k| {
-                handles(&mut self.points, &self.formations, &k)
-                    .into_iter()
-                    .nth(handle_id.max(0) as usize)
-            })
+            .and_then(|k| handle(&mut self.points, &self.formations, &k, handle_id))
             .map_or(GString::new(), |(_, e)| e.property.into())
     }
 
@@ -415,10 +406,7 @@ impl EntwineGizmos {
         handle_id: i32,
     ) -> Option<Gd<Object>> {
         let kind = node.as_ref().and_then(kind_of)?;
-        handles(&mut self.points, &self.formations, &kind)
-            .into_iter()
-            .nth(handle_id.max(0) as usize)
-            .map(|(_, e)| e.object)
+        handle(&mut self.points, &self.formations, &kind, handle_id).map(|(_, e)| e.object)
     }
 
     /// Moves handle [param handle_id] of [param node] to the world point [param to] as a drag in
@@ -433,10 +421,7 @@ impl EntwineGizmos {
             return false;
         };
         let id = handle_id.max(0) as usize;
-        let Some((_, edit)) = handles(&mut self.points, &self.formations, &kind)
-            .into_iter()
-            .nth(id)
-        else {
+        let Some((_, edit)) = handle(&mut self.points, &self.formations, &kind, handle_id) else {
             return false;
         };
         let Some(value) = self.value_for(&kind, id, vec3(to)) else {
@@ -472,9 +457,6 @@ impl EntwineGizmos {
     fn edit_of(&self, gizmo: &Option<Gd<EditorNode3DGizmo>>, handle_id: i32) -> Option<Edit> {
         let node = node_of(gizmo)?;
         let kind = kind_of(&node)?;
-        handles(&mut Vec::new(), &self.formations, &kind)
-            .into_iter()
-            .nth(handle_id.max(0) as usize)
-            .map(|(_, e)| e)
+        handle(&mut Vec::new(), &self.formations, &kind, handle_id).map(|(_, e)| e)
     }
 }

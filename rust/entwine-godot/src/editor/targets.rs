@@ -214,6 +214,18 @@ pub(super) fn reach_margin(component: &Gd<Node>) -> f32 {
         .unwrap_or(0.02)
 }
 
+/// Handle `id` of a node (a negative id: the first), with what it edits (see [`handles`]).
+pub(super) fn handle(
+    points: &mut Vec<Vector3>,
+    formations: &Option<Gd<FormationEditor>>,
+    kind: &Kind,
+    id: i32,
+) -> Option<(Vec3, Edit)> {
+    handles(points, formations, kind)
+        .into_iter()
+        .nth(id.max(0) as usize)
+}
+
 /// Every handle of a node, in the world, with what it edits (`points`: scratch for a rope's
 /// points, left holding them).
 pub(super) fn handles(
@@ -243,38 +255,22 @@ pub(super) fn handles(
                 })
             };
             if let Some((p, object, property)) = target {
-                out.push((
-                    vec3(p),
-                    Edit {
-                        object,
-                        property,
-                        name: "Target",
-                    },
-                ));
+                out.push(Edit::at(vec3(p), &object, property, "Target"));
             }
             if pole_path.is_empty() {
                 if let Some((frame, root, reach)) = geometry {
                     let dir = vec3(limb.get("pole_direction").to::<Vector3>());
                     let dir = geo::pole_handle_direction(dir);
                     if let Some(h) = geo::pole_handle(affine(frame), vec3(root), dir, reach * 0.5) {
-                        out.push((
-                            h,
-                            Edit {
-                                object: limb.clone().upcast(),
-                                property: "pole_direction",
-                                name: "Pole direction",
-                            },
-                        ));
+                        out.push(Edit::at(h, &limb, "pole_direction", "Pole direction"));
                     }
                 }
             } else if let Some(n) = limb.try_get_node_as::<Node3D>(&pole_path) {
-                out.push((
+                out.push(Edit::at(
                     vec3(n.get_global_position()),
-                    Edit {
-                        object: n.upcast(),
-                        property: "global_position",
-                        name: "Pole",
-                    },
+                    &n,
+                    "global_position",
+                    "Pole",
                 ));
             }
         }
@@ -289,32 +285,17 @@ pub(super) fn handles(
                 rope.get("point_count").to::<i32>(),
                 rope.get("segment_length").to::<f32>(),
             );
-            out.push((
-                anchor,
-                Edit {
-                    object: rope.clone().upcast(),
-                    property: "anchor_offset",
-                    name: "Anchor",
-                },
-            ));
-            out.push((
-                geo::length_handle(anchor, dir, length),
-                Edit {
-                    object: rope.clone().upcast(),
-                    property: "point_count",
-                    name: "Length",
-                },
-            ));
+            out.push(Edit::at(anchor, &rope, "anchor_offset", "Anchor"));
+            let length = geo::length_handle(anchor, dir, length);
+            out.push(Edit::at(length, &rope, "point_count", "Length"));
             // A pinned rope's second anchor: the end node's frame plus `end_offset`.
             if let Some(end) = end_frame(&rope) {
                 let offset = rope.get("end_offset").to::<Vector3>();
-                out.push((
+                out.push(Edit::at(
                     vec3(end * offset),
-                    Edit {
-                        object: rope.upcast(),
-                        property: "end_offset",
-                        name: "End anchor",
-                    },
+                    &rope,
+                    "end_offset",
+                    "End anchor",
                 ));
             }
         }
@@ -356,14 +337,8 @@ pub(super) fn handles(
                         .try_to::<Vector3>()
                         .unwrap_or_default(),
                 );
-                out.push((
-                    geo::offset_handle(frame, offset, k),
-                    Edit {
-                        object: component.clone().upcast(),
-                        property,
-                        name,
-                    },
-                ));
+                let at = geo::offset_handle(frame, offset, k);
+                out.push(Edit::at(at, component, property, name));
             }
             let margin = reach_margin(component);
             for (reach, name) in reach_spheres(body, component)

@@ -1,7 +1,7 @@
 //! The physics tick: gather the frame's facts from Godot, step the core, write the two `LimbIK`s,
 //! then emit the core's events as signals, last (handlers may call back into the node).
 
-use entwine_core::env_touch::node::{no_usable_shape, unsupported_shape};
+use entwine_core::env_touch::node::{no_usable_shape, query_placement, unsupported_shape};
 use entwine_core::env_touch::{candidate, Shape, Side, TouchEvent, TouchInput, MAX_EVENTS};
 use glam::{Affine3A, Vec3};
 use godot::classes::{
@@ -53,10 +53,10 @@ impl EnvironmentInteractionStateMachine {
         let skeleton = rig.skeleton.clone();
         let shoulder_bones = rig.shoulders;
         let character_xform = character.get_global_transform();
-        // Physics queries take no scale: the box is sized in the world instead (see setup).
+        let placement = query_placement(affine(character_xform), vec3(rig.volume_local.origin));
         let volume_xform = Transform3D::new(
-            Basis::from_quaternion(quaternion(pose(character_xform).rotation)),
-            character_xform * rig.volume_local.origin,
+            Basis::from_quaternion(quaternion(placement.rotation)),
+            vector3(placement.position),
         );
         let root = pose(character_xform);
         let character_body = rig.character_body.clone();
@@ -66,13 +66,11 @@ impl EnvironmentInteractionStateMachine {
         let needs_world = self.core.needs_world(dt);
         let shoulders = if needs_world {
             let skeleton_xform = skeleton.get_global_transform();
-            let world =
-                shoulder_bones.map(|b| skeleton_xform * skeleton.get_bone_global_pose(b).origin);
-            let to_character = character_xform.affine_inverse();
-            self.shoulders_local = world.map(|w| to_character * w);
-            world.map(vec3)
+            let world = shoulder_bones
+                .map(|b| vec3(skeleton_xform * skeleton.get_bone_global_pose(b).origin));
+            self.shoulders.read(affine(character_xform), world)
         } else {
-            self.shoulders_local.map(|s| vec3(character_xform * s))
+            self.shoulders.carried(affine(character_xform))
         };
         let (velocity, grounded) = self.motion(&character, character_body, rigid_body, dt);
         let space = if needs_world {

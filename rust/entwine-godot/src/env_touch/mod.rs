@@ -266,7 +266,7 @@ pub struct EnvironmentInteractionStateMachine {
     /// Running in the editor: the node does nothing there.
     in_editor: bool,
     /// The shoulders in the character's frame when last read from the skeleton.
-    shoulders_local: [Vector3; 2],
+    shoulders: entwine_core::env_touch::node::ShoulderMemory,
     /// Each hand's (palm, finger) axes in its bone's space, found in the rig at setup.
     hand_axes: Option<[(glam::Vec3, glam::Vec3); 2]>,
 }

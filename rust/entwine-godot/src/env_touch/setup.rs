@@ -1,7 +1,9 @@
 //! Setup: resolves the character, skeleton and arm bones, measures the character for the core's
 //! `calibrate`, creates the IK modifiers and query objects; and keeps the core's config in sync.
 
-use entwine_core::env_touch::node::{arm_bones, check_mask, RestRig, SetupIssue, ARM_PROPERTIES};
+use entwine_core::env_touch::node::{
+    arm_bones, check_mask, RestRig, SetupIssue, ShoulderMemory, ARM_PROPERTIES,
+};
 use entwine_core::env_touch::{
     calibrate, character_size, hand_axes, EnvTouch, Measurements, TouchConfig, ELBOW_POLES,
 };
@@ -147,7 +149,7 @@ impl EnvironmentInteractionStateMachine {
         let rest = at_rest.rest_targets(calibration.world_scale);
         // Palm and finger axes in each hand bone's own space, from the rig's rest pose.
         self.hand_axes = Some(at_rest.hand_axes);
-        self.shoulders_local = at_rest.shoulders.map(vector3);
+        self.shoulders = ShoulderMemory::new(at_rest.shoulders);
         let mut config = *self.core.config();
         config.shoulder_height = calibration.shoulder_height;
         config.waist_height = calibration.waist_height;
