@@ -97,11 +97,53 @@ impl ClockSync {
         self.rejected
     }
 
+    /// Returns the best recent round trip in milliseconds, or -1 before the first answer (what
+    /// `NetClock.get_rtt_ms` shows).
+    #[must_use]
+    pub fn rtt_ms(&self) -> f64 {
+        self.rtt().map_or(-1.0, |rtt| rtt * 1000.0)
+    }
+
+    /// [`Self::record`], the round trip in milliseconds (what `NetClock.synced` carries).
+    pub fn record_ms(&mut self, sent: f64, server: f64, now: f64) -> Option<f64> {
+        self.record(sent, server, now).map(|rtt| rtt * 1000.0)
+    }
+
+    /// Returns whether [`Self::server_time`] is the server's clock: always on the server (and
+    /// without a network, `is_client` false), on a client once an answer arrived.
+    #[must_use]
+    pub fn is_synced(&self, is_client: bool) -> bool {
+        !is_client || self.rtt().is_some()
+    }
+
     fn best(&self) -> Option<(f64, f64)> {
         self.samples[..self.count]
             .iter()
             .copied()
             .min_by(|a, b| a.0.total_cmp(&b.0))
+    }
+}
+
+/// When a client pings the server: once every `interval` seconds of frame time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PingTimer {
+    since: f64,
+}
+
+impl PingTimer {
+    /// Advances the timer by a frame of `delta` seconds and returns whether a ping is due now.
+    /// Only a client with an `interval` > 0 pings (0 turns automatic pinging off); the time counts
+    /// only then, and restarts at each ping.
+    pub fn due(&mut self, delta: f64, interval: f64, is_client: bool) -> bool {
+        if !is_client || interval.is_nan() || interval <= 0.0 {
+            return false;
+        }
+        self.since += delta;
+        if self.since >= interval {
+            self.since = 0.0;
+            return true;
+        }
+        false
     }
 }
 
@@ -233,6 +275,35 @@ mod tests {
         assert_eq!(c.rejected(), 4);
         assert_eq!(c.rtt(), None);
         assert_eq!(c.offset(), 0.0);
+    }
+
+    #[test]
+    fn the_glue_reads_milliseconds_and_whether_it_is_synced() {
+        let mut c = ClockSync::default();
+        assert_eq!(c.rtt_ms(), -1.0, "no answer yet");
+        assert!(c.is_synced(false), "the server is its own clock");
+        assert!(!c.is_synced(true), "a client waits for an answer");
+        let ms = c.record_ms(10.0, 110.04, 10.08).unwrap();
+        assert!((ms - 80.0).abs() < 1e-9);
+        assert!((c.rtt_ms() - 80.0).abs() < 1e-9);
+        assert!(c.is_synced(true));
+        assert_eq!(c.record_ms(5.0, 1.0, 4.0), None, "from the future");
+        assert_eq!(c.rejected(), 1);
+    }
+
+    #[test]
+    fn a_client_pings_every_interval_and_the_server_never() {
+        let mut t = PingTimer::default();
+        let pings = |t: &mut PingTimer, frames: usize, interval: f64, client: bool| {
+            (0..frames)
+                .filter(|_| t.due(0.25, interval, client))
+                .count()
+        };
+        assert_eq!(pings(&mut t, 12, 1.0, true), 3, "every fourth frame");
+        assert_eq!(pings(&mut t, 12, 1.0, false), 0, "not on the server");
+        assert_eq!(pings(&mut t, 12, 0.0, true), 0, "0 turns it off");
+        assert_eq!(pings(&mut t, 12, f64::NAN, true), 0);
+        assert_eq!(pings(&mut t, 3, 0.5, true), 1, "a shorter interval");
     }
 
     #[test]

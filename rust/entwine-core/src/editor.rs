@@ -7,7 +7,9 @@
 //! ray parallel to the drag plane, a zero direction) gives `None`, and the caller keeps the old
 //! value.
 
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Vec2, Vec3};
+
+use crate::formation::editor::{Draft, POINT_RING};
 
 /// Where a ray (`origin`, `direction`) meets the plane through `point` with normal `normal`, if it
 /// meets it in front of the origin (a drag plane facing the camera, or an axis' plane).
@@ -218,6 +220,150 @@ pub fn touch_scale(height: f32, auto_proportions: bool) -> f32 {
         height / crate::rig::REFERENCE_HEIGHT
     } else {
         1.0
+    }
+}
+
+/// The env-touch node's height and collider centre (character frame) the gizmo sizes its box
+/// from: the set height (`set`), else (`set` ≤ 0) the collider's height when its shape has one
+/// (0 otherwise: no box); centred on the collider (`collider`: its position and its shape's
+/// height), else half the set height up.
+pub fn touch_size(set: f32, collider: Option<(Vec3, Option<f32>)>) -> (f32, Vec3) {
+    match collider {
+        None => (set, Vec3::new(0.0, set * 0.5, 0.0)),
+        Some((centre, height)) if set <= 0.0 => (height.unwrap_or(0.0), centre),
+        Some((centre, _)) => (set, centre),
+    }
+}
+
+/// The `character_height` for a face handle of the touch box dragged to `handle` (see
+/// [`side_from_face`]; `per_side` and `normal` in the world), within
+/// [`CHARACTER_HEIGHT_RANGE`].
+pub fn height_from_face(fixed: Vec3, per_side: Vec3, normal: Vec3, handle: Vec3) -> Option<f32> {
+    let (lo, hi) = CHARACTER_HEIGHT_RANGE;
+    side_from_face(fixed, per_side, normal, handle).map(|side| side.clamp(lo, hi))
+}
+
+/// The `surface_offset` for its handle dragged to `handle`: the distance in from the box's side
+/// face (`surface`, `inward`) over the node's proportion `k`, within [`SURFACE_OFFSET_RANGE`].
+pub fn surface_offset_from_handle(
+    surface: Vec3,
+    inward: Vec3,
+    handle: Vec3,
+    k: f32,
+) -> Option<f32> {
+    let (lo, hi) = SURFACE_OFFSET_RANGE;
+    let d = distance_from_handle(surface, inward, handle)? / k.max(1e-3);
+    Some(d.clamp(lo, hi))
+}
+
+/// One arm's reach sphere in the world: centred on its shoulder joint, the arm's length in the
+/// world, and the direction out of the body on its side.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reach {
+    /// The shoulder joint (world).
+    pub centre: Vec3,
+    /// Upper arm plus forearm, metres in the world.
+    pub arm: f32,
+    /// Out of the body on the arm's side (unit).
+    pub outward: Vec3,
+}
+
+impl Reach {
+    /// The reach sphere of an arm whose rest `joints` (shoulder, elbow, wrist; skeleton space) the
+    /// skeleton's world `scale` carries into the world (the mean of its axes), its shoulder at
+    /// `centre` (world), the body's `right` (world) and `left` when it is the left arm. `None`
+    /// for an arm of no length or non-finite input.
+    pub fn new(
+        joints: [Vec3; 3],
+        scale: Vec3,
+        centre: Vec3,
+        right: Vec3,
+        left: bool,
+    ) -> Option<Self> {
+        let arm = crate::kit::chain_length(joints) * crate::rig::mean_scale(scale);
+        let right = right.normalize_or(Vec3::X);
+        let outward = if left { -right } else { right };
+        (arm > 0.0 && arm.is_finite() && centre.is_finite()).then_some(Self {
+            centre,
+            arm,
+            outward,
+        })
+    }
+
+    /// The sphere's radius with the reach margin `margin` (see [`reach_radius`]).
+    pub fn radius(&self, margin: f32) -> f32 {
+        reach_radius(self.arm, margin, crate::rig::REFERENCE_ARM)
+    }
+
+    /// The margin's handle: on the sphere, out of the body.
+    pub fn handle(&self, margin: f32) -> Vec3 {
+        radius_handle(self.centre, self.radius(margin), self.outward)
+    }
+
+    /// The `reach_margin` for the handle dragged to `handle`, within [`REACH_MARGIN_RANGE`].
+    pub fn margin_from_handle(&self, handle: Vec3) -> Option<f32> {
+        let r = radius_from_handle(self.centre, handle)?;
+        let margin = margin_from_radius(self.arm, r, crate::rig::REFERENCE_ARM)?;
+        let (lo, hi) = REACH_MARGIN_RANGE;
+        Some(margin.clamp(lo, hi))
+    }
+}
+
+/// Calls `line(crowded, a, b)` for every line a formation being edited is drawn with, on its
+/// ground (the controller's frame): a ring round each point, then each pair the contract's
+/// spacing is measured over (`tolerance`: the controller's `contract_spacing`); a crowded pair
+/// (`crowded` true, drawn in red) with a ring half again as wide round each of its points.
+pub fn draft_lines(draft: &Draft, tolerance: f32, mut line: impl FnMut(bool, Vec2, Vec2)) {
+    fn ring(line: &mut impl FnMut(bool, Vec2, Vec2), crowded: bool, p: Vec2, radius: f32) {
+        for (a, b) in crate::kit::draw::ring(p, radius, CIRCLE_SEGMENTS) {
+            line(crowded, a, b);
+        }
+    }
+    for &p in &draft.points {
+        ring(&mut line, false, p, POINT_RING);
+    }
+    for (i, j, crowded) in draft.spacing_pairs(tolerance) {
+        let (a, b) = (draft.points[i], draft.points[j]);
+        line(crowded, a, b);
+        if crowded {
+            ring(&mut line, true, a, POINT_RING * 1.5);
+            ring(&mut line, true, b, POINT_RING * 1.5);
+        }
+    }
+}
+
+/// Where a save dialog browses for a path: Godot's resources (`res://`), the user's data
+/// (`user://`) or the file system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// `res://…`
+    Resources,
+    /// `user://…`
+    UserData,
+    /// Anywhere else.
+    FileSystem,
+}
+
+/// Returns the place `path` is in (see [`Place`]).
+pub fn place_of(path: &str) -> Place {
+    if path.starts_with("res://") {
+        Place::Resources
+    } else if path.starts_with("user://") {
+        Place::UserData
+    } else {
+        Place::FileSystem
+    }
+}
+
+/// Returns the script path that follows `flag` in the editor's user arguments: `Ok(None)` when
+/// the flag is not given, `Err` (the warning) when nothing follows it.
+pub fn flag_value<'a, S: AsRef<str>>(args: &'a [S], flag: &str) -> Result<Option<&'a str>, String> {
+    let Some(i) = args.iter().position(|a| a.as_ref() == flag) else {
+        return Ok(None);
+    };
+    match args.get(i + 1) {
+        Some(path) => Ok(Some(path.as_ref())),
+        None => Err(format!("{flag} needs a res:// path after it")),
     }
 }
 
@@ -515,5 +661,117 @@ mod tests {
     fn a_zero_pole_direction_draws_its_handle_behind() {
         assert_eq!(pole_handle_direction(Vec3::ZERO), Vec3::Z);
         assert_eq!(pole_handle_direction(Vec3::X), Vec3::X);
+    }
+
+    #[test]
+    fn the_touch_gizmo_sizes_its_box_like_the_node() {
+        let c = Vec3::new(0.0, 0.9, 0.1);
+        assert_eq!(touch_size(1.6, None), (1.6, Vec3::new(0.0, 0.8, 0.0)));
+        assert_eq!(
+            touch_size(1.6, Some((c, Some(1.8)))),
+            (1.6, c),
+            "a set height wins"
+        );
+        assert_eq!(touch_size(0.0, Some((c, Some(1.8)))), (1.8, c));
+        assert_eq!(touch_size(-1.0, Some((c, Some(1.8)))), (1.8, c));
+        assert_eq!(
+            touch_size(0.0, Some((c, None))),
+            (0.0, c),
+            "no height: no box"
+        );
+        assert_eq!(touch_size(0.0, None).0, 0.0);
+    }
+
+    #[test]
+    fn dragged_touch_handles_give_values_in_their_ranges() {
+        let fixed = Vec3::new(0.0, 0.9, 0.0);
+        let per_side = TOUCH_FACES[0].0;
+        let top = face_handle(fixed, per_side, 1.5);
+        assert!((height_from_face(fixed, per_side, Vec3::Y, top).unwrap() - 1.5).abs() < 1e-4);
+        let far = face_handle(fixed, per_side, 50.0);
+        assert_eq!(height_from_face(fixed, per_side, Vec3::Y, far), Some(10.0));
+        let surface = Vec3::new(1.0, 1.0, 0.0);
+        let h = distance_handle(surface, Vec3::NEG_X, 0.1 * 2.0);
+        let d = surface_offset_from_handle(surface, Vec3::NEG_X, h, 2.0).unwrap();
+        assert!((d - 0.1).abs() < 1e-5, "{d}");
+        let deep = distance_handle(surface, Vec3::NEG_X, 5.0);
+        assert_eq!(
+            surface_offset_from_handle(surface, Vec3::NEG_X, deep, 1.0),
+            Some(0.3)
+        );
+        assert_eq!(
+            surface_offset_from_handle(surface, Vec3::NEG_X, Vec3::NAN, 1.0),
+            None
+        );
+    }
+
+    #[test]
+    fn a_reach_sphere_round_trips_its_margin() {
+        let joints = [
+            Vec3::ZERO,
+            Vec3::new(0.3, 0.0, 0.0),
+            Vec3::new(0.55, 0.0, 0.0),
+        ];
+        let centre = Vec3::new(0.2, 1.4, 0.0);
+        let left = Reach::new(
+            joints,
+            Vec3::splat(2.0),
+            centre,
+            Vec3::new(3.0, 0.0, 0.0),
+            true,
+        )
+        .unwrap();
+        assert!((left.arm - 1.1).abs() < 1e-5);
+        assert_eq!(left.outward, Vec3::NEG_X);
+        let right = Reach::new(joints, Vec3::ONE, centre, Vec3::ZERO, false).unwrap();
+        assert_eq!(right.outward, Vec3::X, "a zero right falls back to +X");
+        let h = left.handle(0.05);
+        assert!((left.margin_from_handle(h).unwrap() - 0.05).abs() < 1e-4);
+        assert_eq!(left.margin_from_handle(left.centre), Some(0.2), "clamped");
+        assert!(Reach::new([Vec3::ZERO; 3], Vec3::ONE, centre, Vec3::X, true).is_none());
+        assert!(Reach::new(joints, Vec3::ONE, Vec3::NAN, Vec3::X, true).is_none());
+    }
+
+    #[test]
+    fn a_draft_is_drawn_as_rings_and_spacing_pairs_crowded_in_red() {
+        let draft = Draft {
+            points: vec![Vec2::ZERO, Vec2::new(1.2, 0.0), Vec2::new(1.5, 0.0)],
+            spacing: 1.2,
+            direction: 0.0,
+            facing: crate::formation::shape::Facing::Forward,
+        };
+        let (mut plain, mut red) = (Vec::new(), Vec::new());
+        draft_lines(&draft, 0.05, |crowded, a, b| {
+            if crowded {
+                red.push((a, b))
+            } else {
+                plain.push((a, b))
+            }
+        });
+        let pairs = draft.spacing_pairs(0.05);
+        let crowded = pairs.iter().filter(|p| p.2).count();
+        assert_eq!(crowded, 1, "1.2 → 1.5 is 0.3 apart");
+        assert_eq!(plain.len(), 3 * CIRCLE_SEGMENTS + pairs.len() - crowded);
+        assert_eq!(red.len(), crowded * (1 + 2 * CIRCLE_SEGMENTS));
+        assert!(red.contains(&(Vec2::new(1.2, 0.0), Vec2::new(1.5, 0.0))));
+        let widest = red.iter().map(|(a, _)| (*a - Vec2::new(1.5, 0.0)).length());
+        assert!(
+            widest.fold(0.0f32, f32::max) > POINT_RING * 1.4,
+            "the wider ring"
+        );
+    }
+
+    #[test]
+    fn save_places_and_the_driver_flag() {
+        assert_eq!(place_of("res://formations/a.ron"), Place::Resources);
+        assert_eq!(place_of("user://a.ron"), Place::UserData);
+        assert_eq!(place_of("/tmp/a.ron"), Place::FileSystem);
+        let args = ["--x", "--script", "res://d.gd"];
+        assert_eq!(flag_value(&args, "--script"), Ok(Some("res://d.gd")));
+        assert_eq!(flag_value(&args, "--other"), Ok(None));
+        assert_eq!(
+            flag_value(&args[..2], "--script"),
+            Err("--script needs a res:// path after it".to_string())
+        );
     }
 }

@@ -1,7 +1,6 @@
-//! The one place where Godot types and core types meet.
-//!
-//! Godot's builtins and glam share a memory layout only by accident of the current versions, so the
-//! conversions go through fields; they are cheap and inlined.
+//! The one place where Godot types and core types meet: vectors, rotations, poses, transforms,
+//! colours and physics shapes. Godot's builtins and glam share a memory layout only by accident
+//! of the current versions, so the conversions go through fields; they are cheap and inlined.
 
 use entwine_core::kit::{rotation_of_axes, Pose, Shape};
 use glam::{Affine3A, Quat, Vec2, Vec3};

@@ -1,6 +1,7 @@
 //! `NetClock`: the server's clock, estimated on every client through Godot's MultiplayerAPI.
+//! The glue sends and answers the ping RPCs; the estimate and the ping timer are `core::clock`.
 
-use entwine_core::clock::ClockSync;
+use entwine_core::clock::{ClockSync, PingTimer};
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::{INode, Node};
 use godot::prelude::*;
@@ -30,7 +31,7 @@ pub struct NetClock {
     ping_interval: f64,
 
     sync: ClockSync,
-    since_ping: f64,
+    timer: PingTimer,
 }
 
 /// Group every `NetClock` joins, so other nodes find it without a path.
@@ -43,12 +44,8 @@ impl INode for NetClock {
     }
 
     fn process(&mut self, delta: f64) {
-        if self.ping_interval <= 0.0 || !self.is_client() {
-            return;
-        }
-        self.since_ping += delta;
-        if self.since_ping >= self.ping_interval {
-            self.since_ping = 0.0;
+        let client = self.is_client();
+        if self.timer.due(delta, self.ping_interval, client) {
             self.ping_server();
         }
     }
@@ -70,13 +67,13 @@ impl NetClock {
     /// without a network, where it is the local clock), on a client once the first answer arrived.
     #[func]
     pub fn is_synced(&self) -> bool {
-        !self.is_client() || self.get_rtt_ms() >= 0.0
+        self.sync.is_synced(self.is_client())
     }
 
     /// Returns the best recent round-trip time to the server in milliseconds, or -1 before the first answer.
     #[func]
     pub fn get_rtt_ms(&self) -> f64 {
-        self.sync.rtt().map_or(-1.0, |rtt| rtt * 1000.0)
+        self.sync.rtt_ms()
     }
 
     /// Returns how many server answers were dropped as impossible.
@@ -119,8 +116,8 @@ impl NetClock {
     /// The server's answer, handled on a client.
     #[rpc(authority, call_remote, unreliable_ordered, channel = 0)]
     fn pong(&mut self, client_stamp: f64, server_time: f64) {
-        if let Some(rtt) = self.sync.record(client_stamp, server_time, now()) {
-            self.signals().synced().emit(rtt * 1000.0);
+        if let Some(rtt_ms) = self.sync.record_ms(client_stamp, server_time, now()) {
+            self.signals().synced().emit(rtt_ms);
         }
     }
 }

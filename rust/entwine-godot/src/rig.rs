@@ -3,15 +3,12 @@
 //! bones), their extent gives the height ([`Humanoid::fit_extent`]).
 
 use entwine_core::kit::draw::box_corners;
-use entwine_core::rig::skeleton::{
-    bone_not_found, dominant_influence, role_not_found, Bounds, Extent, HandExtent,
-};
-use entwine_core::rig::{Humanoid, Role, Side};
+use entwine_core::rig::skeleton::{self, dominant_bones, in_subtrees, Bounds, Extent, HandExtent};
+use entwine_core::rig::{HandMeasure, Humanoid, Role, Side};
 use godot::classes::mesh::ArrayType;
 use godot::classes::{ArrayMesh, BoneAttachment3D, MeshInstance3D, Skeleton3D, Skin};
 use godot::prelude::*;
 
-use crate::bones::is_ancestor;
 use crate::convert::{rotation, vec3, vector3};
 
 /// Describes the humanoid in `skeleton` from its bone names and rest pose, and, when the skeleton
@@ -35,17 +32,19 @@ pub fn humanoid(skeleton: &Gd<Skeleton3D>) -> Humanoid {
         h.fit_extent(lowest, highest, &rest);
     }
     for side in [Side::Left, Side::Right] {
-        let hand = h.bone(Role::arm(side)[2]);
-        if let Some(hand) = hand.filter(|_| h.knuckles[side as usize] <= 0.0) {
-            if let Some((lo, hi)) = bone_vertex_bounds(skeleton, hand as i32) {
-                let frame = skeleton.get_bone_global_rest(hand as i32);
-                h.fit_hand(side, lo, hi, rotation(frame.basis));
+        match h.hand_measure(side) {
+            Some(HandMeasure::Bounds(hand)) => {
+                if let Some((lo, hi)) = bone_vertex_bounds(skeleton, hand as i32) {
+                    let frame = skeleton.get_bone_global_rest(hand as i32);
+                    h.fit_hand(side, lo, hi, rotation(frame.basis));
+                }
             }
-        } else if hand.is_some() {
-            // Finger bones give the palm and the fingers' direction; the drawn hand gives its size.
-            if let Some((surface, length, width)) = hand_extent(skeleton, &h, side) {
-                h.fit_hand_size(side, surface, length, width);
+            Some(HandMeasure::Extent(hand)) => {
+                if let Some((surface, length, width)) = hand_extent(skeleton, &h, side, hand) {
+                    h.fit_hand_size(side, surface, length, width);
+                }
             }
+            None => {}
         }
     }
     h
@@ -93,18 +92,21 @@ fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec
     bounds.get()
 }
 
-/// The hand on `side` measured from the vertices drawn mostly by its bones (the hand bone, the
+/// The hand on `side` (its bone `hand`) measured from the vertices drawn mostly by its bones (the hand bone, the
 /// bones that turn with it and everything under them: palms, thumb and fingers), along the rig's
 /// own palm and finger directions from the wrist (skeleton units, rest pose), for
 /// [`Humanoid::fit_hand_size`]: `(palm surface, length, width)`. `None` without such vertices.
-fn hand_extent(skeleton: &Gd<Skeleton3D>, h: &Humanoid, side: Side) -> Option<(f32, f32, f32)> {
-    let hand = h.bone(Role::arm(side)[2])? as i32;
+fn hand_extent(
+    skeleton: &Gd<Skeleton3D>,
+    h: &Humanoid,
+    side: Side,
+    hand: usize,
+) -> Option<(f32, f32, f32)> {
+    let hand = hand as i32;
     let mut roots: Vec<i32> = vec![hand];
     roots.extend(h.hand_parts(side).map(|b| b as i32));
-    let n = skeleton.get_bone_count();
-    let in_hand: Vec<bool> = (0..n)
-        .map(|b| roots.iter().any(|&r| r == b || is_ancestor(skeleton, r, b)))
-        .collect();
+    let parent = |b| skeleton.get_bone_parent(b);
+    let in_hand = in_subtrees(parent, skeleton.get_bone_count(), &roots);
     let wrist = vec3(skeleton.get_bone_global_rest(hand).origin);
     let mut extent = HandExtent::new(h, side, wrist);
     skinned_vertices(
@@ -139,26 +141,15 @@ fn skinned_vertices(
             ) else {
                 continue;
             };
-            let n = verts.len();
-            if n == 0 || bones.len() != weights.len() || bones.len() % n != 0 {
+            let followed =
+                dominant_bones(verts.len(), bones.as_slice(), weights.as_slice(), &binds);
+            let Some(followed) = followed else {
                 continue;
-            }
-            let per = bones.len() / n;
-            if per == 0 {
-                continue;
-            }
-            let (bones, weights, verts) = (bones.as_slice(), weights.as_slice(), verts.as_slice());
-            let influences = bones.chunks_exact(per).zip(weights.chunks_exact(per));
-            for (vertex, (bones, weights)) in verts.iter().zip(influences) {
-                let Some(bind) = dominant_influence(weights).map(|i| bones[i]) else {
+            };
+            for (vertex, dominant) in verts.as_slice().iter().zip(followed) {
+                let Some((bind, b)) = dominant.filter(|&(_, b)| wanted(b)) else {
                     continue;
                 };
-                let Some(&b) = usize::try_from(bind).ok().and_then(|i| binds.get(i)) else {
-                    continue;
-                };
-                if b < 0 || !wanted(b) {
-                    continue;
-                }
                 let at_rest = skeleton.get_bone_global_rest(b) * skin.get_bind_pose(bind);
                 each(at_rest * *vertex);
             }
@@ -266,22 +257,15 @@ pub fn pick(
     role: Role,
     humanoid: &Humanoid,
 ) -> Result<i32, String> {
-    if !name.is_empty() {
-        let i = skeleton.find_bone(name);
-        return if i >= 0 {
-            Ok(i)
-        } else {
-            Err(bone_not_found(
-                property,
-                &name.to_string(),
-                &label(skeleton),
-            ))
-        };
-    }
-    match humanoid.bone(role) {
-        Some(i) if (i as i32) < skeleton.get_bone_count() => Ok(i as i32),
-        _ => Err(role_not_found(property, role, &label(skeleton))),
-    }
+    skeleton::pick(
+        property,
+        &name.to_string(),
+        |n| skeleton.find_bone(n),
+        role,
+        humanoid,
+        skeleton.get_bone_count(),
+        || label(skeleton),
+    )
 }
 
 /// What Entwine's nodes find in a humanoid skeleton with no bone name set by hand: which bone plays

@@ -1,5 +1,7 @@
-//! Small scene-tree helpers the nodes share.
+//! Small scene-tree helpers the nodes share: finding a node below another, and reading a
+//! character's collider size (the env-touch node and its editor gizmo read it the same way).
 
+use godot::classes::{BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D};
 use godot::prelude::*;
 
 /// Returns the first node of class `T` below `root` (depth first, as [method Node.find_children]
@@ -11,4 +13,23 @@ pub fn first_descendant<T: GodotClass + Inherits<Node>>(root: &Gd<Node>) -> Opti
         .done()
         .iter_shared()
         .find_map(|n| n.try_cast::<T>().ok())
+}
+
+/// Returns a character's first [`CollisionShape3D`] child and its shape's height when the shape is
+/// a capsule, a cylinder or a box (`None` for another shape or none).
+pub fn collider(character: &Gd<Node3D>) -> Option<(Gd<CollisionShape3D>, Option<f32>)> {
+    let node = character
+        .get_children()
+        .iter_shared()
+        .find_map(|n| n.try_cast::<CollisionShape3D>().ok())?;
+    let height = node.get_shape().and_then(|shape| {
+        if let Ok(c) = shape.clone().try_cast::<CapsuleShape3D>() {
+            Some(c.get_height())
+        } else if let Ok(c) = shape.clone().try_cast::<CylinderShape3D>() {
+            Some(c.get_height())
+        } else {
+            shape.try_cast::<BoxShape3D>().ok().map(|b| b.get_size().y)
+        }
+    });
+    Some((node, height))
 }

@@ -3,14 +3,13 @@
 //!
 //! What to print when is the core's (`kit::warn::WarnOnce`, `kit::WarnThrottle`); this prints it.
 
-use entwine_core::kit::warn::{range_message, setting_message, vector_message, within, WarnOnce};
+use entwine_core::kit::warn::{
+    held_back_message, range_message, setting_message, vector_message, within, WarnOnce,
+};
 use entwine_core::kit::WarnThrottle;
 use godot::prelude::*;
 
-pub use entwine_core::kit::warn::key_of;
-
-/// Seconds between two throttled warnings of one kind.
-pub const THROTTLE_SECONDS: f64 = 10.0;
+pub use entwine_core::kit::warn::{key_of, THROTTLE_SECONDS};
 
 /// Returns how warnings name `node`: its class and its path in the tree (its name outside it),
 /// e.g. `FormationController '/root/Level/Squad'`.
@@ -46,11 +45,8 @@ impl Warnings {
     /// Prints `message` about `node` unless `kind` was already printed (and not cleared since).
     /// Returns whether it printed.
     pub fn once(&mut self, node: &Gd<impl Inherits<Node>>, kind: u32, message: &str) -> bool {
-        if !self.state.mark(kind) {
-            return false;
-        }
-        warn(node, message);
-        true
+        let fresh = self.state.mark(kind);
+        print_if(node, fresh, message)
     }
 
     /// Marks `kind` as printed. Returns true when it was not yet (the caller prints the warning
@@ -89,11 +85,8 @@ impl Warnings {
         key: u64,
         message: &str,
     ) -> bool {
-        if !self.state.mark_for(kind, key) {
-            return false;
-        }
-        warn(node, message);
-        true
+        let fresh = self.state.mark_for(kind, key);
+        print_if(node, fresh, message)
     }
 
     /// Returns whether a warning was printed for (`kind`, `key`) and not cleared since.
@@ -111,11 +104,8 @@ impl Warnings {
         key: u64,
         message: &str,
     ) -> bool {
-        if !self.state.mark_change(kind, key) {
-            return false;
-        }
-        warn(node, message);
-        true
+        let fresh = self.state.mark_change(kind, key);
+        print_if(node, fresh, message)
     }
 
     /// Returns `value` when `valid`, else `fallback` with one warning naming the property `name`
@@ -217,14 +207,15 @@ impl Warnings {
         let Some(held) = self.throttle.check(kind, crate::time::now()) else {
             return false;
         };
-        if held > 0 {
-            warn(
-                node,
-                &format!("{message} ({held} more like it in the last {THROTTLE_SECONDS:.0} s)"),
-            );
-        } else {
-            warn(node, message);
-        }
+        warn(node, &held_back_message(message, held, THROTTLE_SECONDS));
         true
     }
+}
+
+/// Prints `message` about `node` when `fresh` (the bookkeeping said it is due); returns `fresh`.
+fn print_if(node: &Gd<impl Inherits<Node>>, fresh: bool, message: &str) -> bool {
+    if fresh {
+        warn(node, message);
+    }
+    fresh
 }

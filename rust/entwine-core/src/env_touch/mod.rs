@@ -7,11 +7,14 @@
 //! * [`config`]: the tunables ([`TouchConfig`], checked with typed [`ConfigIssue`]s), scaled with
 //!   the character's size, and the setup's measurements ([`calibrate`]).
 //! * [`detection_box`]: the detection volume sized from the character's height.
+//! * [`node`]: what the node's glue asks besides: setup issues and their warnings, the arm bone
+//!   lists, the debug drawing's lines and the cost profile.
 //!
 //! Godot's axes: +Y up, the character faces −Z, its right is +X. Metres, seconds, radians.
 
 pub mod config;
 pub mod machine;
+pub mod node;
 pub use crate::kit::shape as shapes;
 
 pub use crate::kit::shape::{closest_point_on_shapes, Shape, Trimesh};

@@ -153,6 +153,19 @@ pub fn vector_message<T: core::fmt::Display>(name: &str, limit: f32, value: T, u
     }
 }
 
+/// Seconds between two throttled warnings of one kind (the glue's `Warnings::throttled`).
+pub const THROTTLE_SECONDS: f64 = 10.0;
+
+/// The text of a throttled warning let through after `held` like it were held back in the last
+/// `seconds`: `message` itself when none was, else with the count appended.
+#[must_use]
+pub fn held_back_message(message: &str, held: u32, seconds: f64) -> std::borrow::Cow<'_, str> {
+    if held == 0 {
+        return message.into();
+    }
+    format!("{message} ({held} more like it in the last {seconds:.0} s)").into()
+}
+
 /// The warning for a setting that is not what it must be (`why`, e.g. "must be a horizontal
 /// direction"), and the value used instead.
 pub fn setting_message<T: core::fmt::Display>(name: &str, why: &str, value: T, used: T) -> String {
@@ -225,6 +238,18 @@ mod tests {
         assert_eq!(a, key_of("character_height must be a finite height > 0"));
         assert_ne!(a, problem_key("left_arm_bones must list 3 bones (got 2)"));
         assert_eq!(problem_key("no value here"), key_of("no value here"));
+    }
+
+    #[test]
+    fn a_throttled_warning_says_how_many_were_held_back() {
+        assert_eq!(
+            held_back_message("peer 3 flooded", 0, 10.0),
+            "peer 3 flooded"
+        );
+        assert_eq!(
+            held_back_message("peer 3 flooded", 4, THROTTLE_SECONDS),
+            "peer 3 flooded (4 more like it in the last 10 s)"
+        );
     }
 
     #[test]

@@ -409,6 +409,16 @@ impl<'a> Iterator for Words<'a> {
     }
 }
 
+/// How [`Humanoid::hand_measure`] says a hand is sized from the meshes drawn (the hand bone's
+/// index in each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandMeasure {
+    /// From the bounds of the vertices the hand bone draws, in its rest frame.
+    Bounds(usize),
+    /// From the vertices the hand's bones draw, along its palm and fingers.
+    Extent(usize),
+}
+
 /// A humanoid found in a skeleton: which bone plays each role, the body's axes and proportions, and
 /// the hands' palm and finger directions. See the [module](self) documentation.
 #[derive(Clone, Debug, PartialEq)]
@@ -1026,6 +1036,20 @@ impl Humanoid {
             width,
             thickness: 2.0 * surface,
         });
+    }
+
+    /// How the hand on `side` is sized from the meshes the skeleton draws: a hand without finger
+    /// bones (no knuckle span) from the bounds of the vertices its bone draws
+    /// ([`Self::fit_hand`]), one with fingers from its bones' vertices along the palm and fingers
+    /// they give ([`Self::fit_hand_size`]); `None` without a hand bone.
+    #[must_use]
+    pub fn hand_measure(&self, side: Side) -> Option<HandMeasure> {
+        let hand = self.bone(Role::arm(side)[2])?;
+        Some(if self.knuckles[side as usize] <= 0.0 {
+            HandMeasure::Bounds(hand)
+        } else {
+            HandMeasure::Extent(hand)
+        })
     }
 
     /// The bone that plays `role`, if one was found.

@@ -50,6 +50,72 @@ pub fn dominant_influence(weights: &[f32]) -> Option<usize> {
     best.0
 }
 
+/// Returns, for each vertex of a skinned surface, the skin bind and the skeleton bone it mostly
+/// follows: `vertices` vertices with the same number of `bones` / `weights` entries each (bind
+/// indices and their weights, as Godot's `ARRAY_BONES` / `ARRAY_WEIGHTS` hold them), `binds` the
+/// bone of each bind (negative: none). A vertex with no positive weight, or whose heaviest bind is
+/// not in `binds` or has no bone, gives `None`. `None` for arrays that do not fit together (the
+/// surface is skipped).
+pub fn dominant_bones<'a>(
+    vertices: usize,
+    bones: &'a [i32],
+    weights: &'a [f32],
+    binds: &'a [i32],
+) -> Option<impl Iterator<Item = Option<(i32, i32)>> + 'a> {
+    if vertices == 0 || bones.len() != weights.len() || !bones.len().is_multiple_of(vertices) {
+        return None;
+    }
+    let per = bones.len() / vertices;
+    if per == 0 {
+        return None;
+    }
+    let influences = bones.chunks_exact(per).zip(weights.chunks_exact(per));
+    Some(influences.map(move |(bones, weights)| {
+        let bind = bones[dominant_influence(weights)?];
+        let &bone = usize::try_from(bind).ok().and_then(|i| binds.get(i))?;
+        (bone >= 0).then_some((bind, bone))
+    }))
+}
+
+/// Returns, for each bone of a skeleton of `count` bones (parents through `parent`), whether it
+/// is one of `roots` or descends from one.
+pub fn in_subtrees(parent: impl Fn(i32) -> i32, count: i32, roots: &[i32]) -> Vec<bool> {
+    (0..count.max(0))
+        .map(|b| {
+            roots
+                .iter()
+                .any(|&r| r == b || is_ancestor(&parent, count, r, b))
+        })
+        .collect()
+}
+
+/// Returns the bone for a node's bone property: the bone called `name` (`find` looks a name up,
+/// negative when absent) when the name is set — an explicit setting always wins — else the bone
+/// `humanoid` found for `role` (below the skeleton's `count` bones). `Err` says what was tried,
+/// naming `property` and the skeleton (`skeleton` gives its label, asked only then).
+pub fn pick(
+    property: &str,
+    name: &str,
+    find: impl FnOnce(&str) -> i32,
+    role: Role,
+    humanoid: &Humanoid,
+    count: i32,
+    skeleton: impl FnOnce() -> String,
+) -> Result<i32, String> {
+    if !name.is_empty() {
+        let i = find(name);
+        return if i >= 0 {
+            Ok(i)
+        } else {
+            Err(bone_not_found(property, name, &skeleton()))
+        };
+    }
+    match humanoid.bone(role) {
+        Some(i) if (i as i32) < count => Ok(i as i32),
+        _ => Err(role_not_found(property, role, &skeleton())),
+    }
+}
+
 /// A value [`Span`] can hold the lowest and highest of: a number, or a point (per axis).
 pub trait Spanned: Copy {
     /// Returns whether the value is finite (a non-finite one is left out).
@@ -273,6 +339,70 @@ mod tests {
         assert!((surface - 0.03).abs() < 1e-6);
         assert!((length - 0.18).abs() < 1e-6);
         assert!((width - 0.09).abs() < 1e-6);
+    }
+
+    #[test]
+    fn each_vertex_follows_its_heaviest_bind_when_the_arrays_fit() {
+        // Two influences per vertex; bind 0 → bone 5, bind 1 → bone 7, bind 2 → no bone.
+        let binds = [5, 7, -1];
+        let bones = [0, 1, 1, 0, 2, 0, 0, 1, 9, 0];
+        let weights = [0.7, 0.3, 0.6, 0.4, 0.8, 0.2, 0.0, 0.0, 1.0, 0.0];
+        let got: Vec<_> = dominant_bones(5, &bones, &weights, &binds)
+            .unwrap()
+            .collect();
+        assert_eq!(
+            got,
+            [Some((0, 5)), Some((1, 7)), None, None, None],
+            "no bone, no weight, no such bind"
+        );
+        assert!(dominant_bones(0, &[], &[], &binds).is_none());
+        assert!(
+            dominant_bones(3, &bones, &weights, &binds).is_none(),
+            "10 % 3"
+        );
+        assert!(dominant_bones(5, &bones, &weights[..8], &binds).is_none());
+        assert!(
+            dominant_bones(5, &[], &[], &binds).is_none(),
+            "no influences"
+        );
+    }
+
+    #[test]
+    fn subtrees_hold_their_roots_and_descendants() {
+        assert_eq!(
+            in_subtrees(parent, 7, &[1, 4]),
+            [false, true, true, true, true, false, false]
+        );
+        assert_eq!(in_subtrees(parent, 7, &[]), [false; 7]);
+        assert!(in_subtrees(parent, -3, &[0]).is_empty());
+    }
+
+    #[test]
+    fn a_set_name_wins_else_the_humanoid_role() {
+        let names = ["Hips", "Spine", "Head"];
+        let rest = [
+            (Vec3::new(0.0, 1.0, 0.0), glam::Quat::IDENTITY),
+            (Vec3::new(0.0, 1.2, 0.0), glam::Quat::IDENTITY),
+            (Vec3::new(0.0, 1.6, 0.0), glam::Quat::IDENTITY),
+        ];
+        let h = Humanoid::derive(&names, &[-1, 0, 1], &rest);
+        let find = |n: &str| names.iter().position(|&m| m == n).map_or(-1, |i| i as i32);
+        let label = || "Skel".to_string();
+        assert_eq!(pick("bone", "Spine", find, Role::Head, &h, 3, label), Ok(1));
+        assert_eq!(pick("bone", "", find, Role::Head, &h, 3, label), Ok(2));
+        assert_eq!(
+            pick("bone", "Tail", find, Role::Head, &h, 3, label),
+            Err(bone_not_found("bone", "Tail", "Skel"))
+        );
+        assert_eq!(
+            pick("head_bone", "", find, Role::Head, &h, 2, label),
+            Err(role_not_found("head_bone", Role::Head, "Skel")),
+            "a found bone past the skeleton's count"
+        );
+        assert_eq!(
+            pick("hand", "", find, Role::LeftHand, &h, 3, label),
+            Err(role_not_found("hand", Role::LeftHand, "Skel"))
+        );
     }
 
     #[test]

@@ -784,3 +784,25 @@ fn world_proportion_is_the_height_in_the_world_over_the_reference_and_1_when_deg
         assert_eq!(world_proportion(h, s), 1.0, "height {h}, scale {s}");
     }
 }
+
+/// A hand with finger bones is sized along the palm and fingers they give, one without from its
+/// vertices' bounds, and a rig without hands is not measured.
+#[test]
+fn a_hand_is_measured_by_its_bounds_or_along_its_fingers() {
+    let measure = |keep: &dyn Fn(&str) -> bool| {
+        let body: Vec<_> = reference().into_iter().filter(|b| keep(b.0)).collect();
+        let names: Vec<&str> = body.iter().map(|b| b.0).collect();
+        let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
+        let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
+        let rest: Vec<(Vec3, Quat)> = body.iter().map(|b| (b.2, Quat::IDENTITY)).collect();
+        let h = Humanoid::derive(&names, &parents, &rest);
+        let hand = index("LeftHand");
+        (h.hand_measure(Side::Left), usize::try_from(hand).ok())
+    };
+    let (with_fingers, hand) = measure(&|_| true);
+    assert_eq!(with_fingers, Some(HandMeasure::Extent(hand.unwrap())));
+    let (without, hand) = measure(&|n| !n.contains("Proximal"));
+    assert_eq!(without, Some(HandMeasure::Bounds(hand.unwrap())));
+    let (handless, _) = measure(&|n| !n.contains("Hand") && !n.contains("Proximal"));
+    assert_eq!(handless, None);
+}

@@ -26,7 +26,6 @@ use super::targets::*;
 use crate::convert::{affine, vec3, vector3};
 use crate::formation::FormationController;
 use entwine_core::formation::editor as fe;
-use entwine_core::rig::REFERENCE_ARM;
 
 /// Draws Entwine's nodes in the editor's 3D viewport, with handles that edit their properties (each
 /// drag is one undoable action):
@@ -83,10 +82,7 @@ impl EntwineGizmos {
     fn value_for(&mut self, kind: &Kind, id: usize, p: Vec3) -> Option<Variant> {
         match kind {
             Kind::Limb(limb) => {
-                let edit = handles(&mut self.points, &self.formations, kind)
-                    .into_iter()
-                    .nth(id)?
-                    .1;
+                let edit = handle(&mut self.points, &self.formations, kind, id as i32)?.1;
                 match edit.property {
                     "target_transform" => {
                         let mut t = limb.get("target_transform").to::<Transform3D>();
@@ -125,23 +121,17 @@ impl EntwineGizmos {
                     // handle, so the face follows the mouse.
                     let per_side = b.body.transform_vector3(per_side);
                     let normal = b.body.transform_vector3(normal);
-                    let side = geo::side_from_face(b.fixed, per_side, normal, p)?;
-                    let (lo, hi) = geo::CHARACTER_HEIGHT_RANGE;
-                    return Some(side.clamp(lo, hi).to_variant());
+                    return geo::height_from_face(b.fixed, per_side, normal, p)
+                        .map(|h| h.to_variant());
                 }
                 let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
                 let inward = b.frame.transform_vector3(Vec3::NEG_X);
-                let d = geo::distance_from_handle(right, inward, p)? / b.k.max(1e-3);
-                let (lo, hi) = geo::SURFACE_OFFSET_RANGE;
-                Some(d.clamp(lo, hi).to_variant())
+                geo::surface_offset_from_handle(right, inward, p, b.k).map(|d| d.to_variant())
             }
             Kind::Hold { body, component } => {
                 if id >= 2 {
                     let reach = reach_spheres(body, component).into_iter().nth(id - 2)?;
-                    let r = geo::radius_from_handle(reach.centre, p)?;
-                    let margin = geo::margin_from_radius(reach.arm, r, REFERENCE_ARM)?;
-                    let (lo, hi) = geo::REACH_MARGIN_RANGE;
-                    return Some(margin.clamp(lo, hi).to_variant());
+                    return reach.margin_from_handle(p).map(|m| m.to_variant());
                 }
                 let (frame, k) = hold_frame(body, component);
                 geo::offset_from_handle(frame, p, k).map(|o| vector3(o).to_variant())
@@ -225,8 +215,7 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                 // The reach spheres: three great circles each.
                 let margin = reach_margin(component);
                 for reach in reach_spheres(body, component) {
-                    let r = geo::reach_radius(reach.arm, margin, REFERENCE_ARM);
-                    for (p, q) in draw::sphere(reach.centre, r, CIRCLE) {
+                    for (p, q) in draw::sphere(reach.centre, reach.radius(margin), CIRCLE) {
                         lines.push(local(p));
                         lines.push(local(q));
                     }
@@ -246,28 +235,15 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
                     .unwrap_or(0.05);
                 if let Some(draft) = draft {
                     let at = |p: glam::Vec2| local(handle_at(squad, p, fe::HANDLE_LIFT));
-                    let ring = |lines: &mut PackedVector3Array, p: glam::Vec2, radius: f32| {
-                        for (a, b) in draw::ring(p, radius, CIRCLE) {
-                            lines.push(at(a));
-                            lines.push(at(b));
-                        }
-                    };
-                    for p in &draft.points {
-                        ring(&mut lines, *p, fe::POINT_RING);
-                    }
-                    for (i, j, crowded) in draft.spacing_pairs(tolerance) {
-                        let (a, b) = (draft.points[i], draft.points[j]);
-                        if crowded {
-                            // A crowded pair: the line and a wider ring round each point, in red.
-                            crowded_lines.push(at(a));
-                            crowded_lines.push(at(b));
-                            ring(&mut crowded_lines, a, fe::POINT_RING * 1.5);
-                            ring(&mut crowded_lines, b, fe::POINT_RING * 1.5);
+                    geo::draft_lines(&draft, tolerance, |crowded, a, b| {
+                        let out = if crowded {
+                            &mut crowded_lines
                         } else {
-                            lines.push(at(a));
-                            lines.push(at(b));
-                        }
-                    }
+                            &mut lines
+                        };
+                        out.push(at(a));
+                        out.push(at(b));
+                    });
                 }
                 "formation"
             }
@@ -329,9 +305,7 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
             return;
         };
         let id = handle_id.max(0) as usize;
-        let Some((at, mut edit)) = handles(&mut self.points, &self.formations, &kind)
-            .into_iter()
-            .nth(id)
+        let Some((at, mut edit)) = handle(&mut self.points, &self.formations, &kind, handle_id)
         else {
             return;
         };
@@ -418,11 +392,7 @@ impl EntwineGizmos {
     pub fn get_handle_property(&mut self, node: Option<Gd<Node3D>>, handle_id: i32) -> GString {
         node.as_ref()
             .and_then(kind_of)
-            .and_then(|k| {
-                handles(&mut self.points, &self.formations, &k)
-                    .into_iter()
-                    .nth(handle_id.max(0) as usize)
-            })
+            .and_then(|k| handle(&mut self.points, &self.formations, &k, handle_id))
             .map_or(GString::new(), |(_, e)| e.property.into())
     }
 
@@ -436,10 +406,7 @@ impl EntwineGizmos {
         handle_id: i32,
     ) -> Option<Gd<Object>> {
         let kind = node.as_ref().and_then(kind_of)?;
-        handles(&mut self.points, &self.formations, &kind)
-            .into_iter()
-            .nth(handle_id.max(0) as usize)
-            .map(|(_, e)| e.object)
+        handle(&mut self.points, &self.formations, &kind, handle_id).map(|(_, e)| e.object)
     }
 
     /// Moves handle [param handle_id] of [param node] to the world point [param to] as a drag in
@@ -454,10 +421,7 @@ impl EntwineGizmos {
             return false;
         };
         let id = handle_id.max(0) as usize;
-        let Some((_, edit)) = handles(&mut self.points, &self.formations, &kind)
-            .into_iter()
-            .nth(id)
-        else {
+        let Some((_, edit)) = handle(&mut self.points, &self.formations, &kind, handle_id) else {
             return false;
         };
         let Some(value) = self.value_for(&kind, id, vec3(to)) else {
@@ -493,9 +457,6 @@ impl EntwineGizmos {
     fn edit_of(&self, gizmo: &Option<Gd<EditorNode3DGizmo>>, handle_id: i32) -> Option<Edit> {
         let node = node_of(gizmo)?;
         let kind = kind_of(&node)?;
-        handles(&mut Vec::new(), &self.formations, &kind)
-            .into_iter()
-            .nth(handle_id.max(0) as usize)
-            .map(|(_, e)| e)
+        handle(&mut Vec::new(), &self.formations, &kind, handle_id).map(|(_, e)| e)
     }
 }

@@ -8,6 +8,7 @@ mod formation;
 mod gizmos;
 mod targets;
 
+use entwine_core::editor::{flag_value, place_of, Place};
 use godot::classes::editor_file_dialog::{Access, FileMode};
 use godot::classes::editor_plugin::{AfterGuiInput, CustomControlContainer};
 use godot::classes::{
@@ -209,13 +210,10 @@ impl EntwineEditorPlugin {
         };
         let path = f.bind().default_path("custom".into());
         // The dialog browses the place the folder is in (a `user://` formations folder too).
-        let text = path.to_string();
-        dialog.set_access(if text.starts_with("res://") {
-            Access::RESOURCES
-        } else if text.starts_with("user://") {
-            Access::USERDATA
-        } else {
-            Access::FILESYSTEM
+        dialog.set_access(match place_of(&path.to_string()) {
+            Place::Resources => Access::RESOURCES,
+            Place::UserData => Access::USERDATA,
+            Place::FileSystem => Access::FILESYSTEM,
         });
         dialog.set_current_path(&path);
         dialog.popup_file_dialog();
@@ -387,12 +385,13 @@ impl EntwineEditorPlugin {
     fn start_driver(&mut self) {
         let args = Os::singleton().get_cmdline_user_args();
         let args: Vec<String> = args.as_slice().iter().map(|a| a.to_string()).collect();
-        let Some(i) = args.iter().position(|a| a == SCRIPT_ARG) else {
-            return;
-        };
-        let Some(path) = args.get(i + 1) else {
-            godot_warn!("Entwine editor plugin: {SCRIPT_ARG} needs a res:// path after it");
-            return;
+        let path = match flag_value(&args, SCRIPT_ARG) {
+            Ok(Some(path)) => path,
+            Ok(None) => return,
+            Err(why) => {
+                godot_warn!("Entwine editor plugin: {why}");
+                return;
+            }
         };
         let script = ResourceLoader::singleton()
             .load(path)

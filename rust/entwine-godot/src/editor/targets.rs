@@ -1,11 +1,9 @@
 //! What a gizmo is drawn for: which Entwine node a 3D node is, the geometry its gizmo reads from
 //! it (the touch box, the reach spheres, a rope's end, a character's proportion), and its handles.
 
-use entwine_core::editor as geo;
+use entwine_core::editor::{self as geo, Reach};
 use glam::{Affine3A, Vec3};
-use godot::classes::{
-    BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D, Skeleton3D,
-};
+use godot::classes::{Node3D, Skeleton3D};
 use godot::prelude::*;
 
 use crate::bones::chain_to;
@@ -13,8 +11,7 @@ use crate::convert::{affine, vec3};
 use crate::formation::FormationController;
 use crate::limb_ik::LimbIK;
 use crate::rope::RopeSimulation;
-use entwine_core::kit::chain_length;
-use entwine_core::rig::{mean_scale, Role as RigRole, Side, REFERENCE_ARM};
+use entwine_core::rig::{Role as RigRole, Side};
 
 use super::formation::{handle_at, FormationEditor};
 
@@ -150,28 +147,11 @@ pub(super) struct TouchBox {
 /// The detection box of an env-touch node in the world.
 pub(super) fn touch_box(node: &Gd<Node3D>) -> Option<TouchBox> {
     let character = character_of(node)?;
-    let shape = character
-        .get_children()
-        .iter_shared()
-        .find_map(|c| c.try_cast::<CollisionShape3D>().ok());
-    let mut height = node.get("character_height").try_to::<f32>().unwrap_or(0.0);
-    let mut centre = Vector3::new(0.0, height * 0.5, 0.0);
-    if let Some(shape) = &shape {
-        centre = shape.get_position();
-        if height <= 0.0 {
-            let s = shape.get_shape();
-            height = if let Some(c) = s.clone().and_then(|s| s.try_cast::<CapsuleShape3D>().ok()) {
-                c.get_height()
-            } else if let Some(c) = s.clone().and_then(|s| s.try_cast::<CylinderShape3D>().ok()) {
-                c.get_height()
-            } else if let Some(b) = s.and_then(|s| s.try_cast::<BoxShape3D>().ok()) {
-                b.get_size().y
-            } else {
-                0.0
-            };
-        }
-    }
-    let b = entwine_core::env_touch::detection_box(height, vec3(centre))?;
+    let set = node.get("character_height").try_to::<f32>().unwrap_or(0.0);
+    let collider = crate::scene::collider(&character)
+        .map(|(shape, height)| (vec3(shape.get_position()), height));
+    let (height, centre) = geo::touch_size(set, collider);
+    let b = entwine_core::env_touch::detection_box(height, centre)?;
     let body = affine(character.get_global_transform());
     let frame = body * Affine3A::from_translation(b.centre);
     let auto = node
@@ -183,17 +163,9 @@ pub(super) fn touch_box(node: &Gd<Node3D>) -> Option<TouchBox> {
         frame,
         size: b.size,
         k,
-        fixed: body.transform_point3(vec3(centre)),
+        fixed: body.transform_point3(centre),
         body,
     })
-}
-
-/// One arm's reach sphere: centred on its shoulder joint (the upper arm bone), the arm's length in
-/// the world, and the direction out of the body on its side.
-pub(super) struct Reach {
-    pub(super) centre: Vec3,
-    pub(super) arm: f32,
-    pub(super) outward: Vec3,
 }
 
 /// A hold-hands character's two reach spheres, as the component finds them when it runs: the left
@@ -225,20 +197,11 @@ pub(super) fn reach_spheres(body: &Gd<Node3D>, component: &Gd<Node>) -> Vec<Reac
             continue;
         };
         let joints = chain.map(|b| vec3(skeleton.get_bone_global_rest(b).origin));
-        // In the world the chain is scaled by the nodes above the skeleton (the mean of the axes).
         let scale = vec3(skeleton.get_global_transform().basis.get_scale());
-        let arm = chain_length(joints) * mean_scale(scale);
         let centre =
             to_world.transform_point3(vec3(skeleton.get_bone_global_pose(chain[0]).origin));
-        let right = to_world.transform_vector3(rig.right).normalize_or(Vec3::X);
-        let outward = if side == Side::Left { -right } else { right };
-        if arm > 0.0 && arm.is_finite() && centre.is_finite() {
-            out.push(Reach {
-                centre,
-                arm,
-                outward,
-            });
-        }
+        let right = to_world.transform_vector3(rig.right);
+        out.extend(Reach::new(joints, scale, centre, right, side == Side::Left));
     }
     out
 }
@@ -249,6 +212,18 @@ pub(super) fn reach_margin(component: &Gd<Node>) -> f32 {
         .get("reach_margin")
         .try_to::<f32>()
         .unwrap_or(0.02)
+}
+
+/// Handle `id` of a node (a negative id: the first), with what it edits (see [`handles`]).
+pub(super) fn handle(
+    points: &mut Vec<Vector3>,
+    formations: &Option<Gd<FormationEditor>>,
+    kind: &Kind,
+    id: i32,
+) -> Option<(Vec3, Edit)> {
+    handles(points, formations, kind)
+        .into_iter()
+        .nth(id.max(0) as usize)
 }
 
 /// Every handle of a node, in the world, with what it edits (`points`: scratch for a rope's
@@ -280,38 +255,22 @@ pub(super) fn handles(
                 })
             };
             if let Some((p, object, property)) = target {
-                out.push((
-                    vec3(p),
-                    Edit {
-                        object,
-                        property,
-                        name: "Target",
-                    },
-                ));
+                out.push(Edit::at(vec3(p), &object, property, "Target"));
             }
             if pole_path.is_empty() {
                 if let Some((frame, root, reach)) = geometry {
                     let dir = vec3(limb.get("pole_direction").to::<Vector3>());
                     let dir = geo::pole_handle_direction(dir);
                     if let Some(h) = geo::pole_handle(affine(frame), vec3(root), dir, reach * 0.5) {
-                        out.push((
-                            h,
-                            Edit {
-                                object: limb.clone().upcast(),
-                                property: "pole_direction",
-                                name: "Pole direction",
-                            },
-                        ));
+                        out.push(Edit::at(h, &limb, "pole_direction", "Pole direction"));
                     }
                 }
             } else if let Some(n) = limb.try_get_node_as::<Node3D>(&pole_path) {
-                out.push((
+                out.push(Edit::at(
                     vec3(n.get_global_position()),
-                    Edit {
-                        object: n.upcast(),
-                        property: "global_position",
-                        name: "Pole",
-                    },
+                    &n,
+                    "global_position",
+                    "Pole",
                 ));
             }
         }
@@ -326,32 +285,17 @@ pub(super) fn handles(
                 rope.get("point_count").to::<i32>(),
                 rope.get("segment_length").to::<f32>(),
             );
-            out.push((
-                anchor,
-                Edit {
-                    object: rope.clone().upcast(),
-                    property: "anchor_offset",
-                    name: "Anchor",
-                },
-            ));
-            out.push((
-                geo::length_handle(anchor, dir, length),
-                Edit {
-                    object: rope.clone().upcast(),
-                    property: "point_count",
-                    name: "Length",
-                },
-            ));
+            out.push(Edit::at(anchor, &rope, "anchor_offset", "Anchor"));
+            let length = geo::length_handle(anchor, dir, length);
+            out.push(Edit::at(length, &rope, "point_count", "Length"));
             // A pinned rope's second anchor: the end node's frame plus `end_offset`.
             if let Some(end) = end_frame(&rope) {
                 let offset = rope.get("end_offset").to::<Vector3>();
-                out.push((
+                out.push(Edit::at(
                     vec3(end * offset),
-                    Edit {
-                        object: rope.upcast(),
-                        property: "end_offset",
-                        name: "End anchor",
-                    },
+                    &rope,
+                    "end_offset",
+                    "End anchor",
                 ));
             }
         }
@@ -393,22 +337,15 @@ pub(super) fn handles(
                         .try_to::<Vector3>()
                         .unwrap_or_default(),
                 );
-                out.push((
-                    geo::offset_handle(frame, offset, k),
-                    Edit {
-                        object: component.clone().upcast(),
-                        property,
-                        name,
-                    },
-                ));
+                let at = geo::offset_handle(frame, offset, k);
+                out.push(Edit::at(at, component, property, name));
             }
             let margin = reach_margin(component);
             for (reach, name) in reach_spheres(body, component)
                 .into_iter()
                 .zip(["Reach (left arm)", "Reach (right arm)"])
             {
-                let r = geo::reach_radius(reach.arm, margin, REFERENCE_ARM);
-                let at = geo::radius_handle(reach.centre, r, reach.outward);
+                let at = reach.handle(margin);
                 out.push(Edit::at(at, component, "reach_margin", name));
             }
         }

@@ -1,6 +1,7 @@
 //! The class's signals, constants and methods (properties' setters, state and hand queries,
 //! profiling), and the state enum GDScript sees.
 
+use entwine_core::env_touch::node::Profile;
 use entwine_core::env_touch::{ResetReason, Side, TouchState};
 use godot::prelude::*;
 
@@ -36,15 +37,6 @@ impl TouchStateKind {
             TouchState::Rise => Self::Rise,
             TouchState::Touch => Self::Touch,
         }
-    }
-}
-
-/// Returns the side for a `SIDE_*` constant (anything but 1 is left).
-fn side_of(side: i64) -> Side {
-    if side == 1 {
-        Side::Right
-    } else {
-        Side::Left
     }
 }
 
@@ -103,7 +95,7 @@ impl EnvironmentInteractionStateMachine {
     /// Returns a hand's IK target (world space) for `side` (`SIDE_LEFT` or `SIDE_RIGHT`).
     #[func]
     pub fn get_hand_target(&self, side: i64) -> Transform3D {
-        let hand = self.core.hand(side_of(side));
+        let hand = self.core.hand(Side::from_script(side));
         Transform3D::new(
             Basis::from_quaternion(quaternion(hand.pose.rotation)),
             vector3(hand.pose.position),
@@ -113,13 +105,13 @@ impl EnvironmentInteractionStateMachine {
     /// Returns a hand's IK position weight (0 = animated, 1 = on the target).
     #[func]
     pub fn get_hand_weight(&self, side: i64) -> f32 {
-        self.core.hand(side_of(side)).position_weight
+        self.core.hand(Side::from_script(side)).position_weight
     }
 
     /// Returns a hand's IK rotation weight.
     #[func]
     pub fn get_hand_rotation_weight(&self, side: i64) -> f32 {
-        self.core.hand(side_of(side)).rotation_weight
+        self.core.hand(Side::from_script(side)).rotation_weight
     }
 
     /// Returns why the node last reset: "none", "stopped", "moving_away", "invalid_angle",
@@ -152,7 +144,7 @@ impl EnvironmentInteractionStateMachine {
     pub fn get_arm_ik(&self, side: i64) -> Option<Gd<LimbIK>> {
         self.rig
             .as_ref()
-            .map(|rig| rig.iks[side_of(side).index()].clone())
+            .map(|rig| rig.iks[Side::from_script(side).index()].clone())
     }
 
     /// Returns `k`, the factor [member auto_proportions] applies to the lengths and speeds (the
@@ -182,25 +174,19 @@ impl EnvironmentInteractionStateMachine {
     /// shape query and normal ray), "engine" the rest (reading transforms and bones, writing the IK).
     #[func]
     pub fn get_profile(&self) -> VarDictionary {
-        let frames = self.profile_frames.max(1) as f64;
+        let p = self.profile.per_frame();
         let mut d = VarDictionary::new();
-        d.set("logic", self.profile_logic_usec / frames);
-        d.set("queries", self.profile_query_usec / frames);
-        d.set(
-            "engine",
-            (self.profile_total_usec - self.profile_query_usec - self.profile_logic_usec) / frames,
-        );
-        d.set("frames", self.profile_frames);
+        d.set("logic", p.logic);
+        d.set("queries", p.queries);
+        d.set("engine", p.engine);
+        d.set("frames", p.frames);
         d
     }
 
     /// Starts a new measurement for [method get_profile].
     #[func]
     pub fn reset_profile(&mut self) {
-        self.profile_query_usec = 0.0;
-        self.profile_logic_usec = 0.0;
-        self.profile_total_usec = 0.0;
-        self.profile_frames = 0;
+        self.profile = Profile::default();
     }
 
     /// Lets go now (e.g. after a teleport): the node goes to Reset.

@@ -1,8 +1,8 @@
 //! The debug drawing: the detection volume, the tracked contact, each active hand's target and
-//! the shoulder → target line, as lines in one `ImmediateMesh` (when `debug_draw` is on).
+//! the shoulder → target line, as lines in one `ImmediateMesh` (when `debug_draw` is on); the
+//! lines and colours are the core's `env_touch::node::debug_lines`.
 
-use entwine_core::env_touch::Side;
-use entwine_core::kit::draw;
+use entwine_core::env_touch::node::debug_lines;
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
@@ -47,38 +47,21 @@ impl EnvironmentInteractionStateMachine {
         instance.set_global_transform(Transform3D::IDENTITY);
         mesh.clear_surfaces();
         mesh.surface_begin(PrimitiveType::LINES);
-        // The detection volume.
-        mesh.surface_set_color(Color::from_rgb(1.0, 0.85, 0.2));
-        let line = |mesh: &mut Gd<ImmediateMesh>, (a, b): (Vec3, Vec3)| {
-            mesh.surface_add_vertex(vector3(a));
-            mesh.surface_add_vertex(vector3(b));
-        };
-        for edge in draw::cube_edges(affine(area_xform), side) {
-            line(mesh, edge);
-        }
-        let cross = |mesh: &mut Gd<ImmediateMesh>, p: Vec3, r: f32| {
-            for edge in draw::star(p, r) {
-                line(mesh, edge);
-            }
-        };
-        if let Some(p) = self.core.closest_point() {
-            mesh.surface_set_color(Color::from_rgb(1.0, 0.1, 0.1));
-            cross(mesh, p, 0.06);
-        }
-        for side in [Side::Left, Side::Right] {
-            let hand = self.core.hand(side);
-            if hand.position_weight < 1e-3 {
-                continue;
-            }
-            let colour = match side {
-                Side::Left => Color::from_rgb(0.1, 1.0, 0.2),
-                Side::Right => Color::from_rgb(0.2, 0.5, 1.0),
-            };
-            mesh.surface_set_color(colour);
-            cross(mesh, hand.pose.position, 0.04);
-            mesh.surface_add_vertex(vector3(shoulders[side.index()]));
-            mesh.surface_add_vertex(vector3(hand.pose.position));
-        }
+        let mut colour = None;
+        debug_lines(
+            &self.core,
+            affine(area_xform),
+            side,
+            shoulders,
+            |c, a, b| {
+                if colour != Some(c) {
+                    colour = Some(c);
+                    mesh.surface_set_color(crate::convert::color(c));
+                }
+                mesh.surface_add_vertex(vector3(a));
+                mesh.surface_add_vertex(vector3(b));
+            },
+        );
         mesh.surface_end();
     }
 }

@@ -1,6 +1,7 @@
 //! The physics tick: gather the frame's facts from Godot, step the core, write the two `LimbIK`s,
 //! then emit the core's events as signals, last (handlers may call back into the node).
 
+use entwine_core::env_touch::node::{no_usable_shape, query_placement, unsupported_shape};
 use entwine_core::env_touch::{candidate, Shape, Side, TouchEvent, TouchInput, MAX_EVENTS};
 use glam::{Affine3A, Vec3};
 use godot::classes::{
@@ -29,11 +30,11 @@ impl EnvironmentInteractionStateMachine {
                     self.warnings.clear_keys(WARN_SETUP);
                     self.rig = Some(rig);
                 }
-                Err(why) => {
+                Err(issue) => {
                     let node = self.to_gd();
-                    let msg = format!("{why}; the node stays idle until this is fixed.");
+                    let key = problem_key(&issue.to_string());
                     self.warnings
-                        .on_change(&node, WARN_SETUP, problem_key(&why), &msg);
+                        .on_change(&node, WARN_SETUP, key, &issue.warning());
                     return;
                 }
             }
@@ -52,10 +53,10 @@ impl EnvironmentInteractionStateMachine {
         let skeleton = rig.skeleton.clone();
         let shoulder_bones = rig.shoulders;
         let character_xform = character.get_global_transform();
-        // Physics queries take no scale: the box is sized in the world instead (see setup).
+        let placement = query_placement(affine(character_xform), vec3(rig.volume_local.origin));
         let volume_xform = Transform3D::new(
-            Basis::from_quaternion(quaternion(pose(character_xform).rotation)),
-            character_xform * rig.volume_local.origin,
+            Basis::from_quaternion(quaternion(placement.rotation)),
+            vector3(placement.position),
         );
         let root = pose(character_xform);
         let character_body = rig.character_body.clone();
@@ -65,13 +66,11 @@ impl EnvironmentInteractionStateMachine {
         let needs_world = self.core.needs_world(dt);
         let shoulders = if needs_world {
             let skeleton_xform = skeleton.get_global_transform();
-            let world =
-                shoulder_bones.map(|b| skeleton_xform * skeleton.get_bone_global_pose(b).origin);
-            let to_character = character_xform.affine_inverse();
-            self.shoulders_local = world.map(|w| to_character * w);
-            world.map(vec3)
+            let world = shoulder_bones
+                .map(|b| vec3(skeleton_xform * skeleton.get_bone_global_pose(b).origin));
+            self.shoulders.read(affine(character_xform), world)
         } else {
-            self.shoulders_local.map(|s| vec3(character_xform * s))
+            self.shoulders.carried(affine(character_xform))
         };
         let (velocity, grounded) = self.motion(&character, character_body, rigid_body, dt);
         let space = if needs_world {
@@ -115,7 +114,7 @@ impl EnvironmentInteractionStateMachine {
             surface_normal,
         });
         logic_usec += logic_start.elapsed().as_secs_f64() * 1e6;
-        self.profile_logic_usec += logic_usec;
+        self.profile.logic_usec += logic_usec;
 
         // Apply.
         if let Some(rig) = &self.rig {
@@ -164,7 +163,7 @@ impl EnvironmentInteractionStateMachine {
             let start = std::time::Instant::now();
             query.set_transform(volume);
             let hits = space.intersect_shape_ex(&*query).max_results(32).done();
-            self.profile_query_usec += start.elapsed().as_secs_f64() * 1e6;
+            self.profile.query_usec += start.elapsed().as_secs_f64() * 1e6;
             for hit in hits.iter_shared() {
                 let Ok(object) = hit.get_or_nil(&key).try_to::<Gd<Object>>() else {
                     continue;
@@ -192,17 +191,12 @@ impl EnvironmentInteractionStateMachine {
         };
         let name = body.get_name();
         let (shapes, unsupported) = collider_shapes(&body);
+        let name = name.to_string();
         if let Some(kind) = unsupported {
-            self.warn_collider(
-                id,
-                &format!("'{name}' has a {kind}, which has no closest-point query; that shape is ignored"),
-            );
+            self.warn_collider(id, &unsupported_shape(&name, &kind.to_string()));
         }
         if shapes.is_empty() {
-            self.warn_collider(
-                id,
-                &format!("'{name}' has no usable collision shape (box, sphere, capsule, cylinder, convex, concave or world boundary); it is ignored"),
-            );
+            self.warn_collider(id, &no_usable_shape(&name));
             return;
         }
         self.colliders.push(Collider {
@@ -268,7 +262,7 @@ impl EnvironmentInteractionStateMachine {
         ray.set_to(vector3(to));
         let start = std::time::Instant::now();
         let hit = space.intersect_ray(&*ray);
-        self.profile_query_usec += start.elapsed().as_secs_f64() * 1e6;
+        self.profile.query_usec += start.elapsed().as_secs_f64() * 1e6;
         let normal = hit.get_or_nil(&key).try_to::<Vector3>().ok()?;
         let n = vec3(normal).try_normalize()?;
         n.is_finite().then_some(n)
@@ -280,11 +274,10 @@ impl EnvironmentInteractionStateMachine {
             .get_or_insert_with(|| ["collider", "normal"].map(|k| GString::from(k).to_variant()))
     }
 
-    fn warn_collider(&mut self, id: InstanceId, why: &str) {
+    fn warn_collider(&mut self, id: InstanceId, warning: &str) {
         let node = self.to_gd();
         let key = id.to_i64() as u64;
-        self.warnings
-            .once_for(&node, WARN_COLLIDER, key, &format!("{why}."));
+        self.warnings.once_for(&node, WARN_COLLIDER, key, warning);
     }
 }
 

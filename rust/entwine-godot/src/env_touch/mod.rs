@@ -259,17 +259,14 @@ pub struct EnvironmentInteractionStateMachine {
     /// The character's velocity when it is not a physics body.
     velocity: VelocityEstimate,
     debug: Option<(Gd<MeshInstance3D>, Gd<ImmediateMesh>)>,
-    /// Time spent since the last profile reset (µs): in physics queries, and in everything else.
-    profile_query_usec: f64,
-    profile_logic_usec: f64,
-    profile_total_usec: f64,
-    profile_frames: i64,
+    /// Time spent since the last profile reset: in physics queries, the logic and in all.
+    profile: entwine_core::env_touch::node::Profile,
     /// Result-dictionary keys, made once.
     keys: Option<[Variant; 2]>,
     /// Running in the editor: the node does nothing there.
     in_editor: bool,
     /// The shoulders in the character's frame when last read from the skeleton.
-    shoulders_local: [Vector3; 2],
+    shoulders: entwine_core::env_touch::node::ShoulderMemory,
     /// Each hand's (palm, finger) axes in its bone's space, found in the rig at setup.
     hand_axes: Option<[(glam::Vec3, glam::Vec3); 2]>,
 }
@@ -314,8 +311,7 @@ impl INode3D for EnvironmentInteractionStateMachine {
         }
         let start = std::time::Instant::now();
         self.frame(delta as f32);
-        self.profile_total_usec += start.elapsed().as_secs_f64() * 1e6;
-        self.profile_frames += 1;
+        self.profile.frame(start.elapsed().as_secs_f64() * 1e6);
     }
 
     fn exit_tree(&mut self) {

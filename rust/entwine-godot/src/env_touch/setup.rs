@@ -1,26 +1,25 @@
 //! Setup: resolves the character, skeleton and arm bones, measures the character for the core's
 //! `calibrate`, creates the IK modifiers and query objects; and keeps the core's config in sync.
 
+use entwine_core::env_touch::node::{
+    arm_bones, check_mask, RestRig, SetupIssue, ShoulderMemory, ARM_PROPERTIES,
+};
 use entwine_core::env_touch::{
     calibrate, character_size, hand_axes, EnvTouch, Measurements, TouchConfig, ELBOW_POLES,
 };
 use entwine_core::rig::{Role as RigRole, Side as RigSide};
 use glam::Vec3;
 use godot::classes::{
-    BoxShape3D, CapsuleShape3D, CharacterBody3D, CollisionObject3D, CollisionShape3D,
-    CylinderShape3D, Node3D, PhysicsRayQueryParameters3D, PhysicsShapeQueryParameters3D,
-    RigidBody3D, Skeleton3D,
+    BoxShape3D, CharacterBody3D, CollisionObject3D, Node3D, PhysicsRayQueryParameters3D,
+    PhysicsShapeQueryParameters3D, RigidBody3D, Skeleton3D,
 };
 use godot::prelude::*;
 
 use super::frame::set_ik;
 use super::{EnvironmentInteractionStateMachine, Rig, WARN_COLLIDER, WARN_CONFIG};
-use crate::convert::{pose, vec3, vector3};
+use crate::convert::{affine, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::warnings::key_of;
-
-/// Bone names per side: upper arm (shoulder joint), forearm, hand.
-type ArmBones = [GString; 3];
 
 impl EnvironmentInteractionStateMachine {
     /// Marks the setup for rebuilding on the next physics frame.
@@ -90,91 +89,67 @@ impl EnvironmentInteractionStateMachine {
     }
 
     /// Resolves the character, skeleton and bones, sizes the volume and creates the IK modifiers.
-    pub(super) fn setup(&mut self) -> Result<Rig, String> {
+    pub(super) fn setup(&mut self) -> Result<Rig, SetupIssue> {
         let character = self
             .base()
             .try_get_node_as::<Node3D>(&self.character_path)
-            .ok_or_else(|| {
-                format!(
-                    "character_path '{}' does not point at a Node3D",
-                    self.character_path
-                )
-            })?;
+            .ok_or_else(|| SetupIssue::NoCharacter(self.character_path.to_string()))?;
         let skeleton = if self.skeleton_path.is_empty() {
-            crate::scene::first_descendant::<Skeleton3D>(&character.clone().upcast()).ok_or_else(
-                || {
-                    format!(
-                        "no Skeleton3D under the character '{}' (set skeleton_path)",
-                        character.get_name()
-                    )
-                },
-            )?
+            crate::scene::first_descendant::<Skeleton3D>(&character.clone().upcast())
+                .ok_or_else(|| SetupIssue::NoSkeleton(character.get_name().to_string()))?
         } else {
             self.base()
                 .try_get_node_as::<Skeleton3D>(&self.skeleton_path)
-                .ok_or_else(|| {
-                    format!(
-                        "skeleton_path '{}' does not point at a Skeleton3D",
-                        self.skeleton_path
-                    )
-                })?
+                .ok_or_else(|| SetupIssue::NotASkeleton(self.skeleton_path.to_string()))?
         };
+        let lists = [&self.left_arm_bones, &self.right_arm_bones].map(|list| {
+            list.as_slice()
+                .iter()
+                .map(GString::to_string)
+                .collect::<Vec<_>>()
+        });
         let arms = [
-            arm_bones(&self.left_arm_bones, "left_arm_bones")?,
-            arm_bones(&self.right_arm_bones, "right_arm_bones")?,
+            arm_bones(&lists[0], ARM_PROPERTIES[0])?,
+            arm_bones(&lists[1], ARM_PROPERTIES[1])?,
         ];
         let humanoid = crate::rig::humanoid(&skeleton);
         let mut bones = [[0i32; 3]; 2];
-        for (side, names) in arms.iter().enumerate() {
-            let property = ["left_arm_bones", "right_arm_bones"][side];
+        for (side, names) in arms.into_iter().enumerate() {
+            let property = ARM_PROPERTIES[side];
             let roles = RigRole::arm([RigSide::Left, RigSide::Right][side]);
-            for (k, name) in names.iter().enumerate() {
-                bones[side][k] = crate::rig::pick(&skeleton, "bone", name, roles[k], &humanoid)
-                    .map_err(|why| format!("{property}: {why}"))?;
+            for (k, name) in names.into_iter().enumerate() {
+                let name = GString::from(name);
+                bones[side][k] = crate::rig::pick(&skeleton, "bone", &name, roles[k], &humanoid)
+                    .map_err(|why| SetupIssue::Bone(property, why))?;
             }
         }
-        if self.interactable_mask == 0 {
-            return Err(
-                "interactable_mask is 0, so no physics layer is interactable (select at least one layer)"
-                    .to_string(),
-            );
-        }
+        check_mask(self.interactable_mask)?;
         let (body_height, centre) = self.character_size(&character)?;
         // Heights and rest poses in the character's frame, read once ("locked") from the rest pose.
         let to_character =
             character.get_global_transform().affine_inverse() * skeleton.get_global_transform();
-        // The rig's own height, carried into the character's frame (a model on a body whose
-        // collider is another size keeps its own proportions).
-        let rig_height = humanoid
-            .bone(RigRole::Head)
-            .map(|_| humanoid.height * (to_character.basis * vector3(humanoid.up)).length());
-        let shoulder_height = 0.5
-            * (0..2)
-                .map(|s| (to_character * skeleton.get_bone_global_rest(bones[s][0]).origin).y)
-                .sum::<f32>();
+        let rest_of = |s: usize, k: usize| affine(skeleton.get_bone_global_rest(bones[s][k]));
+        let at_rest = RestRig::new(
+            &humanoid,
+            affine(to_character),
+            [rest_of(0, 0), rest_of(1, 0)],
+            [rest_of(0, 2), rest_of(1, 2)],
+        );
         let calibration = calibrate(&Measurements {
             set_height: self.character_height,
-            rig_height,
+            rig_height: at_rest.rig_height,
             body_height,
             centre,
-            shoulder_height,
+            shoulder_height: at_rest.shoulder_height,
             world_scale: vec3(character.get_global_transform().basis.get_scale()),
             auto_proportions: self.auto_proportions,
         })
-        .map_err(|issue| issue.to_string())?;
-        let (volume, world_scale) = (calibration.volume, calibration.world_scale);
-        let rest = [0, 1].map(|s| {
-            let p = pose(to_character * skeleton.get_bone_global_rest(bones[s][2]));
-            entwine_core::kit::Pose::new(p.position * world_scale, p.rotation)
-        });
+        .map_err(SetupIssue::Calibration)?;
+        let volume = calibration.volume;
+        let rest = at_rest.rest_targets(calibration.world_scale);
         // Palm and finger axes in each hand bone's own space, from the rig's rest pose.
-        self.hand_axes = Some([0, 1].map(|s| {
-            let q = crate::convert::rotation(skeleton.get_bone_global_rest(bones[s][2]).basis);
-            let local = |v: glam::Vec3| q.conjugate() * v;
-            (local(humanoid.palm[s]), local(humanoid.finger[s]))
-        }));
-        self.shoulders_local =
-            [0, 1].map(|s| to_character * skeleton.get_bone_global_rest(bones[s][0]).origin);
+        self.hand_axes = Some(at_rest.hand_axes);
+        self.shoulders = ShoulderMemory::new(at_rest.shoulders);
         let mut config = *self.core.config();
         config.shoulder_height = calibration.shoulder_height;
         config.waist_height = calibration.waist_height;
@@ -210,7 +185,7 @@ impl EnvironmentInteractionStateMachine {
         }
         let mut query = PhysicsShapeQueryParameters3D::new_gd();
         let mut box_shape = BoxShape3D::new_gd();
-        box_shape.set_size(Vector3::splat(volume.size * world_scale));
+        box_shape.set_size(Vector3::splat(volume.size * calibration.world_scale));
         query.set_shape(&box_shape);
         query.set_collision_mask(self.interactable_mask);
         query.set_exclude(&self.exclude);
@@ -238,30 +213,11 @@ impl EnvironmentInteractionStateMachine {
     }
 
     /// Returns the character's height (m) and its collider's centre in its own frame.
-    fn character_size(&self, character: &Gd<Node3D>) -> Result<(f32, Vec3), String> {
-        let shape_node = character
-            .get_children()
-            .iter_shared()
-            .find_map(|n| n.try_cast::<CollisionShape3D>().ok());
-        let from_shape = shape_node.as_ref().and_then(|node| {
-            let shape = node.get_shape()?;
-            let height = if let Ok(c) = shape.clone().try_cast::<CapsuleShape3D>() {
-                c.get_height()
-            } else if let Ok(c) = shape.clone().try_cast::<CylinderShape3D>() {
-                c.get_height()
-            } else if let Ok(b) = shape.clone().try_cast::<BoxShape3D>() {
-                b.get_size().y
-            } else {
-                return None;
-            };
-            Some((height, vec3(node.get_position())))
-        });
-        character_size(self.character_height, from_shape).ok_or_else(|| {
-            format!(
-                "character_height is 0 (auto) but the character '{}' has no capsule, cylinder or box CollisionShape3D to read it from (set character_height)",
-                character.get_name()
-            )
-        })
+    fn character_size(&self, character: &Gd<Node3D>) -> Result<(f32, Vec3), SetupIssue> {
+        let from_shape = crate::scene::collider(character)
+            .and_then(|(node, height)| Some((height?, vec3(node.get_position()))));
+        character_size(self.character_height, from_shape)
+            .ok_or_else(|| SetupIssue::NoHeight(character.get_name().to_string()))
     }
 
     /// Frees what setup created.
@@ -280,18 +236,4 @@ impl EnvironmentInteractionStateMachine {
         }
         self.colliders.clear();
     }
-}
-
-/// Returns an arm's three bone names, or why the property is unusable.
-fn arm_bones(names: &PackedStringArray, property: &str) -> Result<ArmBones, String> {
-    if names.is_empty() {
-        return Ok([GString::new(), GString::new(), GString::new()]);
-    }
-    if names.len() != 3 {
-        return Err(format!(
-            "{property} must list 3 bones (upper arm, forearm, hand) or none, got {}",
-            names.len()
-        ));
-    }
-    Ok([names[0].clone(), names[1].clone(), names[2].clone()])
 }
