@@ -1583,6 +1583,21 @@ impl Squad {
         (p, wrap_angle(h))
     }
 
+    /// Calls `visit(i, position, yaw)` for every agent in order with what
+    /// [`Squad::interpolated`] returns for it (the blend worked out once, not per agent).
+    #[inline]
+    pub fn for_each_interpolated(&self, mut visit: impl FnMut(usize, Vec2, f32)) {
+        let a = (self.accumulator / TICK).clamp(0.0, 1.0);
+        let n = self.n;
+        let poses = self.prev_pos[..n].iter().zip(&self.pos[..n]);
+        let yaws = self.prev_heading[..n].iter().zip(&self.heading[..n]);
+        for (i, ((p0, p1), (h0, h1))) in poses.zip(yaws).enumerate() {
+            let p = p0.lerp(*p1, a);
+            let h = *h0 + angle_difference(*h0, *h1) * a;
+            visit(i, p, wrap_angle(h));
+        }
+    }
+
     /// Returns agent `i`'s commanded velocity (x, z) in m/s (what external agents should move at).
     #[must_use]
     pub fn velocity(&self, i: usize) -> Vec2 {
