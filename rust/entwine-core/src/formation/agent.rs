@@ -273,7 +273,12 @@ fn non_negative(x: f32) -> f32 {
 /// limited to `turn_max`.
 #[must_use]
 pub fn turn_command(heading_err: f32, omega_ff: f32, g: &Gains, turn_max: f32) -> f32 {
-    let e = crate::kit::wrap_angle(heading_err);
+    // An error already in [−π, π] (the squad's are) is what the kit's wrap returns for it.
+    let e = if (-core::f32::consts::PI..=core::f32::consts::PI).contains(&heading_err) {
+        heading_err
+    } else {
+        crate::kit::wrap_angle(heading_err)
+    };
     let w = omega_ff + g.k2 * e;
     if w.is_finite() {
         let turn_max = non_negative(turn_max);
@@ -287,6 +292,40 @@ pub fn turn_command(heading_err: f32, omega_ff: f32, g: &Gains, turn_max: f32) -
 mod tests {
     use super::*;
     use crate::kit::angle_difference;
+
+    #[test]
+    fn the_turn_command_skips_the_wrap_only_where_the_wrap_changes_nothing() {
+        // The turn command as it was: the kit's wrap on every error.
+        let reference = |e: f32, ff: f32, g: &Gains, max: f32| {
+            let w = ff + g.k2 * crate::kit::wrap_angle(e);
+            if w.is_finite() {
+                w.clamp(-non_negative(max), non_negative(max))
+            } else {
+                0.0
+            }
+        };
+        let g = Gains::default();
+        let pi = core::f32::consts::PI;
+        let mut errors = vec![
+            0.0,
+            -0.0,
+            pi,
+            -pi,
+            pi.next_up(),
+            (-pi).next_down(),
+            7.0,
+            -20.0,
+            f32::NAN,
+            f32::INFINITY,
+        ];
+        errors.extend((0..2000).map(|k| (k as f32 / 1000.0 - 1.0) * 1.2 * pi));
+        for e in errors {
+            for ff in [0.0, 0.3, -2.0] {
+                let (a, b) = (turn_command(e, ff, &g, 6.0), reference(e, ff, &g, 6.0));
+                assert_eq!(a.to_bits(), b.to_bits(), "error {e}, feed-forward {ff}");
+            }
+        }
+    }
 
     #[test]
     fn angle_wraps_across_180() {

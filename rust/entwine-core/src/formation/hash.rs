@@ -18,6 +18,8 @@ pub struct SpatialHash {
     bits: u32,
     start: Vec<u32>,
     items: Vec<u32>,
+    /// Each item's point, in the items' order (a query reads them without looking them up).
+    item_points: Vec<Vec2>,
     bucket_of: Vec<u32>,
     /// The dense grid's first cell (column, row) and its width and height in cells, when dense.
     grid: Option<Grid>,
@@ -56,34 +58,37 @@ impl SpatialHash {
         // the hash, so a rebuild allocates only when the point count grows.
         self.start.reserve(4 * points.len().max(16) + 1);
         self.start.resize(buckets + 1, 0);
+        // Count each bucket's points into its own entry, sum the counts up (each entry is then
+        // its bucket's end), and fill every bucket from its end backwards, walking the points
+        // backwards: each entry ends at its bucket's start, with the points in index order.
         self.bucket_of.clear();
+        self.bucket_of.resize(points.len(), SKIP);
         for (i, p) in points.iter().enumerate() {
             if include(i) && p.is_finite() {
                 let c = *p / self.cell;
                 let b = self.bucket(floor_i32(c.x), floor_i32(c.y));
-                self.bucket_of.push(b as u32);
-                self.start[b + 1] += 1;
-            } else {
-                self.bucket_of.push(SKIP);
+                self.bucket_of[i] = b as u32;
+                self.start[b] += 1;
             }
         }
-        for b in 0..buckets {
-            self.start[b + 1] += self.start[b];
+        let mut total = 0;
+        for s in &mut self.start[..buckets] {
+            total += *s;
+            *s = total;
         }
+        self.start[buckets] = total;
         self.items.clear();
-        self.items.resize(self.start[buckets] as usize, 0);
-        // Fill using `start` as cursors, then shift back.
-        for (i, b) in self.bucket_of.iter().enumerate() {
+        self.items.resize(total as usize, 0);
+        self.item_points.clear();
+        self.item_points.resize(total as usize, Vec2::ZERO);
+        for (i, b) in self.bucket_of.iter().enumerate().rev() {
             if *b != SKIP {
                 let at = &mut self.start[*b as usize];
+                *at -= 1;
                 self.items[*at as usize] = i as u32;
-                *at += 1;
+                self.item_points[*at as usize] = points[i];
             }
         }
-        for b in (1..=buckets).rev() {
-            self.start[b] = self.start[b - 1];
-        }
-        self.start[0] = 0;
     }
 
     /// Returns the dense grid over the included points' cells when it has at most four cells per
@@ -132,6 +137,13 @@ impl SpatialHash {
     /// points within the rebuild radius of `p`; callers check the distance).
     #[inline]
     pub fn for_each_near(&self, p: Vec2, mut visit: impl FnMut(usize)) {
+        self.for_each_point_near(p, |j, _| visit(j));
+    }
+
+    /// Calls `visit(j, point)` as [`SpatialHash::for_each_near`] calls `visit(j)`, with point `j`
+    /// as it was hashed.
+    #[inline]
+    pub fn for_each_point_near(&self, p: Vec2, mut visit: impl FnMut(usize, Vec2)) {
         if !p.is_finite() || self.start.is_empty() {
             return;
         }
@@ -151,8 +163,8 @@ impl SpatialHash {
                 }
                 let (s, e) = (self.bucket(xa, y), self.bucket(xb, y) + 1);
                 let (s, e) = (self.start[s] as usize, self.start[e] as usize);
-                for &j in &self.items[s..e] {
-                    visit(j as usize);
+                for (&j, &q) in self.items[s..e].iter().zip(&self.item_points[s..e]) {
+                    visit(j as usize, q);
                 }
             }
             return;
@@ -168,8 +180,8 @@ impl SpatialHash {
             seen[count] = b;
             count += 1;
             let (s, e) = (self.start[b] as usize, self.start[b + 1] as usize);
-            for &j in &self.items[s..e] {
-                visit(j as usize);
+            for (&j, &q) in self.items[s..e].iter().zip(&self.item_points[s..e]) {
+                visit(j as usize, q);
             }
         }
     }

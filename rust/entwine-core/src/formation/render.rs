@@ -5,7 +5,7 @@
 use glam::Vec2;
 
 use super::shape::forward_of;
-use super::{AgentState, Baseline};
+use super::{AgentState, Baseline, Sample, Squad};
 
 /// Height of an internal agent's centre over the ground (half the default capsule's height), m.
 pub const AGENT_CENTRE: f32 = 0.85;
@@ -82,6 +82,35 @@ pub fn agent_transform(p: Vec2, heading: f32) -> [f32; 12] {
     [c, 0.0, s, p.x, 0.0, 1.0, 0.0, AGENT_CENTRE, -s, 0.0, c, p.y]
 }
 
+/// Floats per agent in the MultiMesh buffer: a 3×4 transform and an RGBA colour.
+pub const AGENT_FLOATS: usize = 16;
+
+/// Writes every agent's MultiMesh row into `out` ([`AGENT_FLOATS`] per agent, as many agents as
+/// both hold): [`agent_transform`] at its interpolated pose (or at `replay`'s sample) and
+/// [`agent_rgb`] with alpha 1, in one pass.
+pub fn write_agent_rows(
+    squad: &Squad,
+    replay: Option<&[Sample]>,
+    show_state: bool,
+    out: &mut [f32],
+) {
+    let mut row = |i: usize, p: Vec2, h: f32, state: AgentState| {
+        if let Some(o) = out.get_mut(i * AGENT_FLOATS..(i + 1) * AGENT_FLOATS) {
+            o[..12].copy_from_slice(&agent_transform(p, h));
+            let [r, g, b] = agent_rgb(state, show_state, squad.is_active(i));
+            o[12..].copy_from_slice(&[r, g, b, 1.0]);
+        }
+    };
+    match replay {
+        Some(samples) => {
+            for (i, s) in samples.iter().enumerate().take(squad.len()) {
+                row(i, s.pos, s.heading, s.state);
+            }
+        }
+        None => squad.for_each_interpolated(|i, p, h| row(i, p, h, squad.state(i))),
+    }
+}
+
 /// Returns the baseline's segment as drawn: through its point along its direction, twice the
 /// spread's standard deviation plus a metre either side.
 pub fn baseline_segment(b: &Baseline) -> (Vec2, Vec2) {
@@ -109,6 +138,65 @@ mod tests {
             assert!((a - b).length() < 1e-6, "{a} vs {b}");
         }
         assert_eq!([t[3], t[7], t[11]], [3.0, AGENT_CENTRE, -2.0]);
+    }
+
+    #[test]
+    fn the_rows_are_each_agents_transform_and_colour_as_drawn_one_by_one() {
+        use crate::formation::{FormationDef, SquadConfig};
+        let mut squad = Squad::new(40, true, SquadConfig::default());
+        let def = FormationDef::from_ron("(shape: Column(files: 5), spacing: 1.2)").unwrap();
+        squad.form(&def).unwrap();
+        for i in 0..squad.len() {
+            squad.place(
+                i,
+                Vec2::new(i as f32 * 0.3, -(i as f32)),
+                i as f32 * 0.7 - 3.0,
+            );
+        }
+        squad.set_active(7, false);
+        squad.set_recording(8);
+        squad.dress();
+        // Half-way between ticks, so the poses are blended.
+        for _ in 0..10 {
+            squad.advance(1.0 / 60.0);
+        }
+        squad.advance(0.5 / 60.0);
+        let n = squad.len();
+        for show_state in [false, true] {
+            let mut rows = vec![f32::NAN; n * AGENT_FLOATS];
+            write_agent_rows(&squad, None, show_state, &mut rows);
+            let replay = squad
+                .recorder()
+                .and_then(|r| r.frame(3))
+                .map(|(_, s)| s.to_vec());
+            let mut replayed = vec![f32::NAN; n * AGENT_FLOATS];
+            write_agent_rows(&squad, replay.as_deref(), show_state, &mut replayed);
+            for i in 0..n {
+                let (p, h) = squad.interpolated(i);
+                let [r, g, b] = agent_rgb(squad.state(i), show_state, squad.is_active(i));
+                let mut want = agent_transform(p, h).to_vec();
+                want.extend([r, g, b, 1.0]);
+                let got = &rows[i * AGENT_FLOATS..(i + 1) * AGENT_FLOATS];
+                assert_eq!(
+                    got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    want.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    "agent {i}"
+                );
+                let s = replay.as_ref().unwrap()[i];
+                let [r, g, b] = agent_rgb(s.state, show_state, squad.is_active(i));
+                let mut want = agent_transform(s.pos, s.heading).to_vec();
+                want.extend([r, g, b, 1.0]);
+                assert_eq!(
+                    &replayed[i * AGENT_FLOATS..(i + 1) * AGENT_FLOATS],
+                    &want[..],
+                    "replayed agent {i}"
+                );
+            }
+        }
+        // A buffer too short for the squad takes the agents it holds.
+        let mut short = vec![0.0; 3 * AGENT_FLOATS];
+        write_agent_rows(&squad, None, false, &mut short);
+        assert_eq!(short[2 * AGENT_FLOATS + 3], squad.interpolated(2).0.x);
     }
 
     #[test]

@@ -572,6 +572,11 @@ pub struct Squad {
     neighbour: Vec<u32>,
     /// Every neighbouring slot pair (s < t), laid out with the slots.
     pairs: Vec<(u32, u32)>,
+    /// Each pair's nominal distance, m (the slots' distance), and each slot's to its nearest.
+    pair_nominal: Vec<f32>,
+    neighbour_nominal: Vec<f32>,
+    /// Per slot, the position of the active agent holding it (NaN: none), for the metrics.
+    slot_agent_pos: Vec<Vec2>,
     /// Per agent: its position once its commands in flight have acted (soft walls use it).
     pred: Vec<Vec2>,
     /// How many times the formation was laid out and assigned (see [`Squad::relayout_count`]).
@@ -643,6 +648,9 @@ impl Squad {
             slot_heading: Vec::new(),
             neighbour: Vec::new(),
             pairs: Vec::new(),
+            pair_nominal: Vec::new(),
+            neighbour_nominal: Vec::new(),
+            slot_agent_pos: Vec::new(),
             pred: Vec::new(),
             relayouts: 0,
             scratch_pos: Vec::new(),
@@ -918,7 +926,14 @@ impl Squad {
         let m = self.slots.len();
         self.neighbour.clear();
         self.neighbour.resize(m, NONE);
+        self.pairs.clear();
+        self.pair_nominal.clear();
+        self.neighbour_nominal.clear();
+        // Room for the metrics' per-slot positions, so a tick does not allocate.
+        self.slot_agent_pos.clear();
+        self.slot_agent_pos.reserve(m);
         if m < 2 {
+            self.neighbour_nominal.resize(m, 0.0);
             return;
         }
         let radius = (self.def.spacing * 1.5).max(0.1);
@@ -972,6 +987,20 @@ impl Squad {
         }
         self.pairs.sort_unstable();
         self.pairs.dedup();
+        let slots = &self.slots;
+        self.pair_nominal.extend(
+            self.pairs
+                .iter()
+                .map(|&(s, t)| slots[s as usize].distance(slots[t as usize])),
+        );
+        self.neighbour_nominal
+            .extend(self.neighbour.iter().enumerate().map(|(s, &t)| {
+                if t == NONE {
+                    0.0
+                } else {
+                    slots[s].distance(slots[t as usize])
+                }
+            }));
     }
 
     /// Returns every neighbouring slot pair (s, t), s < t: slots at most 1.5 × the formation's
@@ -1554,6 +1583,21 @@ impl Squad {
         (p, wrap_angle(h))
     }
 
+    /// Calls `visit(i, position, yaw)` for every agent in order with what
+    /// [`Squad::interpolated`] returns for it (the blend worked out once, not per agent).
+    #[inline]
+    pub fn for_each_interpolated(&self, mut visit: impl FnMut(usize, Vec2, f32)) {
+        let a = (self.accumulator / TICK).clamp(0.0, 1.0);
+        let n = self.n;
+        let poses = self.prev_pos[..n].iter().zip(&self.pos[..n]);
+        let yaws = self.prev_heading[..n].iter().zip(&self.heading[..n]);
+        for (i, ((p0, p1), (h0, h1))) in poses.zip(yaws).enumerate() {
+            let p = p0.lerp(*p1, a);
+            let h = *h0 + angle_difference(*h0, *h1) * a;
+            visit(i, p, wrap_angle(h));
+        }
+    }
+
     /// Returns agent `i`'s commanded velocity (x, z) in m/s (what external agents should move at).
     #[must_use]
     pub fn velocity(&self, i: usize) -> Vec2 {
@@ -1717,10 +1761,7 @@ impl Squad {
         self.frame_sum.fill(Vec2::ZERO);
         while self.accumulator >= TICK && ran < MAX_CATCH_UP {
             self.accumulator -= TICK;
-            self.step();
-            for (sum, v) in self.frame_sum.iter_mut().zip(&self.vel) {
-                *sum += *v;
-            }
+            self.tick_once(true);
             ran += 1;
         }
         // A frame that ran no tick (physics faster than 60 Hz) keeps the last frame's command.
@@ -1738,6 +1779,14 @@ impl Squad {
 
     /// Runs exactly one fixed tick.
     pub fn step(&mut self) {
+        self.tick_once(false);
+    }
+
+    /// Runs one fixed tick in one pass over the agents: each agent's control law, its actuation
+    /// and its share of the metrics (its own motion touches no other agent's inputs in a tick: the
+    /// soft walls read the predicted positions taken before the pass). With `sum_frame`, also adds
+    /// each agent's command to `frame_sum` (what [`Squad::advance`] averages).
+    fn tick_once(&mut self, sum_frame: bool) {
         let dt = TICK;
         self.tick += 1;
         self.since_command += dt;
@@ -1750,17 +1799,20 @@ impl Squad {
         self.step_anchor(dt);
         let cfg = self.cfg;
         let r = cfg.repulsion_radius;
+        let repel = r > 0.0 && cfg.repulsion_strength > 0.0;
         // Soft walls act between *predicted* positions (where each agent will be once its
         // commands in flight have acted), so that under latency two agents do not keep pushing
         // on where they were and oscillate.
         self.measure_latencies(dt);
         let cols = self.delay_cols();
-        let in_flight = !self.simulate || self.delay_ticks > 0;
-        if r > 0.0 && cfg.repulsion_strength > 0.0 {
+        let simulate = self.simulate;
+        let in_flight = !simulate || self.delay_ticks > 0;
+        let write_at = self.delay_head;
+        let read_at = (self.delay_head + 1) % cols;
+        if repel {
             self.pred.clear();
             self.pred.extend_from_slice(&self.pos);
             if in_flight {
-                let write_at = self.delay_head;
                 for i in 0..self.n {
                     let (v, _) = self.in_flight(i, cols, write_at);
                     self.pred[i] += v * dt;
@@ -1800,124 +1852,128 @@ impl Squad {
             guide = (2.0 / (self.transition * (1.0 - u))).min(cfg.transition_gain_max);
             gains.k2 = gains.k2.max(guide);
         }
-        let write_at = self.delay_head;
-        let read_at = (self.delay_head + 1) % cols;
+        // What is the same for every agent this tick: the layout's rotation (`slot_pos`), and k₁
+        // unless each agent has its own measured latency (`agent_latency`).
+        let anchor = self.anchor.pos;
+        let facing_yaw = self.anchor.facing_yaw;
+        let (sin_l, cos_l) = self.anchor.layout_yaw.sin_cos();
+        let per_agent_k1 = !simulate && cfg.measure_latency;
+        let shared_k1 = (cfg.gains.k1 * cfg.latency_gains.k1_scale(cfg.latency)).max(guide);
+        let hold = HOLD_FRACTION * cfg.thresholds.stable;
+        let mut sums = MetricSums::default();
         for i in 0..self.n {
-            let s = self.slot_of.get(i).copied().unwrap_or(NONE);
-            if !self.active[i] || s == NONE {
+            if !self.active[i] {
                 self.vel[i] = Vec2::ZERO;
                 self.omega[i] = 0.0;
-                if self.simulate {
+                if simulate {
                     self.prev_pos[i] = self.pos[i];
                     self.prev_heading[i] = self.heading[i];
                 }
+                if sum_frame {
+                    self.frame_sum[i] += self.vel[i];
+                }
                 continue;
             }
-            let s = s as usize;
-            let slot = self.slot_pos(s);
-            let slot_yaw = self.slot_yaw(s);
-            let blend = if self.simulate {
-                blend
-            } else if self.transition > 0.0 {
-                move_profile(
-                    self.since_command + self.lead_of(i, lead_pos),
-                    self.transition,
-                )
-            } else {
-                1.0
-            };
-            let target = self.anchor.pos + self.start_rel[i].lerp(slot - self.anchor.pos, blend);
-            let target_yaw = wrap_angle(
-                self.start_heading[i]
-                    + angle_difference(self.start_heading[i], slot_yaw) * blend_yaw,
-            );
-            let v_ff = (target - self.ref_prev[i]) / dt;
-            let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / dt;
-            self.ref_prev[i] = target;
-            self.ref_heading_prev[i] = target_yaw;
-            // Smith predictor: compare the reference with where the agent will be once the
-            // commands already sent (and not yet acted on) have played out, so that latency
-            // neither makes it overshoot nor double-counts the feed-forward.
-            let (pending_v, pending_w) = if in_flight {
-                self.in_flight(i, cols, write_at)
-            } else {
+            let s = self.slot_of.get(i).copied().unwrap_or(NONE);
+            // The agent's slot (as `slot_pos` and `slot_yaw` give it), when it holds one.
+            let mut seat = None;
+            let (v, w) = if s == NONE {
+                if simulate {
+                    self.prev_pos[i] = self.pos[i];
+                    self.prev_heading[i] = self.heading[i];
+                }
                 (Vec2::ZERO, 0.0)
+            } else {
+                let s = s as usize;
+                let local = self.slots.get(s).copied().unwrap_or(Vec2::ZERO);
+                let slot = anchor + rotate_by(local, sin_l, cos_l);
+                let off = self.slot_heading.get(s).copied().unwrap_or(0.0);
+                let slot_yaw = wrap_angle(facing_yaw + off);
+                seat = Some((slot, slot_yaw));
+                let blend = if simulate {
+                    blend
+                } else if self.transition > 0.0 {
+                    move_profile(
+                        self.since_command + self.lead_of(i, lead_pos),
+                        self.transition,
+                    )
+                } else {
+                    1.0
+                };
+                let target = anchor + self.start_rel[i].lerp(slot - anchor, blend);
+                let start_heading = self.start_heading[i];
+                let target_yaw = wrap_angle(
+                    start_heading + angle_difference(start_heading, slot_yaw) * blend_yaw,
+                );
+                let v_ff = (target - self.ref_prev[i]) / dt;
+                let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / dt;
+                self.ref_prev[i] = target;
+                self.ref_heading_prev[i] = target_yaw;
+                // Smith predictor: compare the reference with where the agent will be once the
+                // commands already sent (and not yet acted on) have played out, so that latency
+                // neither makes it overshoot nor double-counts the feed-forward.
+                let (pending_v, pending_w) = if in_flight {
+                    self.in_flight(i, cols, write_at)
+                } else {
+                    (Vec2::ZERO, 0.0)
+                };
+                gains.k1 = if per_agent_k1 {
+                    (cfg.gains.k1 * cfg.latency_gains.k1_scale(self.agent_latency(i))).max(guide)
+                } else {
+                    shared_k1
+                };
+                let (aim, aim_yaw) = (
+                    target - pending_v * dt,
+                    wrap_angle(target_yaw - pending_w * dt),
+                );
+                let p = self.pos[i];
+                let heading = self.heading[i];
+                let state = next_state(
+                    self.state[i],
+                    &mut self.counter[i],
+                    slot.distance(p),
+                    angle_difference(heading, slot_yaw),
+                    slot_moving,
+                    &cfg.thresholds,
+                );
+                self.state[i] = state;
+                let mut v = position_command(
+                    state,
+                    aim - p,
+                    v_ff,
+                    &mut self.integral[i],
+                    &gains,
+                    dt,
+                    cfg.max_speed,
+                    hold,
+                );
+                if repel {
+                    let p = self.pred[i];
+                    let push = soft_wall_push(&self.hash, i, p, r, cfg.repulsion_strength);
+                    v = (v + push.clamp_length_max(cfg.max_speed)).clamp_length_max(cfg.max_speed);
+                }
+                let w = turn_command(
+                    angle_difference(heading, aim_yaw),
+                    w_ff,
+                    &gains,
+                    cfg.max_turn_rate,
+                );
+                (v, w)
             };
-            gains.k1 =
-                (cfg.gains.k1 * cfg.latency_gains.k1_scale(self.agent_latency(i))).max(guide);
-            let (aim, aim_yaw) = (
-                target - pending_v * dt,
-                wrap_angle(target_yaw - pending_w * dt),
-            );
-            let p = self.pos[i];
-            let state = next_state(
-                self.state[i],
-                &mut self.counter[i],
-                slot.distance(p),
-                angle_difference(self.heading[i], slot_yaw),
-                slot_moving,
-                &cfg.thresholds,
-            );
-            self.state[i] = state;
-            let mut v = position_command(
-                state,
-                aim - p,
-                v_ff,
-                &mut self.integral[i],
-                &gains,
-                dt,
-                cfg.max_speed,
-                HOLD_FRACTION * cfg.thresholds.stable,
-            );
-            if r > 0.0 && cfg.repulsion_strength > 0.0 {
-                let mut push = Vec2::ZERO;
-                let pos = &self.pred;
-                let p = pos[i];
-                self.hash.for_each_near(p, |j| {
-                    if j != i {
-                        let d = pos[j].distance(p);
-                        if d < r {
-                            let away = if d > 1e-4 {
-                                (p - pos[j]) / d
-                            } else {
-                                // Coincident: split deterministically by index.
-                                if i < j {
-                                    Vec2::X
-                                } else {
-                                    -Vec2::X
-                                }
-                            };
-                            push += away * cfg.repulsion_strength * (1.0 / d.max(0.02) - 1.0 / r);
-                        }
-                    }
-                });
-                v = (v + push.clamp_length_max(cfg.max_speed)).clamp_length_max(cfg.max_speed);
-            }
-            let w = turn_command(
-                angle_difference(self.heading[i], aim_yaw),
-                w_ff,
-                &gains,
-                cfg.max_turn_rate,
-            );
             self.vel[i] = v;
             self.omega[i] = w;
-        }
-        // Actuate.
-        for i in 0..self.n {
-            if !self.active[i] {
-                continue;
-            }
-            if self.simulate {
+            // Actuate.
+            let base = i * cols;
+            if simulate {
                 let (v, w) = if self.delay_ticks > 0 {
-                    let base = i * cols;
-                    self.delay_vel[base + write_at] = self.vel[i];
-                    self.delay_omega[base + write_at] = self.omega[i];
+                    self.delay_vel[base + write_at] = v;
+                    self.delay_omega[base + write_at] = w;
                     (
                         self.delay_vel[base + read_at],
                         self.delay_omega[base + read_at],
                     )
                 } else {
-                    (self.vel[i], self.omega[i])
+                    (v, w)
                 };
                 self.prev_pos[i] = self.pos[i];
                 self.prev_heading[i] = self.heading[i];
@@ -1938,17 +1994,26 @@ impl Squad {
                 // External agents: their motion lags, their heading (set by the squad) does not,
                 // so only velocities count as in flight for the predictor. The history is kept at
                 // every candidate latency, for the predictor and the latency measurement.
-                let base = i * cols;
-                self.delay_vel[base + write_at] = self.vel[i];
+                self.delay_vel[base + write_at] = v;
                 self.delay_omega[base + write_at] = 0.0;
                 self.prev_heading[i] = self.heading[i];
-                self.heading[i] = wrap_angle(self.heading[i] + self.omega[i] * dt);
+                self.heading[i] = wrap_angle(self.heading[i] + w * dt);
+            }
+            if let Some((slot, slot_yaw)) = seat {
+                sums.add(
+                    self.state[i],
+                    slot.distance(self.pos[i]),
+                    angle_difference(slot_yaw, self.heading[i]),
+                );
+            }
+            if sum_frame {
+                self.frame_sum[i] += self.vel[i];
             }
         }
         if in_flight {
             self.delay_head = read_at;
         }
-        self.update_metrics();
+        self.update_metrics(&sums);
         if let Some(rec) = self.recorder.as_mut() {
             let (pos, heading, state) = (&self.pos, &self.heading, &self.state);
             let vel = &self.vel;
@@ -2000,68 +2065,62 @@ impl Squad {
         }
     }
 
-    fn update_metrics(&mut self) {
+    /// Finishes the metrics from the agents' own shares (`sums`, summed in agent order during the
+    /// tick's pass): the spacing clauses over the neighbouring pairs, then the settle.
+    fn update_metrics(&mut self, sums: &MetricSums) {
         let mut m = Metrics {
             since_command: self.since_command,
             settle_time: self.metrics.settle_time,
             contract_met: self.metrics.contract_met,
             travel_time: self.transition,
+            active: sums.active,
+            states: sums.states,
+            max_slot_error: sums.max_e,
             ..Metrics::default()
         };
-        let (mut sum_e, mut sum_h, mut sum_h2) = (0.0f32, 0.0f32, 0.0f32);
-        for i in 0..self.n {
-            let s = self.slot_of.get(i).copied().unwrap_or(NONE);
-            if !self.active[i] || s == NONE {
+        // Each slot's agent's position, NaN where no active agent holds it (a pair with a NaN end
+        // is skipped: so would `max` skip its NaN error).
+        let m_slots = self.slots.len();
+        self.slot_agent_pos.clear();
+        self.slot_agent_pos.extend((0..m_slots).map(|s| {
+            match self.agent_of_slot.get(s).copied().unwrap_or(NONE) {
+                a if a != NONE && self.active.get(a as usize) == Some(&true) => {
+                    self.pos[a as usize]
+                }
+                _ => Vec2::NAN,
+            }
+        }));
+        let at = &self.slot_agent_pos;
+        for (s, (&nb, &nominal)) in self
+            .neighbour
+            .iter()
+            .zip(&self.neighbour_nominal)
+            .enumerate()
+        {
+            if nb == NONE || s >= m_slots || nb as usize >= m_slots {
                 continue;
             }
-            let s = s as usize;
-            m.active += 1;
-            m.states[self.state[i] as usize] += 1;
-            let slot = self.slot_pos(s);
-            let e = slot.distance(self.pos[i]);
-            sum_e += e;
-            m.max_slot_error = m.max_slot_error.max(e);
-            let h = angle_difference(self.slot_yaw(s), self.heading[i]);
-            sum_h += h;
-            sum_h2 += h * h;
-            let nb = self.neighbour.get(s).copied().unwrap_or(NONE);
-            let j = self.agent_of_slot.get(nb as usize).copied().unwrap_or(NONE);
-            if nb != NONE
-                && (nb as usize) < self.slots.len()
-                && s < self.slots.len()
-                && j != NONE
-                && self.active.get(j as usize) == Some(&true)
-            {
-                let nominal = self.slots[s].distance(self.slots[nb as usize]);
-                let actual = self.pos[i].distance(self.pos[j as usize]);
+            let (a, b) = (at[s], at[nb as usize]);
+            if !a.x.is_nan() && !b.x.is_nan() {
+                let actual = a.distance(b);
                 m.nearest_spacing_error = m.nearest_spacing_error.max((actual - nominal).abs());
             }
         }
-        for &(s, t) in &self.pairs {
+        for (&(s, t), &nominal) in self.pairs.iter().zip(&self.pair_nominal) {
             // Pairs and slots can disagree for a frame while a re-form shrinks the squad.
-            let (Some(&a), Some(&b)) = (
-                self.agent_of_slot.get(s as usize),
-                self.agent_of_slot.get(t as usize),
-            ) else {
+            let (Some(&a), Some(&b)) = (at.get(s as usize), at.get(t as usize)) else {
                 continue;
             };
-            if a != NONE
-                && b != NONE
-                && self.active.get(a as usize) == Some(&true)
-                && self.active.get(b as usize) == Some(&true)
-                && (s as usize) < self.slots.len()
-                && (t as usize) < self.slots.len()
-            {
-                let nominal = self.slots[s as usize].distance(self.slots[t as usize]);
-                let actual = self.pos[a as usize].distance(self.pos[b as usize]);
+            if !a.x.is_nan() && !b.x.is_nan() {
+                let actual = a.distance(b);
                 m.spacing_error = m.spacing_error.max((actual - nominal).abs());
             }
         }
         if m.active > 0 {
             let n = m.active as f32;
-            m.mean_slot_error = sum_e / n;
-            let mean = sum_h / n;
-            m.heading_std = (sum_h2 / n - mean * mean).max(0.0).sqrt();
+            m.mean_slot_error = sums.sum_e / n;
+            let mean = sums.sum_h / n;
+            m.heading_std = (sums.sum_h2 / n - mean * mean).max(0.0).sqrt();
         }
         if !m.spacing_error.is_finite() {
             m.spacing_error = f32::MAX;
@@ -2087,6 +2146,63 @@ impl Squad {
         }
         self.metrics = m;
     }
+}
+
+/// The agents' own shares of the metrics, summed in agent order over a tick's pass.
+#[derive(Clone, Copy, Debug, Default)]
+struct MetricSums {
+    active: u32,
+    states: [u32; 4],
+    sum_e: f32,
+    max_e: f32,
+    sum_h: f32,
+    sum_h2: f32,
+}
+
+impl MetricSums {
+    /// Adds an agent in `state`, `e` m from its slot and `h` rad off its slot's heading.
+    #[inline]
+    fn add(&mut self, state: AgentState, e: f32, h: f32) {
+        self.active += 1;
+        self.states[state as usize] += 1;
+        self.sum_e += e;
+        self.max_e = self.max_e.max(e);
+        self.sum_h += h;
+        self.sum_h2 += h * h;
+    }
+}
+
+/// Returns `v` rotated as [`rotate`] does by the yaw whose sine and cosine are `s` and `c`.
+#[inline]
+fn rotate_by(v: Vec2, s: f32, c: f32) -> Vec2 {
+    Vec2::new(v.x * c + v.y * s, -v.x * s + v.y * c)
+}
+
+/// Returns the soft walls' push on agent `i` at `p`: every other point hashed in `hash` (rebuilt
+/// over the predicted positions) within `r` pushes it away at `strength · (1/d − 1/r)`, summed in
+/// the hash's order.
+#[inline]
+fn soft_wall_push(hash: &SpatialHash, i: usize, p: Vec2, r: f32, strength: f32) -> Vec2 {
+    let mut push = Vec2::ZERO;
+    hash.for_each_point_near(p, |j, q| {
+        if j != i {
+            let d = q.distance(p);
+            if d < r {
+                let away = if d > 1e-4 {
+                    (p - q) / d
+                } else {
+                    // Coincident: split deterministically by index.
+                    if i < j {
+                        Vec2::X
+                    } else {
+                        -Vec2::X
+                    }
+                };
+                push += away * strength * (1.0 / d.max(0.02) - 1.0 / r);
+            }
+        }
+    });
+    push
 }
 
 /// Returns `true` when `p` is finite and within [`MAX_COORDINATE`].
@@ -2143,6 +2259,10 @@ pub fn smoothstep(u: f32) -> f32 {
 pub fn forward(yaw: f32) -> Vec2 {
     forward_of(yaw)
 }
+
+#[cfg(test)]
+#[path = "squad_reference.rs"]
+mod reference;
 
 #[cfg(test)]
 mod param_tests {

@@ -67,7 +67,7 @@ impl FormationController {
             }
         };
         mm.set_instance_count(n as i32);
-        self.mm_buffer.resize(n * 16);
+        self.mm_buffer.resize(n * look::AGENT_FLOATS);
     }
 
     pub(super) fn draw_agents(&mut self) {
@@ -83,28 +83,20 @@ impl FormationController {
             return;
         };
         let n = self.squad.len();
-        if self.mm_buffer.len() != n * 16 {
-            self.mm_buffer.resize(n * 16);
+        if self.mm_buffer.len() != n * look::AGENT_FLOATS {
+            self.mm_buffer.resize(n * look::AGENT_FLOATS);
         }
         let replay = self
             .replay_frame
             .and_then(|f| self.squad.recorder().and_then(|r| r.frame(f)))
             .map(|(_, s)| s);
         let show_state = self.debug_draw || replay.is_some();
-        let buf = self.mm_buffer.as_mut_slice();
-        for i in 0..n {
-            let (p, h, state) = match replay {
-                Some(samples) => (samples[i].pos, samples[i].heading, samples[i].state),
-                None => {
-                    let (p, h) = self.squad.interpolated(i);
-                    (p, h, self.squad.state(i))
-                }
-            };
-            let o = &mut buf[i * 16..i * 16 + 16];
-            o[..12].copy_from_slice(&look::agent_transform(p, h));
-            let [r, g, b] = look::agent_rgb(state, show_state, self.squad.is_active(i));
-            o[12..].copy_from_slice(&[r, g, b, 1.0]);
-        }
+        look::write_agent_rows(
+            &self.squad,
+            replay,
+            show_state,
+            self.mm_buffer.as_mut_slice(),
+        );
         mm.set_buffer(&self.mm_buffer);
     }
 
