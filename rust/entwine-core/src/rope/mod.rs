@@ -1435,8 +1435,9 @@ fn collide(
     }
 }
 
-/// Pushes point `i` out of the solid colliders (the colliders' part of [`collide`]).
-#[inline]
+/// Pushes point `i` out of the solid colliders (the colliders' part of [`collide`]). Always inlined:
+/// as a call it made a rope's solo step a sixth slower even with no collider.
+#[inline(always)]
 fn push_point_out(
     start: &[Vec3],
     pos: &mut [Vec3],
