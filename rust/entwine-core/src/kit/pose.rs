@@ -68,12 +68,14 @@ impl Pose {
 
     /// Returns the point `local` (metres, in this frame) in the parent frame.
     #[must_use]
+    #[inline]
     pub fn transform_point(self, local: Vec3) -> Vec3 {
         self.position + rotate(self.rotation, local)
     }
 
     /// Returns the point `world` (metres, in the parent frame) in this frame.
     #[must_use]
+    #[inline]
     pub fn inverse_transform_point(self, world: Vec3) -> Vec3 {
         rotate(self.rotation.conjugate(), world - self.position)
     }
@@ -114,6 +116,7 @@ impl Default for Pose {
 /// Returns `v` rotated by `q`, for unit `q`.
 ///
 /// Unlike glam's `Quat * Vec3` this never asserts, so NaN simply propagates.
+#[inline]
 pub(crate) fn rotate(q: Quat, v: Vec3) -> Vec3 {
     let axis = Vec3::new(q.x, q.y, q.z);
     let t = 2.0 * axis.cross(v);

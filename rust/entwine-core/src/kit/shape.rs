@@ -178,18 +178,12 @@ impl Shape {
     #[must_use]
     pub fn distance(&self, p: Vec3) -> f32 {
         match self {
-            Self::Sphere { radius } => p.length() - radius,
+            Self::Sphere { radius } => sphere_distance(*radius, p),
             Self::Capsule {
                 radius,
                 half_height,
-            } => {
-                let y = p.y.max(-half_height).min(*half_height);
-                (p - Vec3::new(0.0, y, 0.0)).length() - radius
-            }
-            Self::Box { half_extents } => {
-                let q = p.abs() - *half_extents;
-                q.max(Vec3::ZERO).length() + q.max_element().min(0.0)
-            }
+            } => capsule_distance(*radius, *half_height, p),
+            Self::Box { half_extents } => box_distance(*half_extents, p),
             Self::Cylinder {
                 radius,
                 half_height,
@@ -781,6 +775,31 @@ pub fn affine(x: Vec3, y: Vec3, z: Vec3, origin: Vec3) -> Affine3A {
         matrix3: Mat3A::from_cols(Vec3A::from(x), Vec3A::from(y), Vec3A::from(z)),
         translation: Vec3A::from(origin),
     }
+}
+
+/// [`Shape::distance`] of a sphere of `radius` (the same arithmetic, for loops that know the shape).
+#[inline]
+#[must_use]
+pub(crate) fn sphere_distance(radius: f32, p: Vec3) -> f32 {
+    p.length() - radius
+}
+
+/// [`Shape::distance`] of a capsule along local Y (the same arithmetic, for loops that know the
+/// shape).
+#[inline]
+#[must_use]
+pub(crate) fn capsule_distance(radius: f32, half_height: f32, p: Vec3) -> f32 {
+    let y = p.y.max(-half_height).min(half_height);
+    (p - Vec3::new(0.0, y, 0.0)).length() - radius
+}
+
+/// [`Shape::distance`] of a box of `half_extents` (the same arithmetic, for loops that know the
+/// shape).
+#[inline]
+#[must_use]
+pub(crate) fn box_distance(half_extents: Vec3, p: Vec3) -> f32 {
+    let q = p.abs() - half_extents;
+    q.max(Vec3::ZERO).length() + q.max_element().min(0.0)
 }
 
 #[cfg(test)]

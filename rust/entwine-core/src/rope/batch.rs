@@ -10,9 +10,10 @@
 //!
 //! Each rope steps exactly as [`Rope::step`] would step it alone, bit for bit. The batch runs the
 //! ropes' substeps together: in each, every rope integrates, then the constraint iterations of the
-//! ropes without solid colliders run [`LANES`] at a time side by side (ropes grouped by point count
-//! and iteration count, see [`super::lanes`]), the others alone, and then every rope finishes its
-//! substep (tearing, strain limit, continuous collision, cutters, the loose piece).
+//! ropes run [`LANES`] at a time side by side (ropes grouped by point count and iteration count, see
+//! [`super::lanes`]; a rope with solid colliders leaves its lane after each iteration for their
+//! push-out and comes back; ropes of fewer than 3 points iterate alone), and then every rope
+//! finishes its substep (tearing, strain limit, continuous collision, cutters, the loose piece).
 
 use glam::Vec3;
 
@@ -62,8 +63,9 @@ pub struct RopeBatch {
 struct Work {
     ctx: Option<StepCtx>,
     sub: Option<Substep>,
-    /// It has solid colliders: its iterations run alone.
-    alone: bool,
+    /// It has solid colliders: after each of its iterations in lanes, its points are pushed out of
+    /// them on the rope.
+    solids: bool,
 }
 
 impl RopeBatch {
@@ -131,7 +133,7 @@ impl RopeBatch {
             work.push(Work {
                 ctx,
                 sub: None,
-                alone: e.world.colliders().iter().any(|c| c.solid),
+                solids: e.world.colliders().iter().any(|c| c.solid),
             });
         }
         for k in 0..substeps {
@@ -148,7 +150,7 @@ impl RopeBatch {
                 let Some(sub) = w.sub else {
                     continue;
                 };
-                if w.alone || sub.n < 3 {
+                if sub.n < 3 {
                     e.rope.iterate(ctx, &sub, &e.world);
                 } else {
                     order.push(
@@ -241,7 +243,27 @@ fn iterate_in_lanes(
             max_lambda: ctx.max_lambda,
         };
     }
-    lanes.iterate(n, iterations, &params, &mut sums);
+    // A rope with solid colliders leaves its lane after each iteration's ground push-out for the
+    // colliders' push-out, and comes back.
+    let solids = chunk.iter().any(|&key| work[entry(key)].solids);
+    lanes.iterate(n, iterations, &params, &mut sums, |lanes| {
+        if !solids {
+            return;
+        }
+        for (l, &key) in chunk.iter().enumerate() {
+            let i = entry(key);
+            let (Some(ctx), Some(sub)) = (work[i].ctx.as_ref(), work[i].sub.as_ref()) else {
+                continue;
+            };
+            if !work[i].solids {
+                continue;
+            }
+            let e = &mut entries[i];
+            lanes.store(l, &mut e.rope.pos[..n], &mut e.rope.prev[..n]);
+            e.rope.push_out(ctx, sub, &e.world);
+            lanes.load(l, &e.rope.pos[..n], &e.rope.prev[..n]);
+        }
+    });
     for (l, &key) in chunk.iter().enumerate() {
         let i = entry(key);
         let rope = &mut entries[i].rope;
@@ -429,5 +451,127 @@ mod tests {
                 .any(|(r, _)| r.substeps_in_use() > 1 || r.loose_points().len() > 1),
             "some rope took more substeps or kept a loose piece"
         );
+    }
+
+    #[test]
+    fn ropes_with_solid_colliders_step_in_lanes_exactly_as_alone() {
+        // Ropes resting on and swinging against boxes (one turned), spheres and capsules, next to
+        // ropes with no collider, share lanes: their points leave the lanes for the colliders'
+        // push-out after every iteration and must come back with the bits they get alone. Free,
+        // pinned and body ends; fast anchors take more substeps.
+        use crate::kit::Pose;
+        use crate::rope::{Collider, Shape};
+        use glam::Quat;
+        let count = 2 * crate::rope::lanes::LANES + 3;
+        let home = |i: usize| Vec3::new(i as f32 * 1.5, 4.0, 0.0);
+        let world_of = |i: usize| -> World {
+            let mut w = World::with_capacity(4);
+            let under = home(i) + Vec3::new(0.0, -3.5, 0.0);
+            let boxed = |at: Vec3, turn: f32| {
+                Collider::still(
+                    Pose::new(at, Quat::from_rotation_z(turn)),
+                    Shape::Box {
+                        half_extents: Vec3::new(0.5, 0.5, 0.5),
+                    },
+                    true,
+                    false,
+                )
+            };
+            match i % 5 {
+                0 => {
+                    w.push(boxed(under, 0.0));
+                }
+                1 => {
+                    w.push(boxed(under + Vec3::new(0.3, 0.4, 0.0), 0.4));
+                }
+                2 => {}
+                3 => {
+                    w.push(Collider::still(
+                        Pose::new(under + Vec3::new(0.2, 0.3, 0.1), Quat::IDENTITY),
+                        Shape::Sphere { radius: 0.6 },
+                        true,
+                        false,
+                    ));
+                }
+                _ => {
+                    w.push(Collider::still(
+                        Pose::new(under + Vec3::Y, Quat::from_rotation_x(1.2)),
+                        Shape::Capsule {
+                            radius: 0.2,
+                            half_height: 0.8,
+                        },
+                        true,
+                        false,
+                    ));
+                    w.push(boxed(under, 0.0));
+                }
+            }
+            w
+        };
+        let setup = |i: usize| -> Rope {
+            let params = RopeParams {
+                iterations: [4, 8][(i / 5) % 2],
+                ..RopeParams::default()
+            };
+            Rope::new(32, [12, 12, 32][i % 3], params, home(i), Vec3::NEG_Y)
+        };
+        let input = |i: usize, f: usize, rope: &Rope| -> StepInput {
+            let t = f as f32 / 60.0;
+            let speed = if i.is_multiple_of(7) { 20.0 } else { 3.0 };
+            let swing = if f < 120 { 0.0 } else { 0.6 };
+            let anchor = home(i) + Vec3::new((t * speed).cos(), 0.0, (t * speed).sin()) * swing;
+            let end = match i % 4 {
+                0 | 1 => EndAttachment::Free,
+                2 => EndAttachment::Pinned(anchor + Vec3::new(1.0, -2.0, 0.0)),
+                _ => EndAttachment::Body {
+                    position: rope.points()[rope.point_count() - 1],
+                    velocity: Vec3::new(0.0, -0.5, 0.0),
+                    mass: 2.0,
+                },
+            };
+            StepInput {
+                dt: 1.0 / 60.0,
+                anchor,
+                end,
+            }
+        };
+        let worlds: Vec<World> = (0..count).map(world_of).collect();
+        let mut alone: Vec<Rope> = (0..count).map(setup).collect();
+        let mut held: Vec<Option<Rope>> = (0..count).map(|i| Some(setup(i))).collect();
+        let mut batch = RopeBatch::with_capacity(count);
+        let mut touched = 0;
+        for f in 0..300 {
+            let mut events_alone = Vec::new();
+            for (i, r) in alone.iter_mut().enumerate() {
+                let s = input(i, f, r);
+                events_alone.push(r.step(s.dt, s.anchor, s.end, &worlds[i]));
+            }
+            for (i, slot) in held.iter_mut().enumerate() {
+                let r = slot.take().expect("rope back from the batch");
+                let s = input(i, f, &r);
+                batch.push(r, worlds[i].clone(), s, i);
+            }
+            batch.step();
+            for e in batch.drain() {
+                let a = &alone[e.owner];
+                assert_eq!(
+                    e.events, events_alone[e.owner],
+                    "rope {} frame {f}",
+                    e.owner
+                );
+                assert_eq!(a.points(), e.rope.points(), "rope {} frame {f}", e.owner);
+                assert_eq!(a.tension().to_array(), e.rope.tension().to_array());
+                assert_eq!(a.substeps_in_use(), e.rope.substeps_in_use());
+                held[e.owner] = Some(e.rope);
+            }
+        }
+        // The colliders did hold ropes up: some point rests on top of its rope's box.
+        for (i, r) in alone.iter().enumerate().filter(|(i, _)| i % 5 == 0) {
+            let top = home(i).y - 3.0;
+            if r.points().iter().any(|p| (p.y - top).abs() < 0.1) {
+                touched += 1;
+            }
+        }
+        assert!(touched > 0, "ropes rest on their boxes");
     }
 }

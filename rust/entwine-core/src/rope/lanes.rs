@@ -11,8 +11,9 @@
 //!
 //! Each lane does exactly the arithmetic of [`super::project_chain`] (with a pinned first point) and
 //! of the ground push-out in [`super::collide`], in the same order, so a rope gives the same bits in
-//! a lane as stepped alone. Ropes with solid colliders are not put in lanes (their push-out is
-//! stepped alone).
+//! a lane as stepped alone. A rope with solid colliders runs in a lane too: after each iteration's
+//! ground push-out its points leave the lanes for the colliders' push-out (stepped on the rope, as
+//! alone) and come back.
 
 use glam::Vec3;
 
@@ -92,35 +93,54 @@ impl Lanes {
 
     /// Copies a rope's positions and previous positions (`pos.len()` points, after
     /// [`Lanes::reserve`]) into lane `l`.
+    #[inline]
     pub fn load(&mut self, l: usize, pos: &[Vec3], prev: &[Vec3]) {
-        for (i, (p, q)) in pos.iter().zip(prev).enumerate() {
-            self.x[i][l] = p.x;
-            self.y[i][l] = p.y;
-            self.z[i][l] = p.z;
-            self.px[i][l] = q.x;
-            self.py[i][l] = q.y;
-            self.pz[i][l] = q.z;
+        let n = pos.len().min(prev.len());
+        let rows = self.x[..n]
+            .iter_mut()
+            .zip(&mut self.y[..n])
+            .zip(&mut self.z[..n])
+            .zip(&pos[..n]);
+        for (((x, y), z), p) in rows {
+            (x[l], y[l], z[l]) = (p.x, p.y, p.z);
+        }
+        let rows = self.px[..n]
+            .iter_mut()
+            .zip(&mut self.py[..n])
+            .zip(&mut self.pz[..n])
+            .zip(&prev[..n]);
+        for (((x, y), z), q) in rows {
+            (x[l], y[l], z[l]) = (q.x, q.y, q.z);
         }
     }
 
     /// Copies lane `l` back into a rope's positions and previous positions (`pos.len()` points).
+    #[inline]
     pub fn store(&self, l: usize, pos: &mut [Vec3], prev: &mut [Vec3]) {
-        for (i, (p, q)) in pos.iter_mut().zip(prev.iter_mut()).enumerate() {
-            *p = Vec3::new(self.x[i][l], self.y[i][l], self.z[i][l]);
-            *q = Vec3::new(self.px[i][l], self.py[i][l], self.pz[i][l]);
+        let n = pos.len().min(prev.len());
+        let rows = self.x[..n].iter().zip(&self.y[..n]).zip(&self.z[..n]);
+        for (((x, y), z), p) in rows.zip(&mut pos[..n]) {
+            *p = Vec3::new(x[l], y[l], z[l]);
+        }
+        let rows = self.px[..n].iter().zip(&self.py[..n]).zip(&self.pz[..n]);
+        for (((x, y), z), q) in rows.zip(&mut prev[..n]) {
+            *q = Vec3::new(x[l], y[l], z[l]);
         }
     }
 
     /// Runs `iterations` constraint iterations on every lane's chain of `n` points (≥ 3, loaded):
     /// each projects every distance constraint (point 0 pinned, the last point's inverse mass
     /// `w_end`) and pushes points `1..free_end` out of the ground; `sums` accumulate as
-    /// [`super::Rope::step`] accumulates them.
+    /// [`super::Rope::step`] accumulates them. After each iteration's ground push-out it calls
+    /// `after`: there the ropes with solid colliders take their points out of their lanes, push them
+    /// out of the colliders and put them back ([`super::Rope::push_out`]).
     pub fn iterate(
         &mut self,
         n: usize,
         iterations: u32,
         params: &[LaneParams; LANES],
         sums: &mut [LaneSums; LANES],
+        mut after: impl FnMut(&mut Self),
     ) {
         debug_assert!(n >= 3 && self.x.len() >= n);
         for _ in 0..iterations {
@@ -132,6 +152,7 @@ impl Lanes {
                 sums[l].max_lambda = sums[l].max_lambda.max(lambda[l]);
             }
             self.ground(n, params);
+            after(self);
         }
     }
 

@@ -8,6 +8,7 @@
 
 use glam::Vec3;
 
+use crate::kit::shape::{box_distance, capsule_distance, sphere_distance};
 use crate::kit::Pose;
 
 /// The shape of a collider, in its own frame (the kit's one shape type; see [`crate::kit::shape`]).
@@ -151,7 +152,11 @@ impl Collider {
     /// Returns the outward world-space normal of the surface nearest to the world point `p`.
     #[must_use]
     pub fn normal(&self, p: Vec3) -> Vec3 {
-        let local = self.pose.inverse_transform_point(p);
+        self.normal_local(self.pose.inverse_transform_point(p))
+    }
+
+    /// [`Collider::normal`] of the point `local` in the collider's frame.
+    fn normal_local(&self, local: Vec3) -> Vec3 {
         let n = self.shape.normal(local);
         self.pose.transform_point(n) - self.pose.position
     }
@@ -164,12 +169,13 @@ impl Collider {
     /// out on the far side.
     #[must_use]
     pub fn resolve(&self, p: Vec3, from: Vec3, radius: f32) -> Option<(Vec3, Vec3)> {
-        let d = self.distance(p) - radius;
+        // The local point is worked out once for the distance, the box's faces and the normal.
+        let lp = self.pose.inverse_transform_point(p);
+        let d = self.shape.distance(lp) - radius;
         if d >= 0.0 || !d.is_finite() {
             return None;
         }
         if let Shape::Box { half_extents } = self.shape {
-            let lp = self.pose.inverse_transform_point(p);
             let lf = self.pose.inverse_transform_point(from);
             let outside = lf.abs() - half_extents - Vec3::splat(radius);
             if outside.max_element() > -1e-3
@@ -190,7 +196,7 @@ impl Collider {
                 return Some((self.pose.transform_point(q), world_n));
             }
         }
-        let n = self.normal(p);
+        let n = self.normal_local(lp);
         Some((p - n * d, n))
     }
 
@@ -228,18 +234,62 @@ impl Collider {
         let lb = self.pose.inverse_transform_point(b);
         sweep_local(&self.shape, la, lb, radius)
     }
+
+    /// Returns [`Collider::distance`] of `a` and, unless `skip(distance)` holds, [`Collider::sweep`]
+    /// from `a` to `b`: the start point is taken into the collider's frame once for both.
+    pub(crate) fn distance_and_sweep(
+        &self,
+        a: Vec3,
+        b: Vec3,
+        radius: f32,
+        skip: impl FnOnce(f32) -> bool,
+    ) -> (f32, Option<f32>) {
+        let la = self.pose.inverse_transform_point(a);
+        let d = self.shape.distance(la);
+        if skip(d) {
+            return (d, None);
+        }
+        let lb = self.pose.inverse_transform_point(b);
+        (d, sweep_local(&self.shape, la, lb, radius))
+    }
 }
 
 /// [`Collider::segment_overlap`] in the shape's frame.
 fn segment_overlap_local(shape: &Shape, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3, f32)> {
+    // The search evaluates the distance some thirty times: with the shape known outside the loop,
+    // each evaluation is the shape's own arithmetic inlined (the same operations, so the same bits).
+    match *shape {
+        Shape::Box { half_extents } => {
+            overlap_search(shape, a, b, radius, |p| box_distance(half_extents, p))
+        }
+        Shape::Sphere { radius: r } => {
+            overlap_search(shape, a, b, radius, |p| sphere_distance(r, p))
+        }
+        Shape::Capsule {
+            radius: r,
+            half_height,
+        } => overlap_search(shape, a, b, radius, |p| capsule_distance(r, half_height, p)),
+        _ => overlap_search(shape, a, b, radius, |p| shape.distance(p)),
+    }
+}
+
+/// [`segment_overlap_local`] with `distance` the shape's signed distance.
+#[inline(always)]
+fn overlap_search(
+    shape: &Shape,
+    a: Vec3,
+    b: Vec3,
+    radius: f32,
+    distance: impl Fn(Vec3) -> f32,
+) -> Option<(f32, Vec3, f32)> {
     let d = b - a;
     // The signed distance changes by at most the distance moved, so a shape farther from the
     // segment's midpoint than half its length plus the radius cannot touch it: one evaluation
     // spares the search for the common case (a floor body under the whole rope).
-    if shape.distance(a + d * 0.5) >= 0.5 * d.length() + radius {
+    if distance(a + d * 0.5) >= 0.5 * d.length() + radius {
         return None;
     }
-    let at = |t: f32| shape.distance(a + d * t);
+    let at = |t: f32| distance(a + d * t);
     // Golden-section search for the minimum of the signed distance along the segment.
     const INV_PHI: f32 = 0.618_034;
     let (mut lo, mut hi) = (0.0f32, 1.0f32);
@@ -342,6 +392,21 @@ fn box_separation(half: Vec3, a: Vec3, b: Vec3, radius: f32) -> Option<(Vec3, f3
 /// the radius is at least one diameter thick, so the stride cannot step over it, and a path grazing a
 /// face does not crawl.
 fn sweep_local(shape: &Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
+    // As in the segment search: the shape known outside the loop, the same arithmetic inside.
+    match *shape {
+        Shape::Box { half_extents } => sweep_with(a, b, radius, |p| box_distance(half_extents, p)),
+        Shape::Sphere { radius: r } => sweep_with(a, b, radius, |p| sphere_distance(r, p)),
+        Shape::Capsule {
+            radius: r,
+            half_height,
+        } => sweep_with(a, b, radius, |p| capsule_distance(r, half_height, p)),
+        _ => sweep_with(a, b, radius, |p| shape.distance(p)),
+    }
+}
+
+/// [`sweep_local`] with `distance` the shape's signed distance.
+#[inline(always)]
+fn sweep_with(a: Vec3, b: Vec3, radius: f32, distance: impl Fn(Vec3) -> f32) -> Option<f32> {
     const CONTACT: f32 = 1e-4;
     const MAX_STEPS: usize = 96;
     let delta = b - a;
@@ -357,7 +422,7 @@ fn sweep_local(shape: &Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
         } else {
             a
         };
-        let d = shape.distance(p) - radius;
+        let d = distance(p) - radius;
         if !d.is_finite() {
             return None;
         }
@@ -467,6 +532,93 @@ mod tests {
             cutter: false,
             motion: Motion::NONE,
         }
+    }
+
+    /// The search as it was before each shape's distance was inlined into it (every evaluation
+    /// through [`Shape::distance`]), kept to check the new one against it.
+    fn old_segment_overlap_local(
+        shape: &Shape,
+        a: Vec3,
+        b: Vec3,
+        radius: f32,
+    ) -> Option<(f32, Vec3, f32)> {
+        overlap_search(shape, a, b, radius, |p| shape.distance(p))
+    }
+
+    /// [`sweep_local`] as it was, every evaluation through [`Shape::distance`].
+    fn old_sweep_local(shape: &Shape, a: Vec3, b: Vec3, radius: f32) -> Option<f32> {
+        sweep_with(a, b, radius, |p| shape.distance(p))
+    }
+
+    fn bits(r: Option<(f32, Vec3, f32)>) -> Option<[u32; 5]> {
+        r.map(|(t, n, d)| {
+            [
+                t.to_bits(),
+                n.x.to_bits(),
+                n.y.to_bits(),
+                n.z.to_bits(),
+                d.to_bits(),
+            ]
+        })
+    }
+
+    #[test]
+    fn each_shapes_inlined_distance_gives_the_searches_the_same_bits() {
+        let shapes = [
+            Shape::Box {
+                half_extents: Vec3::new(0.5, 0.2, 0.8),
+            },
+            Shape::Sphere { radius: 0.4 },
+            Shape::Capsule {
+                radius: 0.25,
+                half_height: 0.6,
+            },
+        ];
+        let mut seed = 7_u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
+        };
+        let (mut hits, mut swept) = (0, 0);
+        for shape in &shapes {
+            for k in 0..4000 {
+                let a = Vec3::new(next(), next(), next()) * 1.2;
+                // Some segments sit exactly on an axis or on a face (zeros and ties).
+                let a = if k % 5 == 0 {
+                    Vec3::new(0.0, a.y, 0.0)
+                } else {
+                    a
+                };
+                let b = a + Vec3::new(next(), next(), next()) * 0.4;
+                let r = 0.03 + 0.05 * next().abs();
+                let new = bits(segment_overlap_local(shape, a, b, r));
+                assert_eq!(
+                    new,
+                    bits(old_segment_overlap_local(shape, a, b, r)),
+                    "{shape:?} {a} {b}"
+                );
+                hits += usize::from(new.is_some());
+                let s = sweep_local(shape, a, b, r).map(f32::to_bits);
+                assert_eq!(s, old_sweep_local(shape, a, b, r).map(f32::to_bits));
+                swept += usize::from(s.is_some());
+                let c = Collider::still(
+                    Pose::new(
+                        Vec3::new(0.1, -0.2, 0.3),
+                        Quat::from_rotation_y(0.3 * k as f32),
+                    ),
+                    shape.clone(),
+                    true,
+                    false,
+                );
+                let (d, s) = c.distance_and_sweep(a, b, r, |_| false);
+                assert_eq!(d.to_bits(), c.distance(a).to_bits());
+                assert_eq!(s.map(f32::to_bits), c.sweep(a, b, r).map(f32::to_bits));
+            }
+        }
+        assert!(
+            hits > 500 && swept > 500,
+            "{hits} overlaps, {swept} sweeps hit"
+        );
     }
 
     #[test]

@@ -290,8 +290,12 @@ impl RopeSimulation {
     /// Returns [member anchor_offset] checked (finite and within ±1e6, else zero with one warning);
     /// the check runs again only when the property changed.
     pub(super) fn checked_anchor_offset(&mut self) -> Vector3 {
-        let node = self.to_gd();
         let raw = self.anchor_offset;
+        // Unchanged (every step but the first): no handle to the node is made for the check.
+        if let Some(fixed) = unchanged(self.anchor_offset_seen, raw) {
+            return fixed;
+        }
+        let node = self.to_gd();
         checked_offset(
             &mut self.warnings,
             &node,
@@ -303,8 +307,11 @@ impl RopeSimulation {
 
     /// Returns [member end_offset] checked as [`Self::checked_anchor_offset`] checks its offset.
     pub(super) fn checked_end_offset(&mut self) -> Vector3 {
-        let node = self.to_gd();
         let raw = self.end_offset;
+        if let Some(fixed) = unchanged(self.end_offset_seen, raw) {
+            return fixed;
+        }
+        let node = self.to_gd();
         checked_offset(
             &mut self.warnings,
             &node,
@@ -396,6 +403,11 @@ impl RopeSimulation {
             g.set_exclude(&exclude);
         }
     }
+}
+
+/// Returns the checked value kept in `seen` when `raw` is the value it was checked for.
+fn unchanged(seen: Option<(Vector3, Vector3)>, raw: Vector3) -> Option<Vector3> {
+    seen.and_then(|(last, fixed)| same_bits(last, raw).then_some(fixed))
 }
 
 /// Returns the offset property `name` (value `raw`) checked: finite and within ±1e6, else zero with

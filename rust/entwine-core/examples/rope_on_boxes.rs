@@ -1,0 +1,106 @@
+//! The core share of `cargo xtask bench rope`'s `resting on boxes` line, without Godot: 200 default
+//! ropes (12 points, 4 iterations), each hanging onto a 1 m static box of its own whose top is 3 m
+//! under its anchor, stepped in one batch per 1/60 s tick with the box in each rope's world (as the
+//! rope server's shared gather gives it).
+//!
+//! `cargo run --release -p entwine-core --example rope_on_boxes [FRAMES]` prints the median and
+//! spread of the step's time per tick and per rope over rounds of FRAMES ticks (default 120) after
+//! two seconds of settling, as wall time and, on Linux, the thread's own CPU time, and a checksum of
+//! the points (the same code gives the same checksum); under `perf record` it shows where a resting
+//! rope's time goes.
+
+mod common;
+
+use std::time::Instant;
+
+use common::{cpu_ns, median_and_spread};
+
+use entwine_core::kit::Pose;
+use entwine_core::rope::batch::{RopeBatch, StepInput};
+use entwine_core::rope::{Collider, EndAttachment, Rope, RopeParams, Shape, World};
+use glam::{Quat, Vec3};
+
+const ROPES: usize = 200;
+const POINTS: usize = 12;
+const CAPACITY: usize = 32;
+const ROUNDS: usize = 7;
+const DT: f32 = 1.0 / 60.0;
+
+fn home(i: usize) -> Vec3 {
+    Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5)
+}
+
+/// The box under rope `i`, as the gather hands it over.
+fn its_box(i: usize) -> Collider {
+    Collider::still(
+        Pose::new(home(i) + Vec3::new(0.0, -3.5, 0.0), Quat::IDENTITY),
+        Shape::Box {
+            half_extents: Vec3::splat(0.5),
+        },
+        true,
+        false,
+    )
+}
+
+fn main() {
+    let frames: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(120);
+    let params = RopeParams::default();
+    let mut ropes: Vec<Option<Rope>> = (0..ROPES)
+        .map(|i| Some(Rope::new(CAPACITY, POINTS, params, home(i), Vec3::NEG_Y)))
+        .collect();
+    let mut worlds: Vec<World> = (0..ROPES).map(|_| World::with_capacity(32)).collect();
+    let mut batch = RopeBatch::with_capacity(ROPES);
+    let mut tick = |ropes: &mut Vec<Option<Rope>>, worlds: &mut Vec<World>| {
+        for (i, slot) in ropes.iter_mut().enumerate() {
+            let input = StepInput {
+                dt: DT,
+                anchor: home(i),
+                end: EndAttachment::Free,
+            };
+            let mut world = core::mem::take(&mut worlds[i]);
+            world.clear();
+            world.push(its_box(i));
+            let rope = slot.take().expect("rope");
+            batch.push(rope, world, input, i);
+        }
+        batch.step();
+        for e in batch.drain() {
+            ropes[e.owner] = Some(e.rope);
+            worlds[e.owner] = e.world;
+        }
+    };
+    for _ in 0..120 {
+        tick(&mut ropes, &mut worlds);
+    }
+    let mut rounds = Vec::new();
+    let mut cpu_rounds = Vec::new();
+    for _ in 0..ROUNDS {
+        let (t0, c0) = (Instant::now(), cpu_ns());
+        for _ in 0..frames {
+            tick(&mut ropes, &mut worlds);
+        }
+        rounds.push(t0.elapsed().as_secs_f64() * 1e6 / frames as f64 / ROPES as f64);
+        if let (Some(c0), Some(c1)) = (c0, cpu_ns()) {
+            cpu_rounds.push((c1 - c0) as f64 / 1e3 / frames as f64 / ROPES as f64);
+        }
+    }
+    let checksum: f64 = ropes
+        .iter()
+        .flatten()
+        .flat_map(|r| r.points().iter())
+        .map(|p| f64::from(p.x + p.y + p.z))
+        .sum();
+    let (wall, lo, hi) = median_and_spread(rounds);
+    let cpu = if cpu_rounds.len() == ROUNDS {
+        let (c, clo, chi) = median_and_spread(cpu_rounds);
+        format!("; cpu {c:.2} us/rope (rounds {clo:.2}-{chi:.2})")
+    } else {
+        String::new()
+    };
+    println!(
+        "rope_on_boxes: {ROPES} ropes x {POINTS} points resting on boxes: wall {wall:.2} us/rope per tick (rounds {lo:.2}-{hi:.2}){cpu}, checksum {checksum:.6}"
+    );
+}
