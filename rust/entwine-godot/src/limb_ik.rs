@@ -1,12 +1,12 @@
 //! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
 
 use entwine_core::kit::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
-use entwine_core::rig::skeleton::not_a_descendant;
-use entwine_core::rig::{Role, Side, MAX_HAND_PARTS};
+use entwine_core::rig::skeleton::{self, find_limb_chain, Bones};
+use entwine_core::rig::MAX_HAND_PARTS;
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
-use crate::bones::{is_ancestor, is_uniform};
+use crate::bones::is_uniform;
 use crate::warnings::Warnings;
 
 /// Warning kind: the chain cannot be resolved (printed once until it resolves).
@@ -30,14 +30,13 @@ pub enum Limb {
     RightLeg,
 }
 
-impl Limb {
-    /// The limb's `[upper, lower, end]` roles in a humanoid.
-    pub fn roles(self) -> [Role; 3] {
-        match self {
-            Limb::LeftArm => Role::arm(Side::Left),
-            Limb::RightArm => Role::arm(Side::Right),
-            Limb::LeftLeg => Role::leg(Side::Left),
-            Limb::RightLeg => Role::leg(Side::Right),
+impl From<Limb> for skeleton::Limb {
+    fn from(limb: Limb) -> Self {
+        match limb {
+            Limb::LeftArm => Self::LeftArm,
+            Limb::RightArm => Self::RightArm,
+            Limb::LeftLeg => Self::LeftLeg,
+            Limb::RightLeg => Self::RightLeg,
         }
     }
 }
@@ -394,15 +393,17 @@ impl LimbIK {
             return self.chain;
         }
         self.resolved_for = Some(key);
-        let names = [&self.upper_bone, &self.lower_bone, &self.end_bone];
-        self.chain = match find_chain(skeleton, names, self.limb) {
-            Ok((chain, parts)) => {
-                self.parts = parts;
+        let names = [&self.upper_bone, &self.lower_bone, &self.end_bone].map(|n| n.to_string());
+        let names = [0, 1, 2].map(|i| names[i].as_str());
+        let found = find_limb_chain(&SkeletonBones(skeleton), names, self.limb.into(), || {
+            rig::humanoid(skeleton)
+        });
+        self.chain = match found {
+            Ok(found) => {
+                self.parts = found.parts;
+                self.upper_parent = found.upper_parent;
                 self.warnings.clear(WARN_CHAIN);
-                let direct = skeleton.get_bone_parent(chain[1]) == chain[0]
-                    && skeleton.get_bone_parent(chain[2]) == chain[1];
-                self.upper_parent = direct.then(|| skeleton.get_bone_parent(chain[0]));
-                Some(chain)
+                Some(found.bones)
             }
             Err(why) => {
                 self.parts = [-1; MAX_HAND_PARTS];
@@ -473,44 +474,23 @@ impl LimbIK {
     }
 }
 
-/// Returns the indices of three bones that form a parent → child chain — the named ones, or the
-/// `limb`'s bones in the skeleton's humanoid where a name is empty — or why they do not; with the
-/// bones that turn with the end bone when it is the humanoid's hand (its other hand parts; `-1` past
-/// the last).
-fn find_chain(
-    skeleton: &Gd<Skeleton3D>,
-    names: [&GString; 3],
-    limb: Limb,
-) -> Result<([i32; 3], [i32; MAX_HAND_PARTS]), String> {
-    let humanoid = if names.iter().any(|n| n.is_empty()) {
-        rig::humanoid(skeleton)
-    } else {
-        entwine_core::rig::Humanoid::derive::<&str>(&[], &[], &[])
-    };
-    let mut chain = [0; 3];
-    let properties = ["upper_bone", "lower_bone", "end_bone"];
-    for (i, role) in limb.roles().into_iter().enumerate() {
-        chain[i] = rig::pick(skeleton, properties[i], names[i], role, &humanoid)?;
+/// The skeleton's bones for the core's chain lookup ([`find_limb_chain`]).
+struct SkeletonBones<'a>(&'a Gd<Skeleton3D>);
+
+impl Bones for SkeletonBones<'_> {
+    fn count(&self) -> i32 {
+        self.0.get_bone_count()
     }
-    for pair in [(0, 1), (1, 2)] {
-        let (parent, child) = (chain[pair.0], chain[pair.1]);
-        if !is_ancestor(skeleton, parent, child) {
-            return Err(not_a_descendant(
-                &skeleton.get_bone_name(child).to_string(),
-                &skeleton.get_bone_name(parent).to_string(),
-            ));
-        }
+    fn find(&self, name: &str) -> i32 {
+        self.0.find_bone(name)
     }
-    let mut parts = [-1; MAX_HAND_PARTS];
-    let side = match limb {
-        Limb::LeftArm => Some(Side::Left),
-        Limb::RightArm => Some(Side::Right),
-        _ => None,
-    };
-    if let Some(side) = side.filter(|_| names[2].is_empty()) {
-        for (slot, bone) in parts.iter_mut().zip(humanoid.hand_parts(side)) {
-            *slot = bone as i32;
-        }
+    fn parent(&self, bone: i32) -> i32 {
+        self.0.get_bone_parent(bone)
     }
-    Ok((chain, parts))
+    fn name(&self, bone: i32) -> String {
+        self.0.get_bone_name(bone).to_string()
+    }
+    fn label(&self) -> String {
+        rig::label(self.0)
+    }
 }

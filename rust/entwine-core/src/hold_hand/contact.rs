@@ -247,6 +247,19 @@ pub struct ContactTuning {
     pub max_rotation_weight: f32,
 }
 
+impl ContactTuning {
+    /// Returns the tuning for a character `k` times the reference human's size: the reconnect and
+    /// disconnect distances times `k`, times and weights unchanged.
+    #[must_use]
+    pub fn proportioned(self, k: f32) -> Self {
+        Self {
+            reconnect_distance: self.reconnect_distance * k,
+            disconnect_distance: self.disconnect_distance * k,
+            ..self
+        }
+    }
+}
+
 impl Default for ContactTuning {
     /// The seed's values: 0.08 s, 1.1 / 1.51 m, 0.15 s in, 0.1 s out, weights 1.
     fn default() -> Self {

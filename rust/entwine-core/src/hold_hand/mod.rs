@@ -49,6 +49,6 @@ pub use room::{
     HOLD_HAND,
 };
 pub use stream::{
-    Due, Frame, HandOffsets, HandSample, Malformed, PairSample, PairSender, StreamRates,
+    Due, Frame, HandOffsets, HandSample, Malformed, PairSample, PairSender, SentHands, StreamRates,
 };
 pub use watch::{root_driven, InitiatorWatch};

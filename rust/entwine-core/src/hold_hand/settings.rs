@@ -51,6 +51,47 @@ impl Default for PairSettings {
     }
 }
 
+/// Each [`PairParam`]'s issue (in [`PairParam::ALL`]'s order), `None` for a setting used as set.
+pub type PairIssues = [Option<PairIssue>; PairParam::ALL.len()];
+
+/// A node's settings between frames: as its properties last held them, as corrected, and whether
+/// the hands may be held with them. [`SettingsCheck::check`] checks again only when a property
+/// changed, so that a bad value is reported once, not every frame.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SettingsCheck {
+    last: Option<(PairSettings, PairSettings, bool)>,
+}
+
+impl SettingsCheck {
+    /// Returns the usable settings for `as_set` ([`PairSettings::sanitized`]) and, when they were
+    /// checked again (the first call, or a property changed since the last), every setting's
+    /// issue; `None` when nothing changed (what was reported still holds).
+    pub fn check(&mut self, as_set: PairSettings) -> (PairSettings, Option<PairIssues>) {
+        if let Some((_, checked, _)) = self.last.filter(|l| l.0 == as_set) {
+            return (checked, None);
+        }
+        let mut found: PairIssues = [None; PairParam::ALL.len()];
+        let checked = as_set.sanitized(|i| found[i.param as usize] = Some(i));
+        let hands_ok = !found.iter().flatten().any(|i| i.param.releases_hands());
+        self.last = Some((as_set, checked, hands_ok));
+        (checked, Some(found))
+    }
+
+    /// Whether the hands may be held: no setting that [`PairParam::releases_hands`] was corrected
+    /// in the last check (false before the first).
+    pub fn hands_ok(&self) -> bool {
+        self.last.is_some_and(|l| l.2)
+    }
+
+    /// The contact tuning of the last check with its distances times the character's proportion
+    /// `k` ([`super::ContactTuning::proportioned`]), or `None` (the hands are released, following
+    /// goes on) while one of its settings is corrected.
+    pub fn contact(&self, k: f32) -> Option<super::ContactTuning> {
+        let (_, checked, hands_ok) = self.last?;
+        hands_ok.then(|| checked.contact.proportioned(k))
+    }
+}
+
 /// One setting of [`PairSettings`], named as the node's property.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
@@ -533,6 +574,49 @@ mod tests {
                     && t.contains("(got NaN); using ")),
             "{texts:?}"
         );
+    }
+
+    #[test]
+    fn a_check_reports_once_per_change_and_a_bad_contact_setting_releases_the_hands() {
+        let mut check = SettingsCheck::default();
+        assert!(!check.hands_ok() && check.contact(1.0).is_none());
+        let mut s = PairSettings::default();
+        let (checked, issues) = check.check(s);
+        assert_eq!(checked, s);
+        assert!(issues
+            .expect("first check reports")
+            .iter()
+            .all(Option::is_none));
+        let contact = check.contact(2.0).expect("hands may be held");
+        assert_eq!(
+            contact.reconnect_distance,
+            2.0 * s.contact.reconnect_distance
+        );
+        assert_eq!(contact.fade_in_time, s.contact.fade_in_time);
+        // Unchanged: nothing new to report.
+        assert!(check.check(s).1.is_none());
+
+        // A bad fade time: reported once, naming it, and the hands let go while it lasts. (A NaN
+        // never equals itself, so a NaN setting is checked again on every call.)
+        s.contact.fade_in_time = -1.0;
+        let (checked, issues) = check.check(s);
+        assert!(checked.contact.fade_in_time >= 0.0);
+        let issues = issues.expect("a change is checked");
+        let bad: Vec<_> = PairParam::ALL
+            .into_iter()
+            .zip(issues)
+            .filter_map(|(p, i)| i.map(|_| p.name()))
+            .collect();
+        assert_eq!(bad, ["fade_in_time"]);
+        assert!(!check.hands_ok() && check.contact(1.0).is_none());
+        assert!(check.check(s).1.is_none());
+
+        // A bad follow setting is corrected but keeps the hands.
+        s.contact.fade_in_time = 0.3;
+        s.follow.spring_coefficient = -4.0;
+        let (_, issues) = check.check(s);
+        assert!(issues.unwrap()[PairParam::SpringCoefficient as usize].is_some());
+        assert!(check.hands_ok());
     }
 
     fn issues(s: PairSettings) -> (PairSettings, Vec<PairIssue>) {

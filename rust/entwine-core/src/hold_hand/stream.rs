@@ -165,6 +165,81 @@ pub struct HandOffsets {
     pub recipient: Pose,
 }
 
+/// The hands as the initiator last solved them, in its own frame: what its stream's pair and hand
+/// samples carry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SentHands {
+    /// The shared contact point, in the initiator's frame.
+    pub contact: Vec3,
+    /// The shared contact's rotation, in the initiator's frame.
+    pub rotation: Quat,
+    /// Where each hand sits on the contact.
+    pub offsets: HandOffsets,
+    /// The IK position weight.
+    pub weight: f32,
+    /// Whether the hands are connected.
+    pub connected: bool,
+    /// Whether the arm layers are overridden (a weight above 0).
+    pub arm_override: bool,
+    /// Whether both arms reach the contact.
+    pub has_shared_reach: bool,
+}
+
+impl SentHands {
+    /// The hands from the contact solver's output `out`, with the initiator's root `me` and the
+    /// hands' inputs (their offsets and rotations on the contact).
+    pub fn solved(
+        me: Pose,
+        out: &super::ContactOutput,
+        initiator: &super::HandInput,
+        recipient: &super::HandInput,
+    ) -> Self {
+        Self {
+            contact: me.inverse_transform_point(out.contact),
+            rotation: crate::kit::pose::unit_quat(me.rotation.inverse() * out.rotation),
+            offsets: HandOffsets {
+                initiator: Pose::new(initiator.offset, initiator.rotation),
+                recipient: Pose::new(recipient.offset, recipient.rotation),
+            },
+            weight: out.position_weight,
+            connected: out.connected,
+            arm_override: out.position_weight > 0.0,
+            has_shared_reach: out.has_shared_reach,
+        }
+    }
+
+    /// The hands let go (IK invalid or bones missing): weight 0, not connected.
+    pub fn release(&mut self) {
+        self.weight = 0.0;
+        self.connected = false;
+    }
+}
+
+/// What the initiator's tick at `now` samples: the pair (when both roots are known: `me` and the
+/// partner's root `partner_root`, world space), the hands (once solved) and their offsets
+/// (identity before).
+pub fn tick_samples(
+    now: f64,
+    me: Option<Pose>,
+    partner_root: Option<Pose>,
+    hands: Option<&SentHands>,
+) -> (Option<PairSample>, Option<HandSample>, HandOffsets) {
+    let pair = me.zip(partner_root).map(|(me, partner_root)| PairSample {
+        initiator: me,
+        recipient_local: me.to_local(partner_root),
+        contact_rotation: hands.map_or(Quat::IDENTITY, |h| h.rotation),
+    });
+    let hand = hands.map(|h| HandSample {
+        time: now,
+        contact: h.contact,
+        weight: h.weight,
+        connected: h.connected,
+        arm_override: h.arm_override,
+        has_shared_reach: h.has_shared_reach,
+    });
+    (pair, hand, hands.map(|h| h.offsets).unwrap_or_default())
+}
+
 impl Default for HandOffsets {
     fn default() -> Self {
         Self {
@@ -925,6 +1000,64 @@ pub fn unwrap_stamp(stamp: u16, now: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tick_samples_the_solved_hands_in_the_initiators_frame() {
+        let me = Pose::new(Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(1.0));
+        // The partner 0.8 m to the initiator's right, facing the same way.
+        let partner = Pose::new(me.transform_point(Vec3::X * 0.8), me.rotation);
+        let hand = |offset: Vec3| super::super::HandInput {
+            contact: Pose::IDENTITY,
+            upper_arm: Vec3::ZERO,
+            reach: 0.6,
+            offset,
+            rotation: Quat::from_rotation_z(0.2),
+        };
+        let contact = Vec3::new(1.4, 1.0, 2.1);
+        let out = super::super::ContactOutput {
+            initiator_target: Pose::IDENTITY,
+            recipient_target: Pose::IDENTITY,
+            contact,
+            rotation: Quat::from_rotation_y(1.3),
+            position_weight: 0.7,
+            rotation_weight: 0.5,
+            connected: true,
+            has_shared_reach: true,
+            preferred: contact,
+            spheres: [super::super::ReachSphere {
+                center: Vec3::ZERO,
+                radius: 0.6,
+            }; 2],
+        };
+        let mut hands = SentHands::solved(me, &out, &hand(Vec3::X * 0.05), &hand(Vec3::X * -0.05));
+        // The contact and its rotation are in the initiator's frame.
+        assert!(me.transform_point(hands.contact).distance(contact) < 1e-5);
+        assert!(hands.rotation.angle_between(Quat::from_rotation_y(0.3)) < 1e-3);
+        assert_eq!(hands.offsets.initiator.position, Vec3::X * 0.05);
+        assert!(hands.arm_override && hands.connected && hands.weight == 0.7);
+
+        let (pair, hand_sample, offsets) = tick_samples(4.5, Some(me), Some(partner), Some(&hands));
+        let pair = pair.expect("both roots known");
+        assert!(
+            pair.recipient_local
+                .position
+                .distance(Vec3::new(0.8, 0.0, 0.0))
+                < 1e-5
+        );
+        assert_eq!(pair.contact_rotation, hands.rotation);
+        let hand_sample = hand_sample.expect("hands solved");
+        assert_eq!((hand_sample.time, hand_sample.weight), (4.5, 0.7));
+        assert_eq!(offsets, hands.offsets);
+
+        // Let go: the next samples say so; before any solve, no hand sample and identity offsets.
+        hands.release();
+        let (_, hand_sample, _) = tick_samples(4.6, Some(me), Some(partner), Some(&hands));
+        let hand_sample = hand_sample.unwrap();
+        assert!(!hand_sample.connected && hand_sample.weight == 0.0);
+        let (pair, hand_sample, offsets) = tick_samples(4.7, Some(me), None, None);
+        assert!(pair.is_none() && hand_sample.is_none());
+        assert_eq!(offsets, HandOffsets::default());
+    }
 
     pub(crate) fn pair_at(x: f32) -> PairSample {
         PairSample {

@@ -5,7 +5,7 @@
 
 use glam::Vec3;
 
-use super::{Humanoid, Role, Side};
+use super::{Humanoid, Role, Side, MAX_HAND_PARTS};
 
 /// Returns whether `ancestor` is a proper ancestor of `bone` in a skeleton of `count` bones whose
 /// bone `b`'s parent is `parent(b)` (negative: none). The walk is bounded by the bone count, so a
@@ -114,6 +114,121 @@ pub fn pick(
         Some(i) if (i as i32) < count => Ok(i as i32),
         _ => Err(role_not_found(property, role, &skeleton())),
     }
+}
+
+/// A skeleton as the bone lookups need it: its bones by index (`0..count()`), their parents and
+/// names, and a label for messages.
+pub trait Bones {
+    /// How many bones the skeleton has.
+    fn count(&self) -> i32;
+    /// The bone called `name`, negative when absent.
+    fn find(&self, name: &str) -> i32;
+    /// The parent of `bone`, negative for a root.
+    fn parent(&self, bone: i32) -> i32;
+    /// The name of `bone`.
+    fn name(&self, bone: i32) -> String;
+    /// The skeleton's label in messages (its node path).
+    fn label(&self) -> String;
+}
+
+/// A humanoid limb a two-bone chain runs through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limb {
+    /// Upper arm, forearm, hand.
+    LeftArm,
+    /// The right arm.
+    RightArm,
+    /// Thigh, shin, foot.
+    LeftLeg,
+    /// The right leg.
+    RightLeg,
+}
+
+impl Limb {
+    /// The limb's `[upper, lower, end]` roles.
+    #[must_use]
+    pub const fn roles(self) -> [Role; 3] {
+        match self {
+            Limb::LeftArm => Role::arm(Side::Left),
+            Limb::RightArm => Role::arm(Side::Right),
+            Limb::LeftLeg => Role::leg(Side::Left),
+            Limb::RightLeg => Role::leg(Side::Right),
+        }
+    }
+
+    /// The side of the hand at the limb's end (`None` for a leg).
+    #[must_use]
+    pub const fn hand_side(self) -> Option<Side> {
+        match self {
+            Limb::LeftArm => Some(Side::Left),
+            Limb::RightArm => Some(Side::Right),
+            Limb::LeftLeg | Limb::RightLeg => None,
+        }
+    }
+}
+
+/// A two-bone chain found in a skeleton (see [`find_limb_chain`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimbChain {
+    /// The `[upper, lower, end]` bones.
+    pub bones: [i32; 3],
+    /// The bones that turn with the end bone (the humanoid's other hand parts when the end bone is
+    /// its hand: palm bones leaving the forearm at the wrist), `-1` past the last.
+    pub parts: [i32; MAX_HAND_PARTS],
+    /// The upper bone's parent (`-1`: none) when the lower and end bones are direct children down
+    /// the chain (their local rotations can be written at once); `None` otherwise.
+    pub upper_parent: Option<i32>,
+}
+
+/// Returns the three bones of a parent → child chain: the ones `names` `[upper, lower, end]` set
+/// (see [`pick`]; the properties are `upper_bone`, `lower_bone`, `end_bone`), or where a name is
+/// empty, the `limb`'s bones in the skeleton's humanoid (`humanoid` builds it, asked only then);
+/// or why they do not form one.
+pub fn find_limb_chain(
+    skeleton: &impl Bones,
+    names: [&str; 3],
+    limb: Limb,
+    humanoid: impl FnOnce() -> Humanoid,
+) -> Result<LimbChain, String> {
+    let humanoid = if names.iter().any(|n| n.is_empty()) {
+        humanoid()
+    } else {
+        Humanoid::derive::<&str>(&[], &[], &[])
+    };
+    let count = skeleton.count();
+    let mut bones = [0; 3];
+    let properties = ["upper_bone", "lower_bone", "end_bone"];
+    for (i, role) in limb.roles().into_iter().enumerate() {
+        bones[i] = pick(
+            properties[i],
+            names[i],
+            |n| skeleton.find(n),
+            role,
+            &humanoid,
+            count,
+            || skeleton.label(),
+        )?;
+    }
+    for (parent, child) in [(bones[0], bones[1]), (bones[1], bones[2])] {
+        if !is_ancestor(|b| skeleton.parent(b), count, parent, child) {
+            return Err(not_a_descendant(
+                &skeleton.name(child),
+                &skeleton.name(parent),
+            ));
+        }
+    }
+    let mut parts = [-1; MAX_HAND_PARTS];
+    if let Some(side) = limb.hand_side().filter(|_| names[2].is_empty()) {
+        for (slot, bone) in parts.iter_mut().zip(humanoid.hand_parts(side)) {
+            *slot = bone as i32;
+        }
+    }
+    let direct = skeleton.parent(bones[1]) == bones[0] && skeleton.parent(bones[2]) == bones[1];
+    Ok(LimbChain {
+        bones,
+        parts,
+        upper_parent: direct.then(|| skeleton.parent(bones[0])),
+    })
 }
 
 /// A value [`Span`] can hold the lowest and highest of: a number, or a point (per axis).

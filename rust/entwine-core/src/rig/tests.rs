@@ -766,6 +766,86 @@ fn a_hand_made_of_palm_bones_leaving_the_forearm() {
     assert_eq!(derive(&g).hand_parts(Side::Right).count(), 0);
 }
 
+/// A generated skeleton as [`skeleton::Bones`].
+struct Listed<'a> {
+    names: &'a [String],
+    parents: &'a [i32],
+}
+
+impl skeleton::Bones for Listed<'_> {
+    fn count(&self) -> i32 {
+        self.names.len() as i32
+    }
+    fn find(&self, name: &str) -> i32 {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map_or(-1, |i| i as i32)
+    }
+    fn parent(&self, bone: i32) -> i32 {
+        self.parents[bone as usize]
+    }
+    fn name(&self, bone: i32) -> String {
+        self.names[bone as usize].clone()
+    }
+    fn label(&self) -> String {
+        "Rig/Skeleton3D".into()
+    }
+}
+
+#[test]
+fn a_limb_chain_is_found_by_role_or_name_with_its_hand_parts_and_checked_in_order() {
+    use skeleton::{find_limb_chain, Limb};
+    let mut rng = Lcg(5);
+    // Twist bones between upper arm and forearm: the arm is not a direct chain, the leg is.
+    let g = generate(Convention::Mixamo, 1.0, -1.0, &mut rng, true);
+    let bones = Listed {
+        names: &g.names,
+        parents: &g.parents,
+    };
+    let h = derive(&g);
+    let index = |godot: &str| g.index[godot] as i32;
+    let arm = find_limb_chain(&bones, ["", "", ""], Limb::RightArm, || h.clone()).unwrap();
+    assert_eq!(
+        arm.bones,
+        [
+            index("RightUpperArm"),
+            index("RightLowerArm"),
+            index("RightHand")
+        ]
+    );
+    assert_eq!(arm.parts, [-1; MAX_HAND_PARTS], "a hand with its own bone");
+    assert_eq!(arm.upper_parent, None, "a twist bone in between");
+    let leg = find_limb_chain(&bones, ["", "", ""], Limb::LeftLeg, || h.clone()).unwrap();
+    assert_eq!(
+        leg.bones,
+        [
+            index("LeftUpperLeg"),
+            index("LeftLowerLeg"),
+            index("LeftFoot")
+        ]
+    );
+    assert_eq!(leg.upper_parent, Some(index("Hips")));
+    // A set name wins (the humanoid is not even built when all three are set).
+    let named = [
+        g.names[index("LeftUpperLeg") as usize].as_str(),
+        g.names[index("LeftLowerLeg") as usize].as_str(),
+        g.names[index("LeftToes") as usize].as_str(),
+    ];
+    let toes = find_limb_chain(&bones, named, Limb::LeftArm, || unreachable!()).unwrap();
+    assert_eq!(toes.bones[2], index("LeftToes"));
+    assert_eq!(toes.upper_parent, None, "the toes are not the shin's child");
+    // Out of order, or a name not in the skeleton: why, naming the bones or the property.
+    let reversed = [named[1], named[0], named[2]];
+    let err = find_limb_chain(&bones, reversed, Limb::LeftLeg, || unreachable!()).unwrap_err();
+    assert_eq!(err, skeleton::not_a_descendant(named[0], named[1]));
+    let err = find_limb_chain(&bones, ["", "", "Claw"], Limb::LeftArm, || h.clone()).unwrap_err();
+    assert_eq!(
+        err,
+        skeleton::bone_not_found("end_bone", "Claw", "Rig/Skeleton3D")
+    );
+}
+
 #[test]
 fn world_proportion_is_the_height_in_the_world_over_the_reference_and_1_when_degenerate() {
     assert!((world_proportion(1.75, 1.0) - 1.0).abs() < 1e-6);

@@ -12,12 +12,12 @@ mod state;
 
 use entwine_core::hold_hand::contact::fade_step;
 use entwine_core::hold_hand::hand::{contact_frame, Contact, HoldingHand};
-use entwine_core::hold_hand::settings::{PairParam, PairSettings};
-use entwine_core::hold_hand::stream::{AnimSnapshot, TickFrames, TickInput};
+use entwine_core::hold_hand::settings::{PairParam, PairSettings, SettingsCheck};
+use entwine_core::hold_hand::stream::{tick_samples, AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
     root_driven, ContactOutput, ContactSolver, ContactTuning, FollowDriver, FollowTuning,
-    HandInput, HandOffsets, HandSample, InitiatorWatch, Interaction, Lifecycle, PairReplay,
-    PairSample, PairSender, Phase, PlayerId, Refused, ReplayTuning, Role, RoomCall, StreamRates,
+    HandInput, InitiatorWatch, Interaction, Lifecycle, PairReplay, PairSender, Phase, PlayerId,
+    Refused, ReplayTuning, Role, RoomCall, SentHands, StreamRates,
 };
 use entwine_core::kit::Pose;
 use entwine_core::rig::{Humanoid, Role as RigRole, Side};
@@ -42,10 +42,7 @@ use crate::scene::first_descendant;
 pub use api::{PairPhase, PairRole};
 use layers::{chain_for_hand, detect_arm_layers, LOCAL_ANIM_GRACE};
 pub use room::HoldHandRoom;
-use state::{
-    CheckedSettings, LastHands, NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED,
-    THROTTLE_TOO_FAST,
-};
+use state::{NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED, THROTTLE_TOO_FAST};
 
 /// Two characters holding hands: the initiator walks, the partner is carried along, and both arms
 /// meet at one shared contact point.

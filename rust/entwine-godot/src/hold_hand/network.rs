@@ -57,21 +57,7 @@ impl HoldHandComponent {
             }
         }
         let partner_root = self.get_partner().and_then(|p| p.bind().root_pose());
-        let hands = self.net.last_ik;
-        let offsets = hands.map(|h| h.offsets).unwrap_or_default();
-        let pair = me.zip(partner_root).map(|(me, partner_root)| PairSample {
-            initiator: me,
-            recipient_local: me.to_local(partner_root),
-            contact_rotation: hands.map_or(glam::Quat::IDENTITY, |h| h.rotation),
-        });
-        let hand = hands.map(|h| HandSample {
-            time: now,
-            contact: h.contact,
-            weight: h.weight,
-            connected: h.connected,
-            arm_override: h.arm_override,
-            has_shared_reach: h.has_shared_reach,
-        });
+        let (pair, hand, offsets) = tick_samples(now, me, partner_root, self.net.last_ik.as_ref());
         if due.anim && due.frame && pair.is_some() {
             self.read_animation();
         }

@@ -380,8 +380,7 @@ impl HoldHandComponent {
             self.solver.release(&ContactTuning::default(), dt);
             self.set_connected(false);
             if let Some(ik) = self.net.last_ik.as_mut() {
-                ik.weight = 0.0;
-                ik.connected = false;
+                ik.release();
             }
             return;
         };
@@ -395,18 +394,7 @@ impl HoldHandComponent {
         }
         self.runtime.shared_reach = out.has_shared_reach;
         self.set_connected(out.connected);
-        self.net.last_ik = Some(LastHands {
-            contact: me.inverse_transform_point(out.contact),
-            rotation: entwine_core::kit::pose::unit_quat(me.rotation.inverse() * out.rotation),
-            offsets: HandOffsets {
-                initiator: Pose::new(mine.offset, mine.rotation),
-                recipient: Pose::new(theirs.offset, theirs.rotation),
-            },
-            weight: out.position_weight,
-            connected: out.connected,
-            arm_override: out.position_weight > 0.0,
-            has_shared_reach: out.has_shared_reach,
-        });
+        self.net.last_ik = Some(SentHands::solved(me, &out, &mine, &theirs));
         self.drive_hand(
             out.initiator_target,
             out.position_weight,

@@ -298,33 +298,19 @@ impl HoldHandComponent {
         }
     }
 
-    /// Returns the settings checked by the core ([`PairSettings::sanitized`]), checking them again
-    /// only when a property changed: each corrected property is warned about once, naming it
-    /// (again only after it was set right).
+    /// Returns the settings checked by the core ([`SettingsCheck`]), checking them again only when
+    /// a property changed: each corrected property is warned about once, naming it (again only
+    /// after it was set right).
     pub(super) fn settings(&mut self) -> PairSettings {
-        let as_set = self.settings_as_set();
-        if let Some(c) = self
-            .runtime
-            .settings
-            .as_ref()
-            .filter(|c| c.as_set == as_set)
-        {
-            return c.checked;
+        let (checked, issues) = self.runtime.settings.check(self.settings_as_set());
+        if let Some(found) = issues {
+            let node = self.to_gd();
+            for (param, issue) in PairParam::ALL.into_iter().zip(found) {
+                let message = || issue.map(|i| i.to_string()).unwrap_or_default();
+                let w = &mut self.runtime.warnings;
+                w.setting(&node, param.name(), issue.is_none(), message);
+            }
         }
-        let mut found = [None; PairParam::ALL.len()];
-        let checked = as_set.sanitized(|i| found[i.param as usize] = Some(i));
-        let node = self.to_gd();
-        for (param, issue) in PairParam::ALL.into_iter().zip(found) {
-            let message = || issue.map(|i| i.to_string()).unwrap_or_default();
-            let w = &mut self.runtime.warnings;
-            w.setting(&node, param.name(), issue.is_none(), message);
-        }
-        let hands_ok = !found.iter().flatten().any(|i| i.param.releases_hands());
-        self.runtime.settings = Some(CheckedSettings {
-            as_set,
-            checked,
-            hands_ok,
-        });
         checked
     }
 
@@ -367,15 +353,8 @@ impl HoldHandComponent {
     /// Returns the contact tuning (its distances times the character's proportion), or `None`
     /// (the hands are released, following goes on) while one of its properties is corrected.
     pub(super) fn contact_tuning(&mut self) -> Option<ContactTuning> {
-        let t = self.settings().contact;
-        if !self.runtime.settings.as_ref().is_some_and(|c| c.hands_ok) {
-            return None;
-        }
+        self.check_settings();
         let k = self.proportion();
-        Some(ContactTuning {
-            reconnect_distance: t.reconnect_distance * k,
-            disconnect_distance: t.disconnect_distance * k,
-            ..t
-        })
+        self.runtime.settings.contact(k)
     }
 }

@@ -7,7 +7,7 @@ use super::*;
 #[derive(Default)]
 pub(super) struct NetRuntime {
     /// The last hands the initiator solved, in its own frame (what it broadcasts).
-    pub(super) last_ik: Option<LastHands>,
+    pub(super) last_ik: Option<SentHands>,
     /// The clock that stamps the stream (resolved on each pair start).
     pub(super) clock: Option<Gd<NetClock>>,
     /// Per-physics-tick times read from that clock: the initiator's stamps, and a remote peer's
@@ -40,18 +40,6 @@ pub(super) struct NetRuntime {
     pub(super) watch: InitiatorWatch,
     /// Whether the pair writes this character's root here (the game's own sync must not).
     pub(super) root_driven: bool,
-}
-
-/// The hands as the initiator solved them, in its own frame.
-#[derive(Clone, Copy)]
-pub(super) struct LastHands {
-    pub(super) contact: glam::Vec3,
-    pub(super) rotation: glam::Quat,
-    pub(super) offsets: HandOffsets,
-    pub(super) weight: f32,
-    pub(super) connected: bool,
-    pub(super) arm_override: bool,
-    pub(super) has_shared_reach: bool,
 }
 
 /// Throttled warning kinds (at most one per ten seconds each, with a count; see [`Warnings`]).
@@ -100,14 +88,5 @@ pub(super) struct Runtime {
     pub(super) shared_reach: bool,
     pub(super) warnings: Warnings,
     /// The settings last checked (see `HoldHandComponent::settings`).
-    pub(super) settings: Option<CheckedSettings>,
-}
-
-/// The settings as the properties held them, as the core corrected them, and whether the hands
-/// may be held with them (no contact setting corrected).
-#[derive(Clone, Copy)]
-pub(super) struct CheckedSettings {
-    pub(super) as_set: PairSettings,
-    pub(super) checked: PairSettings,
-    pub(super) hands_ok: bool,
+    pub(super) settings: SettingsCheck,
 }
