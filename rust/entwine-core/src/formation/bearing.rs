@@ -8,6 +8,8 @@
 //! this module holds the look and arm math a skeleton modifier runs per frame:
 //!
 //! * [`look_angles`]: the yaw and pitch that turn a head's forward toward a target;
+//! * [`BearingSettings`]: the node's settings in degrees, checked with typed [`BearingIssue`]s,
+//!   giving the [`BearingConfig`] the motion runs on;
 //! * [`BearingMotion`]: the rate-limited current look (at most [`BearingConfig::turn_speed`]) and
 //!   the salute's blend weight, frame-rate independent;
 //! * [`chain_deltas`]: the look spread over chest, neck and head as model-space rotations whose
@@ -23,6 +25,10 @@ use glam::{Mat3, Quat, Vec2, Vec3};
 
 use crate::kit::pose::{mul_quat, rotate, unit_quat, Pose};
 use crate::kit::{move_towards, move_towards_vec3};
+
+mod settings;
+
+pub use settings::{BearingIssue, BearingParam, BearingSettings};
 
 /// Where an agent looks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,23 +101,34 @@ impl Default for BearingConfig {
 }
 
 impl BearingConfig {
-    /// Returns the config with every value finite and in range (NaN → default); the chest and neck
-    /// shares are scaled down together when they add up to more than 1.
+    /// Returns the config with every value finite and within the range of its
+    /// [`BearingParam`] (angles converted to radians; NaN → default); the chest and neck shares are
+    /// scaled down together when they add up to more than 1. Silent: a node checks its properties
+    /// with [`BearingSettings::sanitized`], which reports each correction.
     #[must_use]
     pub fn sanitized(mut self) -> Self {
         let d = Self::default();
-        let fix = crate::kit::clamp_finite;
-        self.turn_speed = fix(self.turn_speed, 0.01, 100.0, d.turn_speed);
-        self.yaw_limit = fix(self.yaw_limit, 0.0, core::f32::consts::PI, d.yaw_limit);
-        self.pitch_limit = fix(self.pitch_limit, 0.0, 1.5, d.pitch_limit);
-        self.chest_share = fix(self.chest_share, 0.0, 1.0, d.chest_share);
-        self.neck_share = fix(self.neck_share, 0.0, 1.0, d.neck_share);
+        let fix = |v: f32, p: BearingParam, default: f32, radians: bool| {
+            let (lo, hi) = p.range();
+            let (lo, hi) = if radians {
+                (lo.to_radians(), hi.to_radians())
+            } else {
+                (lo, hi)
+            };
+            crate::kit::clamp_finite(v, lo, hi, default)
+        };
+        use BearingParam as P;
+        self.turn_speed = fix(self.turn_speed, P::TurnSpeed, d.turn_speed, true);
+        self.yaw_limit = fix(self.yaw_limit, P::YawLimit, d.yaw_limit, true);
+        self.pitch_limit = fix(self.pitch_limit, P::PitchLimit, d.pitch_limit, true);
+        self.chest_share = fix(self.chest_share, P::ChestShare, d.chest_share, false);
+        self.neck_share = fix(self.neck_share, P::NeckShare, d.neck_share, false);
         let sum = self.chest_share + self.neck_share;
         if sum > 1.0 {
             self.chest_share /= sum;
             self.neck_share /= sum;
         }
-        self.salute_time = fix(self.salute_time, 0.01, 10.0, d.salute_time);
+        self.salute_time = fix(self.salute_time, P::SaluteTime, d.salute_time, false);
         self
     }
 

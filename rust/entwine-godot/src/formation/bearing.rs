@@ -3,7 +3,8 @@
 
 use entwine_core::formation::bearing::{
     chain_deltas, chain_local_rotations, look_angles, rotate_vec, salute_pole, salute_target,
-    BearingConfig, BearingMotion, BodyFrame, SALUTE_HAND_OFFSET, SALUTE_POLE,
+    BearingConfig, BearingMotion, BearingParam, BearingSettings, BodyFrame, SALUTE_HAND_OFFSET,
+    SALUTE_POLE,
 };
 use entwine_core::kit::Pose;
 use glam::{Quat, Vec2, Vec3};
@@ -91,20 +92,22 @@ pub struct SoldierBearing {
     /// Fastest the look turns, degrees per second (1..=3600; outside, clamped with one warning).
     /// In a squad, the [FormationController]'s `head_turn_speed` drives it.
     #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
-    #[var(set = set_turn_speed)]
+    #[var(pub)]
     #[init(val = 180.0)]
     turn_speed: f32,
-    /// Largest look yaw either side of the animation's, degrees (0..=180).
+    /// Largest look yaw either side of the animation's, degrees (0..=180; outside, clamped with one
+    /// warning).
     #[export(range = (0.0, 180.0, 0.5, suffix = "°"))]
     #[var(pub)]
     #[init(val = 100.0)]
     yaw_limit: f32,
-    /// Largest look pitch up or down, degrees (0..=85).
+    /// Largest look pitch up or down, degrees (0..=85; outside, clamped with one warning).
     #[export(range = (0.0, 85.0, 0.5, suffix = "°"))]
     #[var(pub)]
     #[init(val = 40.0)]
     pitch_limit: f32,
-    /// Share of the look taken by the chest bone (0..=1).
+    /// Share of the look taken by the chest bone (0..=1; outside, clamped with one warning). When
+    /// it and [member neck_share] add up to more than 1, both are scaled down to add up to 1.
     #[export(range = (0.0, 1.0, 0.01))]
     #[var(pub)]
     #[init(val = 0.15)]
@@ -120,7 +123,7 @@ pub struct SoldierBearing {
     #[export]
     #[var(pub)]
     saluting: bool,
-    /// Time to raise or lower the salute, seconds (0.01..=10).
+    /// Time to raise or lower the salute, seconds (0.01..=10; outside, clamped with one warning).
     #[export(range = (0.01, 10.0, 0.01, suffix = "s"))]
     #[var(pub)]
     #[init(val = 0.4)]
@@ -145,6 +148,8 @@ pub struct SoldierBearing {
     salute_pole: Vector3,
 
     motion: BearingMotion,
+    /// The numeric properties last checked (their bits) and the config they gave.
+    checked: Option<([u32; 6], BearingConfig)>,
     rig: Option<Rig>,
     /// The skeleton and bone count the rig was resolved for.
     resolved_for: Option<(InstanceId, i32)>,
@@ -282,15 +287,6 @@ impl SoldierBearing {
         let node = self.to_gd();
         self.warnings
             .vector_within(&node, "look_target", target, f32::MAX, Vector3::ZERO);
-    }
-
-    /// Sets [member turn_speed]; outside 1..=3600 (or NaN) it warns once and is clamped (NaN: 180).
-    #[func]
-    pub fn set_turn_speed(&mut self, degrees_per_second: f32) {
-        self.turn_speed = degrees_per_second;
-        let node = self.to_gd();
-        self.warnings
-            .f32_within(&node, "turn_speed", degrees_per_second, 1.0, 3600.0, 180.0);
     }
 
     /// The squad's drive, each frame: where to look (`None`: ahead), whether to salute and how fast
@@ -465,28 +461,39 @@ impl SoldierBearing {
         self.squad = Some(squad);
     }
 
-    /// Returns the core config from the properties; an out-of-range or non-finite property warns
-    /// once (naming it and its range; again only after a valid value) and is clamped (NaN: its
-    /// default).
-    fn config(&mut self) -> BearingConfig {
-        let node = self.to_gd();
-        let w = &mut self.warnings;
-        // Checked where it is set (a squad sets it every frame).
-        let turn_speed = entwine_core::kit::clamp_finite(self.turn_speed, 1.0, 3600.0, 180.0);
-        let yaw_limit = w.f32_within(&node, "yaw_limit", self.yaw_limit, 0.0, 180.0, 100.0);
-        let pitch_limit = w.f32_within(&node, "pitch_limit", self.pitch_limit, 0.0, 85.0, 40.0);
-        let chest_share = w.f32_within(&node, "chest_share", self.chest_share, 0.0, 1.0, 0.15);
-        let neck_share = w.f32_within(&node, "neck_share", self.neck_share, 0.0, 1.0, 0.3);
-        let salute_time = w.f32_within(&node, "salute_time", self.salute_time, 0.01, 10.0, 0.4);
-        BearingConfig {
-            turn_speed: turn_speed.to_radians(),
-            yaw_limit: yaw_limit.to_radians(),
-            pitch_limit: pitch_limit.to_radians(),
-            chest_share,
-            neck_share,
-            salute_time,
+    /// The numeric properties as set, unchecked.
+    fn settings_as_set(&self) -> BearingSettings {
+        BearingSettings {
+            turn_speed: self.turn_speed,
+            yaw_limit: self.yaw_limit,
+            pitch_limit: self.pitch_limit,
+            chest_share: self.chest_share,
+            neck_share: self.neck_share,
+            salute_time: self.salute_time,
         }
-        .sanitized()
+    }
+
+    /// Returns the core config from the properties, checked by the core
+    /// ([`BearingSettings::sanitized`]) again only when one of them changed: each out-of-range or
+    /// non-finite property warns once with the core's text (naming it and its range; again only
+    /// after a valid value) and is clamped (NaN: its default).
+    fn config(&mut self) -> BearingConfig {
+        let as_set = self.settings_as_set();
+        let bits = as_set.to_bits();
+        if let Some((_, cfg)) = self.checked.filter(|(b, _)| *b == bits) {
+            return cfg;
+        }
+        let mut found = [None; BearingParam::ALL.len()];
+        let checked = as_set.sanitized(|i| found[i.param as usize] = Some(i));
+        let node = self.to_gd();
+        for (param, issue) in BearingParam::ALL.into_iter().zip(found) {
+            let message = || issue.map(|i| i.to_string()).unwrap_or_default();
+            self.warnings
+                .setting(&node, param.name(), issue.is_none(), message);
+        }
+        let cfg = checked.config();
+        self.checked = Some((bits, cfg));
+        cfg
     }
 
     fn ik(&self) -> Option<Gd<LimbIK>> {
