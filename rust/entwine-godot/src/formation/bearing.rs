@@ -92,7 +92,7 @@ pub struct SoldierBearing {
     /// Fastest the look turns, degrees per second (1..=3600; outside, clamped with one warning).
     /// In a squad, the [FormationController]'s `head_turn_speed` drives it.
     #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
-    #[var(pub)]
+    #[var(set = set_turn_speed)]
     #[init(val = 180.0)]
     turn_speed: f32,
     /// Largest look yaw either side of the animation's, degrees (0..=180; outside, clamped with one
@@ -287,6 +287,23 @@ impl SoldierBearing {
         let node = self.to_gd();
         self.warnings
             .vector_within(&node, "look_target", target, f32::MAX, Vector3::ZERO);
+    }
+
+    /// Sets [member turn_speed]; outside 1..=3600 (or NaN) it warns once, at once, and is clamped
+    /// (NaN: 180).
+    #[func]
+    pub fn set_turn_speed(&mut self, degrees_per_second: f32) {
+        self.turn_speed = degrees_per_second;
+        let node = self.to_gd();
+        let (lo, hi) = BearingParam::TurnSpeed.range();
+        self.warnings.f32_within(
+            &node,
+            BearingParam::TurnSpeed.name(),
+            degrees_per_second,
+            lo,
+            hi,
+            BearingSettings::default().turn_speed,
+        );
     }
 
     /// The squad's drive, each frame: where to look (`None`: ahead), whether to salute and how fast
