@@ -37,19 +37,15 @@ static func cpu_seconds() -> float:
 	return (int(fields[11]) + int(fields[12])) / 100.0
 
 
-## Returns the CPU time the calling thread has run, in microseconds (nanosecond resolution), read
-## from /proc/thread-self/schedstat (Linux), or -1 where that is not available. Called from the main
-## thread it counts the main thread's work alone — scripts, nodes, skeleton modifiers, physics
-## queries — and not the time other processes on a shared machine take from it, so it stays steady
-## where wall time swings.
+## Returns the CPU time the calling thread has run, in microseconds (nanosecond resolution), from
+## the operating system's per-thread CPU clock (EntwineProfiler), or -1 where that is not
+## available. Called from the main thread it counts the main thread's work alone — scripts, nodes,
+## skeleton modifiers, physics queries — and not the time other processes on a shared machine take
+## from it, so it stays steady where wall time swings. (The /proc counters are not used: they are
+## brought up to date only at a scheduler tick or a context switch, milliseconds behind a thread
+## that runs unthrottled.)
 static func thread_cpu_usec() -> float:
-	var f := FileAccess.open("/proc/thread-self/schedstat", FileAccess.READ)
-	if f == null:
-		return -1.0
-	var fields := f.get_line().split(" ")
-	if fields.is_empty() or not fields[0].is_valid_int():
-		return -1.0
-	return int(fields[0]) / 1000.0
+	return EntwineProfiler.thread_cpu_usec()
 
 
 ## Returns "" when every round of every configuration in [param samples] (configuration → its

@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release -p entwine-core --example rope_step [FRAMES]` prints the median and spread of
 //! the simulation time per tick over rounds of FRAMES ticks (default 60) after a second of warm-up,
-//! as wall time and, on Linux, as the thread's own CPU time (`/proc/thread-self/schedstat`: what a
+//! as wall time and, on Linux, as the thread's own CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`: what a
 //! machine shared with other work does not inflate); under `perf record` it shows where a rope's
 //! time goes.
 

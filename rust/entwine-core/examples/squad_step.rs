@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release -p entwine-core --example squad_step [TICKS]` prints the median and spread
 //! of the time per tick over rounds of TICKS ticks (default 120), as wall time and, on Linux, as the
-//! thread's own CPU time (`/proc/thread-self/schedstat`); under `perf record` it shows where a
+//! thread's own CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`); under `perf record` it shows where a
 //! squad's time goes.
 
 mod common;

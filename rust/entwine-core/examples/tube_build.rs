@@ -6,7 +6,7 @@
 //!
 //! `cargo run --release -p entwine-core --example tube_build [FRAMES]` prints the median and spread
 //! of the tube's time per rope over rounds of FRAMES ticks (default 120), as wall time and, on Linux,
-//! as the thread's own CPU time (`/proc/thread-self/schedstat`), for the renderer's path
+//! as the thread's own CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), for the renderer's path
 //! (`Tube::frame` then `Tube::write_vertices` into the bytes) and, in alternate rounds, for the
 //! path through the tube's vertex arrays (`Tube::build_upto`, then the bytes encoded from them, as
 //! the glue did before).
