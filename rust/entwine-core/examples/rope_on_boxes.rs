@@ -13,7 +13,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{cpu_ns, median_and_spread};
+use common::{cpu_note, cpu_ns, frames_arg, median_and_spread, points_checksum};
 
 use entwine_core::kit::Pose;
 use entwine_core::rope::batch::{RopeBatch, StepInput};
@@ -43,10 +43,7 @@ fn its_box(i: usize) -> Collider {
 }
 
 fn main() {
-    let frames: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(120);
+    let frames = frames_arg(120);
     let params = RopeParams::default();
     let mut ropes: Vec<Option<Rope>> = (0..ROPES)
         .map(|i| Some(Rope::new(CAPACITY, POINTS, params, home(i), Vec3::NEG_Y)))
@@ -87,19 +84,9 @@ fn main() {
             cpu_rounds.push((c1 - c0) as f64 / 1e3 / frames as f64 / ROPES as f64);
         }
     }
-    let checksum: f64 = ropes
-        .iter()
-        .flatten()
-        .flat_map(|r| r.points().iter())
-        .map(|p| f64::from(p.x + p.y + p.z))
-        .sum();
+    let checksum = points_checksum(&ropes);
     let (wall, lo, hi) = median_and_spread(rounds);
-    let cpu = if cpu_rounds.len() == ROUNDS {
-        let (c, clo, chi) = median_and_spread(cpu_rounds);
-        format!("; cpu {c:.2} us/rope (rounds {clo:.2}-{chi:.2})")
-    } else {
-        String::new()
-    };
+    let cpu = cpu_note(cpu_rounds, ROUNDS, "us/rope", 2);
     println!(
         "rope_on_boxes: {ROPES} ropes x {POINTS} points resting on boxes: wall {wall:.2} us/rope per tick (rounds {lo:.2}-{hi:.2}){cpu}, checksum {checksum:.6}"
     );

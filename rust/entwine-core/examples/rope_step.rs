@@ -11,7 +11,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{cpu_ns, median_and_spread};
+use common::{cpu_note, cpu_ns, frames_arg, median_and_spread, points_checksum};
 
 use entwine_core::rope::batch::{RopeBatch, StepInput};
 use entwine_core::rope::{EndAttachment, Rope, RopeParams, World};
@@ -33,10 +33,7 @@ fn anchor(i: usize, frame: usize) -> Vec3 {
 }
 
 fn main() {
-    let frames: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(60);
+    let frames = frames_arg(60);
     let params = RopeParams {
         iterations: ITERATIONS,
         ..RopeParams::default()
@@ -85,19 +82,9 @@ fn main() {
         .map(|r| r.as_ref().map_or(0, Rope::substeps_in_use) as f32)
         .sum::<f32>()
         / ROPES as f32;
-    let checksum: f64 = ropes
-        .iter()
-        .flatten()
-        .flat_map(|r| r.points().iter())
-        .map(|p| f64::from(p.x + p.y + p.z))
-        .sum();
+    let checksum = points_checksum(&ropes);
     let (wall, lo, hi) = median_and_spread(rounds);
-    let cpu = if cpu_rounds.len() == ROUNDS {
-        let (c, clo, chi) = median_and_spread(cpu_rounds);
-        format!("; cpu {c:.3} ms/tick (rounds {clo:.3}-{chi:.3})")
-    } else {
-        String::new()
-    };
+    let cpu = cpu_note(cpu_rounds, ROUNDS, "ms/tick", 3);
     println!(
         "rope_step: {ROPES} ropes x {POINTS} points x {ITERATIONS} iterations: wall {wall:.3} ms/tick (rounds {lo:.3}-{hi:.3}){cpu}, {substeps:.2} substeps in use on average, checksum {checksum:.6}"
     );

@@ -11,7 +11,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{cpu_ns, median_and_spread};
+use common::{cpu_ns, frames_arg, median_and_spread};
 
 use entwine_core::formation::{FormationDef, Squad, SquadConfig};
 use glam::Vec2;
@@ -29,10 +29,7 @@ fn next(state: &mut u64) -> f32 {
 }
 
 fn main() {
-    let ticks: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(120);
+    let ticks = frames_arg(120);
     let mut squad = Squad::new(AGENTS, true, SquadConfig::default());
     let column = FormationDef::from_ron("(shape: Column(files: 100), spacing: 1.2)")
         .expect("the column parses");

@@ -15,7 +15,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{cpu_ns, median_and_spread};
+use common::{cpu_ns, frames_arg, median_and_spread};
 
 use entwine_core::rope::tube::{
     octahedron_encode, octahedron_tangent_encode, unorm16, VertexLayout,
@@ -75,10 +75,7 @@ struct Shown {
 }
 
 fn main() {
-    let frames: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(120);
+    let frames = frames_arg(120);
     let params = RopeParams::default();
     let world = World::with_capacity(0);
     let mut ropes: Vec<Shown> = (0..ROPES)

@@ -25,3 +25,35 @@ pub fn median_and_spread(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(f64::total_cmp);
     (v[v.len() / 2], v[0], v[v.len() - 1])
 }
+
+/// Returns the frame count given as the first command-line argument, or `default`.
+#[allow(dead_code)] // not every example takes one
+pub fn frames_arg(default: usize) -> usize {
+    std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Returns the sum of every point's coordinates of the ropes that are there: the same code gives
+/// the same checksum.
+#[allow(dead_code)] // the rope examples only
+pub fn points_checksum(ropes: &[Option<entwine_core::rope::Rope>]) -> f64 {
+    ropes
+        .iter()
+        .flatten()
+        .flat_map(|r| r.points().iter())
+        .map(|p| f64::from(p.x + p.y + p.z))
+        .sum()
+}
+
+/// Returns "; cpu M unit (rounds LO-HI)" with `decimals` digits for the thread CPU time of each
+/// round, or "" when some round had none (`rounds` shorter than `expected`).
+#[allow(dead_code)] // the rope examples only
+pub fn cpu_note(rounds: Vec<f64>, expected: usize, unit: &str, decimals: usize) -> String {
+    if rounds.len() != expected {
+        return String::new();
+    }
+    let (c, lo, hi) = median_and_spread(rounds);
+    format!("; cpu {c:.decimals$} {unit} (rounds {lo:.decimals$}-{hi:.decimals$})")
+}
