@@ -2,7 +2,11 @@
 //! column of 100 files, scattered up to 0.5 m off their slots, forming up and then marching at
 //! 1.4 m/s, one `Squad::advance` per 1/60 s tick.
 //!
-//! `cargo run --release -p entwine-core --example squad_step [TICKS]` prints the median and spread
+//! With `tree` after TICKS, the squad is the one `cargo xtask bench formation` times in the tree
+//! instead: it forms up from where it stands (a line) straight into the march, and is timed after
+//! 10 s of marching, still catching up with its slots.
+//!
+//! `cargo run --release -p entwine-core --example squad_step [TICKS] [tree]` prints the median and spread
 //! of the time per tick over rounds of TICKS ticks (default 120), as wall time and, on Linux, as the
 //! thread's own CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`); under `perf record` it shows where a
 //! squad's time goes.
@@ -34,8 +38,9 @@ fn main() {
     let column = FormationDef::from_ron("(shape: Column(files: 100), spacing: 1.2)")
         .expect("the column parses");
     squad.form(&column).expect("the column seats every agent");
+    let tree = std::env::args().nth(2).as_deref() == Some("tree");
     let mut rng = 3u64;
-    for i in 0..AGENTS {
+    for i in 0..if tree { 0 } else { AGENTS } {
         let slot = squad.slot_of(i).expect("seated");
         let off = Vec2::new(next(&mut rng), next(&mut rng));
         squad.place(
@@ -44,10 +49,17 @@ fn main() {
             next(&mut rng) * std::f32::consts::TAU,
         );
     }
-    squad.dress();
+    if tree {
+        squad.march(Vec2::new(0.0, -1.0), 1.4);
+        for _ in 0..600 {
+            squad.advance(DT);
+        }
+    } else {
+        squad.dress();
+    }
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS {
-        if round == 1 {
+        if round == 1 && !tree {
             squad.march(Vec2::new(0.0, -1.0), 1.4);
         }
         let (t0, c0) = (Instant::now(), cpu_ns());

@@ -2091,6 +2091,11 @@ impl Squad {
             }
         }));
         let at = &self.slot_agent_pos;
+        // The largest errors are kept in four running maxima, pair k in maximum k mod 4, so four
+        // square roots are in flight at once instead of each waiting on the last comparison. A
+        // maximum does not depend on the order its values come in, so this is the same value as
+        // one running maximum (NaN errors are skipped either way: `max` ignores them).
+        let mut nearest = [m.nearest_spacing_error; 4];
         for (s, (&nb, &nominal)) in self
             .neighbour
             .iter()
@@ -2102,20 +2107,23 @@ impl Squad {
             }
             let (a, b) = (at[s], at[nb as usize]);
             if !a.x.is_nan() && !b.x.is_nan() {
-                let actual = a.distance(b);
-                m.nearest_spacing_error = m.nearest_spacing_error.max((actual - nominal).abs());
+                let e = &mut nearest[s & 3];
+                *e = e.max((a.distance(b) - nominal).abs());
             }
         }
-        for (&(s, t), &nominal) in self.pairs.iter().zip(&self.pair_nominal) {
+        m.nearest_spacing_error = max4(nearest);
+        let mut spacing = [m.spacing_error; 4];
+        for (k, (&(s, t), &nominal)) in self.pairs.iter().zip(&self.pair_nominal).enumerate() {
             // Pairs and slots can disagree for a frame while a re-form shrinks the squad.
             let (Some(&a), Some(&b)) = (at.get(s as usize), at.get(t as usize)) else {
                 continue;
             };
             if !a.x.is_nan() && !b.x.is_nan() {
-                let actual = a.distance(b);
-                m.spacing_error = m.spacing_error.max((actual - nominal).abs());
+                let e = &mut spacing[k & 3];
+                *e = e.max((a.distance(b) - nominal).abs());
             }
         }
+        m.spacing_error = max4(spacing);
         if m.active > 0 {
             let n = m.active as f32;
             m.mean_slot_error = sums.sum_e / n;
@@ -2203,6 +2211,12 @@ fn soft_wall_push(hash: &SpatialHash, i: usize, p: Vec2, r: f32, strength: f32) 
         }
     });
     push
+}
+
+/// Returns the largest of four running maxima, as one running maximum over their values gives it.
+#[inline]
+fn max4(m: [f32; 4]) -> f32 {
+    m[0].max(m[1]).max(m[2].max(m[3]))
 }
 
 /// Returns `true` when `p` is finite and within [`MAX_COORDINATE`].
