@@ -220,6 +220,7 @@ impl LatencyGains {
 /// stable threshold), so the agent turns in place without walking but cannot drift away;
 /// `Stabilizing` and `Idle` integrate.
 #[must_use]
+#[inline]
 #[allow(clippy::too_many_arguments)]
 pub fn position_command(
     state: AgentState,
