@@ -1,6 +1,7 @@
 //! The batched rope path allocates nothing per tick: a counting global allocator (this test binary's
 //! own) watches ticks of many ropes — moved into a `RopeBatch`, stepped in one call, taken back —
-//! while they swing through colliders, grow, shrink and draw their tubes.
+//! while they swing through colliders, grow, shrink and draw their tubes; and again with a batch
+//! large enough to be shared with the batch's second thread.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -40,8 +41,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-const ROPES: usize = 64;
 
 /// One tick as the engine glue runs it: every rope (and its colliders) into the batch, one step,
 /// every rope back, then each rope's tube drawn from its interpolated points.
@@ -97,25 +96,48 @@ fn tick(
 
 #[test]
 fn a_tick_of_many_ropes_allocates_nothing() {
+    // One test (the counter is global): 64 ropes of 12 to 32 points, stepped on one thread or
+    // shared; then 96 ropes starting at 32 points, shared while they are long.
+    let (allocations, _) = allocations_in_ticks(64, 12);
+    assert_eq!(
+        allocations, 0,
+        "{allocations} allocations in 240 ticks of 64 ropes"
+    );
+    let (allocations, shared_steps) = allocations_in_ticks(96, 32);
+    assert_eq!(
+        allocations, 0,
+        "{allocations} allocations in 240 ticks of 96 ropes"
+    );
+    if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) && !cfg!(miri) {
+        assert!(
+            shared_steps > 0,
+            "the large batch was shared with the batch's thread"
+        );
+    }
+}
+
+/// Runs 30 ticks of `count` ropes starting with `points` points, then counts the allocations of
+/// the next 240; returns them and how many of those ticks the batch shared with its thread.
+fn allocations_in_ticks(count: usize, points: usize) -> (usize, u64) {
     let params = RopeParams {
         iterations: 8,
         ..RopeParams::default()
     };
-    let mut ropes: Vec<Option<Rope>> = (0..ROPES)
+    let mut ropes: Vec<Option<Rope>> = (0..count)
         .map(|i| {
             Some(Rope::new(
                 32,
-                12,
+                points,
                 params,
                 Vec3::new(i as f32 * 0.7, 4.0, 0.0),
                 Vec3::NEG_Y,
             ))
         })
         .collect();
-    let mut worlds: Vec<World> = (0..ROPES).map(|_| World::with_capacity(32)).collect();
-    let mut tubes: Vec<Tube> = (0..ROPES).map(|_| Tube::new(32, 8, 3)).collect();
+    let mut worlds: Vec<World> = (0..count).map(|_| World::with_capacity(32)).collect();
+    let mut tubes: Vec<Tube> = (0..count).map(|_| Tube::new(32, 8, 3)).collect();
     let mut scratch = vec![Vec3::ZERO; 32];
-    let mut batch = RopeBatch::with_capacity(ROPES);
+    let mut batch = RopeBatch::with_capacity(count);
     // A box the swinging ropes strike, so the collision paths run too.
     let obstacle = Collider {
         pose: Pose::new(Vec3::new(20.0, 2.5, 0.0), Quat::from_rotation_y(0.4)),
@@ -138,6 +160,7 @@ fn a_tick_of_many_ropes_allocates_nothing() {
             f,
         );
     }
+    let shared_before = batch.shared_step_count();
     ALLOCATIONS.store(0, Ordering::Relaxed);
     COUNTING.store(true, Ordering::Relaxed);
     let mut stepped = 0;
@@ -154,17 +177,14 @@ fn a_tick_of_many_ropes_allocates_nothing() {
     }
     COUNTING.store(false, Ordering::Relaxed);
     let allocations = ALLOCATIONS.load(Ordering::Relaxed);
-    assert_eq!(stepped, ROPES * 240, "every rope stepped every tick");
+    let shared_steps = batch.shared_step_count() - shared_before;
+    assert_eq!(stepped, count * 240, "every rope stepped every tick");
     // The counter itself works: an allocation while counting is seen.
     COUNTING.store(true, Ordering::Relaxed);
     let probe = std::hint::black_box(vec![1_u8; 64]);
     COUNTING.store(false, Ordering::Relaxed);
     drop(probe);
     assert_eq!(ALLOCATIONS.load(Ordering::Relaxed), allocations + 1);
-    assert_eq!(
-        allocations, 0,
-        "{allocations} allocations in 240 ticks of {ROPES} ropes"
-    );
     // The ropes did what ropes do: they grew, and the box held them up.
     let mut longest: f32 = 0.0;
     let mut resting_on_box = 0;
@@ -176,4 +196,5 @@ fn a_tick_of_many_ropes_allocates_nothing() {
     }
     assert!(longest > 4.0, "ropes grew (longest {longest} m)");
     assert!(resting_on_box > 0, "some rope lay on the box");
+    (allocations, shared_steps)
 }

@@ -33,4 +33,12 @@ pub use rope::{RopeBoneChain, RopeChainFit, RopePreset, RopeSimulation};
 struct Entwine;
 
 #[gdextension]
-unsafe impl ExtensionLibrary for Entwine {}
+unsafe impl ExtensionLibrary for Entwine {
+    fn on_stage_deinit(stage: InitStage) {
+        // The rope batches' helper threads end here, before the library can be unloaded (the
+        // editor reloads it after a rebuild).
+        if stage == InitStage::MainLoop {
+            rope::release_server();
+        }
+    }
+}

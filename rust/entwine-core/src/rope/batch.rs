@@ -14,6 +14,18 @@
 //! [`super::lanes`]; a rope with solid colliders leaves its lane after each iteration for their
 //! push-out and comes back; ropes of fewer than 3 points iterate alone), and then every rope
 //! finishes its substep (tearing, strain limit, continuous collision, cutters, the loose piece).
+//!
+//! A large batch (at least [`SHARED_WORK`] point-iterations per substep in all) is shared with a
+//! second thread where the platform has one: the batch's later ropes move to a helper batch, which
+//! a thread of the batch's own (started with the first large batch, ending with the batch) steps
+//! while the calling thread steps the rest; the ropes come back in their order. Every rope's step
+//! is its own, so each gives the same bits on either thread; the ropes' moves in and out of the
+//! helper batch are moves of their headers, and the hand-over allocates nothing once the helper
+//! batch has held the most ropes it is given.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 use glam::Vec3;
 
@@ -46,6 +58,11 @@ pub struct BatchEntry {
     pub owner: usize,
 }
 
+/// The point-iterations per substep (each rope's points times its iterations, summed over the
+/// batch) from which a batch is shared with a second thread: 64 ropes of 32 points and 8 iterations,
+/// about 0.2 ms of work, against the tens of microseconds a hand-over to another thread can take.
+pub const SHARED_WORK: usize = 64 * 32 * 8;
+
 /// The ropes due in one tick, stepped together. See the [module docs](self).
 #[derive(Debug, Default)]
 pub struct RopeBatch {
@@ -56,6 +73,65 @@ pub struct RopeBatch {
     /// The ropes due for lanes this substep, as sort keys (iterations, points, entry).
     order: Vec<u64>,
     lanes: Lanes,
+    /// The second thread large batches are shared with: `None` until the first large batch,
+    /// `Some(None)` where no thread could be started (the batch then steps everything itself).
+    helper: Option<Option<Helper>>,
+    /// How many steps were shared with the helper thread.
+    shared_steps: u64,
+}
+
+/// A thread that steps part of a large batch, and its batch between ticks. Dropping it ends the
+/// thread and waits for it to be gone (so a library unloaded after its batches were dropped leaves
+/// no thread running in its code).
+#[derive(Debug)]
+struct Helper {
+    to_thread: Option<SyncSender<Box<RopeBatch>>>,
+    from_thread: Receiver<Box<RopeBatch>>,
+    /// The helper's batch while the thread waits (its buffers keep their capacity).
+    spare: Option<Box<RopeBatch>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        // Closing the channel wakes the thread, which then returns.
+        self.to_thread = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Helper {
+    /// Starts the thread; `None` where the platform has no second thread to give.
+    fn start() -> Option<Self> {
+        if cfg!(target_family = "wasm")
+            || std::thread::available_parallelism().map_or(true, |n| n.get() < 2)
+        {
+            return None;
+        }
+        let (to_thread, jobs) = sync_channel::<Box<RopeBatch>>(1);
+        let (done, from_thread) = sync_channel::<Box<RopeBatch>>(1);
+        let thread = std::thread::Builder::new()
+            .name("entwine-ropes".into())
+            .spawn(move || {
+                // Ends when the batch that owns it is dropped (its sender with it).
+                while let Ok(mut batch) = jobs.recv() {
+                    // The step does not panic; were it to, the ropes still go back.
+                    let _ = catch_unwind(AssertUnwindSafe(|| batch.step_here()));
+                    if done.send(batch).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Self {
+            to_thread: Some(to_thread),
+            from_thread,
+            spare: Some(Box::default()),
+            thread: Some(thread),
+        })
+    }
 }
 
 /// One rope's step in progress.
@@ -78,6 +154,8 @@ impl RopeBatch {
             work: Vec::with_capacity(capacity),
             order: Vec::with_capacity(capacity),
             lanes: Lanes::default(),
+            helper: None,
+            shared_steps: 0,
         }
     }
 
@@ -114,10 +192,60 @@ impl RopeBatch {
 
     /// Steps every rope in the batch once with its own inputs and colliders, in the order they were
     /// pushed; returns how many were stepped. A second call before [`RopeBatch::drain`] does nothing.
+    /// A large batch is shared with a second thread (see the [module docs](self)); the results are
+    /// the same either way.
     pub fn step(&mut self) -> usize {
         if self.stepped {
             return 0;
         }
+        let load = |e: &BatchEntry| e.rope.point_count() * e.rope.params().iterations as usize;
+        let total: usize = self.entries.iter().map(load).sum();
+        if total < SHARED_WORK || self.entries.len() < 2 {
+            return self.step_here();
+        }
+        let mut helper = self.helper.take().unwrap_or_else(Helper::start);
+        let other = helper.as_mut().and_then(|h| h.spare.take());
+        let sender = helper.as_ref().and_then(|h| h.to_thread.clone());
+        let (Some(h), Some(mut other), Some(sender)) = (helper.as_mut(), other, sender) else {
+            self.helper = Some(helper);
+            return self.step_here();
+        };
+        // The later ropes, about half the work, go to the helper's batch.
+        let mut head = 0;
+        let mut split = self.entries.len() - 1;
+        for (i, e) in self.entries.iter().enumerate() {
+            head += load(e);
+            if 2 * head >= total {
+                split = (i + 1).min(self.entries.len() - 1);
+                break;
+            }
+        }
+        other.entries.extend(self.entries.drain(split..));
+        other.stepped = false;
+        match sender.send(other) {
+            Ok(()) => {
+                self.step_here();
+                // The thread always answers: its step cannot unwind past it.
+                if let Ok(mut other) = h.from_thread.recv() {
+                    self.entries.append(&mut other.entries);
+                    h.spare = Some(other);
+                }
+                self.helper = Some(helper);
+                self.shared_steps += 1;
+                self.entries.len()
+            }
+            Err(failed) => {
+                // The thread is gone: every rope is stepped here from now on.
+                let mut other = failed.0;
+                self.entries.append(&mut other.entries);
+                self.helper = Some(None);
+                self.step_here()
+            }
+        }
+    }
+
+    /// Steps every rope of the batch on this thread (see [`RopeBatch::step`]).
+    fn step_here(&mut self) -> usize {
         let Self {
             entries,
             work,
@@ -178,6 +306,13 @@ impl RopeBatch {
         }
         self.stepped = true;
         self.entries.len()
+    }
+
+    /// Returns how many of this batch's steps were shared with its second thread (see the
+    /// [module docs](self)); for tests and profiling.
+    #[must_use]
+    pub fn shared_step_count(&self) -> u64 {
+        self.shared_steps
     }
 
     /// Returns the entries (after [`RopeBatch::step`]: with their events).
@@ -451,6 +586,86 @@ mod tests {
                 .any(|(r, _)| r.substeps_in_use() > 1 || r.loose_points().len() > 1),
             "some rope took more substeps or kept a loose piece"
         );
+    }
+
+    #[test]
+    fn a_large_batch_shared_with_its_thread_steps_each_rope_exactly_as_alone() {
+        // 80 ropes of 32 points and 8 iterations (over the shared threshold), some over a box,
+        // free, pinned and body ends: each gives the same bits as stepped alone, the same events,
+        // and the ropes come back in the order they went in.
+        let count = 80;
+        let params = RopeParams {
+            iterations: 8,
+            ..RopeParams::default()
+        };
+        let make = |i: usize| {
+            let x = i as f32 * 0.7;
+            Rope::new(32, 32, params, Vec3::new(x, 5.0, 0.0), Vec3::NEG_Y)
+        };
+        assert!(count * 32 * 8 >= SHARED_WORK);
+        let mut boxed = World::with_capacity(1);
+        boxed.push(Collider {
+            pose: Pose::new(Vec3::new(10.0, 2.0, 0.0), Quat::from_rotation_y(0.3)),
+            shape: Shape::Box {
+                half_extents: Vec3::new(6.0, 0.2, 1.0),
+            },
+            solid: true,
+            cutter: false,
+            motion: crate::rope::Motion::NONE,
+        });
+        let world_of = |i: usize| {
+            if i % 4 == 1 {
+                boxed.clone()
+            } else {
+                World::default()
+            }
+        };
+        let input = |i: usize, f: usize, rope: &Rope| {
+            let t = f as f32 / 60.0;
+            let x = i as f32 * 0.7;
+            let anchor = Vec3::new(x + (t * 6.0).cos(), 5.0, (t * 6.0).sin());
+            StepInput {
+                dt: 1.0 / 60.0,
+                anchor,
+                end: match i % 3 {
+                    0 => EndAttachment::Free,
+                    1 => EndAttachment::Pinned(anchor + Vec3::new(1.5, -2.0, 0.0)),
+                    _ => EndAttachment::Body {
+                        position: rope.points()[rope.point_count() - 1],
+                        velocity: Vec3::ZERO,
+                        mass: 2.0,
+                    },
+                },
+            }
+        };
+        let mut alone: Vec<Rope> = (0..count).map(make).collect();
+        let mut held: Vec<Option<Rope>> = (0..count).map(|i| Some(make(i))).collect();
+        let mut batch = RopeBatch::default();
+        for f in 0..120 {
+            let events: Vec<StepEvents> = alone
+                .iter_mut()
+                .enumerate()
+                .map(|(i, r)| {
+                    let s = input(i, f, r);
+                    r.step(s.dt, s.anchor, s.end, &world_of(i))
+                })
+                .collect();
+            for (i, slot) in held.iter_mut().enumerate() {
+                let r = slot.take().expect("rope back from the batch");
+                let s = input(i, f, &r);
+                batch.push(r, world_of(i), s, i);
+            }
+            assert_eq!(batch.step(), count);
+            for (k, e) in batch.drain().enumerate() {
+                assert_eq!(e.owner, k, "the ropes come back in order");
+                assert_eq!(e.events, events[k], "rope {k} frame {f}");
+                assert_eq!(alone[k].points(), e.rope.points(), "rope {k} frame {f}");
+                held[k] = Some(e.rope);
+            }
+        }
+        if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+            assert_eq!(batch.shared_step_count(), 120, "every step was shared");
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::warnings::Warnings;
 
 pub use bone_chain::{RopeBoneChain, RopeChainFit};
 pub use preset::RopePreset;
+pub(crate) use server::release as release_server;
 
 use crate::convert::{vec3, vector3};
 use colliders::{Gatherer, Request, SharedGather, MAX_COLLIDERS};

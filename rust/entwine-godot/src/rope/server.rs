@@ -117,6 +117,21 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
     });
 }
 
+/// Drops the rope server and the batch of [`advance_now`] (with their helper threads, see
+/// `RopeBatch`), when the library is being unloaded. Ropes stepped afterwards register again.
+pub(crate) fn release() {
+    SERVER.with(|cell| {
+        if let Ok(mut server) = cell.try_borrow_mut() {
+            *server = None;
+        }
+    });
+    MANUAL.with(|cell| {
+        if let Ok(mut manual) = cell.try_borrow_mut() {
+            *manual = Manual::default();
+        }
+    });
+}
+
 /// One world's ropes: who is due this tick, and the batch they are stepped in.
 struct WorldWork {
     world: Gd<World3D>,
