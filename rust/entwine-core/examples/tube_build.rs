@@ -15,7 +15,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{cpu_ns, frames_arg, median_and_spread};
+use common::{cpu_ns, frames_arg, median_and_spread, swung_anchor};
 
 use entwine_core::rope::tube::{
     octahedron_encode, octahedron_tangent_encode, unorm16, VertexLayout,
@@ -32,12 +32,6 @@ const LAYOUT: VertexLayout = VertexLayout {
     normal_offset: 0,
     tangent_offset: Some(4),
 };
-
-fn anchor(i: usize, frame: usize) -> Vec3 {
-    let t = frame as f32 * DT;
-    let home = Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5);
-    home + Vec3::new((t * 6.0).cos(), 0.0, (t * 6.0).sin())
-}
 
 /// The glue's encoding before `Tube::write_vertices`: from the tube's vertex arrays.
 fn encode_arrays(t: &Tube, positions: &mut [u8], normals: &mut [u8]) {
@@ -72,6 +66,11 @@ struct Shown {
     positions: Vec<u8>,
     normals: Vec<u8>,
     live: usize,
+}
+
+/// Returns rope `i`'s anchor at tick `frame` (see [`swung_anchor`]).
+fn anchor(i: usize, frame: usize) -> Vec3 {
+    swung_anchor(i, frame, DT)
 }
 
 fn main() {

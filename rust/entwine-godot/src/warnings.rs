@@ -121,7 +121,7 @@ impl Warnings {
         fallback: T,
         why: &str,
     ) -> T {
-        self.check(node, name, valid, || {
+        self.setting(node, name, valid, || {
             setting_message(name, why, value, fallback)
         });
         if valid {
@@ -134,16 +134,6 @@ impl Warnings {
     /// Records whether the property `name` is `valid`; the first time it is not (since it last
     /// was), prints `message()` about `node`.
     pub fn setting(
-        &mut self,
-        node: &Gd<impl Inherits<Node>>,
-        name: &str,
-        valid: bool,
-        message: impl FnOnce() -> String,
-    ) {
-        self.check(node, name, valid, message);
-    }
-
-    fn check(
         &mut self,
         node: &Gd<impl Inherits<Node>>,
         name: &str,
@@ -168,7 +158,7 @@ impl Warnings {
         default: f32,
     ) -> f32 {
         let (used, valid) = within(value, lo, hi, default, true);
-        self.check(node, name, valid, || {
+        self.setting(node, name, valid, || {
             range_message(name, lo, hi, value, used)
         });
         used
@@ -185,7 +175,7 @@ impl Warnings {
         default: Vector3,
     ) -> Vector3 {
         let valid = entwine_core::kit::warn::vector_within(crate::convert::vec3(value), limit);
-        self.check(node, name, valid, || {
+        self.setting(node, name, valid, || {
             vector_message(name, limit, value, default)
         });
         if valid {

@@ -7,6 +7,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use crate::godot::Godot;
@@ -111,10 +112,6 @@ pub fn run_scenes(godot: &Godot, repo: &Path, out: &Path, filter: Option<&str>) 
             names.join(", ")
         ));
     }
-    let exe = match godot {
-        Godot::Native(path) => path.display().to_string(),
-        Godot::SidRoot { .. } => "godot".to_string(),
-    };
     let logs = out.join("logs");
     fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
     let out_s = out.display().to_string();
@@ -129,40 +126,16 @@ pub fn run_scenes(godot: &Godot, repo: &Path, out: &Path, filter: Option<&str>) 
             limit.as_secs()
         );
         let log = logs.join(format!("{name}.log"));
-        let args = [
-            "-a",
-            "-s",
-            "-screen 0 1280x720x24",
-            &exe,
-            "--rendering-driver",
-            "opengl3",
-            "--audio-driver",
-            "Dummy",
-            "--disable-vsync",
-            "--path",
-            "godot_project",
-            "--",
-            "--screenshots",
-            &out_s,
-            "--scene",
-            name,
-        ];
+        let who = format!("demo [{}/{}] {name}", i + 1, scenes.len());
         let started = Instant::now();
-        let cmd = godot.command_with("xvfb-run", &args, Some(repo), &[]);
+        let cmd = xvfb_godot(
+            godot,
+            repo,
+            &[],
+            &["--screenshots", &out_s, "--scene", name],
+        );
         let mut shown = 0;
-        let report_saved = |shown: &mut usize| {
-            let text = fs::read_to_string(&log).unwrap_or_default();
-            for path in saved_paths(&text).into_iter().skip(*shown) {
-                println!(
-                    "demo [{}/{}] {name}: saved {} ({:.1} s)",
-                    i + 1,
-                    scenes.len(),
-                    shown_path(repo, Path::new(&path)),
-                    started.elapsed().as_secs_f64()
-                );
-                *shown += 1;
-            }
-        };
+        let report_saved = |shown: &mut usize| report_new_shots(repo, &log, &who, started, shown);
         let ending = match Guarded::spawn(cmd, &log) {
             Ok(mut child) => child.wait_watching(limit, || report_saved(&mut shown)),
             Err(e) => {
@@ -185,25 +158,15 @@ pub fn run_scenes(godot: &Godot, repo: &Path, out: &Path, filter: Option<&str>) 
                 "did not finish within its {} s limit",
                 limit.as_secs()
             )),
-            Ending::Exited(s) if !s.success() => Err(format!("Godot exited with {s}")),
-            Ending::Exited(_) if saved.is_empty() => Err("saved no screenshot".to_string()),
-            Ending::Exited(_) if !bad.is_empty() => Err(format!(
-                "{} error/warning line(s), first: {}",
-                bad.len(),
-                bad[0].trim()
-            )),
-            Ending::Exited(_) => Ok(saved),
+            Ending::Exited(s) => match exit_failure(s, !saved.is_empty(), &bad) {
+                Some(why) => Err(why),
+                None => Ok(saved),
+            },
         };
         match &result {
-            Ok(_) => println!(
-                "demo [{}/{}] {name}: done in {seconds:.1} s",
-                i + 1,
-                scenes.len()
-            ),
+            Ok(_) => println!("{who}: done in {seconds:.1} s"),
             Err(why) => println!(
-                "demo [{}/{}] {name}: FAILED after {seconds:.1} s — {why}; log: {log_shown}; rerun: cargo xtask demo {name}",
-                i + 1,
-                scenes.len()
+                "{who}: FAILED after {seconds:.1} s — {why}; log: {log_shown}; rerun: cargo xtask demo {name}"
             ),
         }
         outcomes.push(Outcome {
@@ -248,10 +211,6 @@ const EDITOR_BUDGET: Duration = Duration::from_secs(240);
 /// `editor_NN_name.png` into `out`. Fails on a timeout, a crash, no screenshot, or any error or
 /// warning line in the log.
 pub fn run_editor_tour(godot: &Godot, repo: &Path, out: &Path) -> Result<()> {
-    let exe = match godot {
-        Godot::Native(path) => path.display().to_string(),
-        Godot::SidRoot { .. } => "godot".to_string(),
-    };
     if let Ok(entries) = fs::read_dir(out) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
@@ -264,43 +223,24 @@ pub fn run_editor_tour(godot: &Godot, repo: &Path, out: &Path) -> Result<()> {
     fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
     let log = logs.join("editor.log");
     let out_s = out.display().to_string();
-    let args = [
-        "-a",
-        "-s",
-        "-screen 0 1280x720x24",
-        &exe,
-        "--editor",
-        "--rendering-driver",
-        "opengl3",
-        "--audio-driver",
-        "Dummy",
-        "--disable-vsync",
-        "--path",
-        "godot_project",
-        "--",
-        "--entwine-editor-script",
-        "res://demo/editor_tour_shots.gd",
-        "--screenshots",
-        &out_s,
-    ];
     println!(
         "demo editor: starting the editor (limit {} s)",
         EDITOR_BUDGET.as_secs()
     );
     let started = Instant::now();
-    let cmd = godot.command_with("xvfb-run", &args, Some(repo), &[]);
+    let cmd = xvfb_godot(
+        godot,
+        repo,
+        &["--editor"],
+        &[
+            "--entwine-editor-script",
+            "res://demo/editor_tour_shots.gd",
+            "--screenshots",
+            &out_s,
+        ],
+    );
     let mut shown = 0;
-    let report = |shown: &mut usize| {
-        let text = fs::read_to_string(&log).unwrap_or_default();
-        for path in saved_paths(&text).into_iter().skip(*shown) {
-            println!(
-                "demo editor: saved {} ({:.1} s)",
-                shown_path(repo, Path::new(&path)),
-                started.elapsed().as_secs_f64()
-            );
-            *shown += 1;
-        }
-    };
+    let report = |shown: &mut usize| report_new_shots(repo, &log, "demo editor", started, shown);
     let mut child = Guarded::spawn(cmd, &log)?;
     let ending = child.wait_watching(EDITOR_BUDGET, || report(&mut shown));
     report(&mut shown);
@@ -312,14 +252,7 @@ pub fn run_editor_tour(godot: &Godot, repo: &Path, out: &Path) -> Result<()> {
             "did not finish within {} s",
             EDITOR_BUDGET.as_secs()
         )),
-        Ending::Exited(s) if !s.success() => Some(format!("Godot exited with {s}")),
-        Ending::Exited(_) if saved_paths(&text).is_empty() => Some("saved no screenshot".into()),
-        Ending::Exited(_) if !bad.is_empty() => Some(format!(
-            "{} error/warning line(s), first: {}",
-            bad.len(),
-            bad[0].trim()
-        )),
-        Ending::Exited(_) => None,
+        Ending::Exited(s) => exit_failure(s, !saved_paths(&text).is_empty(), &bad),
     };
     match why {
         None => {
@@ -349,6 +282,61 @@ pub fn editor_complaints(log: &str) -> Vec<&str> {
         .into_iter()
         .filter(|l| !probe.iter().any(|p| std::ptr::eq(*p, *l)))
         .collect()
+}
+
+/// Returns the command that runs Godot under Xvfb on the project (a 1280×720 screen, OpenGL, no
+/// audio, no V-Sync): `godot_args` go before the project's options, `user_args` after its `--`.
+fn xvfb_godot(godot: &Godot, repo: &Path, godot_args: &[&str], user_args: &[&str]) -> Command {
+    let exe = match godot {
+        Godot::Native(path) => path.display().to_string(),
+        Godot::SidRoot { .. } => "godot".to_string(),
+    };
+    let mut args = vec!["-a", "-s", "-screen 0 1280x720x24", exe.as_str()];
+    args.extend_from_slice(godot_args);
+    args.extend([
+        "--rendering-driver",
+        "opengl3",
+        "--audio-driver",
+        "Dummy",
+        "--disable-vsync",
+        "--path",
+        "godot_project",
+        "--",
+    ]);
+    args.extend_from_slice(user_args);
+    godot.command_with("xvfb-run", &args, Some(repo), &[])
+}
+
+/// Prints `who: saved PATH (S s)` for each screenshot `log` names beyond the first `shown` (S:
+/// seconds since `started`), and counts them into `shown`.
+fn report_new_shots(repo: &Path, log: &Path, who: &str, started: Instant, shown: &mut usize) {
+    let text = fs::read_to_string(log).unwrap_or_default();
+    for path in saved_paths(&text).into_iter().skip(*shown) {
+        println!(
+            "{who}: saved {} ({:.1} s)",
+            shown_path(repo, Path::new(&path)),
+            started.elapsed().as_secs_f64()
+        );
+        *shown += 1;
+    }
+}
+
+/// Returns why a Godot run that exited with `status` failed: a bad exit, no screenshot saved
+/// (`saved_any` false) or a complaint line in its log (`bad`); `None` for a clean run.
+fn exit_failure(status: ExitStatus, saved_any: bool, bad: &[&str]) -> Option<String> {
+    if !status.success() {
+        Some(format!("Godot exited with {status}"))
+    } else if !saved_any {
+        Some("saved no screenshot".to_string())
+    } else if !bad.is_empty() {
+        Some(format!(
+            "{} error/warning line(s), first: {}",
+            bad.len(),
+            bad[0].trim()
+        ))
+    } else {
+        None
+    }
 }
 
 /// Returns the paths after `saved ` at the start of log lines, in order.
@@ -416,5 +404,24 @@ mod tests {
         let log = "Godot Engine v4.6\nsaved /x/01_a.png\nWARNING: Could not set V-Sync mode, as changing V-Sync mode is not supported by the graphics driver.\nWARNING: something\n   at: f (x.cpp:1)\nERROR: bad\nSCRIPT ERROR: oops\nhold_hand_net demo: fine\n";
         assert_eq!(complaints(log).len(), 3);
         assert_eq!(saved_paths(log), vec!["/x/01_a.png"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_run_fails_on_a_bad_exit_then_on_no_screenshot_then_on_a_complaint() {
+        use std::os::unix::process::ExitStatusExt;
+        let (ok, bad) = (ExitStatus::from_raw(0), ExitStatus::from_raw(1 << 8));
+        assert!(exit_failure(bad, false, &["ERROR: x"])
+            .unwrap()
+            .starts_with("Godot exited with"));
+        assert_eq!(
+            exit_failure(ok, false, &["ERROR: x"]).as_deref(),
+            Some("saved no screenshot")
+        );
+        assert_eq!(
+            exit_failure(ok, true, &["  ERROR: x ", "WARNING: y"]).as_deref(),
+            Some("2 error/warning line(s), first: ERROR: x")
+        );
+        assert_eq!(exit_failure(ok, true, &[]), None);
     }
 }

@@ -321,50 +321,31 @@ fn cmd_fuzz(repo: &Path, seconds: Option<&str>) -> Result<()> {
     let base = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
-    let configure = |cmd: &mut std::process::Command| {
-        cmd.current_dir(repo)
+    // Builds `cargo test` of the property suite with the fuzz run's profile, directory and seeds.
+    let prop_suite = || {
+        let mut cmd = cargo();
+        cmd.args(["test", "-p", "entwine-core", "--release", "--test", "prop"])
+            .current_dir(repo)
             .env("CARGO_TARGET_DIR", target_dir(repo).join("fuzz"))
             .env("CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS", "true")
             .env("CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS", "true")
             .env("ENTWINE_PROP_SECONDS", format!("{per_category}"))
             .env("ENTWINE_PROP_CASES", u64::MAX.to_string())
             .env("ENTWINE_PROP_BASE", format!("{base:#x}"));
+        cmd
     };
     println!("== build the property suite (release, debug assertions and overflow checks on)");
-    let mut build = cargo();
-    build.args([
-        "test",
-        "-p",
-        "entwine-core",
-        "--release",
-        "--test",
-        "prop",
-        "--no-run",
-    ]);
-    configure(&mut build);
-    run_checked(&mut build)?;
+    run_checked(prop_suite().arg("--no-run"))?;
     println!(
         "== fuzz: {categories} categories × {per_category:.1} s on {threads} threads (base seed {base:#x})"
     );
-    let mut run = cargo();
-    run.args([
-        "test",
-        "-p",
-        "entwine-core",
-        "--release",
-        "--test",
-        "prop",
-        "--color",
-        "never",
-        "--",
-    ])
-    .args([
+    let mut run = prop_suite();
+    run.args(["--color", "never", "--"]).args([
         "--nocapture",
         "--test-threads",
         &threads.to_string(),
         "prop_",
     ]);
-    configure(&mut run);
     let start = std::time::Instant::now();
     let out = run
         .output()

@@ -577,13 +577,14 @@ mod tests {
         );
     }
 
-    /// Sends 400 numbered datagrams through a relay with `loss`; returns what the server and the
-    /// client received, and the relay's counts.
-    fn lossy_run(seed: u64) -> (Vec<u32>, Vec<u32>, RelayStats) {
+    /// Sends `count` numbered datagrams, 1 ms apart, through a relay with `config` to an echo
+    /// server; returns the ids the server received, the ids of the echoes the client received
+    /// (in arrival order), and the relay's counts.
+    fn paced_run(config: RelayConfig, count: u32) -> (Vec<u32>, Vec<u32>, RelayStats) {
         let echo = Echo::start();
-        let relay = relay_to(config(0, 0, 0.5, seed), echo.addr);
+        let relay = relay_to(config, echo.addr);
         let client = client();
-        for i in 0u32..400 {
+        for i in 0u32..count {
             client
                 .send_to(&i.to_le_bytes(), ("127.0.0.1", relay.port()))
                 .unwrap();
@@ -595,6 +596,12 @@ mod tests {
         let stats = relay.stop();
         let seen = ids(&echo.finish());
         (seen, got.into_iter().map(|(id, _)| id).collect(), stats)
+    }
+
+    /// Sends 400 numbered datagrams through a relay with `loss`; returns what the server and the
+    /// client received, and the relay's counts.
+    fn lossy_run(seed: u64) -> (Vec<u32>, Vec<u32>, RelayStats) {
+        paced_run(config(0, 0, 0.5, seed), 400)
     }
 
     #[test]
@@ -623,19 +630,7 @@ mod tests {
 
     #[test]
     fn jitter_reorders_datagrams() {
-        let echo = Echo::start();
-        let relay = relay_to(config(20, 15, 0.0, 7), echo.addr);
-        let client = client();
-        for i in 0u32..200 {
-            client
-                .send_to(&i.to_le_bytes(), ("127.0.0.1", relay.port()))
-                .unwrap();
-            thread::sleep(Duration::from_millis(1));
-        }
-        let got = collect(&client, Duration::from_millis(300));
-        let stats = relay.stop();
-        let seen = ids(&echo.finish());
-        let mut delivered: Vec<u32> = got.iter().map(|(id, _)| *id).collect();
+        let (seen, mut delivered, stats) = paced_run(config(20, 15, 0.0, 7), 200);
         let late = delivered.windows(2).filter(|w| w[1] < w[0]).count();
         assert!(late > 0, "some datagram overtook another: {delivered:?}");
         assert!(stats.reordered > 0, "{stats:?}");

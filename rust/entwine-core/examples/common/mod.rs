@@ -1,4 +1,5 @@
-//! What the timing examples share: the thread's own CPU time and a median with its spread.
+//! What the timing examples share: the thread's own CPU time, a median with its spread, and where
+//! the rope examples hang their ropes.
 
 /// The calling thread's CPU time so far in nanoseconds, when the system says (`clock_gettime` with
 /// `CLOCK_THREAD_CPUTIME_ID`: up to the moment of the call, and not inflated by other work on a
@@ -56,4 +57,18 @@ pub fn cpu_note(rounds: Vec<f64>, expected: usize, unit: &str, decimals: usize) 
     }
     let (c, lo, hi) = median_and_spread(rounds);
     format!("; cpu {c:.decimals$} {unit} (rounds {lo:.decimals$}-{hi:.decimals$})")
+}
+
+/// Returns rope `i`'s home: on a grid 40 ropes wide, 1.5 m apart, 12 m up.
+#[allow(dead_code)] // the rope examples only
+pub fn home(i: usize) -> glam::Vec3 {
+    glam::Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5)
+}
+
+/// Returns rope `i`'s anchor at tick `frame` of `dt` seconds: its [`home`] plus a point going
+/// round a 1 m circle at 6 rad/s (about 6 m/s).
+#[allow(dead_code)] // the swung-rope examples only
+pub fn swung_anchor(i: usize, frame: usize, dt: f32) -> glam::Vec3 {
+    let t = frame as f32 * dt;
+    home(i) + glam::Vec3::new((t * 6.0).cos(), 0.0, (t * 6.0).sin())
 }
