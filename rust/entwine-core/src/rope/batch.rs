@@ -235,7 +235,7 @@ fn iterate_in_lanes(
             friction: ctx.friction,
             ground: p.ground_enabled,
             floor: p.ground_height + p.radius,
-            free_end: if sub.end_pin.is_some() { n - 1 } else { n },
+            free_end: sub.free_end(),
             pinned: sub.end_pin.is_some(),
         };
         sums[l] = LaneSums {

@@ -909,7 +909,6 @@ impl Rope {
     fn iterate(&mut self, ctx: &mut StepCtx, sub: &Substep, world: &World) {
         let p = ctx.p;
         let n = sub.n;
-        let last = n - 1;
         let s_rest = p.segment_length;
         let head_rest = self.head_rest;
         for _ in 0..p.iterations {
@@ -923,25 +922,32 @@ impl Rope {
                 ctx.pinned_correction += c;
             }
             ctx.max_lambda = ctx.max_lambda.max(lambda);
-            let free_end = if sub.end_pin.is_some() { last } else { n };
             collide(
                 &self.start,
                 &mut self.pos,
                 &mut self.prev,
-                1..free_end,
+                1..sub.free_end(),
                 world,
                 &p,
                 ctx.friction,
             );
-            collide_segments(
-                &mut self.pos[..n],
-                &mut self.prev[..n],
-                (0.0, sub.w_end),
-                world,
-                &p,
-                ctx.friction,
-            );
+            self.push_segments_out(ctx, sub, world);
         }
+    }
+
+    /// Pushes the substep's segments out of the solid colliders ([`collide_segments`]), the last
+    /// point weighted by the substep's `w_end` (0: pinned), the first never moved.
+    #[inline]
+    fn push_segments_out(&mut self, ctx: &StepCtx, sub: &Substep, world: &World) {
+        let n = sub.n;
+        collide_segments(
+            &mut self.pos[..n],
+            &mut self.prev[..n],
+            (0.0, sub.w_end),
+            world,
+            &ctx.p,
+            ctx.friction,
+        );
     }
 
     /// The solid colliders' share of one constraint iteration of [`Rope::iterate`], for a rope
@@ -950,9 +956,7 @@ impl Rope {
     /// running the ground's for every point first gives the same bits as [`collide`].
     fn push_out(&mut self, ctx: &StepCtx, sub: &Substep, world: &World) {
         let p = ctx.p;
-        let n = sub.n;
-        let free_end = if sub.end_pin.is_some() { n - 1 } else { n };
-        for i in 1..free_end {
+        for i in 1..sub.free_end() {
             push_point_out(
                 &self.start,
                 &mut self.pos,
@@ -963,14 +967,7 @@ impl Rope {
                 ctx.friction,
             );
         }
-        collide_segments(
-            &mut self.pos[..n],
-            &mut self.prev[..n],
-            (0.0, sub.w_end),
-            world,
-            &p,
-            ctx.friction,
-        );
+        self.push_segments_out(ctx, sub, world);
     }
 
     /// The end of substep `k`: tearing, the strain limit, continuous collision, cutters and the
@@ -979,8 +976,7 @@ impl Rope {
         let p = ctx.p;
         let (h, g, max_move, friction) = (ctx.h, sub.g, sub.max_move, ctx.friction);
         let end_pin = sub.end_pin;
-        let last = sub.n - 1;
-        let free_end = if end_pin.is_some() { last } else { sub.n };
+        let free_end = sub.free_end();
         if ctx.events.cut.is_none() && p.tear_ratio > 0.0 {
             ctx.events.cut = self.check_tear();
         }
@@ -1280,6 +1276,18 @@ struct Substep {
     g: Vec3,
     /// Farthest a point moves in the substep.
     max_move: f32,
+}
+
+impl Substep {
+    /// Returns the end of the points the constraints move, `1..free_end`: every active point but
+    /// the first (the anchor) and a pinned last one.
+    fn free_end(&self) -> usize {
+        if self.end_pin.is_some() {
+            self.n - 1
+        } else {
+            self.n
+        }
+    }
 }
 
 /// Scratch buffers of the direct chain projection, one slot per segment, allocated with the rope.
