@@ -724,14 +724,7 @@ impl Rope {
         if n >= self.capacity {
             return;
         }
-        for buf in [
-            &mut self.pos,
-            &mut self.prev,
-            &mut self.start,
-            &mut self.render_from,
-        ] {
-            buf.copy_within(1..n, 2);
-        }
+        self.shift_points(1..n, 2);
         let anchor = self.pos[0];
         let (p, v) = if n >= 2 {
             (anchor, self.pos[2] - self.prev[2])
@@ -745,20 +738,26 @@ impl Rope {
         self.active = n + 1;
     }
 
-    /// Removes point 1 (reels one segment in at the anchor).
-    fn remove_head_point(&mut self) {
-        let n = self.active;
-        if n <= 1 {
-            return;
-        }
+    /// Moves the points `from` to start at index `to` in every per-point buffer (positions, last
+    /// positions, substep starts and render starts) alike; the points left behind keep their values.
+    fn shift_points(&mut self, from: core::ops::Range<usize>, to: usize) {
         for buf in [
             &mut self.pos,
             &mut self.prev,
             &mut self.start,
             &mut self.render_from,
         ] {
-            buf.copy_within(2..n, 1);
+            buf.copy_within(from.clone(), to);
         }
+    }
+
+    /// Removes point 1 (reels one segment in at the anchor).
+    fn remove_head_point(&mut self) {
+        let n = self.active;
+        if n <= 1 {
+            return;
+        }
+        self.shift_points(2..n, 1);
         self.active = n - 1;
     }
 
