@@ -126,32 +126,27 @@ fn a_tick_of_many_ropes_allocates_nothing() {
         cutter: false,
         motion: Motion::NONE,
     };
+    // Runs the ticks of `frames` in order and returns how many rope steps they took.
+    let mut run_ticks = |frames: core::ops::Range<usize>| {
+        let mut stepped = 0;
+        for f in frames {
+            stepped += tick(
+                &mut batch,
+                &mut ropes,
+                &mut worlds,
+                &mut tubes,
+                &mut scratch,
+                &obstacle,
+                f,
+            );
+        }
+        stepped
+    };
     // Warm-up: the first ticks may size internal buffers.
-    for f in 0..30 {
-        tick(
-            &mut batch,
-            &mut ropes,
-            &mut worlds,
-            &mut tubes,
-            &mut scratch,
-            &obstacle,
-            f,
-        );
-    }
+    run_ticks(0..30);
     ALLOCATIONS.store(0, Ordering::Relaxed);
     COUNTING.store(true, Ordering::Relaxed);
-    let mut stepped = 0;
-    for f in 30..270 {
-        stepped += tick(
-            &mut batch,
-            &mut ropes,
-            &mut worlds,
-            &mut tubes,
-            &mut scratch,
-            &obstacle,
-            f,
-        );
-    }
+    let stepped = run_ticks(30..270);
     COUNTING.store(false, Ordering::Relaxed);
     let allocations = ALLOCATIONS.load(Ordering::Relaxed);
     assert_eq!(stepped, ROPES * 240, "every rope stepped every tick");
