@@ -97,6 +97,26 @@ const CONVENTIONS: [Convention; 8] = [
     Convention::Rigify,
 ];
 
+/// Returns Blender's name (as in its metarig, before the side) for a limb or finger bone's Godot
+/// name without the side; `None` for any other bone.
+fn blender_limb(base: &str) -> Option<&'static str> {
+    Some(match base {
+        "UpperArm" => "upper_arm",
+        "LowerArm" => "forearm",
+        "Hand" => "hand",
+        "Shoulder" => "shoulder",
+        "UpperLeg" => "thigh",
+        "LowerLeg" => "shin",
+        "Foot" => "foot",
+        "Toes" => "toe",
+        "IndexProximal" => "f_index.01",
+        "MiddleProximal" => "f_middle.01",
+        "RingProximal" => "f_ring.01",
+        "LittleProximal" => "f_pinky.01",
+        _ => return None,
+    })
+}
+
 /// The bone's name in a convention, from its Godot name.
 fn rename(godot: &str, c: Convention) -> String {
     let (side, base) = if let Some(b) = godot.strip_prefix("Left") {
@@ -114,21 +134,10 @@ fn rename(godot: &str, c: Convention) -> String {
     match c {
         Convention::Godot => godot.to_string(),
         Convention::BlenderDot => {
-            let b = match base {
-                "UpperArm" => "upper_arm",
-                "LowerArm" => "forearm",
-                "Hand" => "hand",
-                "Shoulder" => "shoulder",
-                "UpperLeg" => "thigh",
-                "LowerLeg" => "shin",
-                "Foot" => "foot",
-                "Toes" => "toe",
-                "IndexProximal" => "f_index.01",
-                "MiddleProximal" => "f_middle.01",
-                "RingProximal" => "f_ring.01",
-                "LittleProximal" => "f_pinky.01",
-                "UpperChest" => "upper_chest",
-                other => return format!("{}_Armature", other.to_lowercase()),
+            let b = match (base, blender_limb(base)) {
+                (_, Some(b)) => b,
+                ("UpperChest", None) => "upper_chest",
+                (other, None) => return format!("{}_Armature", other.to_lowercase()),
             };
             format!("{b}.{}_Armature", side_word("l", "r"))
         }
@@ -189,19 +198,7 @@ fn rename(godot: &str, c: Convention) -> String {
                 "UpperChest" => return "DEF-spine.003".to_string(),
                 "Neck" => return "DEF-spine.004".to_string(),
                 "Head" => return "DEF-spine.005".to_string(),
-                "UpperArm" => "upper_arm",
-                "LowerArm" => "forearm",
-                "Hand" => "hand",
-                "Shoulder" => "shoulder",
-                "UpperLeg" => "thigh",
-                "LowerLeg" => "shin",
-                "Foot" => "foot",
-                "Toes" => "toe",
-                "IndexProximal" => "f_index.01",
-                "MiddleProximal" => "f_middle.01",
-                "RingProximal" => "f_ring.01",
-                "LittleProximal" => "f_pinky.01",
-                other => other,
+                other => blender_limb(other).unwrap_or(other),
             };
             format!("DEF-{b}.{}", side_word("L", "R"))
         }
