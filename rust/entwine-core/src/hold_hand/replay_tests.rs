@@ -449,8 +449,7 @@ fn a_pair_start_glides_from_where_this_peer_last_saw_the_recipient() {
 #[test]
 fn frames_that_move_the_initiator_too_fast_are_refused_unless_marked_as_a_teleport() {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let pair = |x: f32| PairSample {
@@ -498,8 +497,7 @@ fn frames_that_move_the_initiator_too_fast_are_refused_unless_marked_as_a_telepo
 #[test]
 fn a_receiver_without_a_shared_clock_still_interpolates_in_order() {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let skew = 1234.5; // the receiver's clock is this far ahead
@@ -555,8 +553,7 @@ fn junk_and_frames_before_a_key_frame_are_counted_not_shown() {
 #[test]
 fn a_falling_initiator_is_not_refused_but_a_sideways_jump_is() {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let at = |y: f32, x: f32| PairSample {
@@ -616,8 +613,7 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
     let tuning = ReplayTuning::default();
     let interval = f64::from(tuning.rates.animation_interval);
     for seed in 1..=4 {
-        let mut sender = PairSender::default();
-        sender.restart();
+        let mut sender = PairSender::started();
         let mut rx = PairReplay::default();
         let mut rng = Lcg(seed);
         let mut inbox: Vec<(f64, Vec<u8>)> = Vec::new();
@@ -721,8 +717,7 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
 /// and its largest distance from that place from 2 s on.
 fn glide_in_with_a_lost_frame(lost: (f64, f64)) -> (f32, f32) {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let from = Vec3::new(-0.2, 0.0, 0.8);
@@ -798,8 +793,7 @@ fn the_delay_covers_the_frames_lost_in_a_row_at_the_measured_loss() {
 /// after it was sent (0: at once); returns (view time, hand weight) per rendered frame.
 fn hand_weights(burst: f64, send_until: f64) -> Vec<(f64, f32)> {
     let tuning = ReplayTuning::default();
-    let mut sender = PairSender::default();
-    sender.restart();
+    let mut sender = PairSender::started();
     let mut rx = PairReplay::default();
     let mut inbox: Vec<(f64, Vec<u8>)> = Vec::new();
     let mut last = Vec::new();
