@@ -13,7 +13,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{cpu_note, cpu_ns, frames_arg, median_and_spread, points_checksum};
+use common::{cpu_note, cpu_ns, frames_arg, home, median_and_spread, points_checksum};
 
 use entwine_core::kit::Pose;
 use entwine_core::rope::batch::{RopeBatch, StepInput};
@@ -25,10 +25,6 @@ const POINTS: usize = 12;
 const CAPACITY: usize = 32;
 const ROUNDS: usize = 7;
 const DT: f32 = 1.0 / 60.0;
-
-fn home(i: usize) -> Vec3 {
-    Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5)
-}
 
 /// The box under rope `i`, as the gather hands it over.
 fn its_box(i: usize) -> Collider {

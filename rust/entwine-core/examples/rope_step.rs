@@ -11,7 +11,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{cpu_note, cpu_ns, frames_arg, median_and_spread, points_checksum};
+use common::{cpu_note, cpu_ns, frames_arg, home, median_and_spread, points_checksum};
 
 use entwine_core::rope::batch::{RopeBatch, StepInput};
 use entwine_core::rope::{EndAttachment, Rope, RopeParams, World};
@@ -22,10 +22,6 @@ const POINTS: usize = 32;
 const ITERATIONS: u32 = 8;
 const ROUNDS: usize = 7;
 const DT: f32 = 1.0 / 60.0;
-
-fn home(i: usize) -> Vec3 {
-    Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5)
-}
 
 fn anchor(i: usize, frame: usize) -> Vec3 {
     let t = frame as f32 * DT;
