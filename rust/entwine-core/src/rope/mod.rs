@@ -886,9 +886,7 @@ impl Rope {
             } else {
                 p.damping
             };
-            let v = ((self.pos[i] - self.prev[i]) * damping).clamp_length_max(max_move);
-            self.prev[i] = self.pos[i];
-            self.pos[i] += v + g;
+            verlet_move(&mut self.pos[i], &mut self.prev[i], damping, max_move, g);
         }
         if let Some(pin) = end_pin {
             self.pos[last] = pin;
@@ -1025,9 +1023,7 @@ impl Rope {
             let l = &mut self.loose;
             l.start[..loose_n].copy_from_slice(&l.pos[..loose_n]);
             for i in 0..loose_n {
-                let v = ((l.pos[i] - l.prev[i]) * p.damping).clamp_length_max(max_move);
-                l.prev[i] = l.pos[i];
-                l.pos[i] += v + g;
+                verlet_move(&mut l.pos[i], &mut l.prev[i], p.damping, max_move, g);
             }
             for _ in 0..p.iterations {
                 let _ = project_chain(
@@ -1440,6 +1436,15 @@ fn collide(
         }
         push_point_out(start, pos, prev, i, world, p, friction);
     }
+}
+
+/// Moves a point one substep (Verlet): on by its last move times `damping`, capped at `max_move`,
+/// plus `g` (gravity times the substep squared); `prev` becomes where it was.
+#[inline(always)]
+fn verlet_move(pos: &mut Vec3, prev: &mut Vec3, damping: f32, max_move: f32, g: Vec3) {
+    let v = ((*pos - *prev) * damping).clamp_length_max(max_move);
+    *prev = *pos;
+    *pos += v + g;
 }
 
 /// Pushes point `i` out of the solid colliders (the colliders' part of [`collide`]). Always inlined:
