@@ -148,36 +148,31 @@ fn allocations_in_ticks(count: usize, points: usize) -> (usize, u64) {
         cutter: false,
         motion: Motion::NONE,
     };
+    // Runs the ticks of `frames` in order; returns how many rope steps they took and how many of
+    // the batch's steps have been shared with its thread so far.
+    let mut run_ticks = |frames: core::ops::Range<usize>| {
+        let mut stepped = 0;
+        for f in frames {
+            stepped += tick(
+                &mut batch,
+                &mut ropes,
+                &mut worlds,
+                &mut tubes,
+                &mut scratch,
+                &obstacle,
+                f,
+            );
+        }
+        (stepped, batch.shared_step_count())
+    };
     // Warm-up: the first ticks may size internal buffers.
-    for f in 0..30 {
-        tick(
-            &mut batch,
-            &mut ropes,
-            &mut worlds,
-            &mut tubes,
-            &mut scratch,
-            &obstacle,
-            f,
-        );
-    }
-    let shared_before = batch.shared_step_count();
+    let (_, shared_before) = run_ticks(0..30);
     ALLOCATIONS.store(0, Ordering::Relaxed);
     COUNTING.store(true, Ordering::Relaxed);
-    let mut stepped = 0;
-    for f in 30..270 {
-        stepped += tick(
-            &mut batch,
-            &mut ropes,
-            &mut worlds,
-            &mut tubes,
-            &mut scratch,
-            &obstacle,
-            f,
-        );
-    }
+    let (stepped, shared_after) = run_ticks(30..270);
     COUNTING.store(false, Ordering::Relaxed);
     let allocations = ALLOCATIONS.load(Ordering::Relaxed);
-    let shared_steps = batch.shared_step_count() - shared_before;
+    let shared_steps = shared_after - shared_before;
     assert_eq!(stepped, count * 240, "every rope stepped every tick");
     // The counter itself works: an allocation while counting is seen.
     COUNTING.store(true, Ordering::Relaxed);

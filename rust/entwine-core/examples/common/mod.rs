@@ -36,6 +36,12 @@ pub fn frames_arg(default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// Returns rope `i`'s home: the ropes stand in rows of 40, 1.5 m apart, hung from 12 m up.
+#[allow(dead_code)] // the rope examples only
+pub fn home(i: usize) -> glam::Vec3 {
+    glam::Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5)
+}
+
 /// Returns the sum of every point's coordinates of the ropes that are there: the same code gives
 /// the same checksum.
 #[allow(dead_code)] // the rope examples only
@@ -57,12 +63,6 @@ pub fn cpu_note(rounds: Vec<f64>, expected: usize, unit: &str, decimals: usize) 
     }
     let (c, lo, hi) = median_and_spread(rounds);
     format!("; cpu {c:.decimals$} {unit} (rounds {lo:.decimals$}-{hi:.decimals$})")
-}
-
-/// Returns rope `i`'s home: on a grid 40 ropes wide, 1.5 m apart, 12 m up.
-#[allow(dead_code)] // the rope examples only
-pub fn home(i: usize) -> glam::Vec3 {
-    glam::Vec3::new((i % 40) as f32 * 1.5, 12.0, (i / 40) as f32 * 1.5)
 }
 
 /// Returns rope `i`'s anchor at tick `frame` of `dt` seconds: its [`home`] plus a point going

@@ -687,8 +687,7 @@ impl EnvTouch {
             }
             TouchState::Approach => {
                 if self.elapsed >= c.approach_duration - TIME_EPSILON {
-                    self.reset_reason = ResetReason::ApproachTimeout;
-                    self.lowest_distance = f32::INFINITY;
+                    self.note_reset(ResetReason::ApproachTimeout);
                     return Some(TouchState::Reset);
                 }
                 if self.check_should_reset(frame) {
@@ -711,8 +710,7 @@ impl EnvTouch {
             }
             TouchState::Touch => {
                 if self.elapsed >= c.touch_duration - TIME_EPSILON {
-                    self.reset_reason = ResetReason::TouchDone;
-                    self.lowest_distance = f32::INFINITY;
+                    self.note_reset(ResetReason::TouchDone);
                     return Some(TouchState::Reset);
                 }
                 self.check_should_reset(frame).then_some(TouchState::Reset)
@@ -737,12 +735,18 @@ impl EnvTouch {
         };
         match reason {
             Some(reason) => {
-                self.reset_reason = reason;
-                self.lowest_distance = f32::INFINITY;
+                self.note_reset(reason);
                 true
             }
             None => false,
         }
+    }
+
+    /// Records why the touch resets and forgets the lowest distance to the contact, so that the
+    /// moving-away trigger starts afresh.
+    fn note_reset(&mut self, reason: ResetReason) {
+        self.reset_reason = reason;
+        self.lowest_distance = f32::INFINITY;
     }
 
     /// Trigger 2: the root's distance to the contact grew past its lowest value plus the offset.

@@ -370,31 +370,26 @@ mod tests {
     #[test]
     fn anti_windup_bounds_the_integral() {
         let g = Gains::default();
-        let mut integral = Vec2::ZERO;
-        for _ in 0..10_000 {
-            let _ = position_command(
+        // A stabilising agent at rest `error` from its slot, one 60 Hz tick at up to 3 m/s.
+        let stabilise = |error: Vec2, integral: &mut Vec2| {
+            position_command(
                 AgentState::Stabilizing,
-                Vec2::new(100.0, 0.0),
+                error,
                 Vec2::ZERO,
-                &mut integral,
+                integral,
                 &g,
                 1.0 / 60.0,
                 3.0,
                 0.03,
-            );
+            )
+        };
+        let mut integral = Vec2::ZERO;
+        for _ in 0..10_000 {
+            let _ = stabilise(Vec2::new(100.0, 0.0), &mut integral);
         }
         // Saturated all along: nothing integrated.
         assert_eq!(integral, Vec2::ZERO);
-        let v = position_command(
-            AgentState::Stabilizing,
-            Vec2::new(f32::NAN, 0.0),
-            Vec2::ZERO,
-            &mut integral,
-            &g,
-            1.0 / 60.0,
-            3.0,
-            0.03,
-        );
+        let v = stabilise(Vec2::new(f32::NAN, 0.0), &mut integral);
         assert_eq!(v, Vec2::ZERO);
     }
 

@@ -162,24 +162,7 @@ fn encode_inner(
     if h.formation.len() > MAX_NAME {
         return Err(KeyframeError::Name);
     }
-    let coords_ok = [
-        h.anchor_pos,
-        h.anchor_vel,
-        h.desired_vel,
-        h.goal.unwrap_or(Vec2::ZERO),
-    ]
-    .iter()
-    .all(|v| in_range(*v))
-        && [
-            h.layout_yaw,
-            h.facing_yaw,
-            h.goal_speed,
-            h.transition,
-            h.since_command,
-        ]
-        .iter()
-        .all(|x| x.is_finite() && x.abs() <= MAX_COORD)
-        && h.server_time.is_finite();
+    let coords_ok = h.values_in_range() && h.server_time.is_finite();
     if !coords_ok {
         return Err(KeyframeError::Value);
     }
@@ -291,23 +274,7 @@ pub fn decode_chunk(
         }
         _ => return Err(KeyframeError::Value),
     };
-    let ok = [
-        header.anchor_pos,
-        header.anchor_vel,
-        header.desired_vel,
-        header.goal.unwrap_or(Vec2::ZERO),
-    ]
-    .iter()
-    .all(|v| in_range(*v))
-        && [
-            header.layout_yaw,
-            header.facing_yaw,
-            header.goal_speed,
-            header.transition,
-            header.since_command,
-        ]
-        .iter()
-        .all(|x| x.is_finite() && x.abs() <= MAX_COORD);
+    let ok = header.values_in_range();
     if !ok {
         return Err(KeyframeError::Value);
     }
@@ -356,6 +323,30 @@ pub fn decode_chunk(
         return Err(KeyframeError::Trailing);
     }
     Ok(())
+}
+
+impl KeyframeHeader {
+    /// Returns whether every coordinate, velocity, angle and time of the header (all but the
+    /// server time) is finite and within [`MAX_COORD`]: what a key frame may carry.
+    fn values_in_range(&self) -> bool {
+        [
+            self.anchor_pos,
+            self.anchor_vel,
+            self.desired_vel,
+            self.goal.unwrap_or(Vec2::ZERO),
+        ]
+        .iter()
+        .all(|v| in_range(*v))
+            && [
+                self.layout_yaw,
+                self.facing_yaw,
+                self.goal_speed,
+                self.transition,
+                self.since_command,
+            ]
+            .iter()
+            .all(|x| x.is_finite() && x.abs() <= MAX_COORD)
+    }
 }
 
 fn in_range(v: Vec2) -> bool {

@@ -584,6 +584,34 @@ impl Bodies {
 /// The formations shipped in the addon.
 const SHIPPED: [(&str, &str); 8] = super::builtin::BUILTIN_FORMATIONS;
 
+/// Ticks the squad with `tick` until its settle has held for a second (60 ticks), at most 4 s.
+/// Returns the settle's metrics (`None`: it never settled), the worst spacing error (m) and heading
+/// std (rad) of the ticks from the settle on, and how many of those ticks ran (60 when it held).
+fn hold_the_settle(
+    squad: &mut Squad,
+    mut tick: impl FnMut(&mut Squad),
+) -> (Option<Metrics>, f32, f32, u32) {
+    let mut settled = None;
+    let (mut spacing, mut heading) = (0.0f32, 0.0f32);
+    let mut held = 0;
+    for _ in 0..(4 * 60) {
+        tick(squad);
+        if let Some(m) = squad.take_settled() {
+            settled = Some(m);
+        }
+        if settled.is_some() {
+            let now = *squad.metrics();
+            spacing = spacing.max(now.spacing_error);
+            heading = heading.max(now.heading_std);
+            held += 1;
+            if held >= 60 {
+                break;
+            }
+        }
+    }
+    (settled, spacing, heading, held)
+}
+
 /// Worst (settle s, spacing m, heading std rad) over `trials` random starts of `n` external agents
 /// in `text` with `latency` s; panics when a trial misses the contract or does not hold it for the
 /// following second.
@@ -600,24 +628,9 @@ fn external_trial(text: &str, n: usize, latency: f32, seed: u64) -> (f32, f32, f
     let lag = (latency * TICK_HZ).round() as usize;
     let mut bodies = Bodies::new(&squad, |_| lag);
     squad.form(&def(text)).unwrap();
-    let mut settled = None;
-    let (mut spacing, mut heading) = (0.0f32, 0.0f32);
-    let mut held = 0;
-    for _ in 0..(4 * 60) {
-        bodies.tick(&mut squad, &mut rng, 0.001, 0.03);
-        if let Some(m) = squad.take_settled() {
-            settled = Some(m);
-        }
-        if settled.is_some() {
-            let now = *squad.metrics();
-            spacing = spacing.max(now.spacing_error);
-            heading = heading.max(now.heading_std);
-            held += 1;
-            if held >= 60 {
-                break;
-            }
-        }
-    }
+    let (settled, spacing, heading, held) = hold_the_settle(&mut squad, |squad| {
+        bodies.tick(squad, &mut rng, 0.001, 0.03);
+    });
     let m = settled.unwrap_or_else(|| {
         panic!(
             "{text} n={n} latency={latency}: never settled: {:?}",
@@ -819,22 +832,8 @@ impl LaggingBodies {
             self.sent[i].iter_mut().for_each(|v| *v = Vec2::ZERO);
         }
         squad.form(&def(text)).unwrap();
-        let (mut settled, mut spacing, mut heading, mut held) = (None, 0.0f32, 0.0f32, 0);
-        for _ in 0..(4 * 60) {
-            self.tick(squad, rng);
-            if let Some(m) = squad.take_settled() {
-                settled = Some(m);
-            }
-            if settled.is_some() {
-                let now = *squad.metrics();
-                spacing = spacing.max(now.spacing_error);
-                heading = heading.max(now.heading_std);
-                held += 1;
-                if held >= 60 {
-                    break;
-                }
-            }
-        }
+        let (settled, spacing, heading, held) =
+            hold_the_settle(squad, |squad| self.tick(squad, rng));
         match settled {
             Some(m) if held >= 60 => (
                 m.settle_time,

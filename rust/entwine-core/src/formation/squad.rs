@@ -58,6 +58,15 @@ fn angle_difference(a: f32, b: f32) -> f32 {
     wrap_angle(b - a)
 }
 
+/// Returns the pose (position, yaw) a fraction `a` of the way from `from` to `to`: the positions
+/// blended straight, the yaw along the shorter turn, wrapped into [−π, π].
+#[inline]
+fn blend_pose(from: (Vec2, f32), to: (Vec2, f32), a: f32) -> (Vec2, f32) {
+    let p = from.0.lerp(to.0, a);
+    let h = from.1 + angle_difference(from.1, to.1) * a;
+    (p, wrap_angle(h))
+}
+
 /// Logic rate in Hz.
 pub const TICK_HZ: f32 = 60.0;
 /// Logic step in seconds.
@@ -1577,24 +1586,31 @@ impl Squad {
         if i >= self.n {
             return (Vec2::ZERO, 0.0);
         }
-        let a = (self.accumulator / TICK).clamp(0.0, 1.0);
-        let p = self.prev_pos[i].lerp(self.pos[i], a);
-        let h = self.prev_heading[i] + angle_difference(self.prev_heading[i], self.heading[i]) * a;
-        (p, wrap_angle(h))
+        let a = self.tick_fraction();
+        blend_pose(
+            (self.prev_pos[i], self.prev_heading[i]),
+            (self.pos[i], self.heading[i]),
+            a,
+        )
+    }
+
+    /// Returns how far the leftover time has gone into the next tick, in [0, 1].
+    #[inline]
+    fn tick_fraction(&self) -> f32 {
+        (self.accumulator / TICK).clamp(0.0, 1.0)
     }
 
     /// Calls `visit(i, position, yaw)` for every agent in order with what
     /// [`Squad::interpolated`] returns for it (the blend worked out once, not per agent).
     #[inline]
     pub fn for_each_interpolated(&self, mut visit: impl FnMut(usize, Vec2, f32)) {
-        let a = (self.accumulator / TICK).clamp(0.0, 1.0);
+        let a = self.tick_fraction();
         let n = self.n;
         let poses = self.prev_pos[..n].iter().zip(&self.pos[..n]);
         let yaws = self.prev_heading[..n].iter().zip(&self.heading[..n]);
         for (i, ((p0, p1), (h0, h1))) in poses.zip(yaws).enumerate() {
-            let p = p0.lerp(*p1, a);
-            let h = *h0 + angle_difference(*h0, *h1) * a;
-            visit(i, p, wrap_angle(h));
+            let (p, h) = blend_pose((*p0, *h0), (*p1, *h1), a);
+            visit(i, p, h);
         }
     }
 

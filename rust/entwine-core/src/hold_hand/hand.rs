@@ -248,21 +248,22 @@ mod tests {
         );
     }
 
+    /// Returns the `side` holding hand of `h` whose hand bone rests `x` m along X at 1.5 m high,
+    /// not turned (arms straight out), with the hips at `hips` (`None`: the skeleton's origin).
+    fn level_hand(h: &Humanoid, side: Side, x: f32, hips: Option<Vec3>) -> HoldingHand {
+        HoldingHand::new(
+            h,
+            side,
+            Pose::new(Vec3::new(x, 1.5, 0.0), Quat::IDENTITY),
+            hips,
+        )
+    }
+
     #[test]
     fn the_elbow_bends_out_on_the_hands_side_down_and_back() {
         let h = humanoid();
-        let left = HoldingHand::new(
-            &h,
-            Side::Left,
-            Pose::new(Vec3::new(0.74, 1.5, 0.0), Quat::IDENTITY),
-            Some(Vec3::new(0.0, 1.0, 0.0)),
-        );
-        let right = HoldingHand::new(
-            &h,
-            Side::Right,
-            Pose::new(Vec3::new(-0.74, 1.5, 0.0), Quat::IDENTITY),
-            Some(Vec3::new(0.0, 1.0, 0.0)),
-        );
+        let left = level_hand(&h, Side::Left, 0.74, Some(Vec3::new(0.0, 1.0, 0.0)));
+        let right = level_hand(&h, Side::Right, -0.74, Some(Vec3::new(0.0, 1.0, 0.0)));
         for (hand, side) in [(left, 1.0), (right, -1.0)] {
             let p = hand.elbow_pole;
             // Out toward the hand (its x sign), down, and toward the body's back.
@@ -286,12 +287,7 @@ mod tests {
     #[test]
     fn a_set_contact_uses_the_hands_pose_and_a_grip_its_palm() {
         let h = humanoid();
-        let hand = HoldingHand::new(
-            &h,
-            Side::Left,
-            Pose::new(Vec3::new(0.74, 1.5, 0.0), Quat::IDENTITY),
-            None,
-        );
+        let hand = level_hand(&h, Side::Left, 0.74, None);
         let pose = Affine3A::from_rotation_translation(
             Quat::from_rotation_y(0.5),
             Vec3::new(1.0, 1.2, 0.0),

@@ -127,6 +127,41 @@ fn send_walk(
     }
 }
 
+impl Run {
+    /// Returns the roots' p95 and maximum error and the hands' p95 error of a pair `scale` times
+    /// the size of a 1.75 m human, divided by `scale`: what they are for the human.
+    fn errors_at_unit_scale(&self, scale: f32) -> (f32, f32, f32) {
+        (
+            percentile(&self.errors, 0.95) / scale,
+            percentile(&self.errors, 1.0) / scale,
+            percentile(&self.hand_errors, 0.95) / scale,
+        )
+    }
+
+    /// Asserts the replay's accuracy contract for a pair `scale` times the human size: the roots'
+    /// p95 and maximum error and the hands' p95 within the limits (at the human size), the
+    /// rendered steps at most 1.25 times the truth's, and an overshoot of at most 3 cm times `scale`.
+    fn assert_accurate(&self, label: &str, scale: f32, p95_limit: f32, max_limit: f32) {
+        let (p95, max, hand95) = self.errors_at_unit_scale(scale);
+        assert!(
+            p95 <= p95_limit && max <= max_limit,
+            "{label}: p95 {p95} max {max}"
+        );
+        assert!(hand95 <= p95_limit, "{label}: hands p95 {hand95}");
+        assert!(
+            self.steps <= 1.25 * self.truth_steps,
+            "{label}: step {} vs {}",
+            self.steps,
+            self.truth_steps
+        );
+        assert!(
+            self.overshoot <= 0.03 * scale,
+            "{label}: overshoot {}",
+            self.overshoot
+        );
+    }
+}
+
 fn percentile(v: &[f32], p: f64) -> f32 {
     let mut s = v.to_vec();
     s.sort_by(f32::total_cmp);
@@ -267,9 +302,7 @@ fn a_pair_a_hundred_times_larger_or_smaller_replays_to_the_same_accuracy_in_prop
     for scale in [100.0f32, 0.01] {
         for seed in 1..=3 {
             let r = run_scaled(&net, seed, [None, None], scale);
-            let p95 = percentile(&r.errors, 0.95) / scale;
-            let max = percentile(&r.errors, 1.0) / scale;
-            let hand95 = percentile(&r.hand_errors, 0.95) / scale;
+            let (p95, max, hand95) = r.errors_at_unit_scale(scale);
             println!(
                 "scale {scale} seed {seed}: roots p95 {:.1} max {:.1} mm, hands p95 {:.1} mm at scale 1; overshoot {:.1} mm; {} too fast; scale on the wire {}",
                 p95 * 1e3,
@@ -281,24 +314,11 @@ fn a_pair_a_hundred_times_larger_or_smaller_replays_to_the_same_accuracy_in_prop
             );
             assert!((r.scale / scale - 1.0).abs() < 0.03, "{}", r.scale);
             assert_eq!(r.too_fast, 0, "scale {scale} seed {seed}");
-            assert!(
-                p95 <= p95_limit && max <= max_limit,
-                "scale {scale} seed {seed}: {p95} {max}"
-            );
-            assert!(
-                hand95 <= p95_limit,
-                "scale {scale} seed {seed}: hands {hand95}"
-            );
-            assert!(
-                r.steps <= 1.25 * r.truth_steps,
-                "scale {scale}: {} vs {}",
-                r.steps,
-                r.truth_steps
-            );
-            assert!(
-                r.overshoot <= 0.03 * scale,
-                "scale {scale}: {}",
-                r.overshoot
+            r.assert_accurate(
+                &format!("scale {scale} seed {seed}"),
+                scale,
+                p95_limit,
+                max_limit,
             );
         }
     }
@@ -388,9 +408,7 @@ fn every_rendered_frame_matches_the_initiator_at_the_declared_view_time() {
         for seed in 1..=4 {
             let r = run(&net, seed, [None, None]);
             let p50 = percentile(&r.errors, 0.5);
-            let p95 = percentile(&r.errors, 0.95);
-            let max = percentile(&r.errors, 1.0);
-            let hand95 = percentile(&r.hand_errors, 0.95);
+            let (p95, max, hand95) = r.errors_at_unit_scale(1.0);
             println!(
                 "{name} seed {seed}: roots p50 {:.1} p95 {:.1} max {:.1} mm, hands p95 {:.1} mm, \
                  step {:.1} mm (truth {:.1}), overshoot {:.1} mm, delay {:.0}-{:.0} ms, {:.0} B/s",
@@ -405,25 +423,7 @@ fn every_rendered_frame_matches_the_initiator_at_the_declared_view_time() {
                 percentile(&r.delays, 1.0) * 1e3,
                 r.bytes as f64 / r.seconds
             );
-            assert!(
-                p95 <= p95_limit && max <= max_limit,
-                "{name} seed {seed}: p95 {p95} max {max}"
-            );
-            assert!(
-                hand95 <= p95_limit,
-                "{name} seed {seed}: hands p95 {hand95}"
-            );
-            assert!(
-                r.steps <= 1.25 * r.truth_steps,
-                "{name} seed {seed}: step {} vs {}",
-                r.steps,
-                r.truth_steps
-            );
-            assert!(
-                r.overshoot <= 0.03,
-                "{name} seed {seed}: overshoot {}",
-                r.overshoot
-            );
+            r.assert_accurate(&format!("{name} seed {seed}"), 1.0, p95_limit, max_limit);
         }
     }
 }
@@ -449,8 +449,7 @@ fn a_pair_start_glides_from_where_this_peer_last_saw_the_recipient() {
 #[test]
 fn frames_that_move_the_initiator_too_fast_are_refused_unless_marked_as_a_teleport() {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let pair = |x: f32| PairSample {
@@ -498,8 +497,7 @@ fn frames_that_move_the_initiator_too_fast_are_refused_unless_marked_as_a_telepo
 #[test]
 fn a_receiver_without_a_shared_clock_still_interpolates_in_order() {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let skew = 1234.5; // the receiver's clock is this far ahead
@@ -555,8 +553,7 @@ fn junk_and_frames_before_a_key_frame_are_counted_not_shown() {
 #[test]
 fn a_falling_initiator_is_not_refused_but_a_sideways_jump_is() {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let at = |y: f32, x: f32| PairSample {
@@ -616,8 +613,7 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
     let tuning = ReplayTuning::default();
     let interval = f64::from(tuning.rates.animation_interval);
     for seed in 1..=4 {
-        let mut sender = PairSender::default();
-        sender.restart();
+        let mut sender = PairSender::started();
         let mut rx = PairReplay::default();
         let mut rng = Lcg(seed);
         let mut inbox: Vec<(f64, Vec<u8>)> = Vec::new();
@@ -721,8 +717,7 @@ fn animation_follows_the_view_time_over_a_lossy_network() {
 /// and its largest distance from that place from 2 s on.
 fn glide_in_with_a_lost_frame(lost: (f64, f64)) -> (f32, f32) {
     let tuning = ReplayTuning::default();
-    let mut s = PairSender::default();
-    s.restart();
+    let mut s = PairSender::started();
     let mut rx = PairReplay::default();
     let mut buf = [0u8; MAX_FRAME_BYTES];
     let from = Vec3::new(-0.2, 0.0, 0.8);
@@ -757,11 +752,8 @@ fn glide_in_with_a_lost_frame(lost: (f64, f64)) -> (f32, f32) {
     (past, late)
 }
 
-#[test]
-fn a_recipient_that_glided_in_does_not_run_past_its_place_when_a_frame_is_lost() {
-    // Lost: the first frame that shows the recipient at its place, so the view runs past the
-    // newest sample (mid-glide) for a while.
-    let (past, _) = glide_in_with_a_lost_frame((0.45, 0.55));
+/// Asserts that a recipient gliding in ran at most 3 cm past its place (`past`, m).
+fn assert_not_run_past(past: f32) {
     assert!(
         past <= 0.03,
         "the recipient ran {:.0} mm past its place",
@@ -770,15 +762,19 @@ fn a_recipient_that_glided_in_does_not_run_past_its_place_when_a_frame_is_lost()
 }
 
 #[test]
+fn a_recipient_that_glided_in_does_not_run_past_its_place_when_a_frame_is_lost() {
+    // Lost: the first frame that shows the recipient at its place, so the view runs past the
+    // newest sample (mid-glide) for a while.
+    let (past, _) = glide_in_with_a_lost_frame((0.45, 0.55));
+    assert_not_run_past(past);
+}
+
+#[test]
 fn a_recipient_held_while_it_was_gliding_in_catches_up_within_two_seconds() {
     // Lost: the frame in the middle of the glide; the view holds the recipient where the sample
     // before left it, and the next sample shows it 0.3 m farther on.
     let (past, late) = glide_in_with_a_lost_frame((0.35, 0.45));
-    assert!(
-        past <= 0.03,
-        "the recipient ran {:.0} mm past its place",
-        past * 1e3
-    );
+    assert_not_run_past(past);
     assert!(late <= 0.03, "still {:.0} mm off 1.5 s later", late * 1e3);
 }
 
@@ -797,8 +793,7 @@ fn the_delay_covers_the_frames_lost_in_a_row_at_the_measured_loss() {
 /// after it was sent (0: at once); returns (view time, hand weight) per rendered frame.
 fn hand_weights(burst: f64, send_until: f64) -> Vec<(f64, f32)> {
     let tuning = ReplayTuning::default();
-    let mut sender = PairSender::default();
-    sender.restart();
+    let mut sender = PairSender::started();
     let mut rx = PairReplay::default();
     let mut inbox: Vec<(f64, Vec<u8>)> = Vec::new();
     let mut last = Vec::new();

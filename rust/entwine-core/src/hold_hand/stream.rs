@@ -591,6 +591,17 @@ fn roots(pair: &PairSample) -> [Vec3; 2] {
     ]
 }
 
+#[cfg(test)]
+impl PairSender {
+    /// Returns a sender at scale 1 that has started a pair ([`PairSender::restart`]): everything
+    /// due at once, the first frames key frames.
+    pub(crate) fn started() -> Self {
+        let mut s = Self::default();
+        s.restart();
+        s
+    }
+}
+
 impl PairSender {
     /// Starts a new pair: everything is due at once and the first frames are key frames.
     pub fn restart(&mut self) {
@@ -1073,8 +1084,7 @@ mod tests {
     fn sent_frames(ticks: i32, pair_of: impl Fn(i32) -> PairSample) -> Vec<(i32, bool)> {
         let dt = 1.0 / 60.0;
         let rates = StreamRates::default();
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let mut frames = TickFrames::default();
         let mut sent = Vec::new();
         for k in 0..ticks {
@@ -1126,8 +1136,7 @@ mod tests {
         // are kept as well, so a receiver does not smear the step over the interval.
         let dt = 1.0 / 60.0;
         let rates = StreamRates::default();
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let mut buf = [0u8; MAX_FRAME_BYTES];
         let mut kept = Vec::new();
         for k in 0..30 {
@@ -1294,8 +1303,7 @@ mod tests {
 
     #[test]
     fn frames_round_trip_within_their_quantisation() {
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let mut buf = [0u8; MAX_FRAME_BYTES];
         s.tick(0.1, &StreamRates::default());
         for k in 0..3 {
@@ -1380,8 +1388,7 @@ mod tests {
 
     #[test]
     fn moving_values_go_every_value_interval_and_events_at_once() {
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let rates = StreamRates::default();
         let mut buf = [0u8; MAX_FRAME_BYTES];
         let mut anim = super::super::anim::tests::locomotion();
@@ -1415,8 +1422,7 @@ mod tests {
 
     #[test]
     fn tilted_roots_are_sent_in_full_and_teleports_are_flagged() {
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let mut buf = [0u8; MAX_FRAME_BYTES];
         let mut pair = pair_at(0.0);
         pair.initiator.rotation = Quat::from_rotation_x(0.4);
@@ -1483,8 +1489,7 @@ mod tests {
 
     #[test]
     fn junk_is_rejected_and_never_panics() {
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let mut buf = [0u8; MAX_FRAME_BYTES];
         let n = s
             .write(
@@ -1523,8 +1528,7 @@ mod tests {
                 .unwrap();
         }
         s.tick(2.0, &StreamRates::default());
-        let mut s2 = PairSender::default();
-        s2.restart();
+        let mut s2 = PairSender::started();
         s2.keys_left = 0;
         s2.offsets = Some(offsets());
         let n = s2
@@ -1563,8 +1567,7 @@ mod tests {
     #[test]
     fn a_frame_where_the_motion_changes_sharply_is_sent_again_on_the_next_tick() {
         let rates = StreamRates::default();
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let mut buf = [0u8; MAX_FRAME_BYTES];
         let dt = 1.0 / 60.0;
         let (mut x, mut repeats, mut repeat_times) = (0.0f32, 0, Vec::new());
@@ -1597,8 +1600,7 @@ mod tests {
     #[test]
     fn offsets_that_jitter_by_a_fraction_of_a_millimetre_do_not_make_key_frames() {
         let rates = StreamRates::default();
-        let mut s = PairSender::default();
-        s.restart();
+        let mut s = PairSender::started();
         let mut buf = [0u8; MAX_FRAME_BYTES];
         let (mut keys, mut frames) = (0, 0);
         for k in 0..600 {

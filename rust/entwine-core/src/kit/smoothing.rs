@@ -6,6 +6,8 @@
 
 use core::f32::consts::{PI, TAU};
 
+use core::ops::{Add, Mul, Sub};
+
 use glam::{Quat, Vec3};
 
 use super::pose::unit_quat;
@@ -42,16 +44,20 @@ pub fn clamp_finite(v: f32, lo: f32, hi: f32, default: f32) -> f32 {
 
 /// A value that can be checked for being finite (a number or a vector).
 trait Finite: Copy {
+    /// The value at rest (a velocity of zero).
+    const ZERO: Self;
     fn finite(self) -> bool;
 }
 
 impl Finite for f32 {
+    const ZERO: Self = 0.0;
     fn finite(self) -> bool {
         self.is_finite()
     }
 }
 
 impl Finite for Vec3 {
+    const ZERO: Self = Vec3::ZERO;
     fn finite(self) -> bool {
         self.is_finite()
     }
@@ -65,6 +71,50 @@ fn settle<T: Finite>(x: T, current: T, target: T) -> T {
         target
     } else {
         current
+    }
+}
+
+/// Returns SmoothDamp's factors for a step of `dt` s (Unity's): the spring's angular frequency,
+/// the step's decay (a Padé approximation of `e^(−omega·dt)`) and the longest pull allowed, with
+/// `smooth_time` raised to [`MIN_SMOOTH_TIME`] and a negative `max_speed` taken as 0.
+fn smooth_damp_factors(smooth_time: f32, max_speed: f32, dt: f32) -> (f32, f32, f32) {
+    let smooth_time = smooth_time.max(MIN_SMOOTH_TIME);
+    let omega = 2.0 / smooth_time;
+    let x = omega * dt;
+    let decay = 1.0 / (1.0 + x + 0.48 * x * x + 0.235 * x * x * x);
+    let max_change = max_speed.max(0.0) * smooth_time;
+    (omega, decay, max_change)
+}
+
+/// Steps SmoothDamp's spring by `dt` s from `current`, pulled `change` back from it (the capped
+/// offset from the target): returns the new position and velocity, before the overshoot guard.
+fn step_spring<T>(current: T, change: T, velocity: T, omega: f32, decay: f32, dt: f32) -> (T, T)
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Mul<f32, Output = T>,
+    f32: Mul<T, Output = T>,
+{
+    let capped_target = current - change;
+    let temp = (velocity + omega * change) * dt;
+    let new_velocity = (velocity - omega * temp) * decay;
+    let output = capped_target + (change + temp) * decay;
+    (output, new_velocity)
+}
+
+/// Keeps a SmoothDamp step: stores `new_velocity` and returns `output` when both are finite; else
+/// rests the velocity and returns what the module policy ([`settle`]) gives.
+fn keep_finite_step<T: Finite>(
+    output: T,
+    new_velocity: T,
+    velocity: &mut T,
+    current: T,
+    target: T,
+) -> T {
+    if output.finite() && new_velocity.finite() {
+        *velocity = new_velocity;
+        output
+    } else {
+        *velocity = T::ZERO;
+        settle(output, current, target)
     }
 }
 
@@ -95,27 +145,14 @@ pub fn smooth_damp(
     if dt.is_nan() || dt <= 0.0 {
         return current;
     }
-    let smooth_time = smooth_time.max(MIN_SMOOTH_TIME);
-    let omega = 2.0 / smooth_time;
-    let x = omega * dt;
-    let decay = 1.0 / (1.0 + x + 0.48 * x * x + 0.235 * x * x * x);
-    let max_change = max_speed.max(0.0) * smooth_time;
+    let (omega, decay, max_change) = smooth_damp_factors(smooth_time, max_speed, dt);
     let change = (current - target).max(-max_change).min(max_change);
-    let capped_target = current - change;
-    let temp = (*velocity + omega * change) * dt;
-    let mut new_velocity = (*velocity - omega * temp) * decay;
-    let mut output = capped_target + (change + temp) * decay;
+    let (mut output, mut new_velocity) = step_spring(current, change, *velocity, omega, decay, dt);
     if (target - current > 0.0) == (output > target) {
         output = target;
         new_velocity = 0.0;
     }
-    if output.is_finite() && new_velocity.is_finite() {
-        *velocity = new_velocity;
-        output
-    } else {
-        *velocity = 0.0;
-        settle(output, current, target)
-    }
+    keep_finite_step(output, new_velocity, velocity, current, target)
 }
 
 /// Returns the next position of a critically damped spring moving `current`
@@ -137,31 +174,18 @@ pub fn smooth_damp_vec3(
     if dt.is_nan() || dt <= 0.0 {
         return current;
     }
-    let smooth_time = smooth_time.max(MIN_SMOOTH_TIME);
-    let omega = 2.0 / smooth_time;
-    let x = omega * dt;
-    let decay = 1.0 / (1.0 + x + 0.48 * x * x + 0.235 * x * x * x);
-    let max_change = max_speed.max(0.0) * smooth_time;
+    let (omega, decay, max_change) = smooth_damp_factors(smooth_time, max_speed, dt);
     let mut change = current - target;
     let length_squared = change.length_squared();
     if length_squared > max_change * max_change {
         change = change / length_squared.sqrt() * max_change;
     }
-    let capped_target = current - change;
-    let temp = (*velocity + omega * change) * dt;
-    let mut new_velocity = (*velocity - omega * temp) * decay;
-    let mut output = capped_target + (change + temp) * decay;
+    let (mut output, mut new_velocity) = step_spring(current, change, *velocity, omega, decay, dt);
     if (target - current).dot(output - target) > 0.0 {
         output = target;
         new_velocity = Vec3::ZERO;
     }
-    if output.is_finite() && new_velocity.is_finite() {
-        *velocity = new_velocity;
-        output
-    } else {
-        *velocity = Vec3::ZERO;
-        settle(output, current, target)
-    }
+    keep_finite_step(output, new_velocity, velocity, current, target)
 }
 
 /// Longest sub-step (s) of [`smooth_damp_vec3_ramped`].

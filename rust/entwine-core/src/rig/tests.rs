@@ -97,6 +97,26 @@ const CONVENTIONS: [Convention; 8] = [
     Convention::Rigify,
 ];
 
+/// Returns Blender's name (as in its metarig, before the side) for a limb or finger bone's Godot
+/// name without the side; `None` for any other bone.
+fn blender_limb(base: &str) -> Option<&'static str> {
+    Some(match base {
+        "UpperArm" => "upper_arm",
+        "LowerArm" => "forearm",
+        "Hand" => "hand",
+        "Shoulder" => "shoulder",
+        "UpperLeg" => "thigh",
+        "LowerLeg" => "shin",
+        "Foot" => "foot",
+        "Toes" => "toe",
+        "IndexProximal" => "f_index.01",
+        "MiddleProximal" => "f_middle.01",
+        "RingProximal" => "f_ring.01",
+        "LittleProximal" => "f_pinky.01",
+        _ => return None,
+    })
+}
+
 /// The bone's name in a convention, from its Godot name.
 fn rename(godot: &str, c: Convention) -> String {
     let (side, base) = if let Some(b) = godot.strip_prefix("Left") {
@@ -114,21 +134,10 @@ fn rename(godot: &str, c: Convention) -> String {
     match c {
         Convention::Godot => godot.to_string(),
         Convention::BlenderDot => {
-            let b = match base {
-                "UpperArm" => "upper_arm",
-                "LowerArm" => "forearm",
-                "Hand" => "hand",
-                "Shoulder" => "shoulder",
-                "UpperLeg" => "thigh",
-                "LowerLeg" => "shin",
-                "Foot" => "foot",
-                "Toes" => "toe",
-                "IndexProximal" => "f_index.01",
-                "MiddleProximal" => "f_middle.01",
-                "RingProximal" => "f_ring.01",
-                "LittleProximal" => "f_pinky.01",
-                "UpperChest" => "upper_chest",
-                other => return format!("{}_Armature", other.to_lowercase()),
+            let b = match (base, blender_limb(base)) {
+                (_, Some(b)) => b,
+                ("UpperChest", None) => "upper_chest",
+                (other, None) => return format!("{}_Armature", other.to_lowercase()),
             };
             format!("{b}.{}_Armature", side_word("l", "r"))
         }
@@ -189,19 +198,7 @@ fn rename(godot: &str, c: Convention) -> String {
                 "UpperChest" => return "DEF-spine.003".to_string(),
                 "Neck" => return "DEF-spine.004".to_string(),
                 "Head" => return "DEF-spine.005".to_string(),
-                "UpperArm" => "upper_arm",
-                "LowerArm" => "forearm",
-                "Hand" => "hand",
-                "Shoulder" => "shoulder",
-                "UpperLeg" => "thigh",
-                "LowerLeg" => "shin",
-                "Foot" => "foot",
-                "Toes" => "toe",
-                "IndexProximal" => "f_index.01",
-                "MiddleProximal" => "f_middle.01",
-                "RingProximal" => "f_ring.01",
-                "LittleProximal" => "f_pinky.01",
-                other => other,
+                other => blender_limb(other).unwrap_or(other),
             };
             format!("DEF-{b}.{}", side_word("L", "R"))
         }
@@ -259,6 +256,38 @@ fn generate(c: Convention, scale: f32, facing_z: f32, rng: &mut Lcg, twist: bool
 
 fn derive(g: &Generated) -> Humanoid {
     Humanoid::derive(&g.names, &g.parents, &g.rest)
+}
+
+/// Returns the names of a listed body ((name, parent, position) a bone), in its order.
+fn names_of<'a>(body: &[(&'a str, &str, Vec3)]) -> Vec<&'a str> {
+    body.iter().map(|b| b.0).collect()
+}
+
+/// Finds a bone of a listed body by name: its index, or −1 (no bone: a root's parent).
+fn bone_index(body: &[(&str, &str, Vec3)], name: &str) -> i32 {
+    body.iter()
+        .position(|b| b.0 == name)
+        .map_or(-1, |i| i as i32)
+}
+
+/// Returns each bone's parent index in a listed body (−1 for a root); parents come before children.
+fn parents_of(body: &[(&str, &str, Vec3)]) -> Vec<i32> {
+    body.iter().map(|b| bone_index(body, b.1)).collect()
+}
+
+/// Derives the rig of a listed body with every bone rolled at rest about a random axis by a random
+/// angle (up to ±3.1 rad): four draws from `rng` a bone, in the body's order.
+fn derive_rolled(body: &[(&str, &str, Vec3)], rng: &mut Lcg) -> Humanoid {
+    let rest: Vec<(Vec3, Quat)> = body
+        .iter()
+        .map(|b| {
+            let axis = Vec3::new(rng.signed(), rng.signed(), rng.signed())
+                .try_normalize()
+                .unwrap_or(Vec3::X);
+            (b.2, Quat::from_axis_angle(axis, rng.signed() * 3.1))
+        })
+        .collect();
+    Humanoid::derive(&names_of(body), &parents_of(body), &rest)
 }
 
 #[test]
@@ -387,9 +416,9 @@ fn godot_convention_without_fingers_keeps_the_bone_axes() {
         .into_iter()
         .filter(|b| !b.0.contains("Proximal"))
         .collect();
-    let names: Vec<&str> = body.iter().map(|b| b.0).collect();
-    let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
-    let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
+    let names = names_of(&body);
+    let index = |n: &str| bone_index(&body, n);
+    let parents = parents_of(&body);
     // Each arm bone's +Y runs to its child, +X toward the character's right.
     let rest: Vec<(Vec3, Quat)> = body
         .iter()
@@ -501,19 +530,8 @@ fn chains_named_after_the_part_plus_a_number() {
         body.push((leg[2], leg[1], Vec3::new(0.07 * s, 0.07, 0.0)));
         body.push((leg[3], leg[2], Vec3::new(0.07 * s, 0.0, 0.12)));
     }
-    let names: Vec<&str> = body.iter().map(|b| b.0).collect();
-    let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
-    let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
-    let rest: Vec<(Vec3, Quat)> = body
-        .iter()
-        .map(|b| {
-            let axis = Vec3::new(rng.signed(), rng.signed(), rng.signed())
-                .try_normalize()
-                .unwrap_or(Vec3::X);
-            (b.2, Quat::from_axis_angle(axis, rng.signed() * 3.1))
-        })
-        .collect();
-    let h = Humanoid::derive(&names, &parents, &rest);
+    let index = |n: &str| bone_index(&body, n);
+    let h = derive_rolled(&body, &mut rng);
     for (role, name) in [
         (Role::Hips, "Skeleton_torso_joint_1"),
         (Role::Spine, "Skeleton_torso_joint_2"),
@@ -707,19 +725,8 @@ fn a_hand_made_of_palm_bones_leaving_the_forearm() {
             ),
         ]);
     }
-    let names: Vec<&str> = body.iter().map(|b| b.0).collect();
-    let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
-    let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
-    let rest: Vec<(Vec3, Quat)> = body
-        .iter()
-        .map(|b| {
-            let axis = Vec3::new(rng.signed(), rng.signed(), rng.signed())
-                .try_normalize()
-                .unwrap_or(Vec3::X);
-            (b.2, Quat::from_axis_angle(axis, rng.signed() * 3.1))
-        })
-        .collect();
-    let h = Humanoid::derive(&names, &parents, &rest);
+    let index = |n: &str| bone_index(&body, n);
+    let h = derive_rolled(&body, &mut rng);
     for (side, s, sign) in [(Side::Left, "L", 1.0f32), (Side::Right, "R", -1.0)] {
         let bone = |n: &str| Some(index(&format!("{n}.{s}")) as usize);
         let [upper, lower, hand] = Role::arm(side);
@@ -871,9 +878,9 @@ fn world_proportion_is_the_height_in_the_world_over_the_reference_and_1_when_deg
 fn a_hand_is_measured_by_its_bounds_or_along_its_fingers() {
     let measure = |keep: &dyn Fn(&str) -> bool| {
         let body: Vec<_> = reference().into_iter().filter(|b| keep(b.0)).collect();
-        let names: Vec<&str> = body.iter().map(|b| b.0).collect();
-        let index = |n: &str| names.iter().position(|m| *m == n).map_or(-1, |i| i as i32);
-        let parents: Vec<i32> = body.iter().map(|b| index(b.1)).collect();
+        let names = names_of(&body);
+        let index = |n: &str| bone_index(&body, n);
+        let parents = parents_of(&body);
         let rest: Vec<(Vec3, Quat)> = body.iter().map(|b| (b.2, Quat::IDENTITY)).collect();
         let h = Humanoid::derive(&names, &parents, &rest);
         let hand = index("LeftHand");

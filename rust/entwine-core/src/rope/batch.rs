@@ -370,7 +370,7 @@ fn iterate_in_lanes(
             friction: ctx.friction,
             ground: p.ground_enabled,
             floor: p.ground_height + p.radius,
-            free_end: if sub.end_pin.is_some() { n - 1 } else { n },
+            free_end: sub.free_end(),
             pinned: sub.end_pin.is_some(),
         };
         sums[l] = LaneSums {
@@ -417,6 +417,24 @@ mod tests {
     use crate::rope::{Collider, RopeParams, Shape};
     use glam::Quat;
 
+    /// Returns the end held by a 2 kg body where `rope`'s last point is, falling at 0.5 m/s.
+    fn body_at_end(rope: &Rope) -> EndAttachment {
+        EndAttachment::Body {
+            position: rope.points()[rope.point_count() - 1],
+            velocity: Vec3::new(0.0, -0.5, 0.0),
+            mass: 2.0,
+        }
+    }
+
+    /// Returns a 60 Hz frame's step input: the anchor moved to `anchor`, the far end held by `end`.
+    fn frame_input(anchor: Vec3, end: EndAttachment) -> StepInput {
+        StepInput {
+            dt: 1.0 / 60.0,
+            anchor,
+            end,
+        }
+    }
+
     fn rope(x: f32) -> Rope {
         Rope::new(
             32,
@@ -428,11 +446,10 @@ mod tests {
     }
 
     fn input(x: f32, t: f32) -> StepInput {
-        StepInput {
-            dt: 1.0 / 60.0,
-            anchor: Vec3::new(x + (t * 6.0).cos(), 5.0, (t * 6.0).sin()),
-            end: EndAttachment::Free,
-        }
+        frame_input(
+            Vec3::new(x + (t * 6.0).cos(), 5.0, (t * 6.0).sin()),
+            EndAttachment::Free,
+        )
     }
 
     #[test]
@@ -521,17 +538,9 @@ mod tests {
             let end = match i % 3 {
                 0 => EndAttachment::Free,
                 1 => EndAttachment::Pinned(anchor + Vec3::new(1.5, -0.5, 0.0)),
-                _ => EndAttachment::Body {
-                    position: rope.points()[rope.point_count() - 1],
-                    velocity: Vec3::new(0.0, -0.5, 0.0),
-                    mass: 2.0,
-                },
+                _ => body_at_end(rope),
             };
-            StepInput {
-                dt: 1.0 / 60.0,
-                anchor,
-                end,
-            }
+            frame_input(anchor, end)
         };
         let mut alone: Vec<(Rope, f32)> = (0..count).map(setup).collect();
         let mut held: Vec<Option<(Rope, f32)>> = (0..count).map(|i| Some(setup(i))).collect();
@@ -738,17 +747,9 @@ mod tests {
             let end = match i % 4 {
                 0 | 1 => EndAttachment::Free,
                 2 => EndAttachment::Pinned(anchor + Vec3::new(1.0, -2.0, 0.0)),
-                _ => EndAttachment::Body {
-                    position: rope.points()[rope.point_count() - 1],
-                    velocity: Vec3::new(0.0, -0.5, 0.0),
-                    mass: 2.0,
-                },
+                _ => body_at_end(rope),
             };
-            StepInput {
-                dt: 1.0 / 60.0,
-                anchor,
-                end,
-            }
+            frame_input(anchor, end)
         };
         let worlds: Vec<World> = (0..count).map(world_of).collect();
         let mut alone: Vec<Rope> = (0..count).map(setup).collect();

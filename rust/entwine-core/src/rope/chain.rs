@@ -419,6 +419,28 @@ mod tests {
         out
     }
 
+    /// Returns the bones' poses of `chain` stretched along `points` from `root` (the root not
+    /// pinned), as a list of its own; panics when the chain refuses them.
+    fn stretched(chain: &mut BoneChain, points: &[Vec3], root: Pose) -> Vec<Pose> {
+        chain
+            .solve(points, root, false, ChainFit::Stretch)
+            .expect("valid")
+            .to_vec()
+    }
+
+    /// Returns the largest rotation (rad) of any bone from the `previous` frame's poses to `now`'s
+    /// (0 for a first frame), and keeps `now` as the previous frame.
+    fn largest_turn(previous: &mut Option<Vec<Pose>>, now: Vec<Pose>) -> f64 {
+        let mut worst = 0.0f64;
+        if let Some(prev) = previous {
+            for (a, b) in prev.iter().zip(&now) {
+                worst = worst.max(quat_angle(a.rotation, b.rotation));
+            }
+        }
+        *previous = Some(now);
+        worst
+    }
+
     fn rest_chain(n: usize) -> (BoneChain, Vec<Pose>) {
         let rest = hanging_rest(n, 0.1, Vec3::new(0.0, 2.0, 0.0), &mut Lcg(5));
         (BoneChain::new(&rest), rest)
@@ -504,10 +526,7 @@ mod tests {
         // The same shape with 3, 7 and 41 points: bone count ≠ point count is resampled.
         for per in [1, 3, 20] {
             let points = polyline(&corners, per);
-            let out = chain
-                .solve(&points, rest[0], false, ChainFit::Stretch)
-                .expect("valid")
-                .to_vec();
+            let out = stretched(&mut chain, &points, rest[0]);
             for (o, e) in out.iter().zip(expected) {
                 assert_vec_near(o.position, e, 1e-5);
             }
@@ -529,10 +548,7 @@ mod tests {
         let rest = hanging_rest(16, 0.05, Vec3::ZERO, &mut Lcg(2));
         let mut chain = BoneChain::new(&rest);
         let points = [Vec3::ZERO, Vec3::new(0.0, 0.0, 1.5)];
-        let out = chain
-            .solve(&points, rest[0], false, ChainFit::Stretch)
-            .expect("valid")
-            .to_vec();
+        let out = stretched(&mut chain, &points, rest[0]);
         for (i, o) in out.iter().enumerate() {
             assert_vec_near(o.position, Vec3::new(0.0, 0.0, 0.1 * i as f32), 1e-5);
             assert!(vec_angle(rotate(o.rotation, chain.axis(i)), Vec3::Z) < 1e-4);
@@ -630,16 +646,8 @@ mod tests {
                     rest[0].position + dir * s + bend * s * s
                 })
                 .collect();
-            let out = chain
-                .solve(&points, rest[0], false, ChainFit::Stretch)
-                .expect("valid")
-                .to_vec();
-            if let Some(prev) = &previous {
-                for (a, b) in prev.iter().zip(&out) {
-                    worst = worst.max(quat_angle(a.rotation, b.rotation));
-                }
-            }
-            previous = Some(out);
+            let out = stretched(&mut chain, &points, rest[0]);
+            worst = worst.max(largest_turn(&mut previous, out));
         }
         // The rope turns about 0.04 rad per frame (more while folded back); a flip would be ~π.
         assert!(worst < 0.2, "largest bone turn between frames: {worst} rad");
@@ -651,14 +659,8 @@ mod tests {
             ],
             11,
         );
-        let swung = chain
-            .solve(&points, rest[0], false, ChainFit::Stretch)
-            .expect("valid")
-            .to_vec();
-        let fresh = BoneChain::new(&rest)
-            .solve(&points, rest[0], false, ChainFit::Stretch)
-            .expect("valid")
-            .to_vec();
+        let swung = stretched(&mut chain, &points, rest[0]);
+        let fresh = stretched(&mut BoneChain::new(&rest), &points, rest[0]);
         for (a, b) in swung.iter().zip(&fresh) {
             assert!(
                 quat_angle(a.rotation, b.rotation) < 1e-4,
@@ -681,16 +683,8 @@ mod tests {
             if !with_history {
                 chain.reset_history();
             }
-            let out = chain
-                .solve(&points, rest[0], false, ChainFit::Stretch)
-                .expect("valid")
-                .to_vec();
-            if let Some(prev) = &previous {
-                for (a, b) in prev.iter().zip(&out) {
-                    worst = worst.max(quat_angle(a.rotation, b.rotation));
-                }
-            }
-            previous = Some(out);
+            let out = stretched(&mut chain, &points, rest[0]);
+            worst = worst.max(largest_turn(&mut previous, out));
         }
         worst
     }
@@ -721,16 +715,10 @@ mod tests {
             ],
             5,
         );
-        let before = chain
-            .solve(&shape, rest[0], false, ChainFit::Stretch)
-            .expect("valid")
-            .to_vec();
+        let before = stretched(&mut chain, &shape, rest[0]);
         let mut grown = shape.clone();
         grown.insert(1, shape[0]);
-        let after = chain
-            .solve(&grown, rest[0], false, ChainFit::Stretch)
-            .expect("valid")
-            .to_vec();
+        let after = stretched(&mut chain, &grown, rest[0]);
         for (a, b) in before.iter().zip(&after) {
             assert_vec_near(a.position, b.position, 1e-6);
             assert!(quat_angle(a.rotation, b.rotation) < 1e-5);

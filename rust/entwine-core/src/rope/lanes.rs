@@ -69,6 +69,32 @@ pub(crate) struct Lanes {
     upper: Vec<Lane>,
 }
 
+/// Writes `points` into lane `l` of the coordinate columns `[x, y, z]`, point `i` in row `i` (the
+/// columns hold at least as many rows).
+#[inline]
+fn put_lane([x, y, z]: [&mut [Lane]; 3], l: usize, points: &[Vec3]) {
+    let n = points.len();
+    let rows = x[..n]
+        .iter_mut()
+        .zip(&mut y[..n])
+        .zip(&mut z[..n])
+        .zip(points);
+    for (((x, y), z), p) in rows {
+        (x[l], y[l], z[l]) = (p.x, p.y, p.z);
+    }
+}
+
+/// Reads lane `l` of the coordinate columns `[x, y, z]` into `points`, row `i` into point `i` (the
+/// columns hold at least as many rows).
+#[inline]
+fn take_lane([x, y, z]: [&[Lane]; 3], l: usize, points: &mut [Vec3]) {
+    let n = points.len();
+    let rows = x[..n].iter().zip(&y[..n]).zip(&z[..n]);
+    for (((x, y), z), p) in rows.zip(points) {
+        *p = Vec3::new(x[l], y[l], z[l]);
+    }
+}
+
 impl Lanes {
     /// Makes room for `n` points (allocates only past the most so far).
     pub fn reserve(&mut self, n: usize) {
@@ -96,36 +122,16 @@ impl Lanes {
     #[inline]
     pub fn load(&mut self, l: usize, pos: &[Vec3], prev: &[Vec3]) {
         let n = pos.len().min(prev.len());
-        let rows = self.x[..n]
-            .iter_mut()
-            .zip(&mut self.y[..n])
-            .zip(&mut self.z[..n])
-            .zip(&pos[..n]);
-        for (((x, y), z), p) in rows {
-            (x[l], y[l], z[l]) = (p.x, p.y, p.z);
-        }
-        let rows = self.px[..n]
-            .iter_mut()
-            .zip(&mut self.py[..n])
-            .zip(&mut self.pz[..n])
-            .zip(&prev[..n]);
-        for (((x, y), z), q) in rows {
-            (x[l], y[l], z[l]) = (q.x, q.y, q.z);
-        }
+        put_lane([&mut self.x, &mut self.y, &mut self.z], l, &pos[..n]);
+        put_lane([&mut self.px, &mut self.py, &mut self.pz], l, &prev[..n]);
     }
 
     /// Copies lane `l` back into a rope's positions and previous positions (`pos.len()` points).
     #[inline]
     pub fn store(&self, l: usize, pos: &mut [Vec3], prev: &mut [Vec3]) {
         let n = pos.len().min(prev.len());
-        let rows = self.x[..n].iter().zip(&self.y[..n]).zip(&self.z[..n]);
-        for (((x, y), z), p) in rows.zip(&mut pos[..n]) {
-            *p = Vec3::new(x[l], y[l], z[l]);
-        }
-        let rows = self.px[..n].iter().zip(&self.py[..n]).zip(&self.pz[..n]);
-        for (((x, y), z), q) in rows.zip(&mut prev[..n]) {
-            *q = Vec3::new(x[l], y[l], z[l]);
-        }
+        take_lane([&self.x, &self.y, &self.z], l, &mut pos[..n]);
+        take_lane([&self.px, &self.py, &self.pz], l, &mut prev[..n]);
     }
 
     /// Runs `iterations` constraint iterations on every lane's chain of `n` points (≥ 3, loaded):

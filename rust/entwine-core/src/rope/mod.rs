@@ -724,14 +724,7 @@ impl Rope {
         if n >= self.capacity {
             return;
         }
-        for buf in [
-            &mut self.pos,
-            &mut self.prev,
-            &mut self.start,
-            &mut self.render_from,
-        ] {
-            buf.copy_within(1..n, 2);
-        }
+        self.shift_points(1..n, 2);
         let anchor = self.pos[0];
         let (p, v) = if n >= 2 {
             (anchor, self.pos[2] - self.prev[2])
@@ -745,20 +738,26 @@ impl Rope {
         self.active = n + 1;
     }
 
-    /// Removes point 1 (reels one segment in at the anchor).
-    fn remove_head_point(&mut self) {
-        let n = self.active;
-        if n <= 1 {
-            return;
-        }
+    /// Moves the points `from` to start at index `to` in every per-point buffer (positions, last
+    /// positions, substep starts and render starts) alike; the points left behind keep their values.
+    fn shift_points(&mut self, from: core::ops::Range<usize>, to: usize) {
         for buf in [
             &mut self.pos,
             &mut self.prev,
             &mut self.start,
             &mut self.render_from,
         ] {
-            buf.copy_within(2..n, 1);
+            buf.copy_within(from.clone(), to);
         }
+    }
+
+    /// Removes point 1 (reels one segment in at the anchor).
+    fn remove_head_point(&mut self) {
+        let n = self.active;
+        if n <= 1 {
+            return;
+        }
+        self.shift_points(2..n, 1);
         self.active = n - 1;
     }
 
@@ -887,9 +886,7 @@ impl Rope {
             } else {
                 p.damping
             };
-            let v = ((self.pos[i] - self.prev[i]) * damping).clamp_length_max(max_move);
-            self.prev[i] = self.pos[i];
-            self.pos[i] += v + g;
+            verlet_move(&mut self.pos[i], &mut self.prev[i], damping, max_move, g);
         }
         if let Some(pin) = end_pin {
             self.pos[last] = pin;
@@ -909,7 +906,6 @@ impl Rope {
     fn iterate(&mut self, ctx: &mut StepCtx, sub: &Substep, world: &World) {
         let p = ctx.p;
         let n = sub.n;
-        let last = n - 1;
         let s_rest = p.segment_length;
         let head_rest = self.head_rest;
         for _ in 0..p.iterations {
@@ -923,25 +919,32 @@ impl Rope {
                 ctx.pinned_correction += c;
             }
             ctx.max_lambda = ctx.max_lambda.max(lambda);
-            let free_end = if sub.end_pin.is_some() { last } else { n };
             collide(
                 &self.start,
                 &mut self.pos,
                 &mut self.prev,
-                1..free_end,
+                1..sub.free_end(),
                 world,
                 &p,
                 ctx.friction,
             );
-            collide_segments(
-                &mut self.pos[..n],
-                &mut self.prev[..n],
-                (0.0, sub.w_end),
-                world,
-                &p,
-                ctx.friction,
-            );
+            self.push_segments_out(ctx, sub, world);
         }
+    }
+
+    /// Pushes the substep's segments out of the solid colliders ([`collide_segments`]), the last
+    /// point weighted by the substep's `w_end` (0: pinned), the first never moved.
+    #[inline]
+    fn push_segments_out(&mut self, ctx: &StepCtx, sub: &Substep, world: &World) {
+        let n = sub.n;
+        collide_segments(
+            &mut self.pos[..n],
+            &mut self.prev[..n],
+            (0.0, sub.w_end),
+            world,
+            &ctx.p,
+            ctx.friction,
+        );
     }
 
     /// The solid colliders' share of one constraint iteration of [`Rope::iterate`], for a rope
@@ -950,9 +953,7 @@ impl Rope {
     /// running the ground's for every point first gives the same bits as [`collide`].
     fn push_out(&mut self, ctx: &StepCtx, sub: &Substep, world: &World) {
         let p = ctx.p;
-        let n = sub.n;
-        let free_end = if sub.end_pin.is_some() { n - 1 } else { n };
-        for i in 1..free_end {
+        for i in 1..sub.free_end() {
             push_point_out(
                 &self.start,
                 &mut self.pos,
@@ -963,14 +964,7 @@ impl Rope {
                 ctx.friction,
             );
         }
-        collide_segments(
-            &mut self.pos[..n],
-            &mut self.prev[..n],
-            (0.0, sub.w_end),
-            world,
-            &p,
-            ctx.friction,
-        );
+        self.push_segments_out(ctx, sub, world);
     }
 
     /// The end of substep `k`: tearing, the strain limit, continuous collision, cutters and the
@@ -979,8 +973,7 @@ impl Rope {
         let p = ctx.p;
         let (h, g, max_move, friction) = (ctx.h, sub.g, sub.max_move, ctx.friction);
         let end_pin = sub.end_pin;
-        let last = sub.n - 1;
-        let free_end = if end_pin.is_some() { last } else { sub.n };
+        let free_end = sub.free_end();
         if ctx.events.cut.is_none() && p.tear_ratio > 0.0 {
             ctx.events.cut = self.check_tear();
         }
@@ -1030,9 +1023,7 @@ impl Rope {
             let l = &mut self.loose;
             l.start[..loose_n].copy_from_slice(&l.pos[..loose_n]);
             for i in 0..loose_n {
-                let v = ((l.pos[i] - l.prev[i]) * p.damping).clamp_length_max(max_move);
-                l.prev[i] = l.pos[i];
-                l.pos[i] += v + g;
+                verlet_move(&mut l.pos[i], &mut l.prev[i], p.damping, max_move, g);
             }
             for _ in 0..p.iterations {
                 let _ = project_chain(
@@ -1282,6 +1273,18 @@ struct Substep {
     max_move: f32,
 }
 
+impl Substep {
+    /// Returns the end of the points the constraints move, `1..free_end`: every active point but
+    /// the first (the anchor) and a pinned last one.
+    fn free_end(&self) -> usize {
+        if self.end_pin.is_some() {
+            self.n - 1
+        } else {
+            self.n
+        }
+    }
+}
+
 /// Scratch buffers of the direct chain projection, one slot per segment, allocated with the rope.
 #[derive(Clone, Debug, Default)]
 struct ChainScratch {
@@ -1433,6 +1436,15 @@ fn collide(
         }
         push_point_out(start, pos, prev, i, world, p, friction);
     }
+}
+
+/// Moves a point one substep (Verlet): on by its last move times `damping`, capped at `max_move`,
+/// plus `g` (gravity times the substep squared); `prev` becomes where it was.
+#[inline(always)]
+fn verlet_move(pos: &mut Vec3, prev: &mut Vec3, damping: f32, max_move: f32, g: Vec3) {
+    let v = ((*pos - *prev) * damping).clamp_length_max(max_move);
+    *prev = *pos;
+    *pos += v + g;
 }
 
 /// Pushes point `i` out of the solid colliders (the colliders' part of [`collide`]). Always inlined:

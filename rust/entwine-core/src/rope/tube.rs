@@ -169,14 +169,8 @@ impl Tube {
         let ring = self.sides + 1;
         let mut normal = Vec3::ZERO;
         for r in 0..self.written_rings {
-            let (c, tangent) = (self.ring_centres[r], self.ring_tangents[r]);
-            normal = transported(normal, tangent);
-            let binormal = tangent.cross(normal);
-            let r_used = if r < self.active_rings {
-                self.radius
-            } else {
-                0.0
-            };
+            let (c, tangent, next, binormal, r_used) = self.ring_frame(r, normal);
+            normal = next;
             let vertices = r * ring..(r + 1) * ring;
             let out = self.positions[vertices.clone()]
                 .iter_mut()
@@ -192,6 +186,18 @@ impl Tube {
         bounds
     }
 
+    /// Returns how many of `points` the tube frames (the first ones, as many as its rings hold), or
+    /// `None` when that is none or any of them is not finite (the tube is then empty).
+    fn framed_points(&self, points: &[Vec3]) -> Option<usize> {
+        let max_points = (self.max_rings - 1) / self.subdivisions + 1;
+        let n = points.len().min(max_points);
+        if n == 0 || !points[..n].iter().all(|p| p.is_finite()) {
+            None
+        } else {
+            Some(n)
+        }
+    }
+
     /// Frames the rings around `points` with `radius` metres, as [`Tube::build_upto`] does, without
     /// writing any vertex: the centre line (Catmull-Rom smoothed) and the centre and tangent of each
     /// ring to write (the normals, carried along by parallel transport, are worked out with the
@@ -200,20 +206,14 @@ impl Tube {
     /// vertices straight into a renderer's buffers. Returns the tube's bounds `(min, max)`. Non-finite
     /// points, or none, frame an empty tube: every ring collapsed onto the origin.
     pub fn frame(&mut self, points: &[Vec3], radius: f32, at_least: usize) -> (Vec3, Vec3) {
-        let radius = if radius.is_finite() {
-            radius.max(0.0)
-        } else {
-            0.0
-        };
-        let max_points = (self.max_rings - 1) / self.subdivisions + 1;
-        let n = points.len().min(max_points);
-        if n == 0 || !points[..n].iter().all(|p| p.is_finite()) {
+        let radius = tube_radius(radius);
+        let Some(n) = self.framed_points(points) else {
             self.ring_centres.fill(Vec3::ZERO);
             self.radius = 0.0;
             self.active_rings = 0;
             self.written_rings = self.max_rings;
             return (Vec3::ZERO, Vec3::ZERO);
-        }
+        };
         self.radius = radius;
         let rings = centre_line(&points[..n], self.subdivisions, &mut self.centres);
         self.active_rings = rings;
@@ -229,9 +229,7 @@ impl Tube {
         {
             let rc = r.min(rings - 1);
             *c = centres[rc];
-            *t = (centres[(rc + 1).min(rings - 1)] - centres[rc.saturating_sub(1)])
-                .try_normalize()
-                .unwrap_or(Vec3::NEG_Y);
+            *t = ring_tangent(centres, rc);
         }
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
@@ -240,6 +238,22 @@ impl Tube {
             hi = hi.max(*c + Vec3::splat(radius));
         }
         (lo, hi)
+    }
+
+    /// Returns ring `r`'s frame as the last [`Tube::frame`] framed it: (centre, tangent, normal,
+    /// binormal, radius drawn), its normal carried along from the previous ring's `normal` (zero for
+    /// the first ring); a ring past the rope's is drawn collapsed (radius 0).
+    #[inline]
+    fn ring_frame(&self, r: usize, normal: Vec3) -> (Vec3, Vec3, Vec3, Vec3, f32) {
+        let (c, tangent) = (self.ring_centres[r], self.ring_tangents[r]);
+        let normal = transported(normal, tangent);
+        let binormal = tangent.cross(normal);
+        let r_used = if r < self.active_rings {
+            self.radius
+        } else {
+            0.0
+        };
+        (c, tangent, normal, binormal, r_used)
     }
 
     /// Writes the vertices of the rings the last [`Tube::frame`] framed ([`Tube::written_rings`],
@@ -273,14 +287,8 @@ impl Tube {
             .take(self.written_rings)
             .enumerate()
         {
-            let (c, tangent) = (self.ring_centres[r], self.ring_tangents[r]);
-            normal = transported(normal, tangent);
-            let binormal = tangent.cross(normal);
-            let r_used = if r < self.active_rings {
-                self.radius
-            } else {
-                0.0
-            };
+            let (c, tangent, next, binormal, r_used) = self.ring_frame(r, normal);
+            normal = next;
             let (x, y, z) = (&mut x[..lanes], &mut y[..lanes], &mut z[..lanes]);
             let (u, v) = (&mut u[..lanes], &mut v[..lanes]);
             for k in 0..lanes {
@@ -322,6 +330,23 @@ impl Tube {
             }
         }
     }
+}
+
+/// Returns a tube's radius: `radius` when it is finite and not negative, else 0.
+fn tube_radius(radius: f32) -> f32 {
+    if radius.is_finite() {
+        radius.max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// Returns the tangent at centre `rc` of a centre line: the unit direction from the centre before it
+/// to the one after it (itself at either end), or −Y where those coincide.
+fn ring_tangent(centres: &[Vec3], rc: usize) -> Vec3 {
+    (centres[(rc + 1).min(centres.len() - 1)] - centres[rc.saturating_sub(1)])
+        .try_normalize()
+        .unwrap_or(Vec3::NEG_Y)
 }
 
 /// Returns the last ring's `normal` carried along to a ring with `tangent` (parallel transport: the
@@ -455,19 +480,13 @@ mod tests {
 
     /// `build_upto` as it was before the frames were split from the vertices (one loop per ring).
     fn old_build_upto(t: &mut Tube, points: &[Vec3], radius: f32, at_least: usize) -> (Vec3, Vec3) {
-        let radius = if radius.is_finite() {
-            radius.max(0.0)
-        } else {
-            0.0
-        };
-        let max_points = (t.max_rings - 1) / t.subdivisions + 1;
-        let n = points.len().min(max_points);
-        if n == 0 || !points[..n].iter().all(|p| p.is_finite()) {
+        let radius = tube_radius(radius);
+        let Some(n) = t.framed_points(points) else {
             t.positions.fill(Vec3::ZERO);
             t.active_rings = 0;
             t.written_rings = t.max_rings;
             return (Vec3::ZERO, Vec3::ZERO);
-        }
+        };
         // The centre line did not change.
         let rings = centre_line(&points[..n], t.subdivisions, &mut t.centres);
         t.active_rings = rings;
@@ -480,9 +499,7 @@ mod tests {
         for r in 0..written {
             let rc = r.min(rings - 1);
             let c = t.centres[rc];
-            let tangent = (t.centres[(rc + 1).min(rings - 1)] - t.centres[rc.saturating_sub(1)])
-                .try_normalize()
-                .unwrap_or(Vec3::NEG_Y);
+            let tangent = ring_tangent(&t.centres[..rings], rc);
             let projected = normal - tangent * normal.dot(tangent);
             normal = projected.try_normalize().unwrap_or_else(|| {
                 let seed = if tangent.x.abs() < 0.9 {
