@@ -24,7 +24,7 @@
 //! batch has held the most ropes it is given.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use glam::Vec3;
@@ -85,17 +85,62 @@ pub struct RopeBatch {
 /// no thread running in its code).
 #[derive(Debug)]
 struct Helper {
-    to_thread: Option<SyncSender<Box<RopeBatch>>>,
-    from_thread: Receiver<Box<RopeBatch>>,
+    /// The hand-over between the two threads (a mutex and a condition variable: a wait allocates
+    /// nothing, unlike a channel's first blocking receive on a thread).
+    shared: Arc<HandOver>,
     /// The helper's batch while the thread waits (its buffers keep their capacity).
     spare: Option<Box<RopeBatch>>,
     thread: Option<JoinHandle<()>>,
 }
 
+/// What is on the hand-over, and the signal that it changed.
+#[derive(Debug, Default)]
+struct HandOver {
+    job: Mutex<Job>,
+    changed: Condvar,
+}
+
+/// The hand-over's content.
+#[derive(Debug, Default)]
+enum Job {
+    /// Nothing to do.
+    #[default]
+    Idle,
+    /// A batch for the thread to step.
+    Step(Box<RopeBatch>),
+    /// The batch, stepped.
+    Done(Box<RopeBatch>),
+    /// The thread is to return.
+    Quit,
+}
+
+impl HandOver {
+    /// Puts `job` on the hand-over and wakes the other thread.
+    fn put(&self, job: Job) {
+        let mut slot = self.job.lock().unwrap_or_else(PoisonError::into_inner);
+        *slot = job;
+        self.changed.notify_all();
+    }
+
+    /// Waits until `take` accepts what is on the hand-over, leaves it `Idle` and returns what
+    /// `take` made of it.
+    fn wait_for<T>(&self, mut take: impl FnMut(&mut Job) -> Option<T>) -> T {
+        let mut slot = self.job.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(out) = take(&mut slot) {
+                return out;
+            }
+            slot = self
+                .changed
+                .wait(slot)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
 impl Drop for Helper {
     fn drop(&mut self) {
-        // Closing the channel wakes the thread, which then returns.
-        self.to_thread = None;
+        self.shared.put(Job::Quit);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -110,24 +155,29 @@ impl Helper {
         {
             return None;
         }
-        let (to_thread, jobs) = sync_channel::<Box<RopeBatch>>(1);
-        let (done, from_thread) = sync_channel::<Box<RopeBatch>>(1);
+        let shared = Arc::new(HandOver::default());
+        let theirs = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("entwine-ropes".into())
-            .spawn(move || {
-                // Ends when the batch that owns it is dropped (its sender with it).
-                while let Ok(mut batch) = jobs.recv() {
-                    // The step does not panic; were it to, the ropes still go back.
-                    let _ = catch_unwind(AssertUnwindSafe(|| batch.step_here()));
-                    if done.send(batch).is_err() {
-                        break;
+            .spawn(move || loop {
+                let job = theirs.wait_for(|slot| match core::mem::take(slot) {
+                    Job::Step(batch) => Some(Some(batch)),
+                    Job::Quit => Some(None),
+                    other => {
+                        *slot = other;
+                        None
                     }
-                }
+                });
+                let Some(mut batch) = job else {
+                    return;
+                };
+                // The step does not panic; were it to, the ropes still go back.
+                let _ = catch_unwind(AssertUnwindSafe(|| batch.step_here()));
+                theirs.put(Job::Done(batch));
             })
             .ok()?;
         Some(Self {
-            to_thread: Some(to_thread),
-            from_thread,
+            shared,
             spare: Some(Box::default()),
             thread: Some(thread),
         })
@@ -204,12 +254,13 @@ impl RopeBatch {
             return self.step_here();
         }
         let mut helper = self.helper.take().unwrap_or_else(Helper::start);
-        let other = helper.as_mut().and_then(|h| h.spare.take());
-        let sender = helper.as_ref().and_then(|h| h.to_thread.clone());
-        let (Some(h), Some(mut other), Some(sender)) = (helper.as_mut(), other, sender) else {
+        let Some(h) = helper.as_mut() else {
             self.helper = Some(helper);
             return self.step_here();
         };
+        let mut other = h.spare.take().unwrap_or_default();
+        // Room for the whole batch, once: however the split moves, the hand-over allocates no more.
+        other.reserve(self.entries.len());
         // The later ropes, about half the work, go to the helper's batch.
         let mut head = 0;
         let mut split = self.entries.len() - 1;
@@ -222,26 +273,29 @@ impl RopeBatch {
         }
         other.entries.extend(self.entries.drain(split..));
         other.stepped = false;
-        match sender.send(other) {
-            Ok(()) => {
-                self.step_here();
-                // The thread always answers: its step cannot unwind past it.
-                if let Ok(mut other) = h.from_thread.recv() {
-                    self.entries.append(&mut other.entries);
-                    h.spare = Some(other);
-                }
-                self.helper = Some(helper);
-                self.shared_steps += 1;
-                self.entries.len()
+        h.shared.put(Job::Step(other));
+        self.step_here();
+        let mut other = h.shared.wait_for(|slot| match core::mem::take(slot) {
+            Job::Done(batch) => Some(batch),
+            job => {
+                *slot = job;
+                None
             }
-            Err(failed) => {
-                // The thread is gone: every rope is stepped here from now on.
-                let mut other = failed.0;
-                self.entries.append(&mut other.entries);
-                self.helper = Some(None);
-                self.step_here()
-            }
-        }
+        });
+        self.entries.append(&mut other.entries);
+        h.spare = Some(other);
+        self.helper = Some(helper);
+        self.shared_steps += 1;
+        self.entries.len()
+    }
+
+    /// Makes room for `ropes` ropes in the batch and its step's lists (allocates only when it has
+    /// less).
+    fn reserve(&mut self, ropes: usize) {
+        self.entries
+            .reserve(ropes.saturating_sub(self.entries.len()));
+        self.work.reserve(ropes.saturating_sub(self.work.len()));
+        self.order.reserve(ropes.saturating_sub(self.order.len()));
     }
 
     /// Steps every rope of the batch on this thread (see [`RopeBatch::step`]).
