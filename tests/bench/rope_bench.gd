@@ -7,7 +7,9 @@ extends EntwineBench
 ## once more with one `advance(dt)` call per rope, `one by one` in the line), the same Verlet rope in GDScript
 ## (`gd_rope.gd`, simulation only), in interleaved rounds compared by their medians, and Godot's built-in `SpringBoneSimulator3D` on 1,000 skeletons with
 ## 32-bone chains (one skeleton update each, the closest built-in). The ratio is GDScript simulation
-## time / Rust simulation time.
+## time / Rust simulation time. A batch this large is shared with a second thread, so the simulation's
+## CPU time over all the process's threads (`EntwineProfiler.process_cpu_usec()`) is printed next to its
+## wall time.
 ##
 ## It also measures `RopeSimulation` as a game uses it: TREE_ROPES ropes with default settings in the
 ## tree, stepped by the physics tick and drawn every frame (`tree` in the line: µs per rope per
@@ -63,6 +65,7 @@ func _run() -> void:
 	# keeps its own clock, so its anchors move on smoothly from round to round (no jump while the
 	# other set is timed), after a second of warm-up that is not timed.
 	var rust_sim: Array[float] = []
+	var rust_sim_cpu: Array[float] = []
 	var rust_mesh: Array[float] = []
 	var gd_sim: Array[float] = []
 	var rust_frame := 0
@@ -74,13 +77,16 @@ func _run() -> void:
 		RopeSimulation.advance_all(rust, dt)
 	for round in ROUNDS:
 		var sim_us := 0.0
+		var sim_cpu_us := 0.0
 		var mesh_us := 0.0
 		for f in RUST_FRAMES:
 			_move(rust, rust_frame, dt)
 			rust_frame += 1
+			var c0 := EntwineProfiler.process_cpu_usec()
 			var t0 := Time.get_ticks_usec()
 			RopeSimulation.advance_all(rust, dt)
 			var t1 := Time.get_ticks_usec()
+			sim_cpu_us += EntwineProfiler.process_cpu_usec() - c0
 			for r in rust:
 				r.refresh_mesh()
 			var t2 := Time.get_ticks_usec()
@@ -88,6 +94,7 @@ func _run() -> void:
 			mesh_us += t2 - t1
 			await process_frame
 		rust_sim.append(sim_us / RUST_FRAMES / 1000.0)
+		rust_sim_cpu.append(sim_cpu_us / RUST_FRAMES / 1000.0)
 		rust_mesh.append(mesh_us / RUST_FRAMES / 1000.0)
 		var one_us := 0.0
 		for f in ONE_FRAMES:
@@ -120,6 +127,7 @@ func _run() -> void:
 	for g in gd:
 		g.free()
 	var rs := median(rust_sim)
+	var sim_cpu := "n/a" if EntwineProfiler.process_cpu_usec() < 0.0 else "%.2f" % median(rust_sim_cpu)
 	var rm := median(rust_mesh)
 	var gs := median(gd_sim)
 
@@ -134,8 +142,8 @@ func _run() -> void:
 	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame (rounds %.2f-%.2f)" % spring_r
 	var vs_spring := "n/a" if spring_ms < 0.0 else "%.1fx" % (spring_ms / maxf(rs, 0.001))
 
-	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f), moving %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
-		ROPES, POINTS, ITERATIONS, rs, rust_sim.min(), rust_sim.max(), substeps, median(rust_one), rm,
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; CPU of all threads %s ms/frame; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f), moving %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
+		ROPES, POINTS, ITERATIONS, rs, rust_sim.min(), rust_sim.max(), sim_cpu, substeps, median(rust_one), rm,
 		rust_mesh.min(), rust_mesh.max(), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
 		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], moving_r[0], moving_r[1], moving_r[2],
 		gs / maxf(rs, 0.001)])

@@ -1,9 +1,11 @@
-# timeout: 60
+# timeout: 90
 extends EntwineTest
 ## EntwineProfiler.thread_cpu_usec(), the thread CPU clock the benchmarks read, against the wall
 ## clock: it rises with a busy loop by about the loop's wall time (never more, never far less on a
 ## quiet core), stays still while the thread sleeps, and sees a sub-millisecond loop that the
-## /proc counters (updated only at a scheduler tick or a context switch) would miss.
+## /proc counters (updated only at a scheduler tick or a context switch) would miss; and
+## EntwineProfiler.process_cpu_usec(), every thread's together, which sees the main thread's work too
+## and the work of a large batch of ropes on both of its threads.
 
 
 ## Spins for at least `usec` microseconds of wall time; returns the wall time spent.
@@ -44,3 +46,46 @@ func test_a_short_loop_is_seen_at_once() -> void:
 		if cpu > 0.25 * wall and cpu <= wall + 100.0:
 			seen += 1
 	check(seen >= 15, "at least 15 of 20 loops of 0.3 ms show their CPU time", ">= 15", seen)
+
+
+func test_the_process_clock_counts_the_main_thread_too() -> void:
+	var best := 0.0
+	for attempt in 5:
+		var p0 := EntwineProfiler.process_cpu_usec()
+		var t0 := EntwineProfiler.thread_cpu_usec()
+		_spin(30000)
+		var thread := EntwineProfiler.thread_cpu_usec() - t0
+		var process := EntwineProfiler.process_cpu_usec() - p0
+		check(process >= thread - 100.0, "the process's CPU time includes the main thread's", ">= %d" % (thread - 100), process)
+		best = maxf(best, thread / 30000.0)
+	check(best > 0.8, "the main thread ran its loop", "> 0.8", best)
+
+
+func test_a_large_rope_batch_runs_on_two_threads() -> void:
+	# 160 long ropes: a batch over the sharing threshold. Its CPU time over all threads exceeds the
+	# main thread's by the helper thread's share (where there is a second processor).
+	var ropes: Array[RopeSimulation] = []
+	for i in 160:
+		var r := RopeSimulation.new()
+		r.capacity = 32
+		r.point_count = 32
+		r.iterations = 8
+		r.collision_mask = 0
+		r.position = Vector3((i % 16) * 1.5, 12.0, (i / 16) * 1.5)
+		add(r)
+		r.set_physics_process(false)
+		r.set_process(false)
+		ropes.append(r)
+	var best := 0.0
+	for attempt in 5:
+		var p0 := EntwineProfiler.process_cpu_usec()
+		var t0 := EntwineProfiler.thread_cpu_usec()
+		for f in 20:
+			RopeSimulation.advance_all(ropes, 1.0 / 60.0)
+		var thread := EntwineProfiler.thread_cpu_usec() - t0
+		var process := EntwineProfiler.process_cpu_usec() - p0
+		best = maxf(best, process / maxf(thread, 1.0))
+	if OS.get_processor_count() >= 2:
+		check(best > 1.1, "the batch's work ran on a second thread too (process CPU over main-thread CPU)", "> 1.1", best)
+	else:
+		check(best >= 0.9, "one processor: the batch ran on the main thread", ">= 0.9", best)
