@@ -122,6 +122,18 @@ impl HandOver {
         self.changed.notify_all();
     }
 
+    /// Hands a stepped batch back and wakes the other thread; returns false (dropping the batch)
+    /// when the thread was told to return meanwhile, which a hand-back must not overwrite.
+    fn finish(&self, batch: Box<RopeBatch>) -> bool {
+        let mut slot = self.job.lock().unwrap_or_else(PoisonError::into_inner);
+        if matches!(*slot, Job::Quit) {
+            return false;
+        }
+        *slot = Job::Done(batch);
+        self.changed.notify_all();
+        true
+    }
+
     /// Waits until `take` accepts what is on the hand-over, leaves it `Idle` and returns what
     /// `take` made of it.
     fn wait_for<T>(&self, mut take: impl FnMut(&mut Job) -> Option<T>) -> T {
@@ -173,7 +185,9 @@ impl Helper {
                 };
                 // The step does not panic; were it to, the ropes still go back.
                 let _ = catch_unwind(AssertUnwindSafe(|| batch.step_here()));
-                theirs.put(Job::Done(batch));
+                if !theirs.finish(batch) {
+                    return;
+                }
             })
             .ok()?;
         Some(Self {
