@@ -64,18 +64,7 @@ func test_the_process_clock_counts_the_main_thread_too() -> void:
 func test_a_large_rope_batch_runs_on_two_threads() -> void:
 	# 160 long ropes: a batch over the sharing threshold. Its CPU time over all threads exceeds the
 	# main thread's by the helper thread's share (where there is a second processor).
-	var ropes: Array[RopeSimulation] = []
-	for i in 160:
-		var r := RopeSimulation.new()
-		r.capacity = 32
-		r.point_count = 32
-		r.iterations = 8
-		r.collision_mask = 0
-		r.position = Vector3((i % 16) * 1.5, 12.0, (i / 16) * 1.5)
-		add(r)
-		r.set_physics_process(false)
-		r.set_process(false)
-		ropes.append(r)
+	var ropes := add_long_ropes(160, 16)
 	var best := 0.0
 	for attempt in 5:
 		var p0 := EntwineProfiler.process_cpu_usec()

@@ -135,6 +135,30 @@ func add_floor(parent: Node = null, size := 80.0) -> StaticBody3D:
 	return floor_body
 
 
+## Returns where rope [param i] of [method add_long_ropes]'s grid hangs from: rows of
+## [param columns] ropes, 1.5 m apart, 12 m up.
+func rope_home(i: int, columns: int) -> Vector3:
+	return Vector3((i % columns) * 1.5, 12.0, (i / columns) * 1.5)
+
+
+## Adds [param count] ropes of 32 points and 8 iterations with no collider query, each hanging from
+## its [method rope_home], their processing off (the test steps them), and returns them.
+func add_long_ropes(count: int, columns: int) -> Array[RopeSimulation]:
+	var ropes: Array[RopeSimulation] = []
+	for i in count:
+		var r := RopeSimulation.new()
+		r.capacity = 32
+		r.point_count = 32
+		r.iterations = 8
+		r.collision_mask = 0
+		r.position = rope_home(i, columns)
+		add(r)
+		r.set_physics_process(false)
+		r.set_process(false)
+		ropes.append(r)
+	return ropes
+
+
 ## Records a failure unless [param ok]. [param what] says what was checked.
 func check(ok: bool, what: String, expected: Variant = true, got: Variant = false) -> bool:
 	if not ok:

@@ -587,28 +587,15 @@ func test_a_full_collider_query_is_split_and_no_rope_misses_a_collider() -> void
 ## be shared with the batch's second thread) move bit for bit as the same ropes stepped one by one
 ## with [method RopeSimulation.advance], whichever thread steps them.
 func test_many_ropes_stepped_together_move_exactly_as_one_by_one() -> void:
-	var together: Array[RopeSimulation] = []
-	var alone: Array[RopeSimulation] = []
-	for i in 80:
-		for list in [together, alone]:
-			var r := RopeSimulation.new()
-			r.capacity = 32
-			r.point_count = 32
-			r.iterations = 8
-			r.collision_mask = 0
-			r.position = Vector3((i % 10) * 1.5, 12.0, (i / 10) * 1.5)
-			add(r)
-			r.set_physics_process(false)
-			r.set_process(false)
-			list.append(r)
+	var together := add_long_ropes(80, 10)
+	var alone := add_long_ropes(80, 10)
 	var dt := 1.0 / 60.0
 	for f in 60:
 		var t := f * dt
 		var offset := Vector3(cos(t * 6.0), 0.0, sin(t * 6.0))
 		for i in 80:
-			var home := Vector3((i % 10) * 1.5, 12.0, (i / 10) * 1.5)
-			together[i].position = home + offset
-			alone[i].position = home + offset
+			together[i].position = rope_home(i, 10) + offset
+			alone[i].position = rope_home(i, 10) + offset
 		RopeSimulation.advance_all(together, dt)
 		for r in alone:
 			r.advance(dt)
@@ -619,7 +606,7 @@ func test_many_ropes_stepped_together_move_exactly_as_one_by_one() -> void:
 		var b := alone[i].get_points()
 		if a == b:
 			same += 1
-		var home := Vector3((i % 10) * 1.5, 12.0, (i / 10) * 1.5)
+		var home := rope_home(i, 10)
 		if Vector2(a[31].x - home.x, a[31].z - home.z).length() > 0.05:
 			swung += 1
 	check(same == 80, "every rope of the batch has the points it has when stepped alone, bit for bit", 80, same)
