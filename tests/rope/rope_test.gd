@@ -416,6 +416,66 @@ func test_a_resting_rope_keeps_its_tube_and_a_moving_one_uploads_it() -> void:
 		"> 0.25 m", rope.get_points()[0].distance_to(points[0]))
 
 
+func test_a_resting_rope_sleeps_until_something_around_it_changes() -> void:
+	var anchor := Node3D.new()
+	anchor.position = Vector3(0, 4, 0)
+	add(anchor)
+	var rope := RopeSimulation.new()
+	add(rope)
+	rope.anchor_node = rope.get_path_to(anchor)
+	rope.reset_rope()
+	var told := [0]
+	rope.sleeping_state_changed.connect(func() -> void: told[0] += 1)
+	var asleep := func() -> bool: return rope.sleeping
+	var awake := func() -> bool: return not rope.sleeping
+	check(await wait_until(asleep, 10.0), "a rope hanging still falls asleep", "sleeping", rope.sleeping)
+	await physics_frames(1)
+	check(told[0] == 1, "sleeping_state_changed told it once", 1, told[0])
+	# Asleep: not one bit moves and the tube is not uploaded again.
+	var points := rope.get_points()
+	var uploads := rope.get_tube_upload_count()
+	await physics_frames(30)
+	check(rope.get_points() == points, "a sleeping rope stays exactly where it fell asleep", points, rope.get_points())
+	check(rope.get_tube_upload_count() == uploads, "a sleeping rope's tube is not uploaded", uploads,
+		rope.get_tube_upload_count())
+	# A body appears beside it (within its collider query, not touching): it wakes, then sleeps again.
+	var body := add_box(Vector3(0.6, 2.5, 0), Vector3(0.2, 0.2, 0.2))
+	check(await wait_until(awake, 2.0), "a body appearing next to it wakes it", "awake", rope.sleeping)
+	check(await wait_until(asleep, 10.0), "still beside the body, it falls asleep again", "sleeping", rope.sleeping)
+	body.position += Vector3(0, 0, 0.01)
+	check(await wait_until(awake, 2.0), "the body moving a centimetre wakes it", "awake", rope.sleeping)
+	check(await wait_until(asleep, 10.0), "and it sleeps again", "sleeping", rope.sleeping)
+	# Its anchor moves: it wakes and follows.
+	anchor.position += Vector3(0.3, 0, 0)
+	check(await wait_until(awake, 2.0), "its anchor moving wakes it", "awake", rope.sleeping)
+	await physics_frames(10)
+	check(rope.get_points()[0].distance_to(points[0]) > 0.25, "the woken rope follows its anchor", "> 0.25 m",
+		rope.get_points()[0].distance_to(points[0]))
+	# By hand: put to sleep where it is (mid-swing), woken again.
+	rope.sleeping = true
+	check(rope.sleeping, "sleeping = true puts it to sleep at once", true, rope.sleeping)
+	var held := rope.get_points()
+	await physics_frames(10)
+	check(rope.get_points() == held, "put to sleep mid-swing, it stays put", held, rope.get_points())
+	rope.sleeping = false
+	await physics_frames(2)
+	check(rope.get_points() != held, "sleeping = false wakes it and it swings on", "moved", rope.get_points())
+	await physics_frames(1)
+	# Told at each change: asleep, awake, asleep, awake, asleep, awake, asleep (by hand), awake.
+	check(told[0] == 8, "sleeping_state_changed told every change", 8, told[0])
+	# can_sleep off: it never sleeps.
+	rope.can_sleep = false
+	await physics_frames(200)
+	check(not rope.sleeping, "with can_sleep off it never sleeps", false, rope.sleeping)
+	# A bad distance warns once and falls back to the default.
+	rope.can_sleep = true
+	rope.sleep_distance = NAN
+	expect_warning("sleep_distance is out of range")
+	check(logged_count("sleep_distance is out of range") == 1, "one warning for a NaN sleep_distance", 1,
+		logged_count("sleep_distance is out of range"))
+	check_near(rope.sleep_distance, 0.001, 1e-9, "a NaN sleep_distance falls back to 1 mm")
+
+
 func test_rope_man_run_level_plays() -> void:
 	var level: Node3D = add((load("res://demo/rope_demo.gd") as GDScript).new())
 	await physics_frames(420)

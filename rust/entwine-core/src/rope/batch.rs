@@ -324,7 +324,9 @@ impl RopeBatch {
         work.clear();
         let mut substeps = 0;
         for e in entries.iter_mut() {
-            let ctx = e.rope.begin_step(e.input.dt, e.input.anchor, e.input.end);
+            let ctx = e
+                .rope
+                .begin_step(e.input.dt, e.input.anchor, e.input.end, &e.world);
             substeps = substeps.max(ctx.map_or(0, |c| c.substeps));
             work.push(Work {
                 ctx,

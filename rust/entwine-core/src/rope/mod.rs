@@ -74,6 +74,10 @@ pub const MAX_SUBSTEPS: u32 = 16;
 pub const MAX_POINT_SPEED: f32 = 200.0;
 /// Longest step accepted, in seconds (a longer `dt` is clamped: a hitch must not explode the rope).
 pub const MAX_STEP: f32 = 0.1;
+/// Fewest seconds a rope must stay still (every point within `sleep_distance` of where it was,
+/// nothing around it changing) before it falls asleep; a rope longer than 1 m waits half its swing,
+/// `π √(L / g)`, so that a swing wider than `sleep_distance` always moves a point that far.
+pub const SLEEP_TIME: f32 = 1.0;
 
 /// The rope's tunable parameters. Defaults are the seed's values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,6 +112,11 @@ pub struct RopeParams {
     pub point_mass: f32,
     /// Seconds a cut-off piece takes to fade out (≥ 0).
     pub fade_time: f32,
+    /// A rope none of whose points strays farther than this (metres) for [`SLEEP_TIME`] (or half its
+    /// swing), with its anchor, its end and its colliders unchanged, falls asleep: it is not stepped
+    /// again until one of them changes or it is woken (see [`Rope::is_sleeping`]). A swing it can
+    /// sleep through is at most half this wide. 0 keeps it awake; in [0, 1].
+    pub sleep_distance: f32,
 }
 
 impl Default for RopeParams {
@@ -127,6 +136,7 @@ impl Default for RopeParams {
             length_speed: 2.0,
             point_mass: 0.05,
             fade_time: 1.5,
+            sleep_distance: 0.001,
         }
     }
 }
@@ -160,6 +170,8 @@ pub enum ParamIssue {
     PointMass,
     /// `fade_time` was negative or not finite.
     FadeTime,
+    /// `sleep_distance` was not in [0, 1].
+    SleepDistance,
 }
 
 impl ParamIssue {
@@ -180,6 +192,7 @@ impl ParamIssue {
             Self::LengthSpeed => ("length_speed", "0.001..=1000 m/s"),
             Self::PointMass => ("point_mass", "0.0001..=1000 kg"),
             Self::FadeTime => ("fade_time", "0..=60 s"),
+            Self::SleepDistance => ("sleep_distance", "0 (never sleeps) ..= 1 m"),
         }
     }
 }
@@ -247,6 +260,13 @@ impl RopeParams {
             60.0,
             d.fade_time,
             ParamIssue::FadeTime,
+        );
+        check(
+            &mut p.sleep_distance,
+            0.0,
+            1.0,
+            d.sleep_distance,
+            ParamIssue::SleepDistance,
         );
         if p.ground_height.is_nan() || p.ground_height.abs() > MAX_COORDINATE {
             p.ground_height = if p.ground_height.is_nan() {
@@ -327,6 +347,9 @@ pub struct StepEvents {
     pub cut: Option<Cut>,
     /// The loose piece from an earlier cut finished fading this step.
     pub loose_faded: bool,
+    /// The rope fell asleep at the end of this step, or woke at its start (see
+    /// [`Rope::is_sleeping`]).
+    pub sleep_changed: bool,
     /// The anchor sample was not finite and was ignored (the rope kept the previous one).
     pub anchor_ignored: bool,
     /// The end attachment was not finite and was ignored (the end hung free this step).
@@ -370,6 +393,21 @@ pub struct Rope {
     stable_substeps: u32,
     /// Steps in a row that asked for fewer substeps than `stable_substeps`.
     calm_steps: u32,
+    /// Whether the rope sleeps, and for how long it has been still.
+    rest: Rest,
+    /// Where the points were when the rope was last found still (see [`Rope::come_to_rest`]).
+    rest_from: Vec<Vec3>,
+}
+
+/// How a rope comes to rest (see [`RopeParams::sleep_distance`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Rest {
+    /// Not stepped until its inputs change or it is woken.
+    asleep: bool,
+    /// Seconds it has been still, its inputs unchanged.
+    still: f32,
+    /// The fingerprint of the last step's inputs (see [`Rope::inputs_key`]).
+    inputs: u64,
 }
 
 impl Rope {
@@ -412,6 +450,8 @@ impl Rope {
             chain: ChainScratch::new(capacity),
             stable_substeps: 1,
             calm_steps: 0,
+            rest: Rest::default(),
+            rest_from: buf(),
         };
         let length = (point_count.clamp(2, capacity) - 1) as f32 * params.segment_length;
         rope.reset(anchor, direction, length);
@@ -422,6 +462,7 @@ impl Rope {
     /// (clamped to what the capacity holds); drops any loose piece. Non-finite input falls back to the
     /// origin, straight down and the current length.
     pub fn reset(&mut self, anchor: Vec3, direction: Vec3, length: f32) {
+        self.rest = Rest::default();
         let anchor = if usable(anchor) { anchor } else { Vec3::ZERO };
         let dir = direction
             .try_normalize()
@@ -498,6 +539,9 @@ impl Rope {
     pub fn set_params(&mut self, params: RopeParams, issue: impl FnMut(ParamIssue)) {
         let params = params.sanitized(issue);
         let old_s = self.params.segment_length;
+        if params != self.params {
+            self.wake();
+        }
         self.params = params;
         if params.segment_length != old_s {
             // The rope keeps its number of segments: a longer segment makes a longer rope (the seed
@@ -545,8 +589,63 @@ impl Rope {
         if !length.is_finite() {
             return false;
         }
-        self.target_length = length.clamp(0.0, self.max_length());
+        let target = length.clamp(0.0, self.max_length());
+        if target != self.target_length {
+            self.wake();
+        }
+        self.target_length = target;
         true
+    }
+
+    /// Returns whether the rope sleeps: it has been still for [`SLEEP_TIME`] with nothing around it
+    /// changing (see [`RopeParams::sleep_distance`]), and [`Rope::step`] leaves it as it is until its
+    /// anchor, its end or its colliders change, or it is woken.
+    #[must_use]
+    pub fn is_sleeping(&self) -> bool {
+        self.rest.asleep
+    }
+
+    /// Wakes the rope (its next step moves it) and starts its still time again; returns whether it
+    /// slept.
+    pub fn wake(&mut self) -> bool {
+        let slept = self.rest.asleep;
+        self.rest.asleep = false;
+        self.rest.still = 0.0;
+        slept
+    }
+
+    /// Puts the rope to sleep now, where it is (drawn there from now on); returns whether it was
+    /// awake. It wakes as [`Rope::is_sleeping`] says.
+    pub fn sleep(&mut self) -> bool {
+        let was_awake = !self.rest.asleep;
+        self.rest.asleep = true;
+        self.render_from[..self.active].copy_from_slice(&self.pos[..self.active]);
+        self.loose.render_from[..self.loose.active]
+            .copy_from_slice(&self.loose.pos[..self.loose.active]);
+        was_awake
+    }
+
+    /// Returns a fingerprint of a step's inputs: the anchor, the end attachment, the colliders (see
+    /// [`World::fingerprint`]) and the target length; equal inputs give equal fingerprints.
+    fn inputs_key(&self, anchor: Vec3, end: EndAttachment, world: &World) -> u64 {
+        let mut h = world.fingerprint();
+        let mut add = |x: f32| h = world::mix(h, x.to_bits());
+        for x in anchor.to_array() {
+            add(x);
+        }
+        add(self.target_length);
+        match end {
+            EndAttachment::Free => add(0.0),
+            EndAttachment::Pinned(to) => {
+                add(1.0);
+                for x in to.to_array() {
+                    add(x);
+                }
+            }
+            // A body end is never still for long (the rope pulls on it): it keeps the rope awake.
+            EndAttachment::Body { .. } => add(f32::NAN),
+        }
+        h
     }
 
     /// Returns the active points' positions (world metres) after the last step.
@@ -643,6 +742,7 @@ impl Rope {
         if index >= self.active.saturating_sub(1) {
             return None;
         }
+        self.wake();
         let position = (self.pos[index] + self.pos[index + 1]) * 0.5;
         let from = index + 1;
         let count = self.active - from;
@@ -765,7 +865,7 @@ impl Rope {
     /// nothing) with the anchor moving from the last sample to `anchor`, the far end held by `end`,
     /// among the colliders of `world`. Returns what happened.
     pub fn step(&mut self, dt: f32, anchor: Vec3, end: EndAttachment, world: &World) -> StepEvents {
-        let Some(mut ctx) = self.begin_step(dt, anchor, end) else {
+        let Some(mut ctx) = self.begin_step(dt, anchor, end, world) else {
             return StepEvents::default();
         };
         for k in 0..ctx.substeps {
@@ -778,8 +878,14 @@ impl Rope {
     }
 
     /// The start of [`Rope::step`]: checks the inputs and returns what the substeps share, or `None`
-    /// when there is no step (`dt` not positive).
-    fn begin_step(&mut self, dt: f32, anchor: Vec3, end: EndAttachment) -> Option<StepCtx> {
+    /// when there is no step (`dt` not positive, or the rope sleeps and its inputs are unchanged).
+    fn begin_step(
+        &mut self,
+        dt: f32,
+        anchor: Vec3,
+        end: EndAttachment,
+        world: &World,
+    ) -> Option<StepCtx> {
         let mut events = StepEvents::default();
         if dt.is_nan() || dt <= 0.0 {
             return None;
@@ -806,6 +912,14 @@ impl Rope {
             }
             e => e,
         };
+        let inputs = self.inputs_key(anchor, end, world);
+        if self.rest.asleep {
+            if inputs == self.rest.inputs {
+                return None;
+            }
+            self.wake();
+            events.sleep_changed = true;
+        }
         let p = self.params;
         let substeps = p.substeps.max(self.stable_substeps).clamp(1, MAX_SUBSTEPS);
         let h = dt / substeps as f32;
@@ -848,6 +962,7 @@ impl Rope {
             body_v0,
             pinned_correction: Vec3::ZERO,
             friction,
+            inputs,
         })
     }
 
@@ -1068,6 +1183,7 @@ impl Rope {
             max_lambda,
             body_v0,
             pinned_correction,
+            inputs,
             ..
         } = ctx;
         if self.loose.active > 0 {
@@ -1104,7 +1220,47 @@ impl Rope {
             let length = self.length;
             self.reset(self.anchor, Vec3::NEG_Y, length);
         }
+        if self.come_to_rest(inputs, end, dt) {
+            events.sleep_changed = true;
+        }
         events
+    }
+
+    /// Counts the step just taken toward sleep (see [`RopeParams::sleep_distance`]): the rope is
+    /// still while its inputs are those of the step before, its end is not a body, no cut-off piece
+    /// is falling, its length is not changing and no point has strayed `sleep_distance` from where
+    /// it was when it was first found so (the still time starts again from where they are when one
+    /// has). Returns whether the rope fell asleep.
+    fn come_to_rest(&mut self, inputs: u64, end: EndAttachment, dt: f32) -> bool {
+        let limit = self.params.sleep_distance;
+        let n = self.active;
+        let calm = limit > 0.0
+            && inputs == self.rest.inputs
+            && !matches!(end, EndAttachment::Body { .. })
+            && self.loose.active == 0
+            && self.length == self.target_length;
+        self.rest.inputs = inputs;
+        if !calm {
+            self.rest.still = 0.0;
+            return false;
+        }
+        let stayed = self.rest.still > 0.0
+            && self.pos[..n]
+                .iter()
+                .zip(&self.rest_from[..n])
+                .all(|(p, q)| p.distance_squared(*q) <= limit * limit);
+        if !stayed {
+            self.rest_from[..n].copy_from_slice(&self.pos[..n]);
+            self.rest.still = 0.0;
+        }
+        self.rest.still += dt;
+        let g = self.params.gravity.length();
+        let half_swing = if g > 0.0 {
+            core::f32::consts::PI * (self.length / g).sqrt()
+        } else {
+            0.0
+        };
+        self.rest.still >= SLEEP_TIME.max(half_swing) && self.sleep()
     }
 
     /// Returns the number of substeps the rope now takes per step: `substeps`, or more while it is
@@ -1256,6 +1412,8 @@ struct StepCtx {
     pinned_correction: Vec3,
     /// Friction per push-out pass.
     friction: f32,
+    /// The fingerprint of the step's inputs (see [`Rope::inputs_key`]).
+    inputs: u64,
 }
 
 /// One substep of a [`Rope::step`] after its integration, for its constraint iterations.

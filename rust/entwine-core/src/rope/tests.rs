@@ -550,3 +550,187 @@ fn bad_input_is_clamped_or_ignored() {
     assert_eq!(rope.interpolated(f32::NAN, &mut out), 2);
     assert!(rope.points().iter().all(|p| !p.is_nan()));
 }
+
+/// Steps `rope` from `anchor` in `world` until it sleeps (at most `seconds`); returns the seconds it
+/// took and how many steps reported a change of sleep.
+fn until_asleep(rope: &mut Rope, anchor: Vec3, world: &World, seconds: f32) -> Option<(f32, u32)> {
+    let mut changes = 0;
+    for k in 0..(seconds / DT) as usize {
+        changes += u32::from(
+            rope.step(DT, anchor, EndAttachment::Free, world)
+                .sleep_changed,
+        );
+        if rope.is_sleeping() {
+            return Some(((k + 1) as f32 * DT, changes));
+        }
+    }
+    None
+}
+
+#[test]
+fn a_still_rope_falls_asleep_stays_put_and_wakes_when_its_anchor_moves() {
+    let a = Vec3::new(0.0, 5.0, 0.0);
+    let mut rope = Rope::new(32, 12, RopeParams::default(), a, Vec3::new(1.0, -1.0, 0.0));
+    let w = free_world();
+    let (t, changes) = until_asleep(&mut rope, a, &w, 120.0).expect("never fell asleep");
+    assert_eq!(changes, 1, "one change to asleep");
+    assert!(t > SLEEP_TIME, "asleep after {t} s");
+    // Asleep, it is drawn where it is and steps to the same bits, with no event.
+    let still = bits(rope.points());
+    let mut drawn = vec![Vec3::ZERO; 32];
+    let n = rope.interpolated(0.5, &mut drawn);
+    assert_eq!(bits(&drawn[..n]), still);
+    for _ in 0..120 {
+        assert_eq!(
+            rope.step(DT, a, EndAttachment::Free, &w),
+            StepEvents::default()
+        );
+    }
+    assert_eq!(bits(rope.points()), still);
+    // The anchor moves a centimetre: it wakes on that step and moves.
+    let events = rope.step(DT, a + Vec3::new(0.01, 0.0, 0.0), EndAttachment::Free, &w);
+    assert!(events.sleep_changed && !rope.is_sleeping());
+    assert_ne!(bits(rope.points()), still);
+}
+
+#[test]
+fn a_sleeping_rope_wakes_when_its_colliders_length_parameters_or_a_cut_change() {
+    let a = Vec3::new(0.0, 5.0, 0.0);
+    let asleep = || {
+        let mut rope = hanging(12, RopeParams::default());
+        until_asleep(&mut rope, a, &free_world(), 120.0).expect("asleep");
+        rope
+    };
+    let step = |rope: &mut Rope, w: &World| rope.step(DT, a, EndAttachment::Free, w);
+    // A box appears beside it, then (asleep again) moves by a millimetre.
+    let mut rope = asleep();
+    let mut w = free_world();
+    let box_at = |x: f32| {
+        Collider::still(
+            Pose::new(Vec3::new(x, 2.0, 0.0), Quat::IDENTITY),
+            Shape::Box {
+                half_extents: Vec3::splat(0.5),
+            },
+            true,
+            false,
+        )
+    };
+    w.push(box_at(3.0));
+    assert!(step(&mut rope, &w).sleep_changed && !rope.is_sleeping());
+    until_asleep(&mut rope, a, &w, 120.0).expect("asleep beside the box");
+    w.clear();
+    w.push(box_at(3.001));
+    assert!(step(&mut rope, &w).sleep_changed && !rope.is_sleeping());
+    // New parameters (the same ones leave it asleep), a new length, a cut, a reset.
+    let mut rope = asleep();
+    rope.set_params(RopeParams::default(), |_| {});
+    assert!(rope.is_sleeping());
+    rope.set_params(
+        RopeParams {
+            gravity: Vec3::new(0.0, -5.0, 0.0),
+            ..RopeParams::default()
+        },
+        |_| {},
+    );
+    assert!(!rope.is_sleeping());
+    let mut rope = asleep();
+    assert!(rope.set_target_length(rope.length()));
+    assert!(rope.is_sleeping(), "the same length leaves it asleep");
+    rope.set_target_length(1.0);
+    assert!(!rope.is_sleeping());
+    let mut rope = asleep();
+    assert!(rope.cut_at(5).is_some() && !rope.is_sleeping());
+    let mut rope = asleep();
+    rope.reset(a, Vec3::NEG_Y, 2.0);
+    assert!(!rope.is_sleeping());
+    // Woken by hand, it stays awake until it has been still again.
+    let mut rope = asleep();
+    assert!(rope.wake() && !rope.is_sleeping());
+    step(&mut rope, &free_world());
+    assert!(!rope.is_sleeping());
+    // Put to sleep by hand, it stays where it is.
+    let mut rope = hanging(12, RopeParams::default());
+    step(&mut rope, &free_world());
+    assert!(rope.sleep() && rope.is_sleeping());
+    let held = bits(rope.points());
+    step(&mut rope, &free_world());
+    assert_eq!(bits(rope.points()), held);
+}
+
+#[test]
+fn sleep_off_a_body_end_or_a_growing_rope_stay_awake() {
+    let a = Vec3::new(0.0, 5.0, 0.0);
+    let w = free_world();
+    let mut off = hanging(
+        12,
+        RopeParams {
+            sleep_distance: 0.0,
+            ..RopeParams::default()
+        },
+    );
+    assert_eq!(until_asleep(&mut off, a, &w, 60.0), None);
+    let mut growing = hanging(
+        12,
+        RopeParams {
+            length_speed: 0.01,
+            ..RopeParams::default()
+        },
+    );
+    growing.set_target_length(growing.max_length());
+    assert_eq!(until_asleep(&mut growing, a, &w, 60.0), None);
+    let mut pulling = hanging(12, RopeParams::default());
+    let body = EndAttachment::Body {
+        position: Vec3::new(0.0, 5.0 - 3.3, 0.0),
+        velocity: Vec3::ZERO,
+        mass: 1.0,
+    };
+    for _ in 0..3600 {
+        pulling.step(DT, a, body, &w);
+    }
+    assert!(!pulling.is_sleeping());
+}
+
+#[test]
+fn a_rope_resting_on_a_box_falls_asleep_and_a_batch_leaves_it_as_it_is() {
+    use crate::rope::batch::{RopeBatch, StepInput};
+    let a = Vec3::new(0.0, 12.0, 0.0);
+    let mut w = free_world();
+    w.push(Collider::still(
+        Pose::new(a + Vec3::new(0.0, -3.5, 0.0), Quat::IDENTITY),
+        Shape::Box {
+            half_extents: Vec3::splat(0.5),
+        },
+        true,
+        false,
+    ));
+    let mut rope = Rope::new(32, 12, RopeParams::default(), a, Vec3::new(0.3, -1.0, 0.0));
+    let (t, _) = until_asleep(&mut rope, a, &w, 60.0).expect("never fell asleep on the box");
+    eprintln!("asleep on the box after {t:.1} s");
+    // Draped over the box: touching it, and out of it by the rope's radius to within a millimetre.
+    let r = rope.params().radius;
+    let nearest = rope
+        .points()
+        .windows(2)
+        .flat_map(|s| (0..=50).map(move |k| s[0].lerp(s[1], k as f32 / 50.0)))
+        .map(|p| w.colliders()[0].distance(p))
+        .fold(f32::INFINITY, f32::min);
+    assert!(
+        (nearest - r).abs() < 1e-3,
+        "nearest point {nearest} m from the box"
+    );
+    let held = bits(rope.points());
+    let mut batch = RopeBatch::with_capacity(1);
+    for _ in 0..60 {
+        let input = StepInput {
+            dt: DT,
+            anchor: a,
+            end: EndAttachment::Free,
+        };
+        batch.push(rope, w.clone(), input, 0);
+        batch.step();
+        let e = batch.drain().next().expect("the rope");
+        assert_eq!(e.events, StepEvents::default());
+        rope = e.rope;
+    }
+    assert_eq!(bits(rope.points()), held);
+}

@@ -560,6 +560,14 @@ fn sweep_with(a: Vec3, b: Vec3, radius: f32, distance: impl Fn(Vec3) -> f32) -> 
     None
 }
 
+/// Returns `h` with the word `x` mixed in (the multiply-rotate step of the Fx hash): for
+/// fingerprints of inputs, not for anything an attacker chooses.
+#[inline]
+#[must_use]
+pub(crate) fn mix(h: u64, x: u32) -> u64 {
+    (h.rotate_left(5) ^ u64::from(x)).wrapping_mul(0x51_7cc1_b727_220a_95)
+}
+
 /// The colliders near a rope for one physics frame, in a buffer reused from frame to frame.
 #[derive(Clone, Debug, Default)]
 pub struct World {
@@ -628,6 +636,41 @@ impl World {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.colliders.is_empty()
+    }
+
+    /// Returns a fingerprint of the colliders, in order: their poses, shapes, kinds and motions, bit
+    /// for bit. The same colliders give the same fingerprint; any change gives another but for a
+    /// chance of one in 2⁶⁴ (a sleeping rope wakes when its colliders' fingerprint changes).
+    #[must_use]
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = mix(0, self.colliders.len() as u32);
+        for c in &self.colliders {
+            let mut add = |v: Vec3| {
+                for x in v.to_array() {
+                    h = mix(h, x.to_bits());
+                }
+            };
+            add(c.pose.position);
+            add(c.pose.rotation.xyz());
+            add(Vec3::new(c.pose.rotation.w, 0.0, 0.0));
+            add(c.motion.velocity);
+            add(c.motion.angular_velocity);
+            add(c.motion.pivot);
+            let (kind, size) = match &c.shape {
+                Shape::Sphere { radius } => (0, Vec3::splat(*radius)),
+                Shape::Capsule {
+                    radius,
+                    half_height,
+                } => (1, Vec3::new(*radius, *half_height, 0.0)),
+                Shape::Box { half_extents } => (2, *half_extents),
+                Shape::Plane => (3, Vec3::ZERO),
+                // `World::push` turns these into the shapes above: none is ever in a world.
+                Shape::Cylinder { .. } | Shape::Convex(_) | Shape::Trimesh(_) => (4, Vec3::ZERO),
+            };
+            add(size);
+            h = mix(h, kind | u32::from(c.solid) << 8 | u32::from(c.cutter) << 9);
+        }
+        h
     }
 
     /// Returns `true` when the collider `i` might be within `reach` metres of the world point `p`.

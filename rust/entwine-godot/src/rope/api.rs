@@ -21,6 +21,10 @@ impl RopeSimulation {
     /// Emitted when a replay started by [method start_replay] has played every recorded step.
     #[signal]
     pub(super) fn replay_finished();
+    /// Emitted when the rope falls asleep or wakes ([member sleeping] tells which), as
+    /// `RigidBody3D`'s signal of the same name.
+    #[signal]
+    pub(super) fn sleeping_state_changed();
 
     /// [member editor_preview] value: simulate in the editor only while selected.
     #[constant]
@@ -228,6 +232,39 @@ impl RopeSimulation {
     pub(super) fn set_radius(&mut self, v: f32) {
         self.radius = v;
         self.sync_params();
+    }
+
+    /// Sets [member can_sleep] (see the property); false wakes a sleeping rope.
+    #[func]
+    pub(super) fn set_can_sleep(&mut self, on: bool) {
+        self.can_sleep = on;
+        self.sync_params();
+    }
+
+    /// Sets [member sleep_distance] (see the property for its range and effect).
+    #[func]
+    pub(super) fn set_sleep_distance(&mut self, v: f32) {
+        self.sleep_distance = v;
+        self.sync_params();
+    }
+
+    /// Returns [member sleeping] (see the property).
+    #[func]
+    pub(super) fn is_sleeping(&self) -> bool {
+        self.rope.as_ref().is_some_and(Rope::is_sleeping)
+    }
+
+    /// Sets [member sleeping] (see the property): false wakes the rope, true puts it to sleep where
+    /// it is. [signal sleeping_state_changed] follows at the rope's next physics step.
+    #[func]
+    pub(super) fn set_sleeping(&mut self, asleep: bool) {
+        if let Some(rope) = self.rope.as_mut() {
+            if asleep {
+                rope.sleep();
+            } else {
+                rope.wake();
+            }
+        }
     }
 
     /// Sets [member friction] (see the property for its range and effect).

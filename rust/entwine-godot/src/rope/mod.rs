@@ -67,6 +67,11 @@ const CUTTER_QUERY_MARGIN: f32 = 1.5;
 /// spinning blade or a bullet that crosses the rope between two frames still cuts. The loose part falls,
 /// fades over [member fade_time] and [signal rope_cut] is emitted once.
 ///
+/// A rope that has come to rest falls asleep, as a rigid body does ([member can_sleep], [member
+/// sleep_distance]): it is not simulated, and costs next to nothing, until its anchor, its end or a
+/// body around it moves, a property changes, it is cut or [member sleeping] is set to false; [signal
+/// sleeping_state_changed] tells each change.
+///
 /// [member length] grows or shrinks the rope at [member length_speed] without allocating: [member
 /// capacity] point slots are allocated once. Record the anchor path with [method start_recording] and
 /// play it back with [method start_replay]: the replayed rope matches the recorded one bit for bit.
@@ -185,6 +190,26 @@ pub struct RopeSimulation {
     #[init(val = 0.05)]
     #[var(set = set_point_mass)]
     point_mass: f32,
+    /// Let the rope fall asleep once it has come to rest, as a rigid body does: a sleeping rope is
+    /// not simulated (it costs next to nothing) until its anchor, its end or the bodies around it
+    /// move, a property changes, or [member sleeping] is set to false. [signal sleeping_state_changed]
+    /// tells each change.
+    #[export]
+    #[init(val = true)]
+    #[var(set = set_can_sleep)]
+    can_sleep: bool,
+    /// How still the rope must stay to fall asleep: no point strays farther than this, metres, for
+    /// a second (a rope longer than 1 m: half its swing, π √(length / gravity)). A swing the rope can
+    /// sleep through is at most half this wide (0–1; 1 mm by default).
+    #[export(range = (0.0, 0.01, 0.0001, or_greater, suffix = "m"))]
+    #[init(val = 0.001)]
+    #[var(set = set_sleep_distance)]
+    sleep_distance: f32,
+    /// Whether the rope sleeps now (see [member can_sleep]). Set it to false to wake the rope, or to
+    /// true to put it to sleep where it is; it wakes again when something around it changes.
+    #[var(get = is_sleeping, set = set_sleeping)]
+    #[allow(dead_code)] // backs the property; the state lives in the rope
+    sleeping: bool,
 
     /// Keep the points above [member ground_height] (cheap; works without any physics body).
     #[export_group(name = "Collision")]
@@ -319,6 +344,8 @@ pub struct RopeSimulation {
     pending_dt: f32,
     /// Signals of the last step, emitted once every rope of the batch has been stepped.
     due: DueSignals,
+    /// Whether the rope slept when [signal sleeping_state_changed] last told (awake before).
+    sleep_told: bool,
 }
 
 /// What the last step has to announce.
@@ -327,12 +354,15 @@ struct DueSignals {
     /// The step's events and the length after it.
     step: Option<(StepEvents, f32)>,
     replay_finished: bool,
+    /// The rope fell asleep or woke since [signal sleeping_state_changed] last told.
+    sleep_changed: bool,
 }
 
 impl DueSignals {
     /// Returns whether there is a signal to emit.
     fn any(&self) -> bool {
         self.replay_finished
+            || self.sleep_changed
             || self
                 .step
                 .as_ref()

@@ -61,6 +61,11 @@ impl RopeSimulation {
             length_speed: self.length_speed,
             point_mass: self.point_mass,
             fade_time: self.fade_time,
+            sleep_distance: if self.can_sleep {
+                self.sleep_distance
+            } else {
+                0.0
+            },
         }
     }
 
@@ -108,6 +113,9 @@ impl RopeSimulation {
         self.length_speed = fixed.length_speed;
         self.point_mass = fixed.point_mass;
         self.fade_time = fixed.fade_time;
+        if self.can_sleep {
+            self.sleep_distance = fixed.sleep_distance;
+        }
         let fixed = self.params();
         if let Some(r) = self.rope.as_mut() {
             r.set_params(fixed, |_| {});

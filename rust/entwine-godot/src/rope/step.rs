@@ -135,6 +135,8 @@ impl RopeSimulation {
             self.end_detached = !self.end_node.is_empty();
         }
         self.due.step = Some((events, length));
+        // Told at each step, however the rope fell asleep or woke (a step, a property, a cut).
+        self.due.sleep_changed = rope.is_sleeping() != self.sleep_told;
     }
 
     /// Emits the signals of the last step; returns whether any was emitted.
@@ -158,6 +160,11 @@ impl RopeSimulation {
                 self.signals().length_reached().emit(length);
                 any = true;
             }
+        }
+        if due.sleep_changed {
+            self.sleep_told = !self.sleep_told;
+            self.signals().sleeping_state_changed().emit();
+            any = true;
         }
         if due.replay_finished {
             self.signals().replay_finished().emit();
