@@ -565,7 +565,7 @@ fn sweep_with(a: Vec3, b: Vec3, radius: f32, distance: impl Fn(Vec3) -> f32) -> 
 #[inline]
 #[must_use]
 pub(crate) fn mix(h: u64, x: u32) -> u64 {
-    (h.rotate_left(5) ^ u64::from(x)).wrapping_mul(0x51_7cc1_b727_220a_95)
+    (h.rotate_left(5) ^ u64::from(x)).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
 /// The colliders near a rope for one physics frame, in a buffer reused from frame to frame.
