@@ -15,8 +15,9 @@ extends EntwineBench
 ## tree, stepped by the physics tick and drawn every frame (`tree` in the line: µs per rope per
 ## physics frame, the frame time with the ropes processing minus that with them idle, in interleaved
 ## rounds), once hanging at rest (`tree`), once carried around (`moving`: their nodes circle as
-## the anchors above do, so every frame draws a new tube), and once with each rope resting on a
-## static box of its own (`resting on boxes`).
+## the anchors above do, so every frame draws a new tube), and with each rope falling onto a static
+## box of its own (`resting on boxes`: timed while they settle; `settled`: after SETTLE_FRAMES ticks,
+## most asleep, and the same with `can_sleep` off, awake).
 
 const ROPES := 1000
 const POINTS := 32
@@ -29,6 +30,7 @@ const SPRING_FRAMES := 30
 const WARM_UP_FRAMES := 120
 const TREE_ROPES := 200
 const TREE_FRAMES := 60
+const SETTLE_FRAMES := 2400 # physics ticks the ropes on boxes get to come to rest first (40 s)
 const GD_ROPE := preload("res://tests/bench/gd_rope.gd")
 
 var _time := 0.0
@@ -135,6 +137,8 @@ func _run() -> void:
 	var tree_r: Array = await _in_tree(false)
 	var moving_r: Array = await _in_tree(true)
 	var boxed_r: Array = await _in_tree(false, true)
+	var asleep_r: Array = await _in_tree(false, true, SETTLE_FRAMES)
+	var awake_r: Array = await _in_tree(false, true, SETTLE_FRAMES, false)
 
 	# --- SpringBoneSimulator3D on 32-bone chains ---
 	var spring_r: Array = await _spring_bones()
@@ -147,8 +151,9 @@ func _run() -> void:
 		rust_mesh.min(), rust_mesh.max(), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
 		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], moving_r[0], moving_r[1], moving_r[2],
 		gs / maxf(rs, 0.001)])
-	print("bench rope: tree %d default ropes resting on boxes %.1f us/rope per physics frame (rounds %.1f-%.1f)" % [
-		TREE_ROPES, boxed_r[0], boxed_r[1], boxed_r[2]])
+	print("bench rope: tree %d default ropes resting on boxes %.1f us/rope per physics frame (rounds %.1f-%.1f); settled for %d s: %.1f us/rope (rounds %.1f-%.1f; %d of them asleep), with can_sleep off %.1f us/rope (rounds %.1f-%.1f)" % [
+		TREE_ROPES, boxed_r[0], boxed_r[1], boxed_r[2], SETTLE_FRAMES / 60, asleep_r[0], asleep_r[1], asleep_r[2],
+		asleep_r[3], awake_r[0], awake_r[1], awake_r[2]])
 	quit(0)
 
 
@@ -209,15 +214,16 @@ func _spring_bones() -> Array:
 
 
 ## Returns the cost of one default RopeSimulation in the tree per physics frame (µs), [median, lowest,
-## highest] over ROUNDS interleaved rounds (with [param boxes], each rope rests on a static box of
-## its own, 1 m wide, whose top is 3 m under its node, so every rope's collider query finds a
-## shape): each engine iteration runs exactly one physics tick of 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
+## highest] over ROUNDS interleaved rounds, and how many of the ropes slept at the end (with [param
+## boxes], each rope rests on a static box of its own, 1 m wide, whose top is 3 m under its node, so
+## every rope's collider query finds a shape; [param settle] more ticks to come to rest first, with
+## [param can_sleep] set on every rope): each engine iteration runs exactly one physics tick of 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
 ## per tick), unthrottled; a round times TREE_FRAMES iterations with the ropes idle (physics and
 ## process off) and as many with them on, and the difference is shared among the ropes. With
 ## [param moving] the ropes' nodes are carried around a 1 m circle (`_move`, one step per iteration,
 ## in the idle iterations too, so moving them costs the same both ways), warmed up for a second
 ## first; otherwise they hang at rest.
-func _in_tree(moving: bool, boxes := false) -> Array:
+func _in_tree(moving: bool, boxes := false, settle := 0, can_sleep := true) -> Array:
 	unthrottle()
 	var ticks := Engine.physics_ticks_per_second
 	var steps := Engine.max_physics_steps_per_frame
@@ -230,6 +236,7 @@ func _in_tree(moving: bool, boxes := false) -> Array:
 	for i in TREE_ROPES:
 		var r := RopeSimulation.new()
 		r.position = _home(i)
+		r.can_sleep = can_sleep
 		root.add_child(r)
 		ropes.append(r)
 		if boxes:
@@ -246,7 +253,7 @@ func _in_tree(moving: bool, boxes := false) -> Array:
 	var carried: Array = []
 	if moving:
 		carried = ropes
-	for f in (WARM_UP_FRAMES if moving else 30):
+	for f in (WARM_UP_FRAMES if moving else 30 + settle):
 		_carry(carried, clock)
 		await process_frame
 	var costs: Array[float] = []
@@ -260,6 +267,9 @@ func _in_tree(moving: bool, boxes := false) -> Array:
 			r.set_process(true)
 		var with_ropes := await _iteration_us(carried, clock)
 		costs.append((with_ropes - bare) / TREE_ROPES)
+	var asleep := 0
+	for r in ropes:
+		asleep += int(r.sleeping)
 	for r in ropes:
 		r.free()
 	for b in bodies:
@@ -267,7 +277,7 @@ func _in_tree(moving: bool, boxes := false) -> Array:
 	Engine.physics_ticks_per_second = ticks
 	Engine.max_physics_steps_per_frame = steps
 	Engine.time_scale = scale
-	return [median(costs), costs.min(), costs.max()]
+	return [median(costs), costs.min(), costs.max(), asleep]
 
 
 ## Returns the mean wall time of one engine iteration (µs) over TREE_FRAMES, after 5 untimed ones,

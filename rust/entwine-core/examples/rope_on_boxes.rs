@@ -6,8 +6,9 @@
 //! `cargo run --release -p entwine-core --example rope_on_boxes [FRAMES]` prints the median and
 //! spread of the step's time per tick and per rope over rounds of FRAMES ticks (default 120) after
 //! two seconds of settling, as wall time and, on Linux, the thread's own CPU time, and a checksum of
-//! the points (the same code gives the same checksum); under `perf record` it shows where a resting
-//! rope's time goes.
+//! the points (the same code gives the same checksum) and how many ropes sleep at the end (a rope
+//! draped over its box creeps off its edge for a while before it is still enough to sleep); under
+//! `perf record` it shows where a resting rope's time goes.
 
 mod common;
 
@@ -81,9 +82,10 @@ fn main() {
         }
     }
     let checksum = points_checksum(&ropes);
+    let asleep = ropes.iter().flatten().filter(|r| r.is_sleeping()).count();
     let (wall, lo, hi) = median_and_spread(rounds);
     let cpu = cpu_note(cpu_rounds, ROUNDS, "us/rope", 2);
     println!(
-        "rope_on_boxes: {ROPES} ropes x {POINTS} points resting on boxes: wall {wall:.2} us/rope per tick (rounds {lo:.2}-{hi:.2}){cpu}, checksum {checksum:.6}"
+        "rope_on_boxes: {ROPES} ropes x {POINTS} points resting on boxes: wall {wall:.2} us/rope per tick (rounds {lo:.2}-{hi:.2}){cpu}, checksum {checksum:.6}, {asleep} asleep at the end"
     );
 }
