@@ -89,7 +89,7 @@ impl Gatherer {
             .run(space, (lo, hi), (solid_mask, cutter_mask), MAX_COLLIDERS);
         let mut unsupported = None;
         for hit in hits.iter_shared() {
-            let Some(hit) = read_hit(&hit, solid_mask, cutter_mask) else {
+            let Some(hit) = read_hit(&hit, &self.objects.keys, solid_mask, cutter_mask) else {
                 continue;
             };
             match hit.described {
@@ -140,12 +140,15 @@ struct Hit {
     described: Result<Option<(Shape, Pose)>, &'static str>,
 }
 
-/// Reads one result of `intersect_shape`: `None` when it is malformed or its object is neither a
-/// solid (a body on `solid_mask`) nor a cutter (a body or an area on `cutter_mask`).
-fn read_hit(hit: &VarDictionary, solid_mask: u32, cutter_mask: u32) -> Option<Hit> {
-    let (Some(rid), Some(index), Some(object)) =
-        (hit.get("rid"), hit.get("shape"), hit.get("collider"))
-    else {
+/// Reads one result of `intersect_shape` (its fields looked up by `keys`): `None` when it is
+/// malformed or its object is neither a solid (a body on `solid_mask`) nor a cutter (a body or an
+/// area on `cutter_mask`; a query without one finds no areas).
+fn read_hit(hit: &VarDictionary, keys: &HitKeys, solid_mask: u32, cutter_mask: u32) -> Option<Hit> {
+    let (Some(rid), Some(index), Some(object)) = (
+        hit.get(&keys.rid),
+        hit.get(&keys.shape),
+        hit.get(&keys.collider),
+    ) else {
         return None;
     };
     let (Ok(rid), Ok(index)) = (rid.try_to::<Rid>(), index.try_to::<i32>()) else {
@@ -153,7 +156,7 @@ fn read_hit(hit: &VarDictionary, solid_mask: u32, cutter_mask: u32) -> Option<Hi
     };
     let object = object.try_to::<Gd<CollisionObject3D>>().ok()?;
     let layer = object.get_collision_layer();
-    let is_area = object.clone().try_cast::<Area3D>().is_ok();
+    let is_area = cutter_mask != 0 && object.clone().try_cast::<Area3D>().is_ok();
     let solid = !is_area && layer & solid_mask != 0;
     let cutter = layer & cutter_mask != 0;
     if !solid && !cutter {
@@ -266,10 +269,30 @@ struct Candidate {
     motion: Motion,
 }
 
+/// The keys of the fields a query's result holds, made once (a key made from a string for each
+/// look-up costs a string conversion every time).
+struct HitKeys {
+    rid: Variant,
+    shape: Variant,
+    collider: Variant,
+}
+
+impl HitKeys {
+    fn new() -> Self {
+        let key = |name: &str| GString::from(name).to_variant();
+        Self {
+            rid: key("rid"),
+            shape: key("shape"),
+            collider: key("collider"),
+        }
+    }
+}
+
 /// A box query's reusable objects (a [`SharedGather`] makes them when first needed).
 struct QueryObjects {
     query: Gd<PhysicsShapeQueryParameters3D>,
     bounds: Gd<BoxShape3D>,
+    keys: HitKeys,
 }
 
 impl QueryObjects {
@@ -278,7 +301,11 @@ impl QueryObjects {
         let mut query = PhysicsShapeQueryParameters3D::new_gd();
         query.set_shape(&bounds);
         query.set_collide_with_bodies(true);
-        Self { query, bounds }
+        Self {
+            query,
+            bounds,
+            keys: HitKeys::new(),
+        }
     }
 
     /// Returns the shapes on `solid | cutter` (areas only with a cutter mask) overlapping the box
@@ -402,7 +429,7 @@ impl SharedGather {
         }
         self.candidates.clear();
         for hit in hits.iter_shared() {
-            let Some(hit) = read_hit(&hit, solid, cutter) else {
+            let Some(hit) = read_hit(&hit, &objects.keys, solid, cutter) else {
                 continue;
             };
             let (shape, bounds) = match hit.described {
