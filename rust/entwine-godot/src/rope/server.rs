@@ -56,22 +56,31 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
         due.resize(list.len(), false);
         gather.begin();
         spaces.clear();
-        let mut world: Option<Option<InstanceId>> = None;
-        let mut slot = 0;
+        // The server slot each rope was registered in (its world), and the space index it gave.
+        let mut last: Option<(Option<usize>, usize)> = None;
         for (i, rope) in list.iter_mut().enumerate() {
-            let here = rope.get_world_3d();
-            let id = here.as_ref().map(|w| w.instance_id());
-            if world != Some(id) {
-                world = Some(id);
-                slot = match spaces.iter().position(|(w, _)| *w == id) {
-                    Some(s) => s,
-                    None => {
-                        spaces.push((id, here.and_then(|w| w.get_direct_space_state())));
-                        spaces.len() - 1
-                    }
-                };
-            }
             let mut r = rope.bind_mut();
+            let registered = r.server_slot;
+            let slot = match last {
+                Some((seen, slot)) if seen == registered && registered.is_some() => slot,
+                _ => {
+                    // A new world: found through the server's slot (no engine call) or, for a rope
+                    // out of the tree, the node (none: no colliders).
+                    let here = registered
+                        .and_then(world_of)
+                        .or_else(|| r.base().get_world_3d());
+                    let id = here.as_ref().map(|w| w.instance_id());
+                    let slot = match spaces.iter().position(|(w, _)| *w == id) {
+                        Some(s) => s,
+                        None => {
+                            spaces.push((id, here.and_then(|w| w.get_direct_space_state())));
+                            spaces.len() - 1
+                        }
+                    };
+                    last = Some((registered, slot));
+                    slot
+                }
+            };
             r.pending_dt = dt;
             due[i] = r.begin_batched(batch, gather, slot as u32, i);
         }
@@ -115,6 +124,14 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
             m.due = due;
         }
     });
+}
+
+/// Returns the world of server slot `slot`, `None` when the server has no such slot (or is busy).
+fn world_of(slot: usize) -> Option<Gd<World3D>> {
+    SERVER.with(|cell| {
+        let cell = cell.try_borrow().ok()?;
+        Some(cell.as_ref()?.work.get(slot)?.world.clone())
+    })
 }
 
 /// Drops the rope server and the batch of [`advance_now`] (with their helper threads, see
