@@ -438,6 +438,14 @@ func test_a_resting_rope_sleeps_until_something_around_it_changes() -> void:
 	check(rope.get_points() == points, "a sleeping rope stays exactly where it fell asleep", points, rope.get_points())
 	check(rope.get_tube_upload_count() == uploads, "a sleeping rope's tube is not uploaded", uploads,
 		rope.get_tube_upload_count())
+	# Its tube made again (more sides) while it sleeps: drawn once, where it sleeps, and left so.
+	rope.tube_sides = 12
+	await frames(5)
+	check(rope.sleeping, "a new tube does not wake it", true, rope.sleeping)
+	check(rope.get_tube_upload_count() == uploads + 1, "a sleeping rope's new tube is drawn once", uploads + 1,
+		rope.get_tube_upload_count())
+	await frames(10)
+	check(rope.get_tube_upload_count() == uploads + 1, "and not again", uploads + 1, rope.get_tube_upload_count())
 	# A body appears beside it (within its collider query, not touching): it wakes, then sleeps again.
 	var body := add_box(Vector3(0.6, 2.5, 0), Vector3(0.2, 0.2, 0.2))
 	check(await wait_until(awake, 2.0), "a body appearing next to it wakes it", "awake", rope.sleeping)

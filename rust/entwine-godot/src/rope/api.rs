@@ -420,6 +420,7 @@ impl RopeSimulation {
     /// Rebuilds the tube mesh (and debug points) from the rope now, as every rendered frame does.
     #[func]
     pub fn refresh_mesh(&mut self) {
+        self.drawn_asleep = false;
         self.render();
     }
 

@@ -346,6 +346,9 @@ pub struct RopeSimulation {
     due: DueSignals,
     /// Whether the rope slept when [signal sleeping_state_changed] last told (awake before).
     sleep_told: bool,
+    /// The rope sleeps and has been drawn where it sleeps (nothing to draw until it wakes or its
+    /// meshes are made again).
+    drawn_asleep: bool,
 }
 
 /// What the last step has to announce.

@@ -161,6 +161,7 @@ impl RopeSimulation {
 
     /// Rebuilds the tube meshes and the debug points for the current settings.
     pub(super) fn rebuild_visuals(&mut self) {
+        self.drawn_asleep = false;
         for t in [self.tube.take(), self.loose_tube.take()]
             .into_iter()
             .flatten()

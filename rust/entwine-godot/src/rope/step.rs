@@ -236,6 +236,11 @@ impl RopeSimulation {
         let Some(rope) = self.rope.as_ref() else {
             return;
         };
+        // A sleeping rope does not move: once drawn where it sleeps, there is nothing to redraw.
+        if rope.is_sleeping() && self.drawn_asleep {
+            return;
+        }
+        self.drawn_asleep = rope.is_sleeping();
         let alpha = Engine::singleton().get_physics_interpolation_fraction() as f32;
         let radius = self.radius;
         if let Some(t) = self.tube.as_mut() {
