@@ -914,7 +914,8 @@ impl Rope {
         };
         let inputs = self.inputs_key(anchor, end, world);
         if self.rest.asleep {
-            if inputs == self.rest.inputs {
+            // A body end moves under the rope's pull: put to sleep by hand, the rope wakes with it.
+            if inputs == self.rest.inputs && !matches!(end, EndAttachment::Body { .. }) {
                 return None;
             }
             self.wake();

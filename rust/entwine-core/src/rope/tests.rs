@@ -688,6 +688,9 @@ fn sleep_off_a_body_end_or_a_growing_rope_stay_awake() {
         pulling.step(DT, a, body, &w);
     }
     assert!(!pulling.is_sleeping());
+    // Put to sleep by hand, it wakes at its next step: the body keeps moving under its pull.
+    pulling.sleep();
+    assert!(pulling.step(DT, a, body, &w).sleep_changed && !pulling.is_sleeping());
 }
 
 #[test]

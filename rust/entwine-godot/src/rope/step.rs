@@ -162,7 +162,7 @@ impl RopeSimulation {
             }
         }
         if due.sleep_changed {
-            self.sleep_told = !self.sleep_told;
+            self.sleep_told = self.rope.as_ref().is_some_and(Rope::is_sleeping);
             self.signals().sleeping_state_changed().emit();
             any = true;
         }
