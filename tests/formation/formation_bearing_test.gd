@@ -342,6 +342,34 @@ func test_soldier_bearing_bad_setup_warns_once() -> void:
 	check(bearing.get_salute_weight() > 0.5, "the salute runs once its LimbIK exists", "> 0.5", bearing.get_salute_weight())
 
 
+func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
+	# The bearing keeps the LimbIK it found; freeing it, or pointing salute_ik elsewhere, must move
+	# the salute to the node the path leads to now.
+	var soldier := add(CHARACTER.instantiate()) as TestCharacter
+	soldier.frozen = true
+	var skeleton := soldier.get_skeleton()
+	var bearing := SoldierBearing.new()
+	skeleton.add_child(bearing)
+	var first := bearing.create_salute_ik()
+	bearing.saluting = true
+	await wait_until(func() -> bool: return first.active and first.influence > 0.5, 3.0)
+	check(first.active and first.influence > 0.5, "the first LimbIK salutes", "> 0.5", first.influence)
+	first.free()
+	var second := bearing.create_salute_ik()
+	check(second != null, "create_salute_ik() made a second LimbIK")
+	await wait_until(func() -> bool: return second.active and second.influence > 0.5, 3.0)
+	check(second.active and second.influence > 0.5, "the salute moved to the new LimbIK", "> 0.5", second.influence)
+	var third := LimbIK.new()
+	third.name = "OtherIK"
+	skeleton.add_child(third)
+	bearing.salute_ik = bearing.get_path_to(third)
+	await wait_until(func() -> bool: return third.active and third.influence > 0.5, 3.0)
+	check(third.active and third.influence > 0.5, "salute_ik set to another LimbIK: that one salutes", "> 0.5", third.influence)
+	var before := second.target_transform
+	await frames(5)
+	check(second.target_transform == before, "the LimbIK no longer named is left alone", before, second.target_transform)
+
+
 func test_standalone_bearing_on_a_rig_that_faces_plus_z() -> void:
 	# An imported humanoid faces +Z in its skeleton: turn the test character's skeleton round to
 	# match, and tell the bearing (body_forward) — the look still lands on the target.

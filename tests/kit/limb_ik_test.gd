@@ -74,6 +74,30 @@ func test_reachable_targets_are_reached_within_a_millimetre() -> void:
 		check_near(j[1].distance_to(j[2]), rest[1].distance_to(rest[2]), 0.0005, "forearm keeps its length")
 
 
+func test_the_hand_follows_whichever_node_the_target_path_leads_to_now() -> void:
+	# LimbIK keeps the target node it found: a freed target replaced by another of the same name,
+	# or target_node set to another node, must be followed at once.
+	var ik := _setup()
+	var shoulder := (await _joints())[0]
+	var a := shoulder + Vector3(0, -0.2, -0.35)
+	_target().global_position = a
+	check_near((await _joints())[2], a, 0.001, "the hand reaches the first target")
+	_target().free()
+	var second := Node3D.new()
+	second.name = "Target"
+	add(second)
+	var b := shoulder + Vector3(-0.3, 0.0, -0.2)
+	second.global_position = b
+	check_near((await _joints())[2], b, 0.001, "a new node at the same path is followed")
+	var third := Node3D.new()
+	third.name = "OtherTarget"
+	add(third)
+	var c := shoulder + Vector3(0.15, 0.25, -0.3)
+	third.global_position = c
+	ik.target_node = ik.get_path_to(third)
+	check_near((await _joints())[2], c, 0.001, "target_node set to another node: that one is followed")
+
+
 func test_unreachable_target_makes_the_arm_point_straight_at_it() -> void:
 	var ik := _setup()
 	var shoulder := (await _joints())[0]

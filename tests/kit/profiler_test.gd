@@ -78,3 +78,44 @@ func test_a_large_rope_batch_runs_on_two_threads() -> void:
 		check(best > 1.1, "the batch's work ran on a second thread too (process CPU over main-thread CPU)", "> 1.1", best)
 	else:
 		check(best >= 0.9, "one processor: the batch ran on the main thread", ">= 0.9", best)
+
+
+func test_own_timing_counts_a_node_s_own_callbacks_only_while_on() -> void:
+	var character := add(preload("res://characters/test_character.tscn").instantiate()) as TestCharacter
+	character.frozen = true
+	character.animation_tree.active = false
+	var skeleton := character.get_skeleton()
+	var hips := skeleton.find_bone("Hips")
+	var bearing := SoldierBearing.new()
+	bearing.looking = true
+	bearing.look_target = character.global_position + Vector3(3.0, 1.6, -1.0)
+	skeleton.add_child(bearing)
+	# The hips sway every frame, so the skeleton (and its modifiers) update every frame.
+	var frames := func(n: int) -> void:
+		for f in n:
+			skeleton.set_bone_pose_rotation(hips, Quaternion(Vector3.UP, 0.05 * sin(f * 0.3)))
+			await process_frame
+	await frames.call(3)
+	check(not EntwineProfiler.is_own_timing(), "own timing is off by default")
+	EntwineProfiler.reset_own_time()
+	await frames.call(10)
+	check(EntwineProfiler.own_calls("SoldierBearing") == 0, "off: no call is counted", 0, EntwineProfiler.own_calls("SoldierBearing"))
+	check(EntwineProfiler.own_time_usec("SoldierBearing") == 0.0, "off: no time is counted", 0.0, EntwineProfiler.own_time_usec("SoldierBearing"))
+
+	EntwineProfiler.set_own_timing(true)
+	check(EntwineProfiler.is_own_timing(), "own timing is on once set")
+	var t0 := EntwineProfiler.thread_cpu_usec()
+	await frames.call(10)
+	var spent := EntwineProfiler.thread_cpu_usec() - t0
+	EntwineProfiler.set_own_timing(false)
+	var calls := EntwineProfiler.own_calls("SoldierBearing")
+	var own := EntwineProfiler.own_time_usec("SoldierBearing")
+	check(calls >= 10 and calls <= 20, "on: the modifier's passes over 10 updating frames are counted", "10..20", calls)
+	check(own > 0.0 and own < spent, "on: their CPU time is counted, less than the frames' own", "0 < t < %.0f" % spent, own)
+	check(EntwineProfiler.own_calls("LimbIK") == 0, "a class with no node in the scene counted nothing", 0, EntwineProfiler.own_calls("LimbIK"))
+	await frames.call(3)
+	check(EntwineProfiler.own_calls("SoldierBearing") == calls, "off again: the totals stay as they were", calls, EntwineProfiler.own_calls("SoldierBearing"))
+	EntwineProfiler.reset_own_time()
+	check(EntwineProfiler.own_calls("SoldierBearing") == 0 and EntwineProfiler.own_time_usec("SoldierBearing") == 0.0, "reset clears the totals")
+	expect_error("'Skeleton3D' is not a timed Entwine class")
+	check(EntwineProfiler.own_time_usec("Skeleton3D") == -1.0, "a class Entwine does not time reads -1", -1.0, EntwineProfiler.own_time_usec("Skeleton3D"))

@@ -14,6 +14,7 @@ const WARN_CHAIN: u32 = 0;
 
 use crate::convert::{affine, pose, quaternion, rotation, transform, transform_scaled, vec3};
 use crate::rig;
+use crate::scene::NodeCache;
 
 /// Which limb a [LimbIK] bends when its bone names are left empty.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,11 +146,15 @@ pub struct LimbIK {
     /// wrist: the humanoid's other hand parts), `-1` past the last.
     #[init(val = [-1; MAX_HAND_PARTS])]
     parts: [i32; MAX_HAND_PARTS],
+    /// The nodes [member target_node] and [member pole_node] lead to.
+    target_cache: NodeCache<Node3D>,
+    pole_cache: NodeCache<Node3D>,
 }
 
 #[godot_api]
 impl ISkeletonModifier3D for LimbIK {
     fn process_modification_with_delta(&mut self, delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::LimbIk);
         let Some(mut skeleton) = self.base().get_skeleton() else {
             return;
         };
@@ -444,11 +449,12 @@ impl LimbIK {
             Vector3::ZERO,
         );
         let to_skeleton = skeleton.get_global_transform().affine_inverse();
+        let from = self.base().clone().upcast::<Node>();
         let target_global = if self.target_node.is_empty() {
             self.target_transform
         } else {
-            self.base()
-                .try_get_node_as::<Node3D>(&self.target_node)?
+            self.target_cache
+                .get(&from, &self.target_node)?
                 .get_global_transform()
         };
         let target = to_skeleton * target_global;
@@ -456,8 +462,8 @@ impl LimbIK {
             return None;
         }
         let pole = if !self.pole_node.is_empty() {
-            self.base()
-                .try_get_node_as::<Node3D>(&self.pole_node)
+            self.pole_cache
+                .get(&from, &self.pole_node)
                 .map(|n| vec3(to_skeleton * n.get_global_position()))
         } else if pole_direction != Vector3::ZERO {
             let shoulder = skeleton.get_bone_global_pose(upper).origin;

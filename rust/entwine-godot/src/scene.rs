@@ -1,5 +1,6 @@
-//! Small scene-tree helpers the nodes share: finding a node below another, and reading a
-//! character's collider size (the env-touch node and its editor gizmo read it the same way).
+//! Small scene-tree helpers the nodes share: finding a node below another, a node found by path
+//! once and kept, and reading a character's collider size (the env-touch node and its editor gizmo
+//! read it the same way).
 
 use godot::classes::{BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D};
 use godot::prelude::*;
@@ -32,4 +33,42 @@ pub fn collider(character: &Gd<Node3D>) -> Option<(Gd<CollisionShape3D>, Option<
         }
     });
     Some((node, height))
+}
+
+/// A node a property's path leads to, looked up once and kept: looked up again when the path
+/// changes, or when the node was freed or left the tree. For per-frame reads of a node named by a
+/// property (a target, a pole), where looking the path up every frame walks the tree every frame.
+pub struct NodeCache<T: GodotClass> {
+    path: NodePath,
+    node: Option<Gd<T>>,
+}
+
+impl<T: GodotClass + Inherits<Node>> Default for NodeCache<T> {
+    fn default() -> Self {
+        Self {
+            path: NodePath::default(),
+            node: None,
+        }
+    }
+}
+
+impl<T: GodotClass + Inherits<Node>> NodeCache<T> {
+    /// Returns the node of class `T` that `path` leads to from `from`, or `None` (an empty path, no
+    /// node there, or one of another class).
+    pub fn get(&mut self, from: &Gd<Node>, path: &NodePath) -> Option<Gd<T>> {
+        if path.is_empty() {
+            self.node = None;
+            return None;
+        }
+        if *path == self.path {
+            if let Some(node) = &self.node {
+                if node.is_instance_valid() && node.clone().upcast::<Node>().is_inside_tree() {
+                    return Some(node.clone());
+                }
+            }
+        }
+        self.path = path.clone();
+        self.node = from.try_get_node_as::<T>(path);
+        self.node.clone()
+    }
 }

@@ -1,7 +1,9 @@
 //! The glue's one clock: the engine's monotonic time in seconds, for timeouts, resends and
 //! throttled warnings (never for simulation steps, which use the frame's delta); and
 //! `EntwineProfiler`, the calling thread's and the process's CPU clocks for benchmarks and users'
-//! own profiling.
+//! own profiling, and the CPU time each kind of node spends in its own per-frame callbacks.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use godot::classes::Time;
 use godot::prelude::*;
@@ -25,6 +27,16 @@ pub fn now() -> f64 {
 /// runs on several threads (the engine's servers, or a large batch of ropes, which Entwine shares
 /// with a second thread) it gives the work's whole CPU time, where wall time gives how long it
 /// took. Both return -1 where the platform has no such clock (Windows, the web).
+///
+/// **Where a node's time goes.** With [method set_own_timing] on, each of Entwine's nodes adds the
+/// thread CPU time of its own per-frame callbacks (a skeleton modifier's pass, a node's physics and
+/// process callbacks, the ropes' batched step; the engine calls they make and the signal handlers
+/// they run included) to a total per class, which
+/// [method own_time_usec] and [method own_calls] read. Set against the frame's CPU time above a
+/// scene without the node, it tells Entwine's share from the engine's work the node causes after
+/// it returns (a skeleton recomputing its poses after a modifier wrote bones, physics moving a body
+/// it moved). Off by default: each callback then costs one flag check; on, two clock reads, whose
+/// own cost (measured when the timing is turned on) is taken off each callback's time.
 #[derive(GodotClass)]
 #[class(no_init, base = Object)]
 pub struct EntwineProfiler {
@@ -46,6 +58,143 @@ impl EntwineProfiler {
     pub fn process_cpu_usec() -> f64 {
         cpu_seconds(Clock::Process).map_or(-1.0, |s| s * 1e6)
     }
+
+    /// Turns the per-class timing of Entwine's own callbacks on or off (off by default; see the
+    /// class description). The totals are kept; [method reset_own_time] clears them.
+    #[func]
+    pub fn set_own_timing(on: bool) {
+        if on {
+            // What two clock reads in a row cost (a system call on most platforms): taken off
+            // every span, which holds about that much of its own reads.
+            let read_cost = (0..32)
+                .filter_map(|_| Some(cpu_nanos()?.abs_diff(cpu_nanos()?)))
+                .min()
+                .unwrap_or(0);
+            OWN_READ_COST.store(read_cost, Relaxed);
+        }
+        OWN_TIMING.store(on, Relaxed);
+    }
+
+    /// Returns whether [method set_own_timing] is on.
+    #[func]
+    pub fn is_own_timing() -> bool {
+        OWN_TIMING.load(Relaxed)
+    }
+
+    /// Clears every class's totals (time and calls).
+    #[func]
+    pub fn reset_own_time() {
+        for part in &OWN {
+            part.nanos.store(0, Relaxed);
+            part.calls.store(0, Relaxed);
+        }
+    }
+
+    /// Returns the thread CPU time, in microseconds, that nodes of `class_name` (e.g.
+    /// `"SoldierBearing"`) have spent in their own per-frame callbacks while [method set_own_timing]
+    /// was on, since the last [method reset_own_time]; -1 (with an error) for a class that is not
+    /// one of Entwine's timed nodes, or where there is no thread CPU clock.
+    #[func]
+    pub fn own_time_usec(class_name: GString) -> f64 {
+        match own_part(&class_name) {
+            Some(_) if cpu_seconds(Clock::Thread).is_none() => -1.0,
+            Some(part) => part.nanos.load(Relaxed) as f64 * 1e-3,
+            None => -1.0,
+        }
+    }
+
+    /// Returns how many timed callbacks nodes of `class_name` have run (see [method own_time_usec]);
+    /// -1 (with an error) for a class that is not one of Entwine's timed nodes.
+    #[func]
+    pub fn own_calls(class_name: GString) -> i64 {
+        own_part(&class_name).map_or(-1, |part| part.calls.load(Relaxed) as i64)
+    }
+}
+
+/// The kinds of node whose callbacks [`own_time`] times, by class name.
+#[derive(Clone, Copy)]
+pub enum Own {
+    SoldierBearing,
+    LimbIk,
+    RopeBoneChain,
+    RopeSimulation,
+    HoldHandComponent,
+    FormationController,
+    EnvironmentInteractionStateMachine,
+}
+
+/// Each [`Own`]'s class name, in its order.
+const OWN_NAMES: [&str; 7] = [
+    "SoldierBearing",
+    "LimbIK",
+    "RopeBoneChain",
+    "RopeSimulation",
+    "HoldHandComponent",
+    "FormationController",
+    "EnvironmentInteractionStateMachine",
+];
+
+/// A class's totals.
+struct OwnTotal {
+    nanos: AtomicU64,
+    calls: AtomicU64,
+}
+
+static OWN_TIMING: AtomicBool = AtomicBool::new(false);
+/// The cost of one clock read, ns, measured when the timing is turned on.
+static OWN_READ_COST: AtomicU64 = AtomicU64::new(0);
+static OWN: [OwnTotal; 7] = [const {
+    OwnTotal {
+        nanos: AtomicU64::new(0),
+        calls: AtomicU64::new(0),
+    }
+}; 7];
+
+/// Returns the totals of the class named `name`, or `None` (with an error naming the classes).
+fn own_part(name: &GString) -> Option<&'static OwnTotal> {
+    let name = name.to_string();
+    let found = OWN_NAMES.iter().position(|n| *n == name);
+    if found.is_none() {
+        godot_error!(
+            "EntwineProfiler: '{name}' is not a timed Entwine class (one of {})",
+            OWN_NAMES.join(", ")
+        );
+    }
+    found.map(|i| &OWN[i])
+}
+
+/// A callback being timed: adds its thread CPU time to its class's total when dropped.
+pub struct OwnSpan {
+    part: Own,
+    start: u64,
+}
+
+/// Starts timing a callback of `part`, when [`EntwineProfiler::set_own_timing`] is on: keep the
+/// returned span alive for the callback's body (`let _own = own_time(Own::LimbIk);`).
+pub fn own_time(part: Own) -> Option<OwnSpan> {
+    if !OWN_TIMING.load(Relaxed) {
+        return None;
+    }
+    let start = cpu_nanos()?;
+    Some(OwnSpan { part, start })
+}
+
+impl Drop for OwnSpan {
+    fn drop(&mut self) {
+        if let Some(end) = cpu_nanos() {
+            let total = &OWN[self.part as usize];
+            let spent = end
+                .saturating_sub(self.start)
+                .saturating_sub(OWN_READ_COST.load(Relaxed));
+            total.nanos.fetch_add(spent, Relaxed);
+            total.calls.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// Returns the calling thread's CPU time in nanoseconds, or `None` without a thread clock.
+fn cpu_nanos() -> Option<u64> {
+    cpu_seconds(Clock::Thread).map(|s| (s * 1e9) as u64)
 }
 
 /// Which CPU clock to read.

@@ -306,6 +306,7 @@ impl INode3D for EnvironmentInteractionStateMachine {
     }
 
     fn physics_process(&mut self, delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::EnvironmentInteractionStateMachine);
         if self.in_editor {
             return;
         }

@@ -15,6 +15,7 @@ use crate::bones::is_uniform;
 use crate::convert::{quaternion, transform_scaled, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use crate::rig;
+use crate::scene::NodeCache;
 use crate::warnings::{self, Warnings};
 
 mod rig_data;
@@ -162,6 +163,8 @@ pub struct SoldierBearing {
     head_known: bool,
     /// The [LimbIK] [method create_salute_ik] made: its bones follow [member hand_bone].
     own_ik: Option<InstanceId>,
+    /// The [LimbIK] [member salute_ik] leads to.
+    salute_ik_node: NodeCache<LimbIK>,
     salute_target: Transform3D,
 }
 
@@ -180,6 +183,7 @@ const WARN_IK: u32 = 1;
 #[godot_api]
 impl ISkeletonModifier3D for SoldierBearing {
     fn process_modification_with_delta(&mut self, delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::SoldierBearing);
         let cfg = self.config();
         let Some(mut skeleton) = self.base().get_skeleton() else {
             return;
@@ -513,11 +517,9 @@ impl SoldierBearing {
         cfg
     }
 
-    fn ik(&self) -> Option<Gd<LimbIK>> {
-        if self.salute_ik.is_empty() {
-            return None;
-        }
-        self.base().try_get_node_as::<LimbIK>(&self.salute_ik)
+    fn ik(&mut self) -> Option<Gd<LimbIK>> {
+        let from = self.base().clone().upcast::<Node>();
+        self.salute_ik_node.get(&from, &self.salute_ik)
     }
 
     /// Writes the salute's target, pole and weight into its [LimbIK] (after the look moved the head).

@@ -119,6 +119,7 @@ impl INode3D for FormationController {
     }
 
     fn physics_process(&mut self, delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::FormationController);
         if !self.ready || self.in_editor {
             return;
         }
@@ -133,6 +134,7 @@ impl INode3D for FormationController {
     }
 
     fn process(&mut self, _delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::FormationController);
         if !self.ready {
             return;
         }

@@ -366,6 +366,7 @@ impl INode for HoldHandComponent {
     }
 
     fn physics_process(&mut self, delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::HoldHandComponent);
         let dt = delta as f32;
         self.check_settings();
         let frame = Engine::singleton().get_physics_frames();

@@ -120,6 +120,7 @@ mod warn {
 #[godot_api]
 impl ISkeletonModifier3D for RopeBoneChain {
     fn process_modification_with_delta(&mut self, _delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::RopeBoneChain);
         match self.modify() {
             Ok(()) => {
                 self.warnings.clear_all();

@@ -435,6 +435,7 @@ impl INode3D for RopeSimulation {
 
     /// Queues the rope for the tick's batched step (see `server`); without a server it steps now.
     fn physics_process(&mut self, delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
         if self.in_editor {
             let run = match self.editor_preview {
                 EditorPreview::Always => true,
@@ -468,6 +469,7 @@ impl INode3D for RopeSimulation {
     }
 
     fn process(&mut self, _delta: f64) {
+        let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
         self.render();
     }
 

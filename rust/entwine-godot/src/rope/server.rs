@@ -261,6 +261,7 @@ pub(super) fn queue(slot: usize, rope: Gd<RopeSimulation>) -> bool {
 
 /// Steps every queued rope of every world: gather, one batched step per world, apply, then signals.
 fn flush() {
+    let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
     let work = SERVER.with(|cell| {
         let mut cell = cell.borrow_mut();
         let server = cell.as_mut()?;
