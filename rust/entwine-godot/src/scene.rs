@@ -62,7 +62,7 @@ impl<T: GodotClass + Inherits<Node>> NodeCache<T> {
         }
         if *path == self.path {
             if let Some(node) = &self.node {
-                if node.is_instance_valid() && node.clone().upcast::<Node>().is_inside_tree() {
+                if node.is_instance_valid() && node.upcast_ref::<Node>().is_inside_tree() {
                     return Some(node.clone());
                 }
             }

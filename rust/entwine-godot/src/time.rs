@@ -123,7 +123,7 @@ pub enum Own {
     EnvironmentInteractionStateMachine,
 }
 
-/// Each [`Own`]'s class name, in its order.
+/// Each [`Own`]'s class name, in its order (an [`Own`] indexes [`OWN`] and this).
 const OWN_NAMES: [&str; 7] = [
     "SoldierBearing",
     "LimbIK",
@@ -143,12 +143,12 @@ struct OwnTotal {
 static OWN_TIMING: AtomicBool = AtomicBool::new(false);
 /// The cost of one clock read, ns, measured when the timing is turned on.
 static OWN_READ_COST: AtomicU64 = AtomicU64::new(0);
-static OWN: [OwnTotal; 7] = [const {
+static OWN: [OwnTotal; OWN_NAMES.len()] = [const {
     OwnTotal {
         nanos: AtomicU64::new(0),
         calls: AtomicU64::new(0),
     }
-}; 7];
+}; OWN_NAMES.len()];
 
 /// Returns the totals of the class named `name`, or `None` (with an error naming the classes).
 fn own_part(name: &GString) -> Option<&'static OwnTotal> {
