@@ -149,6 +149,9 @@ pub struct LimbIK {
     /// The nodes [member target_node] and [member pole_node] lead to.
     target_cache: NodeCache<Node3D>,
     pole_cache: NodeCache<Node3D>,
+    /// This node, kept from the first pass: the per-frame checks name it in their warnings and
+    /// look the target and pole paths up from it (no handle made per frame).
+    me: Option<Gd<Node>>,
 }
 
 #[godot_api]
@@ -171,7 +174,7 @@ impl ISkeletonModifier3D for LimbIK {
                 Transform3D::IDENTITY
             }
         });
-        let Some(mut goal) = self.goal(&skeleton, upper) else {
+        let Some(mut goal) = self.goal(&skeleton, current[0].origin) else {
             return;
         };
         let limb = LimbPose {
@@ -422,39 +425,32 @@ impl LimbIK {
         self.chain
     }
 
-    /// Returns the goal in the skeleton's space, or `None` when the target is unusable.
-    fn goal(&mut self, skeleton: &Gd<Skeleton3D>, upper: i32) -> Option<LimbGoal> {
-        let node = self.to_gd();
-        let position_weight = self.warnings.f32_within(
-            &node,
-            "position_weight",
-            self.position_weight,
-            0.0,
-            1.0,
-            1.0,
-        );
-        let rotation_weight = self.warnings.f32_within(
-            &node,
-            "rotation_weight",
-            self.rotation_weight,
-            0.0,
-            1.0,
-            0.0,
-        );
+    /// Returns the goal in the skeleton's space (the upper bone at `shoulder` in it), or `None`
+    /// when the target is unusable.
+    fn goal(&mut self, skeleton: &Gd<Skeleton3D>, shoulder: Vector3) -> Option<LimbGoal> {
+        if self.me.is_none() {
+            self.me = Some(self.to_gd().upcast());
+        }
+        let node = self.me.as_ref()?;
+        let position_weight =
+            self.warnings
+                .f32_within(node, "position_weight", self.position_weight, 0.0, 1.0, 1.0);
+        let rotation_weight =
+            self.warnings
+                .f32_within(node, "rotation_weight", self.rotation_weight, 0.0, 1.0, 0.0);
         let pole_direction = self.warnings.vector_within(
-            &node,
+            node,
             "pole_direction",
             self.pole_direction,
             f32::MAX,
             Vector3::ZERO,
         );
         let to_skeleton = skeleton.get_global_transform().affine_inverse();
-        let from = self.base().clone().upcast::<Node>();
         let target_global = if self.target_node.is_empty() {
             self.target_transform
         } else {
             self.target_cache
-                .get(&from, &self.target_node)?
+                .get(node, &self.target_node)?
                 .get_global_transform()
         };
         let target = to_skeleton * target_global;
@@ -463,10 +459,9 @@ impl LimbIK {
         }
         let pole = if !self.pole_node.is_empty() {
             self.pole_cache
-                .get(&from, &self.pole_node)
+                .get(node, &self.pole_node)
                 .map(|n| vec3(to_skeleton * n.get_global_position()))
         } else if pole_direction != Vector3::ZERO {
-            let shoulder = skeleton.get_bone_global_pose(upper).origin;
             Some(vec3(shoulder + pole_direction))
         } else {
             None

@@ -175,6 +175,11 @@ pub fn unit_quat(q: Quat) -> Quat {
 /// usable, or parallel, columns there is no rotation to take and the identity is returned.
 #[must_use]
 pub fn rotation_of_axes(x: Vec3, y: Vec3, z: Vec3) -> Quat {
+    rotation_of_scaled_rotation(x, y, z).unwrap_or_else(|| rotation_of_any_axes(x, y, z))
+}
+
+/// [`rotation_of_axes`] the long way, for any map (see there).
+fn rotation_of_any_axes(x: Vec3, y: Vec3, z: Vec3) -> Quat {
     let unit = |c: Vec3| {
         if c.is_finite() {
             c.as_dvec3().try_normalize()
@@ -207,6 +212,36 @@ pub fn rotation_of_axes(x: Vec3, y: Vec3, z: Vec3) -> Quat {
     let z = x.cross(y);
     let q = glam::DQuat::from_mat3(&glam::DMat3::from_cols(x, y, z)).as_quat();
     unit_quat(q)
+}
+
+/// Returns the rotation of a linear map that is a rotation scaled by one factor between 10⁻³ and
+/// 10³ — every column of that length and the three mutually perpendicular, to a relative 2 · 10⁻⁵
+/// (what a chain of `f32` bone poses keeps) — worked out in `f32`; `None` for any other map
+/// (mirrored, sheared, scaled per axis, degenerate or not finite), which [`rotation_of_axes`]
+/// takes the long way. The short way differs from the long one by at most about 10⁻⁵ rad.
+#[inline]
+fn rotation_of_scaled_rotation(x: Vec3, y: Vec3, z: Vec3) -> Option<Quat> {
+    const TOLERANCE: f32 = 2e-5;
+    let lx = x.length_squared();
+    // Also false for NaN and infinite columns.
+    if !(1e-6..=1e6).contains(&lx) {
+        return None;
+    }
+    let tolerance = TOLERANCE * lx;
+    let fits = (y.length_squared() - lx).abs() <= tolerance
+        && (z.length_squared() - lx).abs() <= tolerance
+        && x.dot(y).abs() <= tolerance
+        && y.dot(z).abs() <= tolerance
+        && z.dot(x).abs() <= tolerance;
+    if !fits {
+        return None;
+    }
+    let k = lx.sqrt().recip();
+    let (x, y, z) = (x * k, y * k, z * k);
+    if x.dot(y.cross(z)) <= 0.0 {
+        return None;
+    }
+    Some(unit_quat(Quat::from_mat3(&glam::Mat3::from_cols(x, y, z))))
 }
 
 #[cfg(test)]
@@ -409,5 +444,42 @@ mod tests {
         // +X and +Y parallel, +Z usable: rebuilt from +Z.
         let got = rotation_of_axes(m.x_axis, m.x_axis, m.z_axis);
         assert!(quat_angle(got, q) < 1e-5);
+    }
+
+    /// The short way (a rotation scaled by one factor, worked out in `f32`) gives the long way's
+    /// rotation within 2 · 10⁻⁵ rad, also with the columns off by the most it allows; mirrored,
+    /// per-axis scaled, sheared and out-of-range maps take the long way.
+    #[test]
+    fn rotation_of_a_scaled_rotation_the_short_way_matches_the_long_way() {
+        let mut rng = Lcg(16);
+        let mut short = 0;
+        for _ in 0..2000 {
+            let q = rng.quat();
+            let m = glam::Mat3::from_quat(q);
+            let s = 10f32.powf(rng.signed() * 3.0);
+            let wobble =
+                |rng: &mut Lcg| Vec3::new(rng.signed(), rng.signed(), rng.signed()) * (4e-6 * s);
+            let cols = [
+                m.x_axis * s + wobble(&mut rng),
+                m.y_axis * s + wobble(&mut rng),
+                m.z_axis * s + wobble(&mut rng),
+            ];
+            let long = rotation_of_any_axes(cols[0], cols[1], cols[2]);
+            let got = rotation_of_axes(cols[0], cols[1], cols[2]);
+            assert!(quat_angle(got, long) < 2e-5, "scale {s}: {got} vs {long}");
+            assert!(quat_angle(got, q) < 3e-5);
+            assert!((got.length() - 1.0).abs() < 1e-6);
+            short += usize::from(rotation_of_scaled_rotation(cols[0], cols[1], cols[2]).is_some());
+            for other in [
+                [-cols[0], -cols[1], -cols[2]],
+                [cols[0], cols[1] * 1.01, cols[2]],
+                [cols[0], cols[1] + cols[0] * 0.01, cols[2]],
+                [m.x_axis * 1e-4, m.y_axis * 1e-4, m.z_axis * 1e-4],
+            ] {
+                assert!(rotation_of_scaled_rotation(other[0], other[1], other[2]).is_none());
+            }
+        }
+        // Nearly all of them took the short way (the wobble stays within its tolerance).
+        assert!(short > 1900, "{short} of 2000 the short way");
     }
 }

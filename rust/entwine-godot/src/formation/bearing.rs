@@ -166,6 +166,9 @@ pub struct SoldierBearing {
     /// The [LimbIK] [member salute_ik] leads to.
     salute_ik_node: NodeCache<LimbIK>,
     salute_target: Transform3D,
+    /// This node, kept from the first pass: the salute's path is looked up from it (no handle made
+    /// per frame).
+    me: Option<Gd<Node>>,
 }
 
 /// Warnings shared by the bearings of one squad (see `SoldierBearing::squad`).
@@ -191,7 +194,8 @@ impl ISkeletonModifier3D for SoldierBearing {
         let Some(rig) = self.resolve(&skeleton) else {
             return;
         };
-        let to_skeleton = skeleton.get_global_transform().affine_inverse();
+        let skeleton_global = skeleton.get_global_transform();
+        let to_skeleton = skeleton_global.affine_inverse();
         let head_pose = skeleton.get_bone_global_pose(rig.head);
         let head_rot = rotation_of(head_pose.basis);
         let forward = rotate_vec(head_rot, rig.head_forward);
@@ -212,15 +216,24 @@ impl ISkeletonModifier3D for SoldierBearing {
         let deltas = chain_deltas(forward, rig.frame.up, look, shares);
         if look != Vec2::ZERO {
             let bones = [rig.chest, rig.neck, rig.head];
-            let read = |bone: i32| {
-                if bone >= 0 {
-                    skeleton.get_bone_global_pose(bone).basis
-                } else {
-                    Basis::IDENTITY
+            // Each bone's pose read once (a parent is often the bone before it; the head's was
+            // read above).
+            let mut known = [(rig.head, head_pose.basis); 6];
+            let mut count = 1;
+            let mut read = |bone: i32| {
+                if bone < 0 {
+                    return Basis::IDENTITY;
                 }
+                if let Some((_, b)) = known[..count].iter().find(|(k, _)| *k == bone) {
+                    return *b;
+                }
+                let b = skeleton.get_bone_global_pose(bone).basis;
+                known[count] = (bone, b);
+                count += 1;
+                b
             };
-            let parents = rig.parents.map(read);
-            let globals = bones.map(read);
+            let globals = bones.map(&mut read);
+            let parents = rig.parents.map(&mut read);
             let uniform = parents.iter().chain(&globals).all(|b| is_uniform(*b));
             if rig.in_order && uniform {
                 // One pass of local writes: the skeleton recomputes its global poses once.
@@ -246,9 +259,9 @@ impl ISkeletonModifier3D for SoldierBearing {
             }
         }
         let head_after = skeleton.get_bone_global_pose(rig.head);
-        self.head_global = skeleton.get_global_transform() * head_after.origin;
+        self.head_global = skeleton_global * head_after.origin;
         self.head_known = true;
-        self.drive_salute(&skeleton, &rig, head_after, deltas[0]);
+        self.drive_salute(skeleton_global, &rig, head_after, deltas[0]);
     }
 }
 
@@ -518,14 +531,17 @@ impl SoldierBearing {
     }
 
     fn ik(&mut self) -> Option<Gd<LimbIK>> {
-        let from = self.base().clone().upcast::<Node>();
-        self.salute_ik_node.get(&from, &self.salute_ik)
+        if self.me.is_none() {
+            self.me = Some(self.to_gd().upcast());
+        }
+        let from = self.me.as_ref()?;
+        self.salute_ik_node.get(from, &self.salute_ik)
     }
 
     /// Writes the salute's target, pole and weight into its [LimbIK] (after the look moved the head).
     fn drive_salute(
         &mut self,
-        skeleton: &Gd<Skeleton3D>,
+        skeleton_global: Transform3D,
         rig: &Rig,
         head: Transform3D,
         chest_turn: Quat,
@@ -557,7 +573,7 @@ impl SoldierBearing {
         }
         let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
         let local = transform_scaled(salute_target(head, (hand_rot, offset)), Vector3::ONE);
-        let target = skeleton.get_global_transform() * local;
+        let target = skeleton_global * local;
         self.salute_target = target;
         // Checked where it is set.
         let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
