@@ -370,6 +370,7 @@ impl INode for HoldHandComponent {
         let dt = delta as f32;
         self.check_settings();
         let frame = Engine::singleton().get_physics_frames();
+        self.runtime.tick = Some(frame);
         let state = self.room_state();
         let valid = self.character_node().is_some();
         if let Some(change) = self.lifecycle.update(state, valid, frame) {
@@ -406,6 +407,7 @@ impl INode for HoldHandComponent {
             let (wp, wr) = self.runtime.hand_weights;
             self.set_hand_weights((wp - rate).max(0.0), (wr - rate).max(0.0));
         }
+        self.runtime.tick = None;
     }
 }
 

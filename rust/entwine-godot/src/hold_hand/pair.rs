@@ -20,6 +20,7 @@ impl HoldHandComponent {
     pub(super) fn prepare(&mut self, role: Option<Role>) {
         self.resolve_nodes();
         self.runtime.ik_failed = false;
+        self.runtime.chain_length = 0.0;
         match role {
             Some(Role::Recipient) => self.freeze(),
             Some(Role::Initiator) => {
@@ -307,6 +308,7 @@ impl HoldHandComponent {
             b.set_rotation_weight(0.0);
         }
         self.runtime.grip = Some(held);
+        self.runtime.chain_length = 0.0;
         self.runtime.ik = Some(ik.clone());
         self.runtime.ik_bone = bone;
         Some(ik)
@@ -343,7 +345,11 @@ impl HoldHandComponent {
         let skeleton = self.skeleton_node()?;
         let to_world = skeleton.get_global_transform();
         let scale = vec3(to_world.basis.get_scale());
-        let chain = ik.clone().bind_mut().get_chain_length();
+        if self.runtime.chain_length <= 0.0 {
+            // The rest pose is read when the hand's IK is built (as its grip is): once.
+            self.runtime.chain_length = ik.clone().bind_mut().get_chain_length();
+        }
+        let chain = self.runtime.chain_length;
         let reach = HoldingHand::reach(chain, scale, self.reach_margin());
         let ik = ik.bind();
         let hand = to_world * ik.get_animated_end_transform();

@@ -229,6 +229,19 @@ impl HoldHandComponent {
         if !self.auto_proportions {
             return 1.0;
         }
+        let tick = self.runtime.tick;
+        if let (Some(now), Some((at, k))) = (tick, self.runtime.tick_proportion) {
+            if now == at {
+                return k;
+            }
+        }
+        let k = self.proportion_now();
+        self.runtime.tick_proportion = tick.map(|now| (now, k));
+        k
+    }
+
+    /// [`Self::proportion`] read from the skeleton now.
+    fn proportion_now(&mut self) -> f32 {
         let Some(skeleton) = self.skeleton_node() else {
             return 1.0;
         };

@@ -69,6 +69,13 @@ pub(super) struct Runtime {
     /// This hand's shape for the grip and the body's axes (right, up, back), in the skeleton's
     /// space, found with the IK.
     pub(super) grip: Option<HoldingHand>,
+    /// The IK chain's reach in its rest pose (skeleton units), read once the chain resolves; 0
+    /// until then (read again each frame while 0).
+    pub(super) chain_length: f32,
+    /// The physics frame being processed (`None` outside `_physics_process`), and the proportion
+    /// worked out in it: read once per tick, however many settings use it.
+    pub(super) tick: Option<u64>,
+    pub(super) tick_proportion: Option<(u64, f32)>,
     pub(super) ik_failed: bool,
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
     pub(super) hand_weights: (f32, f32),
