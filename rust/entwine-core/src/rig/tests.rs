@@ -854,6 +854,44 @@ fn a_limb_chain_is_found_by_role_or_name_with_its_hand_parts_and_checked_in_orde
 }
 
 #[test]
+fn an_arm_chain_is_the_humanoid_arm_or_a_named_hand_with_its_parent_and_grandparent() {
+    use skeleton::arm_chain;
+    let mut rng = Lcg(7);
+    let g = generate(Convention::Mixamo, 1.0, -1.0, &mut rng, true);
+    let bones = Listed {
+        names: &g.names,
+        parents: &g.parents,
+    };
+    let h = derive(&g);
+    let index = |godot: &str| g.index[godot] as i32;
+    // No name: the humanoid's arm on that side.
+    assert_eq!(
+        arm_chain(&bones, "", Side::Right, &h),
+        Some([
+            index("RightUpperArm"),
+            index("RightLowerArm"),
+            index("RightHand")
+        ])
+    );
+    // A name: that bone, its parent and grandparent, whatever the side.
+    let hand = index("LeftHand");
+    let lower = g.parents[hand as usize];
+    let upper = g.parents[lower as usize];
+    let name = g.names[hand as usize].as_str();
+    assert_eq!(
+        arm_chain(&bones, name, Side::Right, &h),
+        Some([upper, lower, hand])
+    );
+    // A name not in the skeleton, a bone without a grandparent, a humanoid without arms: none.
+    assert_eq!(arm_chain(&bones, "Claw", Side::Left, &h), None);
+    let root = g.parents.iter().position(|&p| p < 0).unwrap();
+    let child = g.parents.iter().position(|&p| p == root as i32).unwrap();
+    assert_eq!(arm_chain(&bones, &g.names[child], Side::Left, &h), None);
+    let armless = Humanoid::derive::<&str>(&[], &[], &[]);
+    assert_eq!(arm_chain(&bones, "", Side::Left, &armless), None);
+}
+
+#[test]
 fn world_proportion_is_the_height_in_the_world_over_the_reference_and_1_when_degenerate() {
     assert!((world_proportion(1.75, 1.0) - 1.0).abs() < 1e-6);
     assert!(
