@@ -420,16 +420,9 @@ impl RopeBoneChain {
         };
         let root = find("root_bone", &self.root_bone)?;
         let tip = find("tip_bone", &self.tip_bone)?;
-        // A malformed skeleton cannot loop forever: parents are bounded by the bone count.
-        let mut bone = tip;
-        for _ in 0..=skeleton.get_bone_count() {
-            bone = skeleton.get_bone_parent(bone);
-            if bone == root {
-                return Ok((root, tip));
-            }
-            if bone < 0 {
-                break;
-            }
+        // The core's bounded walk: a malformed skeleton cannot loop forever.
+        if crate::bones::is_ancestor(skeleton, root, tip) {
+            return Ok((root, tip));
         }
         Err(format!(
             "tip_bone '{}' is not a descendant of root_bone '{}' (the chain runs root → tip and needs at least two bones)",
