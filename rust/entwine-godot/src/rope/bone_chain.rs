@@ -1,6 +1,6 @@
 //! `RopeBoneChain`: a chain of skeleton bones skinned to a `RopeSimulation`, as a `SkeletonModifier3D`.
 
-use entwine_core::kit::Pose;
+use entwine_core::kit::{draw, Pose};
 use entwine_core::rope::{BoneChain, ChainError, ChainFit};
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
@@ -484,9 +484,9 @@ impl RopeBoneChain {
                 mesh.surface_add_vertex(at);
                 mesh.surface_add_vertex(vector3(next.position));
             }
-            for axis in [Vector3::RIGHT, Vector3::UP, Vector3::BACK] {
-                mesh.surface_add_vertex(at - axis * size);
-                mesh.surface_add_vertex(at + axis * size);
+            for (a, b) in draw::star(p.position, size) {
+                mesh.surface_add_vertex(vector3(a));
+                mesh.surface_add_vertex(vector3(b));
             }
         }
         mesh.surface_end();
