@@ -892,6 +892,21 @@ fn an_arm_chain_is_the_humanoid_arm_or_a_named_hand_with_its_parent_and_grandpar
 }
 
 #[test]
+fn a_character_proportion_is_its_height_at_its_skeletons_mean_world_scale() {
+    assert!((character_proportion(1.75, Vec3::ONE) - 1.0).abs() < 1e-6);
+    assert!((character_proportion(175.0, Vec3::splat(0.01)) - 1.0).abs() < 1e-5);
+    assert!(
+        (character_proportion(1.75, Vec3::new(-2.0, 2.0, 2.0)) - 2.0).abs() < 1e-6,
+        "a mirrored skeleton"
+    );
+    assert!((character_proportion(3.5, Vec3::new(1.0, 2.0, 3.0)) - 4.0).abs() < 1e-5);
+    assert_eq!(character_proportion(0.0, Vec3::ONE), 1.0);
+    assert_eq!(character_proportion(1.75, Vec3::ZERO), 1.0);
+    assert_eq!(character_proportion(f32::NAN, Vec3::ONE), 1.0);
+    assert_eq!(character_proportion(1.75, Vec3::splat(f32::INFINITY)), 1.0);
+}
+
+#[test]
 fn world_proportion_is_the_height_in_the_world_over_the_reference_and_1_when_degenerate() {
     assert!((world_proportion(1.75, 1.0) - 1.0).abs() < 1e-6);
     assert!(

@@ -117,7 +117,7 @@ pub(super) fn proportion(body: &Gd<Node3D>, auto: bool) -> f32 {
     // The game's own rule (HoldHandComponent's proportion), so the gizmo draws what the game uses.
     let height = crate::rig::humanoid(&skeleton).height;
     let scale = vec3(skeleton.get_global_transform().basis.get_scale());
-    entwine_core::rig::world_proportion(height, entwine_core::rig::mean_scale(scale))
+    entwine_core::rig::character_proportion(height, scale)
 }
 
 /// The global transform of a rope's `end_node`, when it has one.
