@@ -102,7 +102,8 @@ pub(super) fn hold_frame(body: &Gd<Node3D>, component: &Gd<Node>) -> (Affine3A, 
         .get("auto_proportions")
         .try_to::<bool>()
         .unwrap_or(true);
-    let frame = affine(body.get_global_transform().orthonormalized());
+    let frame = crate::convert::pose(body.get_global_transform());
+    let frame = Affine3A::from_rotation_translation(frame.rotation, frame.position);
     (frame, proportion(body, auto))
 }
 
