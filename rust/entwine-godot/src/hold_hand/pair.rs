@@ -439,15 +439,7 @@ impl HoldHandComponent {
         let mut mesh = match self.runtime.debug_mesh.clone() {
             Some(mesh) => mesh,
             None => {
-                let mesh = ImmediateMesh::new_gd();
-                let mut material = StandardMaterial3D::new_gd();
-                material.set_shading_mode(ShadingMode::UNSHADED);
-                material.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
-                material.set_flag(Flags::DISABLE_DEPTH_TEST, true);
-                let mut instance = MeshInstance3D::new_alloc();
-                instance.set_name("HoldHandDebug");
-                instance.set_mesh(&mesh);
-                instance.set_material_override(&material);
+                let (instance, mesh) = crate::debug_draw::line_mesh("HoldHandDebug", true);
                 self.base_mut().add_child(&instance);
                 self.runtime.debug_mesh = Some(mesh.clone());
                 mesh
