@@ -779,6 +779,15 @@ struct Listed<'a> {
     parents: &'a [i32],
 }
 
+impl<'a> Listed<'a> {
+    fn of(g: &'a Generated) -> Self {
+        Self {
+            names: &g.names,
+            parents: &g.parents,
+        }
+    }
+}
+
 impl skeleton::Bones for Listed<'_> {
     fn count(&self) -> i32 {
         self.names.len() as i32
@@ -806,10 +815,7 @@ fn a_limb_chain_is_found_by_role_or_name_with_its_hand_parts_and_checked_in_orde
     let mut rng = Lcg(5);
     // Twist bones between upper arm and forearm: the arm is not a direct chain, the leg is.
     let g = generate(Convention::Mixamo, 1.0, -1.0, &mut rng, true);
-    let bones = Listed {
-        names: &g.names,
-        parents: &g.parents,
-    };
+    let bones = Listed::of(&g);
     let h = derive(&g);
     let index = |godot: &str| g.index[godot] as i32;
     let arm = find_limb_chain(&bones, ["", "", ""], Limb::RightArm, || h.clone()).unwrap();
@@ -858,10 +864,7 @@ fn an_arm_chain_is_the_humanoid_arm_or_a_named_hand_with_its_parent_and_grandpar
     use skeleton::arm_chain;
     let mut rng = Lcg(7);
     let g = generate(Convention::Mixamo, 1.0, -1.0, &mut rng, true);
-    let bones = Listed {
-        names: &g.names,
-        parents: &g.parents,
-    };
+    let bones = Listed::of(&g);
     let h = derive(&g);
     let index = |godot: &str| g.index[godot] as i32;
     // No name: the humanoid's arm on that side.
