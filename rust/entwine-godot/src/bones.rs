@@ -1,7 +1,8 @@
 //! Bone-chain helpers the skeleton modifiers share, over a Godot skeleton: ancestry (the core's
 //! bounded walk) and whether a bone's scale is uniform.
 
-use entwine_core::rig::skeleton;
+use entwine_core::rig::skeleton::{self, Bones};
+use entwine_core::rig::{Humanoid, Side};
 use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
@@ -14,9 +15,37 @@ pub fn is_ancestor(skeleton: &Gd<Skeleton3D>, ancestor: i32, bone: i32) -> bool 
     skeleton::is_ancestor(|b| skeleton.get_bone_parent(b), count, ancestor, bone)
 }
 
-/// Returns `[grandparent, parent, bone]` of `bone` in `skeleton`, `-1` from the first missing up.
-pub fn chain_to(skeleton: &Gd<Skeleton3D>, bone: i32) -> [i32; 3] {
-    skeleton::chain_to(|b| skeleton.get_bone_parent(b), bone)
+/// Returns the `[upper, lower, hand]` bones of the arm `hand` hangs from (its grandparent, parent
+/// and itself), or for an empty name the `side` arm of `humanoid`: the core's
+/// [`skeleton::arm_chain`]. `None` when one of them is missing.
+pub fn arm_chain(
+    skeleton: &Gd<Skeleton3D>,
+    hand: &GString,
+    side: Side,
+    humanoid: &Humanoid,
+) -> Option<[i32; 3]> {
+    skeleton::arm_chain(&SkeletonBones(skeleton), &hand.to_string(), side, humanoid)
+}
+
+/// A Godot skeleton as the core's [`Bones`].
+pub struct SkeletonBones<'a>(pub &'a Gd<Skeleton3D>);
+
+impl Bones for SkeletonBones<'_> {
+    fn count(&self) -> i32 {
+        self.0.get_bone_count()
+    }
+    fn find(&self, name: &str) -> i32 {
+        self.0.find_bone(name)
+    }
+    fn parent(&self, bone: i32) -> i32 {
+        self.0.get_bone_parent(bone)
+    }
+    fn name(&self, bone: i32) -> String {
+        self.0.get_bone_name(bone).to_string()
+    }
+    fn label(&self) -> String {
+        crate::rig::label(self.0)
+    }
 }
 
 /// Returns whether a basis's scale is the same on all three axes (within 0.1 %) and positive.

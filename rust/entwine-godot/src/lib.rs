@@ -6,6 +6,7 @@ use godot::prelude::*;
 
 mod bones;
 mod convert;
+mod debug_draw;
 mod editor;
 mod env_touch;
 mod formation;

@@ -84,10 +84,11 @@ fn bind_bone(skeleton: &Gd<Skeleton3D>, skin: &Gd<Skin>, b: i32) -> i32 {
 /// bone draws with the largest weight, at the rest pose. `None` without any.
 fn bone_vertex_bounds(skeleton: &Gd<Skeleton3D>, bone: i32) -> Option<(glam::Vec3, glam::Vec3)> {
     let rest = skeleton.get_bone_global_rest(bone);
-    let frame = Transform3D::new(rest.basis.orthonormalized(), rest.origin).affine_inverse();
+    // The rest's rotation by the core's rule (Godot's `orthonormalized()` asserts on small scales).
+    let frame = crate::convert::pose(rest);
     let mut bounds = Bounds::default();
     skinned_vertices(skeleton, &|b| b == bone, &mut |v| {
-        bounds.add(vec3(frame * v))
+        bounds.add(frame.inverse_transform_point(vec3(v)))
     });
     bounds.get()
 }

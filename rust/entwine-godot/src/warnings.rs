@@ -4,7 +4,7 @@
 //! What to print when is the core's (`kit::warn::WarnOnce`, `kit::WarnThrottle`); this prints it.
 
 use entwine_core::kit::warn::{
-    held_back_message, range_message, setting_message, vector_message, within, WarnOnce,
+    held_back_message, int_within, range_message, setting_message, vector_message, within, WarnOnce,
 };
 use entwine_core::kit::WarnThrottle;
 use godot::prelude::*;
@@ -47,6 +47,22 @@ impl Warnings {
     pub fn once(&mut self, node: &Gd<impl Inherits<Node>>, kind: u32, message: &str) -> bool {
         let fresh = self.state.mark(kind);
         print_if(node, fresh, message)
+    }
+
+    /// Prints `message` about `node` once for `kind` (as [`Self::once`]) when there is one; when
+    /// there is none the problem was fixed, and `kind` may print again.
+    pub fn once_or_clear(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        kind: u32,
+        message: Option<String>,
+    ) {
+        match message {
+            Some(message) => {
+                self.once(node, kind, &message);
+            }
+            None => self.clear(kind),
+        }
     }
 
     /// Marks `kind` as printed. Returns true when it was not yet (the caller prints the warning
@@ -158,6 +174,23 @@ impl Warnings {
         default: f32,
     ) -> f32 {
         let (used, valid) = within(value, lo, hi, default, true);
+        self.setting(node, name, valid, || {
+            range_message(name, lo, hi, value, used)
+        });
+        used
+    }
+
+    /// [`Self::property`] for an integer that must be within `lo..=hi`: else clamped (the core's
+    /// [`int_within`]), warning with its [`range_message`].
+    pub fn i32_within(
+        &mut self,
+        node: &Gd<impl Inherits<Node>>,
+        name: &str,
+        value: i32,
+        lo: i32,
+        hi: i32,
+    ) -> i32 {
+        let (used, valid) = int_within(value, lo, hi);
         self.setting(node, name, valid, || {
             range_message(name, lo, hi, value, used)
         });

@@ -12,6 +12,36 @@ pub type PlayerId = i64;
 /// The one interaction type the seed supports: holding hands.
 pub const HOLD_HAND: u8 = 1;
 
+/// Shortest request timeout a room node accepts, s.
+pub const MIN_REQUEST_TIMEOUT: f64 = 0.5;
+/// Longest request timeout a room node accepts, s.
+pub const MAX_REQUEST_TIMEOUT: f64 = 120.0;
+
+/// Returns the request timeout (s) a room node uses for its setting `seconds`, and whether that
+/// was valid (within [`MIN_REQUEST_TIMEOUT`]..=[`MAX_REQUEST_TIMEOUT`]): else clamped into that
+/// range (an infinity to its end), or [`Room::DEFAULT_REQUEST_TIMEOUT`] for NaN.
+#[must_use]
+pub fn request_timeout_within(seconds: f64) -> (f64, bool) {
+    let valid = (MIN_REQUEST_TIMEOUT..=MAX_REQUEST_TIMEOUT).contains(&seconds);
+    let used = if seconds.is_nan() {
+        Room::DEFAULT_REQUEST_TIMEOUT
+    } else {
+        seconds.clamp(MIN_REQUEST_TIMEOUT, MAX_REQUEST_TIMEOUT)
+    };
+    (used, valid)
+}
+
+/// The warning for a request timeout of `seconds` outside its range, and the value `used`.
+#[must_use]
+pub fn request_timeout_message(seconds: f64, used: f64) -> String {
+    crate::kit::warn::setting_message(
+        "request_timeout",
+        &format!("must be in {MIN_REQUEST_TIMEOUT}..={MAX_REQUEST_TIMEOUT} s"),
+        seconds,
+        used,
+    )
+}
+
 /// Which side of a pair a player is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Role {
@@ -519,6 +549,27 @@ impl RoomEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_timeout_is_clamped_into_its_range_and_nan_is_the_default() {
+        assert_eq!(request_timeout_within(10.0), (10.0, true));
+        assert_eq!(request_timeout_within(0.5), (0.5, true));
+        assert_eq!(request_timeout_within(120.0), (120.0, true));
+        assert_eq!(request_timeout_within(0.1), (0.5, false));
+        assert_eq!(request_timeout_within(-3.0), (0.5, false));
+        assert_eq!(request_timeout_within(500.0), (120.0, false));
+        assert_eq!(request_timeout_within(f64::INFINITY), (120.0, false));
+        assert_eq!(request_timeout_within(f64::NEG_INFINITY), (0.5, false));
+        assert_eq!(request_timeout_within(f64::NAN), (10.0, false));
+        assert_eq!(
+            request_timeout_message(f64::NAN, 10.0),
+            "request_timeout must be in 0.5..=120 s (got NaN); using 10"
+        );
+        assert_eq!(
+            request_timeout_message(0.1, 0.5),
+            "request_timeout must be in 0.5..=120 s (got 0.1); using 0.5"
+        );
+    }
 
     #[test]
     fn every_call_and_event_reads_back_as_it_was_sent() {

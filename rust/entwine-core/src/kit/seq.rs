@@ -21,6 +21,14 @@ impl Seq16 {
         let ahead = self.0.wrapping_sub(other.0);
         ahead != 0 && ahead < 0x8000
     }
+
+    /// Returns `true` if `self` is `other` or comes after it: not stale. Pieces of one message
+    /// that share its number (the chunks of a keyframe) pass, older numbers do not; a number
+    /// exactly 2¹⁵ away is stale.
+    #[must_use]
+    pub const fn is_same_or_newer_than(self, other: Self) -> bool {
+        self.0 == other.0 || self.is_newer_than(other)
+    }
 }
 
 /// Remembers the newest accepted sequence number and admits only newer ones.
@@ -87,6 +95,23 @@ mod tests {
         assert!(!Seq16(0).is_newer_than(Seq16(32768)));
         // 32769 ahead means 32767 behind.
         assert!(Seq16(0).is_newer_than(Seq16(32769)));
+    }
+
+    #[test]
+    fn the_same_number_is_not_stale_and_older_ones_are() {
+        assert!(Seq16(100).is_same_or_newer_than(Seq16(100)));
+        assert!(Seq16(0).is_same_or_newer_than(Seq16(65535)));
+        assert!(!Seq16(65535).is_same_or_newer_than(Seq16(0)));
+        assert!(!Seq16(99).is_same_or_newer_than(Seq16(100)));
+        assert!(
+            !Seq16(32768).is_same_or_newer_than(Seq16(0)),
+            "half-way is stale"
+        );
+        // The same rule as a signed 16-bit difference that is not negative, for every distance.
+        for d in 0..=u16::MAX {
+            let (last, seq) = (Seq16(40_000), Seq16(40_000u16.wrapping_add(d)));
+            assert_eq!(seq.is_same_or_newer_than(last), d as i16 >= 0, "{d}");
+        }
     }
 
     #[test]

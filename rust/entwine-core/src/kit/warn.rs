@@ -132,6 +132,43 @@ pub fn within(value: f32, lo: f32, hi: f32, default: f32, clamp: bool) -> (f32, 
     (used, valid)
 }
 
+/// Returns the value an integer setting that must be within `lo..=hi` uses (`value` clamped), and
+/// whether `value` was valid: the integer counterpart of [`within`].
+#[must_use]
+pub fn int_within<T: Ord + Copy>(value: T, lo: T, hi: T) -> (T, bool) {
+    let used = value.clamp(lo, hi);
+    (used, used == value)
+}
+
+/// [`int_within`] with the warning to print when `value` was corrected: `{name} must be in
+/// {lo}..={hi} (got {value}); using {used}`, the text of [`range_message`].
+#[must_use]
+pub fn int_checked<T>(name: &str, value: T, lo: T, hi: T) -> (T, Option<String>)
+where
+    T: Ord + Copy + core::fmt::Display,
+{
+    let (used, valid) = int_within(value, lo, hi);
+    (
+        used,
+        (!valid).then(|| range_message(name, lo, hi, value, used)),
+    )
+}
+
+/// [`int_within`] worded as a count that is out of range: `{name} {value} is out of range;
+/// accepted {lo}..={hi}{note}, using {used}` (`note` says what bounds it, e.g. ` (the point
+/// slots)`, or is empty).
+#[must_use]
+pub fn int_accepted<T>(name: &str, value: T, lo: T, hi: T, note: &str) -> (T, Option<String>)
+where
+    T: Ord + Copy + core::fmt::Display,
+{
+    let (used, valid) = int_within(value, lo, hi);
+    let message = (!valid).then(|| {
+        format!("{name} {value} is out of range; accepted {lo}..={hi}{note}, using {used}")
+    });
+    (used, message)
+}
+
 /// Returns whether a vector setting is usable: finite, and no component beyond ±`limit`.
 #[must_use]
 pub fn vector_within(value: Vec3, limit: f32) -> bool {
@@ -139,7 +176,7 @@ pub fn vector_within(value: Vec3, limit: f32) -> bool {
 }
 
 /// The warning for a numeric setting outside `lo..=hi` (or NaN), and the value used instead.
-pub fn range_message(name: &str, lo: f32, hi: f32, value: f32, used: f32) -> String {
+pub fn range_message<T: core::fmt::Display>(name: &str, lo: T, hi: T, value: T, used: T) -> String {
     format!("{name} must be in {lo}..={hi} (got {value}); using {used}")
 }
 
@@ -228,6 +265,41 @@ mod tests {
         assert_eq!(within(3.0, 0.0, 1.0, 0.2, false), (0.2, false));
         assert_eq!(within(f32::NAN, 0.0, 1.0, 0.2, true), (0.2, false));
         assert_eq!(within(f32::NEG_INFINITY, 0.0, 1.0, 0.2, true), (0.2, false));
+    }
+
+    #[test]
+    fn an_integer_setting_is_clamped_with_the_message_of_its_range() {
+        assert_eq!(int_within(500, 1, 100_000), (500, true));
+        assert_eq!(int_within(0, 1, 100_000), (1, false));
+        assert_eq!(int_within(i64::MAX, 1, 8), (8, false));
+        assert_eq!(int_checked("record_frames", 1, 1, 100_000), (1, None));
+        assert_eq!(
+            int_checked("internal_agent_count", -3, 0, 65_536),
+            (
+                0,
+                Some("internal_agent_count must be in 0..=65536 (got -3); using 0".into())
+            )
+        );
+        assert_eq!(
+            int_checked("record_frames", i32::MAX, 1, 100_000)
+                .1
+                .as_deref(),
+            Some("record_frames must be in 1..=100000 (got 2147483647); using 100000")
+        );
+        assert_eq!(int_accepted("tube_sides", 64, 3, 64, ""), (64, None));
+        assert_eq!(
+            int_accepted("tube_sides", 2, 3, 64, ""),
+            (
+                3,
+                Some("tube_sides 2 is out of range; accepted 3..=64, using 3".into())
+            )
+        );
+        assert_eq!(
+            int_accepted("point_count", 1, 2, 32, " (the point slots)")
+                .1
+                .as_deref(),
+            Some("point_count 1 is out of range; accepted 2..=32 (the point slots), using 2")
+        );
     }
 
     #[test]

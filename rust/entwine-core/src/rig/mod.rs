@@ -266,6 +266,14 @@ pub fn world_proportion(height: f32, world_scale: f32) -> f32 {
     }
 }
 
+/// Returns `k` of a character whose humanoid is `height` tall (skeleton units) on a skeleton with
+/// the world scale `skeleton_scale` (its global basis's axis lengths): [`world_proportion`] at
+/// the [`mean_scale`] of that scale, 1 when degenerate.
+#[must_use]
+pub fn character_proportion(height: f32, skeleton_scale: Vec3) -> f32 {
+    world_proportion(height, mean_scale(skeleton_scale))
+}
+
 /// Returns the mean of a scale's absolute axes: the uniform scale a (nearly) uniformly scaled,
 /// possibly mirrored, node has.
 #[must_use]

@@ -31,6 +31,23 @@ pub fn chain_to(parent: impl Fn(i32) -> i32, bone: i32) -> [i32; 3] {
     [up(lower), lower, bone]
 }
 
+/// Returns the `[upper, lower, hand]` bones of the arm a hand hangs from: for a named `hand` the
+/// bone of that name, its parent and grandparent ([`chain_to`]); for an empty name the `side` arm
+/// of `humanoid`. `None` when one of them is missing.
+pub fn arm_chain(
+    skeleton: &impl Bones,
+    hand: &str,
+    side: Side,
+    humanoid: &Humanoid,
+) -> Option<[i32; 3]> {
+    if hand.is_empty() {
+        let [u, l, h] = Role::arm(side).map(|r| humanoid.bone(r).map(|b| b as i32));
+        return Some([u?, l?, h?]);
+    }
+    let chain = chain_to(|b| skeleton.parent(b), skeleton.find(hand));
+    (chain[0] >= 0).then_some(chain)
+}
+
 /// Returns whether a scale is the same on all three axes (within 0.1 %) and positive: a bone
 /// whose local rotations can be written as they are.
 pub fn is_uniform(scale: Vec3) -> bool {

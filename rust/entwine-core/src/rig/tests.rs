@@ -779,6 +779,15 @@ struct Listed<'a> {
     parents: &'a [i32],
 }
 
+impl<'a> Listed<'a> {
+    fn of(g: &'a Generated) -> Self {
+        Self {
+            names: &g.names,
+            parents: &g.parents,
+        }
+    }
+}
+
 impl skeleton::Bones for Listed<'_> {
     fn count(&self) -> i32 {
         self.names.len() as i32
@@ -806,10 +815,7 @@ fn a_limb_chain_is_found_by_role_or_name_with_its_hand_parts_and_checked_in_orde
     let mut rng = Lcg(5);
     // Twist bones between upper arm and forearm: the arm is not a direct chain, the leg is.
     let g = generate(Convention::Mixamo, 1.0, -1.0, &mut rng, true);
-    let bones = Listed {
-        names: &g.names,
-        parents: &g.parents,
-    };
+    let bones = Listed::of(&g);
     let h = derive(&g);
     let index = |godot: &str| g.index[godot] as i32;
     let arm = find_limb_chain(&bones, ["", "", ""], Limb::RightArm, || h.clone()).unwrap();
@@ -851,6 +857,56 @@ fn a_limb_chain_is_found_by_role_or_name_with_its_hand_parts_and_checked_in_orde
         err,
         skeleton::bone_not_found("end_bone", "Claw", "Rig/Skeleton3D")
     );
+}
+
+#[test]
+fn an_arm_chain_is_the_humanoid_arm_or_a_named_hand_with_its_parent_and_grandparent() {
+    use skeleton::arm_chain;
+    let mut rng = Lcg(7);
+    let g = generate(Convention::Mixamo, 1.0, -1.0, &mut rng, true);
+    let bones = Listed::of(&g);
+    let h = derive(&g);
+    let index = |godot: &str| g.index[godot] as i32;
+    // No name: the humanoid's arm on that side.
+    assert_eq!(
+        arm_chain(&bones, "", Side::Right, &h),
+        Some([
+            index("RightUpperArm"),
+            index("RightLowerArm"),
+            index("RightHand")
+        ])
+    );
+    // A name: that bone, its parent and grandparent, whatever the side.
+    let hand = index("LeftHand");
+    let lower = g.parents[hand as usize];
+    let upper = g.parents[lower as usize];
+    let name = g.names[hand as usize].as_str();
+    assert_eq!(
+        arm_chain(&bones, name, Side::Right, &h),
+        Some([upper, lower, hand])
+    );
+    // A name not in the skeleton, a bone without a grandparent, a humanoid without arms: none.
+    assert_eq!(arm_chain(&bones, "Claw", Side::Left, &h), None);
+    let root = g.parents.iter().position(|&p| p < 0).unwrap();
+    let child = g.parents.iter().position(|&p| p == root as i32).unwrap();
+    assert_eq!(arm_chain(&bones, &g.names[child], Side::Left, &h), None);
+    let armless = Humanoid::derive::<&str>(&[], &[], &[]);
+    assert_eq!(arm_chain(&bones, "", Side::Left, &armless), None);
+}
+
+#[test]
+fn a_character_proportion_is_its_height_at_its_skeletons_mean_world_scale() {
+    assert!((character_proportion(1.75, Vec3::ONE) - 1.0).abs() < 1e-6);
+    assert!((character_proportion(175.0, Vec3::splat(0.01)) - 1.0).abs() < 1e-5);
+    assert!(
+        (character_proportion(1.75, Vec3::new(-2.0, 2.0, 2.0)) - 2.0).abs() < 1e-6,
+        "a mirrored skeleton"
+    );
+    assert!((character_proportion(3.5, Vec3::new(1.0, 2.0, 3.0)) - 4.0).abs() < 1e-5);
+    assert_eq!(character_proportion(0.0, Vec3::ONE), 1.0);
+    assert_eq!(character_proportion(1.75, Vec3::ZERO), 1.0);
+    assert_eq!(character_proportion(f32::NAN, Vec3::ONE), 1.0);
+    assert_eq!(character_proportion(1.75, Vec3::splat(f32::INFINITY)), 1.0);
 }
 
 #[test]

@@ -55,11 +55,13 @@ use glam::Vec3;
 pub use chain::{BoneChain, ChainError, ChainFit};
 pub use presets::{PresetTable, RopePreset};
 pub use record::{AnchorSample, Recorder, Recording, Replayer, MAX_RECORD_STEPS};
-pub use tube::Tube;
+pub use tube::{Tube, MAX_SIDES, MAX_SUBDIVISIONS, MIN_SIDES, MIN_SUBDIVISIONS};
 pub use world::{Collider, Motion, Shape, World};
 
 /// Default number of point slots allocated per rope.
 pub const DEFAULT_CAPACITY: usize = 32;
+/// Smallest capacity accepted (points per rope: a rope has two ends).
+pub const MIN_CAPACITY: usize = 2;
 /// Largest capacity accepted (points per rope).
 pub const MAX_CAPACITY: usize = 1024;
 /// Shortest accepted segment length, in metres.
@@ -413,7 +415,7 @@ struct Rest {
 impl Rope {
     /// Returns a rope of `point_count` points (clamped to `2..=capacity`) hanging straight from `anchor`
     /// along `direction` (any non-zero vector; down when zero or not finite), with `capacity` point
-    /// slots (clamped to `2..=MAX_CAPACITY`) allocated once. `params` are sanitized.
+    /// slots (clamped to `MIN_CAPACITY..=MAX_CAPACITY`) allocated once. `params` are sanitized.
     #[must_use]
     pub fn new(
         capacity: usize,
@@ -422,7 +424,7 @@ impl Rope {
         anchor: Vec3,
         direction: Vec3,
     ) -> Self {
-        let capacity = capacity.clamp(2, MAX_CAPACITY);
+        let capacity = capacity.clamp(MIN_CAPACITY, MAX_CAPACITY);
         let params = params.sanitized(|_| {});
         let buf = || vec![Vec3::ZERO; capacity];
         let mut rope = Self {

@@ -7,7 +7,16 @@
 
 use glam::Vec3;
 
-use super::MAX_CAPACITY;
+use super::{MAX_CAPACITY, MIN_CAPACITY};
+
+/// Fewest vertices around a tube.
+pub const MIN_SIDES: usize = 3;
+/// Most vertices around a tube.
+pub const MAX_SIDES: usize = 64;
+/// Fewest rings per rope segment (1: a ring at each point).
+pub const MIN_SUBDIVISIONS: usize = 1;
+/// Most rings per rope segment.
+pub const MAX_SUBDIVISIONS: usize = 8;
 
 /// A tube builder with its buffers allocated once.
 #[derive(Clone, Debug)]
@@ -32,15 +41,16 @@ pub struct Tube {
 }
 
 impl Tube {
-    /// Returns a builder for ropes of up to `max_points` points (clamped to 2..=[`MAX_CAPACITY`], the
-    /// most a rope holds), with `sides` vertices around
-    /// (clamped to 3..=64) and `subdivisions` rings per segment (clamped to 1..=8; above 1 the centre
+    /// Returns a builder for ropes of up to `max_points` points (clamped to
+    /// [`MIN_CAPACITY`]..=[`MAX_CAPACITY`], the most a rope holds), with `sides` vertices around
+    /// (clamped to [`MIN_SIDES`]..=[`MAX_SIDES`]) and `subdivisions` rings per segment (clamped to
+    /// [`MIN_SUBDIVISIONS`]..=[`MAX_SUBDIVISIONS`]; above 1 the centre
     /// line is a Catmull-Rom spline through the points).
     #[must_use]
     pub fn new(max_points: usize, sides: usize, subdivisions: usize) -> Self {
-        let sides = sides.clamp(3, 64);
-        let subdivisions = subdivisions.clamp(1, 8);
-        let max_rings = (max_points.clamp(2, MAX_CAPACITY) - 1) * subdivisions + 1;
+        let sides = sides.clamp(MIN_SIDES, MAX_SIDES);
+        let subdivisions = subdivisions.clamp(MIN_SUBDIVISIONS, MAX_SUBDIVISIONS);
+        let max_rings = (max_points.clamp(MIN_CAPACITY, MAX_CAPACITY) - 1) * subdivisions + 1;
         let verts = max_rings * (sides + 1);
         Self {
             sides,

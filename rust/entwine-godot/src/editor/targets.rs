@@ -6,12 +6,12 @@ use glam::{Affine3A, Vec3};
 use godot::classes::{Node3D, Skeleton3D};
 use godot::prelude::*;
 
-use crate::bones::chain_to;
+use crate::bones::arm_chain;
 use crate::convert::{affine, vec3};
 use crate::formation::FormationController;
 use crate::limb_ik::LimbIK;
 use crate::rope::RopeSimulation;
-use entwine_core::rig::{Role as RigRole, Side};
+use entwine_core::rig::Side;
 
 use super::formation::{handle_at, FormationEditor};
 
@@ -102,7 +102,8 @@ pub(super) fn hold_frame(body: &Gd<Node3D>, component: &Gd<Node>) -> (Affine3A, 
         .get("auto_proportions")
         .try_to::<bool>()
         .unwrap_or(true);
-    let frame = affine(body.get_global_transform().orthonormalized());
+    let frame = crate::convert::pose(body.get_global_transform());
+    let frame = Affine3A::from_rotation_translation(frame.rotation, frame.position);
     (frame, proportion(body, auto))
 }
 
@@ -117,7 +118,7 @@ pub(super) fn proportion(body: &Gd<Node3D>, auto: bool) -> f32 {
     // The game's own rule (HoldHandComponent's proportion), so the gizmo draws what the game uses.
     let height = crate::rig::humanoid(&skeleton).height;
     let scale = vec3(skeleton.get_global_transform().basis.get_scale());
-    entwine_core::rig::world_proportion(height, entwine_core::rig::mean_scale(scale))
+    entwine_core::rig::character_proportion(height, scale)
 }
 
 /// The global transform of a rope's `end_node`, when it has one.
@@ -186,13 +187,7 @@ pub(super) fn reach_spheres(body: &Gd<Node3D>, component: &Gd<Node>) -> Vec<Reac
             .get(property)
             .try_to::<GString>()
             .unwrap_or_default();
-        let chain = if named.is_empty() {
-            let [u, l, h] = RigRole::arm(side).map(|r| rig.bone(r).map(|b| b as i32));
-            u.zip(l).zip(h).map(|((u, l), h)| [u, l, h])
-        } else {
-            let chain = chain_to(&skeleton, skeleton.find_bone(&named));
-            (chain[0] >= 0).then_some(chain)
-        };
+        let chain = arm_chain(&skeleton, &named, side, &rig);
         let Some(chain) = chain.filter(|c| c.iter().all(|&b| b < skeleton.get_bone_count())) else {
             continue;
         };

@@ -4,13 +4,12 @@
 
 use entwine_core::env_touch::node::debug_lines;
 use glam::Vec3;
-use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
-use godot::classes::{ImmediateMesh, MeshInstance3D, StandardMaterial3D};
 use godot::prelude::*;
 
 use super::EnvironmentInteractionStateMachine;
 use crate::convert::{affine, vector3};
+use crate::debug_draw::line_mesh;
 
 impl EnvironmentInteractionStateMachine {
     /// Draws the volume, contact, targets and side when `debug_draw` is on.
@@ -27,16 +26,8 @@ impl EnvironmentInteractionStateMachine {
         let area_xform = rig.character.get_global_transform() * rig.volume_local;
         let side = rig.volume_size;
         if self.debug.is_none() {
-            let mut instance = MeshInstance3D::new_alloc();
-            instance.set_name("EnvTouchDebug");
+            let (mut instance, mesh) = line_mesh("EnvTouchDebug", true);
             instance.set_as_top_level(true);
-            let mesh = ImmediateMesh::new_gd();
-            instance.set_mesh(&mesh);
-            let mut material = StandardMaterial3D::new_gd();
-            material.set_shading_mode(ShadingMode::UNSHADED);
-            material.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
-            material.set_flag(Flags::DISABLE_DEPTH_TEST, true);
-            instance.set_material_override(&material);
             self.base_mut().add_child(&instance);
             self.debug = Some((instance, mesh));
         }

@@ -1,7 +1,7 @@
 //! Driving the agents: the agent list (children or internal), the squad stepped from their sensed
 //! positions, and its velocities, headings and poses written back; the settle and state signals.
 
-use entwine_core::formation::Squad;
+use entwine_core::formation::{Squad, MAX_AGENTS};
 use godot::classes::{CharacterBody3D, RigidBody3D};
 use godot::prelude::*;
 
@@ -107,7 +107,7 @@ impl FormationController {
             }
         }
         let n = if internal {
-            self.internal_agent_count.clamp(0, 65_536) as usize
+            self.internal_agent_count.clamp(0, MAX_AGENTS as i32) as usize
         } else {
             self.agents.len()
         };

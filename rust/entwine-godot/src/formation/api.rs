@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::warnings;
+use entwine_core::formation::MAX_AGENTS;
+use entwine_core::kit::warn::int_checked;
 
 #[godot_api]
 impl FormationController {
@@ -74,17 +76,10 @@ impl FormationController {
     /// Sets [member internal_agent_count] (see the property for its range and effect).
     #[func]
     pub(super) fn set_internal_agent_count(&mut self, count: i32) {
-        let clamped = count.clamp(0, 65_536);
-        if clamped != count {
-            self.warn_once(
-                warn::AGENT_COUNT,
-                &format!(
-                    "internal_agent_count must be in 0..=65536 (got {count}); using {clamped}"
-                ),
-            );
-        } else {
-            self.warnings.clear(warn::AGENT_COUNT);
-        }
+        let (clamped, message) = int_checked("internal_agent_count", count, 0, MAX_AGENTS as i32);
+        let node = self.to_gd();
+        self.warnings
+            .once_or_clear(&node, warn::AGENT_COUNT, message);
         self.internal_agent_count = clamped;
         if self.ready && self.agent_source == AgentSource::Internal {
             self.rebuild_agents(true);

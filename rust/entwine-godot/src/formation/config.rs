@@ -1,6 +1,7 @@
 //! Configuration: the tuning properties gathered into a `SquadConfig` that the core sanitizes,
 //! and each corrected `SquadParam` named by its property in a warning given once.
 
+use entwine_core::formation::record::MAX_FRAMES;
 use entwine_core::formation::{Gains, SquadConfig, SquadParam, Thresholds};
 
 use godot::obj::WithBaseField;
@@ -118,15 +119,8 @@ impl FormationController {
     pub(super) fn record_frame_count(&mut self) -> usize {
         let node = self.to_gd();
         let v = self.record_frames;
-        let fixed = v.clamp(1, 100_000);
-        self.warnings.property(
-            &node,
-            "record_frames",
-            v,
-            v == fixed,
-            fixed,
-            "must be in 1..=100000",
-        ) as usize
+        self.warnings
+            .i32_within(&node, "record_frames", v, 1, MAX_FRAMES as i32) as usize
     }
 
     /// Returns [member head_turn_speed] (°/s) within 1..=3600 (NaN: 180), checked.

@@ -1,10 +1,9 @@
 //! The editor's preview of a `FormationController`: its current formation's slots, facings and
 //! neighbour spacing drawn for its agent count, and "Lay out agents" (undoable).
 
-use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::node::InternalMode;
-use godot::classes::{EditorInterface, Engine, ImmediateMesh, MeshInstance3D, StandardMaterial3D};
+use godot::classes::{EditorInterface, Engine, ImmediateMesh};
 use godot::prelude::*;
 
 use entwine_core::formation::render::{
@@ -82,15 +81,7 @@ impl FormationController {
         let (mut node, mut mesh) = match self.editor_slots.clone() {
             Some(pair) => pair,
             None => {
-                let mesh = ImmediateMesh::new_gd();
-                let mut node = MeshInstance3D::new_alloc();
-                node.set_name("EntwineEditorSlots");
-                node.set_mesh(&mesh);
-                let mut mat = StandardMaterial3D::new_gd();
-                mat.set_shading_mode(ShadingMode::UNSHADED);
-                mat.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
-                mat.set_flag(Flags::DISABLE_DEPTH_TEST, true);
-                node.set_material_override(&mat);
+                let (node, mesh) = crate::debug_draw::line_mesh("EntwineEditorSlots", true);
                 self.base_mut()
                     .add_child_ex(&node)
                     .internal(InternalMode::BACK)

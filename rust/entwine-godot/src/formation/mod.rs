@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use entwine_core::formation::command::CommandLog;
 use entwine_core::formation::keyframe::{KeyAgent, KeyframeHeader};
 use entwine_core::formation::{BearingWatch, Squad};
+use entwine_core::kit::Seq16;
 use godot::classes::{ImmediateMesh, Mesh, MeshInstance3D, MultiMesh, Node3D};
 use godot::prelude::*;
 
@@ -328,8 +329,8 @@ pub struct FormationController {
     /// Whether the MultiplayerAPI's `peer_disconnected` is connected to this controller.
     watching_peers: bool,
     kf_since: f32,
-    kf_seq: u16,
-    kf_last_seq: Option<u16>,
+    kf_seq: Seq16,
+    kf_last_seq: Option<Seq16>,
     kf_buf: Vec<u8>,
     kf_agents: Vec<KeyAgent>,
     kf_header: KeyframeHeader,

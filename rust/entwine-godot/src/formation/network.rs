@@ -3,6 +3,7 @@
 
 use entwine_core::formation::command::{self, flight_age, Command, NetAction, Rejection};
 use entwine_core::formation::keyframe::{decode_chunk, encode_chunk, MAX_CHUNK_AGENTS};
+use entwine_core::kit::Seq16;
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::prelude::*;
 
@@ -159,13 +160,15 @@ impl FormationController {
                 );
             }
             Ok(()) => {
+                // Chunks of one keyframe share its number: the same one is not stale.
+                let seq = Seq16(header.seq);
                 let stale = self
                     .kf_last_seq
-                    .is_some_and(|last| (header.seq.wrapping_sub(last) as i16) < 0);
+                    .is_some_and(|last| !seq.is_same_or_newer_than(last));
                 if stale {
                     self.kf_stats[3] += 1;
                 } else {
-                    self.kf_last_seq = Some(header.seq);
+                    self.kf_last_seq = Some(seq);
                     if header.formation != self.formation.to_string()
                         && !header.formation.is_empty()
                     {
@@ -174,10 +177,7 @@ impl FormationController {
                             self.formation = name.as_str().into();
                         }
                     }
-                    let age = match self.server_time() {
-                        Some(now) => (now - header.server_time).clamp(0.0, 1.0) as f32,
-                        None => 0.0,
-                    };
+                    let age = flight_age(self.server_time(), header.server_time);
                     if self.squad.apply_keyframe(&header, &agents, age) {
                         self.kf_stats[1] += 1;
                     } else {
@@ -283,11 +283,11 @@ impl FormationController {
         if clients == 0 {
             return;
         }
-        self.kf_seq = self.kf_seq.wrapping_add(1);
+        self.kf_seq = self.kf_seq.next();
         let mut header = core::mem::take(&mut self.kf_header);
         let mut agents = core::mem::take(&mut self.kf_agents);
         self.squad.keyframe_header(&mut header);
-        header.seq = self.kf_seq;
+        header.seq = self.kf_seq.0;
         header.server_time = self.server_time().unwrap_or_else(now);
         header.formation.clear();
         header.formation.push_str(&self.formation.to_string());

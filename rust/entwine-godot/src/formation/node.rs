@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use entwine_core::formation::command::CommandLog;
 use entwine_core::formation::keyframe::KeyframeHeader;
 use entwine_core::formation::{Squad, SquadConfig};
+use entwine_core::kit::Seq16;
 use godot::classes::INode3D;
 use godot::prelude::*;
 
@@ -54,7 +55,7 @@ impl INode3D for FormationController {
             acknowledge_commands: true,
             keyframe_rate: 2.0,
             kf_since: 0.0,
-            kf_seq: 0,
+            kf_seq: Seq16(0),
             kf_last_seq: None,
             kf_buf: Vec::new(),
             kf_agents: Vec::new(),

@@ -8,8 +8,8 @@ use godot::classes::mesh::PrimitiveType;
 use godot::classes::multi_mesh::TransformFormat;
 use godot::classes::node::InternalMode;
 use godot::classes::{
-    base_material_3d, CapsuleMesh, ImmediateMesh, Mesh, MeshInstance3D, MultiMesh,
-    MultiMeshInstance3D, StandardMaterial3D,
+    base_material_3d, CapsuleMesh, ImmediateMesh, Mesh, MultiMesh, MultiMeshInstance3D,
+    StandardMaterial3D,
 };
 use godot::prelude::*;
 
@@ -129,14 +129,7 @@ impl FormationController {
         let mut mesh = match self.debug_mesh.clone() {
             Some(m) => m,
             None => {
-                let mesh = ImmediateMesh::new_gd();
-                let mut inst = MeshInstance3D::new_alloc();
-                inst.set_name("EntwineDebug");
-                inst.set_mesh(&mesh);
-                let mut mat = StandardMaterial3D::new_gd();
-                mat.set_shading_mode(base_material_3d::ShadingMode::UNSHADED);
-                mat.set_flag(base_material_3d::Flags::ALBEDO_FROM_VERTEX_COLOR, true);
-                inst.set_material_override(&mat);
+                let (inst, mesh) = crate::debug_draw::line_mesh("EntwineDebug", false);
                 self.base_mut()
                     .add_child_ex(&inst)
                     .internal(InternalMode::BACK)

@@ -97,26 +97,6 @@ pub(super) fn chain_for_hand(
     side: Side,
     humanoid: &Humanoid,
 ) -> Option<[GString; 3]> {
-    if hand.is_empty() {
-        let [u, l, h] = RigRole::arm(side).map(|r| humanoid.bone(r));
-        let name = |b: Option<usize>| b.map(|b| skeleton.get_bone_name(b as i32));
-        return Some([name(u)?, name(l)?, name(h)?]);
-    }
-    let h = skeleton.find_bone(hand);
-    if h < 0 {
-        return None;
-    }
-    let lower = skeleton.get_bone_parent(h);
-    if lower < 0 {
-        return None;
-    }
-    let upper = skeleton.get_bone_parent(lower);
-    if upper < 0 {
-        return None;
-    }
-    Some([
-        skeleton.get_bone_name(upper),
-        skeleton.get_bone_name(lower),
-        hand.clone(),
-    ])
+    let chain = crate::bones::arm_chain(skeleton, hand, side, humanoid)?;
+    Some(chain.map(|b| skeleton.get_bone_name(b)))
 }

@@ -22,13 +22,12 @@ use entwine_core::hold_hand::{
 use entwine_core::kit::Pose;
 use entwine_core::rig::{Humanoid, Role as RigRole, Side};
 use glam::Vec3;
-use godot::classes::base_material_3d::{Flags, ShadingMode};
 use godot::classes::mesh::PrimitiveType;
 use godot::classes::notify::NodeNotification;
 use godot::classes::{
     AnimationMixer, AnimationNodeAdd2, AnimationNodeAdd3, AnimationNodeBlend2, AnimationNodeBlend3,
     AnimationNodeBlendTree, AnimationPlayer, AnimationTree, CharacterBody3D, Engine, INode,
-    ImmediateMesh, MeshInstance3D, Node, Node3D, Skeleton3D, StandardMaterial3D,
+    ImmediateMesh, Node, Node3D, Skeleton3D,
 };
 use godot::prelude::*;
 

@@ -2,6 +2,7 @@
 //! mirroring the animation, and solving and driving both hands (with the debug drawing).
 
 use super::*;
+use entwine_core::kit::draw;
 
 impl HoldHandComponent {
     pub(super) fn on_phase_change(&mut self, from: Phase, to: Phase) {
@@ -444,15 +445,7 @@ impl HoldHandComponent {
         let mut mesh = match self.runtime.debug_mesh.clone() {
             Some(mesh) => mesh,
             None => {
-                let mesh = ImmediateMesh::new_gd();
-                let mut material = StandardMaterial3D::new_gd();
-                material.set_shading_mode(ShadingMode::UNSHADED);
-                material.set_flag(Flags::ALBEDO_FROM_VERTEX_COLOR, true);
-                material.set_flag(Flags::DISABLE_DEPTH_TEST, true);
-                let mut instance = MeshInstance3D::new_alloc();
-                instance.set_name("HoldHandDebug");
-                instance.set_mesh(&mesh);
-                instance.set_material_override(&material);
+                let (instance, mesh) = crate::debug_draw::line_mesh("HoldHandDebug", true);
                 self.base_mut().add_child(&instance);
                 self.runtime.debug_mesh = Some(mesh.clone());
                 mesh
@@ -470,32 +463,18 @@ impl HoldHandComponent {
             Color::from_rgb(1.0, 0.5, 0.3),
             Color::from_rgb(0.3, 0.6, 1.0),
         ]) {
-            let c = vector3(sphere.center);
-            let r = sphere.radius;
-            for axes in [
-                (Vector3::RIGHT, Vector3::UP),
-                (Vector3::UP, Vector3::BACK),
-                (Vector3::BACK, Vector3::RIGHT),
-            ] {
-                for k in 0..SEGMENTS {
-                    let at = |i: usize| {
-                        let t = i as f32 / SEGMENTS as f32 * std::f32::consts::TAU;
-                        c + (axes.0 * t.cos() + axes.1 * t.sin()) * r
-                    };
-                    line(&mut mesh, at(k), at(k + 1), color);
-                }
+            for (a, b) in draw::sphere(sphere.center, sphere.radius, SEGMENTS) {
+                line(&mut mesh, vector3(a), vector3(b), color);
             }
         }
-        let cross = |mesh: &mut Gd<ImmediateMesh>, p: Vector3, size: f32, color: Color| {
-            for axis in [Vector3::RIGHT, Vector3::UP, Vector3::BACK] {
-                mesh.surface_set_color(color);
-                mesh.surface_add_vertex(p - axis * size);
-                mesh.surface_add_vertex(p + axis * size);
+        let cross = |mesh: &mut Gd<ImmediateMesh>, p: Vec3, size: f32, color: Color| {
+            for (a, b) in draw::star(p, size) {
+                line(mesh, vector3(a), vector3(b), color);
             }
         };
         cross(
             &mut mesh,
-            vector3(out.preferred),
+            out.preferred,
             0.04,
             Color::from_rgb(0.7, 0.7, 0.7),
         );
@@ -504,7 +483,7 @@ impl HoldHandComponent {
         } else {
             Color::from_rgb(1.0, 0.2, 0.2)
         };
-        cross(&mut mesh, vector3(out.contact), 0.07, state);
+        cross(&mut mesh, out.contact, 0.07, state);
         line(
             &mut mesh,
             vector3(out.initiator_target.position),

@@ -257,7 +257,7 @@ impl HoldHandComponent {
             }
         };
         let scale = vec3(skeleton.get_global_transform().basis.get_scale());
-        entwine_core::rig::world_proportion(height, entwine_core::rig::mean_scale(scale))
+        entwine_core::rig::character_proportion(height, scale)
     }
 
     pub(super) fn follow_tuning(&mut self) -> FollowTuning {

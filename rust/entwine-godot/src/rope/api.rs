@@ -88,16 +88,10 @@ impl RopeSimulation {
     /// Sets [member point_count] (see the property for its range and effect).
     #[func]
     pub(super) fn set_point_count(&mut self, count: i32) {
-        let max = self.capacity.clamp(2, MAX_CAPACITY as i32);
-        let fixed = count.clamp(2, max);
-        if fixed != count {
-            self.warn_once(
-                warn::POINT_COUNT,
-                &format!("point_count {count} is out of range; accepted 2..={max} (the point slots), using {fixed}"),
-            );
-        } else {
-            self.clear_warning(warn::POINT_COUNT);
-        }
+        let (lo, hi) = (MIN_CAPACITY as i32, MAX_CAPACITY as i32);
+        let max = self.capacity.clamp(lo, hi);
+        let (fixed, message) = int_accepted("point_count", count, lo, max, " (the point slots)");
+        self.warn_or_clear(warn::POINT_COUNT, message);
         self.point_count = fixed;
         if self.rope.is_some() {
             let length = (fixed - 1) as f32 * self.segment_length;
@@ -108,15 +102,9 @@ impl RopeSimulation {
     /// Sets [member capacity] (see the property for its range and effect).
     #[func]
     pub(super) fn set_capacity(&mut self, capacity: i32) {
-        let fixed = capacity.clamp(2, MAX_CAPACITY as i32);
-        if fixed != capacity {
-            self.warn_once(
-                warn::CAPACITY,
-                &format!("capacity {capacity} is out of range; accepted 2..={MAX_CAPACITY}, using {fixed}"),
-            );
-        } else {
-            self.clear_warning(warn::CAPACITY);
-        }
+        let (lo, hi) = (MIN_CAPACITY as i32, MAX_CAPACITY as i32);
+        let (fixed, message) = int_accepted("capacity", capacity, lo, hi, "");
+        self.warn_or_clear(warn::CAPACITY, message);
         if fixed == self.capacity {
             return;
         }
@@ -298,15 +286,9 @@ impl RopeSimulation {
     /// Sets [member tube_sides] (see the property for its range and effect).
     #[func]
     pub(super) fn set_tube_sides(&mut self, sides: i32) {
-        let fixed = sides.clamp(3, 64);
-        if fixed != sides {
-            self.warn_once(
-                warn::TUBE,
-                &format!("tube_sides {sides} is out of range; accepted 3..=64, using {fixed}"),
-            );
-        } else {
-            self.clear_warning(warn::TUBE);
-        }
+        let (lo, hi) = (MIN_SIDES as i32, MAX_SIDES as i32);
+        let (fixed, message) = int_accepted("tube_sides", sides, lo, hi, "");
+        self.warn_or_clear(warn::TUBE, message);
         self.tube_sides = fixed;
         self.rebuild_visuals();
     }
@@ -314,15 +296,9 @@ impl RopeSimulation {
     /// Sets [member smoothing] (see the property for its range and effect).
     #[func]
     pub(super) fn set_smoothing(&mut self, rings: i32) {
-        let fixed = rings.clamp(1, 8);
-        if fixed != rings {
-            self.warn_once(
-                warn::SMOOTHING,
-                &format!("smoothing {rings} is out of range; accepted 1..=8, using {fixed}"),
-            );
-        } else {
-            self.clear_warning(warn::SMOOTHING);
-        }
+        let (lo, hi) = (MIN_SUBDIVISIONS as i32, MAX_SUBDIVISIONS as i32);
+        let (fixed, message) = int_accepted("smoothing", rings, lo, hi, "");
+        self.warn_or_clear(warn::SMOOTHING, message);
         self.smoothing = fixed;
         self.rebuild_visuals();
     }

@@ -1,6 +1,6 @@
 //! `RopeBoneChain`: a chain of skeleton bones skinned to a `RopeSimulation`, as a `SkeletonModifier3D`.
 
-use entwine_core::kit::Pose;
+use entwine_core::kit::{draw, Pose};
 use entwine_core::rope::{BoneChain, ChainError, ChainFit};
 use glam::Vec3;
 use godot::classes::base_material_3d::{Flags, ShadingMode};
@@ -420,16 +420,9 @@ impl RopeBoneChain {
         };
         let root = find("root_bone", &self.root_bone)?;
         let tip = find("tip_bone", &self.tip_bone)?;
-        // A malformed skeleton cannot loop forever: parents are bounded by the bone count.
-        let mut bone = tip;
-        for _ in 0..=skeleton.get_bone_count() {
-            bone = skeleton.get_bone_parent(bone);
-            if bone == root {
-                return Ok((root, tip));
-            }
-            if bone < 0 {
-                break;
-            }
+        // The core's bounded walk: a malformed skeleton cannot loop forever.
+        if crate::bones::is_ancestor(skeleton, root, tip) {
+            return Ok((root, tip));
         }
         Err(format!(
             "tip_bone '{}' is not a descendant of root_bone '{}' (the chain runs root → tip and needs at least two bones)",
@@ -491,9 +484,9 @@ impl RopeBoneChain {
                 mesh.surface_add_vertex(at);
                 mesh.surface_add_vertex(vector3(next.position));
             }
-            for axis in [Vector3::RIGHT, Vector3::UP, Vector3::BACK] {
-                mesh.surface_add_vertex(at - axis * size);
-                mesh.surface_add_vertex(at + axis * size);
+            for (a, b) in draw::star(p.position, size) {
+                mesh.surface_add_vertex(vector3(a));
+                mesh.surface_add_vertex(vector3(b));
             }
         }
         mesh.surface_end();

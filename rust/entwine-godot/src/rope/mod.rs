@@ -6,11 +6,13 @@ mod mesh;
 mod preset;
 mod server;
 
+use entwine_core::kit::warn::int_accepted;
 use entwine_core::rope::batch::{BatchEntry, RopeBatch, StepInput};
 use entwine_core::rope::record::Replayer;
 use entwine_core::rope::{
     AnchorSample, CutReason, EndAttachment, ParamIssue, PresetTable, Recorder, Recording, Rope,
-    RopeParams, StepEvents, World, DEFAULT_CAPACITY, MAX_CAPACITY,
+    RopeParams, StepEvents, World, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SIDES, MAX_SUBDIVISIONS,
+    MIN_CAPACITY, MIN_SIDES, MIN_SUBDIVISIONS,
 };
 use glam::Vec3;
 use godot::classes::multi_mesh::TransformFormat;

@@ -299,6 +299,12 @@ impl RopeSimulation {
         self.warnings.once(&node, kind, message);
     }
 
+    /// Prints `message` once for `kind` when there is one, else lets `kind` print again.
+    pub(super) fn warn_or_clear(&mut self, kind: u32, message: Option<String>) {
+        let node = self.to_gd();
+        self.warnings.once_or_clear(&node, kind, message);
+    }
+
     pub(super) fn clear_warning(&mut self, kind: u32) {
         self.warnings.clear(kind);
     }

@@ -8,7 +8,7 @@ use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
 use super::{SoldierBearing, WARN_HEAD};
-use crate::bones::{chain_to, is_ancestor};
+use crate::bones::{arm_chain, is_ancestor};
 use crate::convert::vec3;
 use crate::limb_ik::LimbIK;
 use crate::rig;
@@ -142,22 +142,10 @@ pub(super) fn salute_arm(
     humanoid: &Humanoid,
 ) -> [GString; 3] {
     let fallback = RigRole::arm(Side::Right).map(|r| GString::from(r.godot_name()));
-    if hand.is_empty() {
-        let found = RigRole::arm(Side::Right).map(|r| humanoid.bone(r));
-        return match found {
-            [Some(u), Some(l), Some(h)] => [u, l, h].map(|b| skeleton.get_bone_name(b as i32)),
-            _ => fallback,
-        };
-    }
-    let [upper, lower, _] = chain_to(skeleton, skeleton.find_bone(hand));
-    if upper >= 0 {
-        [
-            skeleton.get_bone_name(upper),
-            skeleton.get_bone_name(lower),
-            hand.clone(),
-        ]
-    } else {
-        [fallback[0].clone(), fallback[1].clone(), hand.clone()]
+    match arm_chain(skeleton, hand, Side::Right, humanoid) {
+        Some(chain) => chain.map(|b| skeleton.get_bone_name(b)),
+        None if hand.is_empty() => fallback,
+        None => [fallback[0].clone(), fallback[1].clone(), hand.clone()],
     }
 }
 

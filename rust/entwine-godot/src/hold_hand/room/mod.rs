@@ -1,6 +1,7 @@
 //! `HoldHandRoom`: the node that holds every player's interaction state (the core's `Room`), on one
 //! machine or on the multiplayer server; its script API, RPCs and signals are in the sibling files.
 
+use entwine_core::hold_hand::room::{request_timeout_message, request_timeout_within};
 use entwine_core::hold_hand::{
     CallGate, Interaction, PlayerId, Room, RoomCall, RoomError, RoomEvent,
 };
@@ -46,7 +47,7 @@ pub struct HoldHandRoom {
     /// Seconds a request waits for an answer before it expires (0.5–120; outside, clamped with
     /// one warning).
     #[export(range = (0.5, 120.0, 0.5, suffix = "s"))]
-    #[init(val = 10.0)]
+    #[init(val = Room::DEFAULT_REQUEST_TIMEOUT)]
     request_timeout: f64,
 
     /// Use the MultiplayerAPI when a peer is connected: the server decides, clients follow.
@@ -142,20 +143,11 @@ impl HoldHandRoom {
     fn request_timeout(&mut self) -> f64 {
         let node = self.to_gd();
         let t = self.request_timeout;
-        let valid = (0.5..=120.0).contains(&t);
-        let fallback = if t.is_nan() {
-            10.0
-        } else {
-            t.clamp(0.5, 120.0)
-        };
-        self.settings.property(
-            &node,
-            "request_timeout",
-            t,
-            valid,
-            fallback,
-            "must be in 0.5..=120 s",
-        )
+        let (used, valid) = request_timeout_within(t);
+        self.settings.setting(&node, "request_timeout", valid, || {
+            request_timeout_message(t, used)
+        });
+        used
     }
 
     /// Adds a component under `id`; returns false (and changes nothing) when the id is taken.
