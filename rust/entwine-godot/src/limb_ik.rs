@@ -1,12 +1,12 @@
 //! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
 
 use entwine_core::kit::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
-use entwine_core::rig::skeleton::{self, find_limb_chain, Bones};
+use entwine_core::rig::skeleton::{self, find_limb_chain};
 use entwine_core::rig::MAX_HAND_PARTS;
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
-use crate::bones::is_uniform;
+use crate::bones::{is_uniform, SkeletonBones};
 use crate::warnings::Warnings;
 
 /// Warning kind: the chain cannot be resolved (printed once until it resolves).
@@ -472,26 +472,5 @@ impl LimbIK {
             position_weight,
             rotation_weight,
         })
-    }
-}
-
-/// The skeleton's bones for the core's chain lookup ([`find_limb_chain`]).
-struct SkeletonBones<'a>(&'a Gd<Skeleton3D>);
-
-impl Bones for SkeletonBones<'_> {
-    fn count(&self) -> i32 {
-        self.0.get_bone_count()
-    }
-    fn find(&self, name: &str) -> i32 {
-        self.0.find_bone(name)
-    }
-    fn parent(&self, bone: i32) -> i32 {
-        self.0.get_bone_parent(bone)
-    }
-    fn name(&self, bone: i32) -> String {
-        self.0.get_bone_name(bone).to_string()
-    }
-    fn label(&self) -> String {
-        rig::label(self.0)
     }
 }
