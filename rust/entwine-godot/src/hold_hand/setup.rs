@@ -146,6 +146,7 @@ impl HoldHandComponent {
     /// Resolves the character, skeleton and animation tree from the properties (not per frame).
     pub(super) fn resolve_nodes(&mut self) {
         self.runtime.rig_height = None;
+        self.runtime.tick_proportion = None;
         self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
         let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
         self.runtime.skeleton = if self.skeleton.is_empty() {
