@@ -6,7 +6,7 @@
 
 use glam::{Mat3, Vec3};
 
-use super::Shape;
+use super::{Rope, Shape};
 use crate::kit::Pose;
 
 /// Most shapes a rope's world holds (the nearest ones win when a rope lies in a crowd).
@@ -18,6 +18,38 @@ pub const CLUSTER_GAP: f32 = 2.0;
 /// Room (metres) added around a shape's bounds when they are tested against a rope's box, so that
 /// the bounds never miss a shape the physics engine's own overlap test would find.
 pub const BOUNDS_PAD: f32 = 0.01;
+
+/// Extra room around the rope's bounds for the collider query, metres (covers a step of motion).
+pub const QUERY_MARGIN: f32 = 0.5;
+
+/// The same with cutters: a cutter up to 1.5 m past the rope after crossing it since the last frame
+/// (90 m/s at 60 Hz) is still found and swept back across it.
+pub const CUTTER_QUERY_MARGIN: f32 = 1.5;
+
+/// Returns the box `(lo, hi)` (world metres) whose colliders `rope` needs for a step from `anchor`:
+/// the box of `anchor`, the rope's points and its loose piece's points, grown on each axis by the
+/// anchor's travel since the last step plus a margin ([`CUTTER_QUERY_MARGIN`] with `cutters`, else
+/// [`QUERY_MARGIN`]) plus `radius`; `None` when the box is not finite.
+#[must_use]
+pub fn query_box(rope: &Rope, anchor: Vec3, radius: f32, cutters: bool) -> Option<(Vec3, Vec3)> {
+    let mut lo = anchor;
+    let mut hi = anchor;
+    for p in rope.points().iter().chain(rope.loose_points()) {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+    }
+    // Room for this step's motion: the last step's travel of the anchor, plus a margin (wider
+    // when there are cutters, so one that crossed the rope since the last frame is still found).
+    let margin = if cutters {
+        CUTTER_QUERY_MARGIN
+    } else {
+        QUERY_MARGIN
+    };
+    let travel = (anchor - rope.anchor()).abs() + Vec3::splat(margin + radius);
+    lo -= travel;
+    hi += travel;
+    (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+}
 
 /// Where a shape may be, in world space.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -297,6 +329,47 @@ impl CutterMemory {
 mod tests {
     use super::*;
     use glam::Quat;
+
+    fn hanging_rope() -> Rope {
+        let params = super::super::RopeParams::default();
+        Rope::new(32, 5, params, Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y)
+    }
+
+    #[test]
+    fn query_box_holds_the_rope_grown_by_the_margin_and_radius() {
+        let rope = hanging_rope();
+        let anchor = rope.anchor();
+        let (mut lo, mut hi) = (anchor, anchor);
+        for p in rope.points() {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+        }
+        let (qlo, qhi) = query_box(&rope, anchor, 0.1, false).expect("finite");
+        let grow = Vec3::splat(QUERY_MARGIN + 0.1);
+        assert_eq!((qlo, qhi), (lo - grow, hi + grow));
+        let (clo, chi) = query_box(&rope, anchor, 0.1, true).expect("finite");
+        let grow = Vec3::splat(CUTTER_QUERY_MARGIN + 0.1);
+        assert_eq!((clo, chi), (lo - grow, hi + grow));
+    }
+
+    #[test]
+    fn query_box_takes_in_the_anchor_and_its_travel() {
+        let rope = hanging_rope();
+        let moved = rope.anchor() + Vec3::new(3.0, 0.0, -1.0);
+        let (lo, hi) = query_box(&rope, moved, 0.0, false).expect("finite");
+        // The travel (3, 0, 1) plus the margin grows both sides; the new anchor is inside.
+        let travel = Vec3::new(3.0, 0.0, 1.0) + Vec3::splat(QUERY_MARGIN);
+        assert!(lo.cmple(moved - travel).all() && hi.cmpge(moved + travel).all());
+        assert_eq!(hi.x, moved.x + travel.x);
+        assert_eq!(lo.z, moved.z - travel.z);
+    }
+
+    #[test]
+    fn query_box_is_none_when_not_finite() {
+        let rope = hanging_rope();
+        assert!(query_box(&rope, Vec3::new(f32::NAN, 0.0, 0.0), 0.1, false).is_none());
+        assert!(query_box(&rope, rope.anchor(), f32::INFINITY, false).is_none());
+    }
 
     fn boxed(x: f32) -> Option<(Vec3, Vec3)> {
         Some((Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 1.0, 1.0)))

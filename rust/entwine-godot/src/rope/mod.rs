@@ -32,12 +32,6 @@ use crate::convert::{vec3, vector3};
 use colliders::{Gatherer, Request, SharedGather, MAX_COLLIDERS};
 use mesh::TubeMesh;
 
-/// Extra room around the rope's bounds for the collider query, metres (covers a step of motion).
-const QUERY_MARGIN: f32 = 0.5;
-/// The same with cutters: a cutter up to 1.5 m past the rope after crossing it since the last frame
-/// (90 m/s at 60 Hz) is still found and swept back across it.
-const CUTTER_QUERY_MARGIN: f32 = 1.5;
-
 /// A Verlet rope that hangs from a hand bone or a node: it swings, drags on the ground, grows and
 /// shrinks, collides with the physics world without tunnelling, and can be cut.
 ///

@@ -2,6 +2,7 @@
 //! emitting the step's signals, and drawing the rope.
 
 use super::*;
+use entwine_core::rope::gather;
 
 impl RopeSimulation {
     /// Steps this rope alone now ([method advance], or a rope outside the server).
@@ -183,23 +184,8 @@ impl RopeSimulation {
             return None;
         }
         let rope = self.rope.as_ref()?;
-        let mut lo = anchor;
-        let mut hi = anchor;
-        for p in rope.points().iter().chain(rope.loose_points()) {
-            lo = lo.min(*p);
-            hi = hi.max(*p);
-        }
-        // Room for this step's motion: the last step's travel of the anchor, plus a margin (wider
-        // when there are cutters, so one that crossed the rope since the last frame is still found).
-        let margin = if cutter != 0 {
-            CUTTER_QUERY_MARGIN
-        } else {
-            QUERY_MARGIN
-        };
-        let travel = (anchor - rope.anchor()).abs() + Vec3::splat(margin + self.radius);
-        lo -= travel;
-        hi += travel;
-        (lo.is_finite() && hi.is_finite()).then_some((lo, hi, solid, cutter))
+        let (lo, hi) = gather::query_box(rope, anchor, self.radius, cutter != 0)?;
+        Some((lo, hi, solid, cutter))
     }
 
     /// Fills the collider list from the physics world around the rope with its own query (a rope
