@@ -404,6 +404,61 @@ impl VertexLayout {
     }
 }
 
+/// How far (metres, on any axis) a point may move before the tube is rebuilt: 10 µm, a
+/// thousandth of the default radius. A rope at rest keeps moving by a few ulps each step (gravity
+/// and the constraints never balance to the bit); its tube is then left as it is.
+pub const STILL: f32 = 1e-5;
+
+/// Says whether a tube must be redrawn: it remembers the points and radius of the last redraw
+/// (room for `max_points`, allocated once) and whether there was one that they describe.
+#[derive(Clone, Debug, Default)]
+pub struct Redraw {
+    last_points: Vec<Vec3>,
+    last_radius: f32,
+    built: bool,
+}
+
+impl Redraw {
+    /// Returns a tracker for ropes of up to `max_points` points, with no redraw yet.
+    #[must_use]
+    pub fn with_capacity(max_points: usize) -> Self {
+        Self {
+            last_points: Vec::with_capacity(max_points),
+            last_radius: 0.0,
+            built: false,
+        }
+    }
+
+    /// Returns whether the tube around `points` with `radius` must be redrawn, and if so remembers
+    /// them as the last redraw. Not when there are as many points as at the last redraw, the radius
+    /// is the same and no point has moved more than [`STILL`] on any axis since (a rope at rest).
+    /// More points than the tracker holds are always redrawn.
+    pub fn needed(&mut self, points: &[Vec3], radius: f32) -> bool {
+        if self.built && self.still(points, radius) {
+            return false;
+        }
+        self.last_points.clear();
+        self.last_points
+            .extend_from_slice(&points[..points.len().min(self.last_points.capacity())]);
+        self.last_radius = radius;
+        // Longer than the buffers can hold (never for a rope's own tube): always rebuilt.
+        self.built = self.last_points.len() == points.len();
+        true
+    }
+
+    /// Returns whether `points` and `radius` are those of the last redraw within [`STILL`] (the
+    /// same count, the same radius bit for bit, every point within `STILL` on every axis; a NaN is
+    /// never still).
+    fn still(&self, points: &[Vec3], radius: f32) -> bool {
+        radius.to_bits() == self.last_radius.to_bits()
+            && points.len() == self.last_points.len()
+            && points
+                .iter()
+                .zip(&self.last_points)
+                .all(|(a, b)| (*a - *b).abs().cmple(Vec3::splat(STILL)).all())
+    }
+}
+
 /// Returns Godot's octahedral encoding of a unit vector, in [0, 1]².
 #[must_use]
 pub fn octahedron_encode(n: Vec3) -> [f32; 2] {
@@ -487,6 +542,41 @@ fn centre_line(points: &[Vec3], subdivisions: usize, centres: &mut [Vec3]) -> us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redraw_skips_a_rope_at_rest_and_not_one_that_moved() {
+        let mut r = Redraw::with_capacity(4);
+        let pts = [Vec3::ZERO, Vec3::new(0.0, -1.0, 0.0)];
+        assert!(r.needed(&pts, 0.1), "the first time");
+        assert!(!r.needed(&pts, 0.1), "nothing moved");
+        let jiggled = [Vec3::splat(STILL * 0.5), pts[1]];
+        assert!(!r.needed(&jiggled, 0.1), "moved less than STILL");
+        let moved = [Vec3::new(STILL * 2.0, 0.0, 0.0), pts[1]];
+        assert!(r.needed(&moved, 0.1), "moved more than STILL");
+        assert!(!r.needed(&moved, 0.1));
+        assert!(r.needed(&moved, 0.2), "another radius");
+        assert!(r.needed(&moved[..1], 0.2), "another count");
+        assert!(r.needed(&[Vec3::NAN], 0.2), "a NaN");
+        assert!(r.needed(&[Vec3::NAN], 0.2), "a NaN is never still");
+    }
+
+    #[test]
+    fn redraw_compares_against_the_last_redraw_not_the_last_call() {
+        let mut r = Redraw::with_capacity(1);
+        assert!(r.needed(&[Vec3::ZERO], 0.1));
+        // Creeping by less than STILL per call still redraws once the sum passes it.
+        let step = STILL * 0.6;
+        assert!(!r.needed(&[Vec3::new(step, 0.0, 0.0)], 0.1));
+        assert!(r.needed(&[Vec3::new(2.0 * step, 0.0, 0.0)], 0.1));
+    }
+
+    #[test]
+    fn redraw_always_redraws_more_points_than_it_holds() {
+        let mut r = Redraw::with_capacity(1);
+        let pts = [Vec3::ZERO, Vec3::Y];
+        assert!(r.needed(&pts, 0.1));
+        assert!(r.needed(&pts, 0.1));
+    }
 
     /// `build_upto` as it was before the frames were split from the vertices (one loop per ring).
     fn old_build_upto(t: &mut Tube, points: &[Vec3], radius: f32, at_least: usize) -> (Vec3, Vec3) {

@@ -10,7 +10,7 @@
 //! tangents (octahedral, 16-bit, `normal/tangent stride` apart); the strides and offsets are asked from
 //! the `RenderingServer` for the mesh's own format, so the layout is never guessed.
 
-use entwine_core::rope::tube::VertexLayout;
+use entwine_core::rope::tube::{Redraw, VertexLayout};
 use entwine_core::rope::Tube;
 use glam::Vec3;
 use godot::classes::mesh::{ArrayFormat, ArrayType, PrimitiveType};
@@ -19,11 +19,6 @@ use godot::classes::{ArrayMesh, Material, MeshInstance3D, RenderingServer};
 use godot::prelude::*;
 
 use crate::convert::vector3;
-
-/// How far (metres, on any axis) a point may move before the tube is rebuilt: 10 µm, a
-/// thousandth of the default radius. A rope at rest keeps moving by a few ulps each step (gravity
-/// and the constraints never balance to the bit); its tube is then left as it is.
-pub const STILL: f32 = 1e-5;
 
 /// A tube mesh instance kept in sync with a rope.
 pub struct TubeMesh {
@@ -43,11 +38,8 @@ pub struct TubeMesh {
     live_rings: usize,
     /// Whether the instance was last left shown (a hidden, empty tube is not rebuilt).
     pub shown: bool,
-    /// The points and radius of the last upload (room for `max_points`, allocated once), and
-    /// whether there was one that they describe.
-    last_points: Vec<Vec3>,
-    last_radius: f32,
-    built: bool,
+    /// Whether the rope moved enough since the last upload to upload again.
+    redraw: Redraw,
 }
 
 impl TubeMesh {
@@ -139,9 +131,7 @@ impl TubeMesh {
             // The surface was created around two points with radius 0: every ring is collapsed.
             live_rings: 0,
             shown: true,
-            last_points: Vec::with_capacity(max_points),
-            last_radius: 0.0,
-            built: false,
+            redraw: Redraw::with_capacity(max_points),
         }
     }
 
@@ -158,18 +148,12 @@ impl TubeMesh {
     /// Rebuilds the tube around `points` (world metres) with `radius` metres and uploads it in place:
     /// the rings the rope reaches, and those it reached last time. Does nothing when there are as many
     /// points as at the last upload, the radius is the same and no point has moved more than
-    /// [`STILL`] on any axis since (a rope at rest): the tube stays as uploaded then, at most that far
-    /// off. Returns whether it uploaded.
+    /// the core's `tube::STILL` on any axis since (a rope at rest): the tube stays as uploaded then,
+    /// at most that far off. Returns whether it uploaded.
     pub fn update(&mut self, points: &[Vec3], radius: f32) -> bool {
-        if self.built && self.still(points, radius) {
+        if !self.redraw.needed(points, radius) {
             return false;
         }
-        self.last_points.clear();
-        self.last_points
-            .extend_from_slice(&points[..points.len().min(self.last_points.capacity())]);
-        self.last_radius = radius;
-        // Longer than the buffers can hold (never for a rope's own tube): always rebuilt.
-        self.built = self.last_points.len() == points.len();
         let (lo, hi) = self.tube.frame(points, radius, self.live_rings);
         let n = self.tube.written_rings() * (self.tube.sides() + 1);
         self.live_rings = (self.tube.active_rings() + 1).min(self.tube.max_rings());
@@ -206,17 +190,5 @@ impl TubeMesh {
         // On the instance (one RenderingServer call), not on the mesh (which would emit `changed`).
         self.instance.set_custom_aabb(aabb);
         true
-    }
-
-    /// Returns whether `points` and `radius` are those of the last upload within [`STILL`] (the
-    /// same count, the same radius bit for bit, every point within `STILL` on every axis; a NaN is
-    /// never still).
-    fn still(&self, points: &[Vec3], radius: f32) -> bool {
-        radius.to_bits() == self.last_radius.to_bits()
-            && points.len() == self.last_points.len()
-            && points
-                .iter()
-                .zip(&self.last_points)
-                .all(|(a, b)| (*a - *b).abs().cmple(Vec3::splat(STILL)).all())
     }
 }
