@@ -388,6 +388,38 @@ fn position_code(x: f32) -> u16 {
     }
 }
 
+/// How the arm layers (the tree's blend amounts that move the arms) follow a hand's IK position
+/// `weight`: their animated values are saved when the weight first rises above 0 (nothing saved
+/// yet), each saved value is blended toward the hold value by the weight (0: as animated, 1: the
+/// hold value), and the saved values are forgotten once the weight is back at 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ArmLayerBlend {
+    /// The hand's IK position weight.
+    pub weight: f32,
+}
+
+impl ArmLayerBlend {
+    /// Returns whether the layers' values are to be saved now: nothing is saved (`saved_any`
+    /// false) and the weight is above 0.
+    #[must_use]
+    pub fn saves(self, saved_any: bool) -> bool {
+        !saved_any && self.weight > 0.0
+    }
+
+    /// Returns the value a layer saved at `saved` takes: blended toward `hold` by the weight.
+    #[must_use]
+    pub fn value(self, saved: f32, hold: f32) -> f32 {
+        saved + (hold - saved) * self.weight
+    }
+
+    /// Returns whether the saved values are to be forgotten (after this blend): the weight is at
+    /// or below 0.
+    #[must_use]
+    pub fn clears(self) -> bool {
+        self.weight <= 0.0
+    }
+}
+
 /// What one of an AnimationTree's `parameters/…` properties is to the snapshot
 /// ([`TreeParam::of`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -480,6 +512,27 @@ pub fn settable(usage: i64) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn arm_layers_save_when_the_weight_rises_blend_toward_hold_and_clear_at_zero() {
+        let off = ArmLayerBlend { weight: 0.0 };
+        let half = ArmLayerBlend { weight: 0.5 };
+        let full = ArmLayerBlend { weight: 1.0 };
+        // Saved once, when the weight first rises above 0.
+        assert!(!off.saves(false));
+        assert!(half.saves(false));
+        assert!(!half.saves(true));
+        assert!(!ArmLayerBlend { weight: f32::NAN }.saves(false));
+        // 0 leaves the animated value, 1 gives the hold value, between blends.
+        assert_eq!(off.value(0.8, 0.0), 0.8);
+        assert_eq!(full.value(0.8, 0.0), 0.0);
+        assert_eq!(half.value(0.8, 0.2), 0.8 + (0.2 - 0.8) * 0.5);
+        // Forgotten at 0 (and below), kept while the hand holds.
+        assert!(off.clears());
+        assert!(ArmLayerBlend { weight: -1.0 }.clears());
+        assert!(!half.clears());
+        assert!(!full.clears());
+    }
 
     #[test]
     fn tree_parameters_are_told_apart_by_name_type_and_usage() {

@@ -2,6 +2,7 @@
 //! and the recipient's watch over a silent initiator.
 
 use super::*;
+use entwine_core::hold_hand::anim::ArmLayerBlend;
 
 impl HoldHandComponent {
     /// The room this component joined, unless it has been freed since.
@@ -295,7 +296,8 @@ impl HoldHandComponent {
         let Some(mut tree) = self.tree_node() else {
             return;
         };
-        if self.runtime.arm_saved.is_empty() && position > 0.0 {
+        let blend = ArmLayerBlend { weight: position };
+        if blend.saves(!self.runtime.arm_saved.is_empty()) {
             for name in self.arm_layers().as_slice() {
                 let name = StringName::from(name);
                 let value = tree.get(&name);
@@ -308,10 +310,10 @@ impl HoldHandComponent {
         let hold = self.arm_layer_hold_value();
         for (name, saved) in &self.runtime.arm_saved {
             if let Ok(v) = saved.try_to::<f32>() {
-                tree.set(name, &(v + (hold - v) * position).to_variant());
+                tree.set(name, &blend.value(v, hold).to_variant());
             }
         }
-        if position <= 0.0 {
+        if blend.clears() {
             self.runtime.arm_saved.clear();
         }
     }
