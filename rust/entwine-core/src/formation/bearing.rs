@@ -416,6 +416,26 @@ pub fn right_neighbour_score(offset: Vec2, right: Vec2, spacing: f32) -> Option<
 /// without a skeleton is looked at.
 pub const EYE_HEIGHT: f32 = 1.6;
 
+/// Returns where a guide's eyes are (world) for a looker to dress on: the guide's head when
+/// known; else the guide's position (`None`: no guide, and no target) raised by the looker's head
+/// height, the looker's head's y over its own position's y when `looker` gives both (head, then
+/// position), else [`EYE_HEIGHT`]. The positions are asked for only when needed.
+pub fn eye_target(
+    guide_head: Option<Vec3>,
+    guide_position: impl FnOnce() -> Option<Vec3>,
+    looker: impl FnOnce() -> Option<(Vec3, Vec3)>,
+) -> Option<Vec3> {
+    if let Some(h) = guide_head {
+        return Some(h);
+    }
+    let position = guide_position()?;
+    let height = match looker() {
+        Some((head, own)) => head.y - own.y,
+        None => EYE_HEIGHT,
+    };
+    Some(position + Vec3::Y * height)
+}
+
 /// The salute's hand offset from the head, in the character's axes (x right, y up, z back), for a
 /// 1.75 m human: the fingers reach the right brow.
 pub const SALUTE_HAND_OFFSET: Vec3 = Vec3::new(0.14, 0.06, -0.08);
@@ -524,6 +544,24 @@ mod tests {
 
     fn angle_between(a: Vec3, b: Vec3) -> f32 {
         a.normalize().dot(b.normalize()).clamp(-1.0, 1.0).acos()
+    }
+
+    #[test]
+    fn eye_target_is_the_guides_head_else_its_position_at_the_lookers_head_height() {
+        let head = Vec3::new(1.0, 1.7, 2.0);
+        let at = Vec3::new(3.0, 0.5, -1.0);
+        let unasked = || -> Option<Vec3> { panic!("not asked when the head is known") };
+        assert_eq!(eye_target(Some(head), unasked, || None), Some(head));
+        // The looker's head is 1.4 m over its own position.
+        let looker = || Some((Vec3::new(0.0, 1.9, 0.0), Vec3::new(0.0, 0.5, 0.0)));
+        let raised = eye_target(None, || Some(at), looker).expect("a guide");
+        assert_eq!(raised, at + Vec3::Y * (1.9 - 0.5));
+        // Without the looker's head, the default eye height.
+        let plain = eye_target(None, || Some(at), || None).expect("a guide");
+        assert_eq!(plain, Vec3::new(3.0, 0.5 + EYE_HEIGHT, -1.0));
+        // No guide node: no target, and the looker is not asked.
+        let unasked = || -> Option<(Vec3, Vec3)> { panic!("not asked without a guide") };
+        assert_eq!(eye_target(None, || None, unasked), None);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Bearing attachment: each child agent's skeleton gets a `SoldierBearing` (and its salute `LimbIK`),
 //! steered every tick from the squad's eyes-right and salute state; bearing signals and getters.
 
-use entwine_core::formation::bearing::EYE_HEIGHT;
+use entwine_core::formation::bearing::eye_target;
 use entwine_core::formation::{Eyes, Gesture};
 use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
 use super::{bearing, AgentSource, FormationController, SoldierBearing};
+use crate::convert::{vec3, vector3};
 use crate::limb_ik::LimbIK;
 
 #[godot_api(secondary)]
@@ -142,16 +143,13 @@ impl FormationController {
     /// Returns where agent `g`'s eyes are (global), for agent `looker` to dress on: its head bone
     /// when it has a bearing, else its position raised to the looker's head height.
     pub(super) fn head_of(&self, g: usize, looker: usize) -> Option<Vector3> {
-        if let Some(Some(h)) = self.heads.get(g) {
-            return Some(*h);
-        }
-        let agent = self.agents.get(g).filter(|a| a.is_instance_valid())?;
-        let own = self.agents.get(looker).filter(|a| a.is_instance_valid());
-        let height = match (self.heads.get(looker), own) {
-            (Some(Some(h)), Some(a)) => h.y - a.get_global_position().y,
-            _ => EYE_HEIGHT,
+        let head = |i: usize| self.heads.get(i).copied().flatten().map(vec3);
+        let position = |i: usize| {
+            let agent = self.agents.get(i).filter(|a| a.is_instance_valid())?;
+            Some(vec3(agent.get_global_position()))
         };
-        Some(agent.get_global_position() + Vector3::UP * height)
+        let looker = || head(looker).zip(position(looker));
+        eye_target(head(g), || position(g), looker).map(vector3)
     }
 
     pub(super) fn emit_bearing_signals(&mut self) {
