@@ -57,6 +57,16 @@ pub fn rotation(b: Basis) -> Quat {
     rotation_of_axes(vec3(b.col_a()), vec3(b.col_b()), vec3(b.col_c()))
 }
 
+/// Returns a Godot transform with the pose's position and rotation (no scale: the rotation's own
+/// basis, not multiplied by a unit scale).
+#[inline]
+pub fn rigid_transform(p: Pose) -> Transform3D {
+    Transform3D::new(
+        Basis::from_quaternion(quaternion(p.rotation)),
+        vector3(p.position),
+    )
+}
+
 /// Returns a Godot transform with the pose's position and rotation and the given per-axis scale.
 #[inline]
 pub fn transform_scaled(p: Pose, scale: Vector3) -> Transform3D {

@@ -6,7 +6,7 @@ use entwine_core::env_touch::{ResetReason, Side, TouchState};
 use godot::prelude::*;
 
 use super::EnvironmentInteractionStateMachine;
-use crate::convert::{quaternion, vector3};
+use crate::convert::{rigid_transform, vector3};
 use crate::limb_ik::LimbIK;
 
 /// A state of [EnvironmentInteractionStateMachine], as GDScript sees it: Reset 0, Search 1,
@@ -96,10 +96,7 @@ impl EnvironmentInteractionStateMachine {
     #[func]
     pub fn get_hand_target(&self, side: i64) -> Transform3D {
         let hand = self.core.hand(Side::from_script(side));
-        Transform3D::new(
-            Basis::from_quaternion(quaternion(hand.pose.rotation)),
-            vector3(hand.pose.position),
-        )
+        rigid_transform(hand.pose)
     }
 
     /// Returns a hand's IK position weight (0 = animated, 1 = on the target).

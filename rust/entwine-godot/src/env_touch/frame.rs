@@ -12,7 +12,7 @@ use godot::prelude::*;
 use super::{
     Collider, EnvironmentInteractionStateMachine, TouchStateKind, WARN_COLLIDER, WARN_SETUP,
 };
-use crate::convert::{affine, pose, quaternion, vec3, vector3};
+use crate::convert::{affine, pose, rigid_transform, vec3, vector3};
 use crate::limb_ik::LimbIK;
 use entwine_core::kit::warn::problem_key;
 
@@ -54,10 +54,7 @@ impl EnvironmentInteractionStateMachine {
         let shoulder_bones = rig.shoulders;
         let character_xform = character.get_global_transform();
         let placement = query_placement(affine(character_xform), vec3(rig.volume_local.origin));
-        let volume_xform = Transform3D::new(
-            Basis::from_quaternion(quaternion(placement.rotation)),
-            vector3(placement.position),
-        );
+        let volume_xform = rigid_transform(placement);
         let root = pose(character_xform);
         let character_body = rig.character_body.clone();
         let rigid_body = rig.rigid_body.clone();
@@ -129,10 +126,7 @@ impl EnvironmentInteractionStateMachine {
                 }
                 set_ik(
                     &mut ik.bind_mut(),
-                    Transform3D::new(
-                        Basis::from_quaternion(quaternion(hand.pose.rotation)),
-                        vector3(hand.pose.position),
-                    ),
+                    rigid_transform(hand.pose),
                     hand.position_weight,
                     hand.rotation_weight,
                 );

@@ -14,7 +14,7 @@ use godot::prelude::*;
 use crate::warnings::Warnings;
 
 use super::RopeSimulation;
-use crate::convert::{pose, quaternion, vec3, vector3};
+use crate::convert::{pose, transform_scaled, vec3, vector3};
 
 /// How [RopeBoneChain] spreads the bones along the rope.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -345,9 +345,7 @@ impl RopeBoneChain {
             Transform3D::IDENTITY
         };
         for ((&bone, target), &scale) in self.bones.iter().zip(solved).zip(&self.scales) {
-            let basis =
-                Basis::from_quaternion(quaternion(target.rotation)) * Basis::from_scale(scale);
-            let global = Transform3D::new(basis, vector3(target.position));
+            let global = transform_scaled(*target, scale);
             let local = parent.affine_inverse() * global;
             if !(local.origin.is_finite() && local.basis.is_finite()) {
                 continue;
