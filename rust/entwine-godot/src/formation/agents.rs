@@ -6,7 +6,7 @@ use godot::classes::{CharacterBody3D, RigidBody3D};
 use godot::prelude::*;
 
 use super::warn;
-use super::{metrics_dict, AgentSource, FormationController};
+use super::{metrics_dict, set_yaw, AgentSource, FormationController};
 use crate::convert::{from_ground, ground};
 
 #[godot_api(secondary)]
@@ -219,9 +219,7 @@ impl FormationController {
             let v = self.squad.frame_velocity(i);
             let heading = self.squad.heading(i);
             let mut node = self.agents[i].clone();
-            let mut rot = node.get_rotation();
-            rot.y = heading;
-            node.set_rotation(rot);
+            set_yaw(&mut node, heading);
             match self.bodies[i].clone() {
                 Some(Body::Character(mut body)) => {
                     let g = basis * from_ground(v, 0.0);

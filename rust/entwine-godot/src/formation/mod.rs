@@ -45,6 +45,20 @@ mod warn {
     pub const KEYFRAME_ENCODE: u32 = 49;
 }
 
+/// Places `node` over ground point `p` (its height kept) and turns it to `yaw` radians.
+fn place_on_ground(node: &mut Gd<Node3D>, p: glam::Vec2, yaw: f32) {
+    let y = node.get_position().y;
+    node.set_position(crate::convert::from_ground(p, y));
+    set_yaw(node, yaw);
+}
+
+/// Turns `node` to `yaw` radians about the vertical (its other rotations kept).
+fn set_yaw(node: &mut Gd<Node3D>, yaw: f32) {
+    let mut rotation = node.get_rotation();
+    rotation.y = yaw;
+    node.set_rotation(rotation);
+}
+
 /// Where the agents come from.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[godot(via = i64)]

@@ -13,7 +13,7 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
-use super::{AgentSource, FormationController};
+use super::{place_on_ground, AgentSource, FormationController};
 use crate::convert::{color, from_ground};
 
 impl FormationController {
@@ -110,12 +110,7 @@ impl FormationController {
                 continue;
             }
             let (p, h) = self.squad.interpolated(i);
-            let mut node = self.agents[i].clone();
-            let y = node.get_position().y;
-            node.set_position(from_ground(p, y));
-            let mut rot = node.get_rotation();
-            rot.y = h;
-            node.set_rotation(rot);
+            place_on_ground(&mut self.agents[i].clone(), p, h);
         }
     }
 

@@ -4,7 +4,7 @@
 use godot::classes::FileAccess;
 use godot::prelude::*;
 
-use super::FormationController;
+use super::{place_on_ground, FormationController};
 use crate::convert::from_ground;
 
 #[godot_api(secondary)]
@@ -122,12 +122,7 @@ impl FormationController {
             if !self.agents[i].is_instance_valid() {
                 continue;
             }
-            let mut node = self.agents[i].clone();
-            let y = node.get_position().y;
-            node.set_position(from_ground(s.pos, y));
-            let mut rot = node.get_rotation();
-            rot.y = s.heading;
-            node.set_rotation(rot);
+            place_on_ground(&mut self.agents[i].clone(), s.pos, s.heading);
         }
     }
 }
