@@ -433,12 +433,7 @@ impl INode3D for RopeSimulation {
     fn physics_process(&mut self, delta: f64) {
         let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
         if self.in_editor {
-            let run = match self.editor_preview {
-                EditorPreview::Always => true,
-                EditorPreview::WhileSelected => self.editor_selected,
-                EditorPreview::Never => false,
-            };
-            if !run {
+            if !self.is_editor_previewing() {
                 return;
             }
             self.gizmo_age += 1;
