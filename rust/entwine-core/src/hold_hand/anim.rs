@@ -467,6 +467,87 @@ impl ValueKind {
     }
 }
 
+/// The snapshot's value slots, handed out in order to a tree's numeric parameters: each takes
+/// [`ValueKind::width`] slots, up to [`MAX_ANIM_VALUES`] in all, and the continuous ones mark
+/// theirs in a bit mask (bit i: slot i interpolates).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValueSlots {
+    used: usize,
+    continuous: u32,
+}
+
+impl ValueSlots {
+    /// Takes the slots of a value of `kind`; false (nothing taken) when they would pass
+    /// [`MAX_ANIM_VALUES`] (a narrower value after it may still fit).
+    pub fn take(&mut self, kind: ValueKind) -> bool {
+        let width = kind.width();
+        if self.used + width > MAX_ANIM_VALUES {
+            return false;
+        }
+        if kind.continuous() {
+            self.continuous |= ((1u32 << width) - 1) << self.used;
+        }
+        self.used += width;
+        true
+    }
+
+    /// Returns how many slots are taken.
+    #[must_use]
+    pub fn used(self) -> usize {
+        self.used
+    }
+
+    /// Returns which slots interpolate (bit i: slot i).
+    #[must_use]
+    pub fn continuous(self) -> u32 {
+        self.continuous
+    }
+}
+
+/// A tree parameter's value read back from a snapshot's slots ([`decode_values`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TreeValue {
+    /// A bool.
+    Bool(bool),
+    /// An int.
+    Int(i64),
+    /// A float.
+    Float(f32),
+    /// A blend position (x, y).
+    Vector2(f32, f32),
+}
+
+/// Reads a snapshot's flat `values` back as one typed value for each of `kinds`, in order, and
+/// hands each to `out` with its index in `kinds`: a bool is a value above 0.5, an int the value
+/// rounded, a float the value, a blend position two values. Nothing when the kinds do not take
+/// exactly `values.len()` slots.
+pub fn decode_values<I>(kinds: I, values: &[f32], mut out: impl FnMut(usize, TreeValue))
+where
+    I: IntoIterator<Item = ValueKind>,
+    I::IntoIter: Clone,
+{
+    let kinds = kinds.into_iter();
+    let slots: usize = kinds.clone().map(ValueKind::width).sum();
+    if values.len() != slots {
+        return;
+    }
+    let mut i = 0;
+    for (j, kind) in kinds.enumerate() {
+        let x = values[i];
+        let v = match kind {
+            ValueKind::Bool => TreeValue::Bool(x > 0.5),
+            ValueKind::Int => TreeValue::Int(x.round() as i64),
+            ValueKind::Float => TreeValue::Float(x),
+            ValueKind::Vector2 => {
+                i += 1;
+                TreeValue::Vector2(x, values[i])
+            }
+        };
+        i += 1;
+        out(j, v);
+    }
+}
+
 /// Godot's property usage bits a game-set parameter has (`STORAGE | EDITOR`), and the read-only bit.
 const USAGE_STORAGE_OR_EDITOR: i64 = 2 | 4;
 const USAGE_READ_ONLY: i64 = 1 << 28;
@@ -512,6 +593,61 @@ pub fn settable(usage: i64) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn value_slots_are_handed_out_in_order_up_to_the_limit() {
+        let mut s = ValueSlots::default();
+        assert!(s.take(ValueKind::Bool));
+        assert!(s.take(ValueKind::Vector2));
+        assert!(s.take(ValueKind::Int));
+        assert!(s.take(ValueKind::Float));
+        // Slots 1 and 2 (the blend position) and 4 (the float) interpolate.
+        assert_eq!((s.used(), s.continuous()), (5, 0b1_0110));
+        while s.used() + 2 <= MAX_ANIM_VALUES {
+            assert!(s.take(ValueKind::Vector2));
+        }
+        assert_eq!(s.used(), MAX_ANIM_VALUES - 1);
+        // A blend position no longer fits; a single value still does, then nothing.
+        assert!(!s.take(ValueKind::Vector2));
+        assert!(s.take(ValueKind::Bool));
+        assert!(!s.take(ValueKind::Float));
+        assert_eq!(s.used(), MAX_ANIM_VALUES);
+        assert_eq!(s.continuous() >> 1 & 1, 1);
+        assert_eq!(s.continuous() >> (MAX_ANIM_VALUES - 1), 0, "the bool");
+    }
+
+    #[test]
+    fn values_decode_by_kind_from_their_slots() {
+        let kinds = [
+            ValueKind::Bool,
+            ValueKind::Int,
+            ValueKind::Vector2,
+            ValueKind::Float,
+            ValueKind::Bool,
+        ];
+        let values = [0.6, 2.5, -0.25, 0.75, 0.125, 0.5];
+        let mut got = Vec::new();
+        decode_values(kinds, &values, |j, v| got.push((j, v)));
+        assert_eq!(
+            got,
+            [
+                (0, TreeValue::Bool(true)),
+                (1, TreeValue::Int(3)),
+                (2, TreeValue::Vector2(-0.25, 0.75)),
+                (3, TreeValue::Float(0.125)),
+                (4, TreeValue::Bool(false)),
+            ]
+        );
+        // Rounded half away from zero, as Godot's parameters were set.
+        let mut ints = Vec::new();
+        decode_values([ValueKind::Int], &[-2.5], |_, v| ints.push(v));
+        assert_eq!(ints, [TreeValue::Int(-3)]);
+        // Slots that do not match the kinds: nothing.
+        let mut none = 0;
+        decode_values(kinds, &values[..5], |_, _| none += 1);
+        decode_values([ValueKind::Vector2], &[1.0], |_, _| none += 1);
+        assert_eq!(none, 0);
+    }
 
     #[test]
     fn arm_layers_save_when_the_weight_rises_blend_toward_hold_and_clear_at_zero() {

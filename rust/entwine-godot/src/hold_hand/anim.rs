@@ -3,8 +3,8 @@
 //! initiator, and applying a snapshot to a replica (remote peers) or to the partner (same process).
 
 use entwine_core::hold_hand::anim::{
-    AnimSnapshot, MachineState, PlayerState, TreeParam, ValueKind as Kind, MAX_ANIM_MACHINES,
-    MAX_ANIM_SHOTS, MAX_ANIM_VALUES, NO_NODE,
+    decode_values, AnimSnapshot, MachineState, PlayerState, TreeParam, TreeValue,
+    ValueKind as Kind, ValueSlots, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS, NO_NODE,
 };
 use entwine_core::hold_hand::phase::{player_seek, PhaseCatchUp};
 use godot::classes::animation_mixer::AnimationCallbackModeProcess;
@@ -132,7 +132,7 @@ impl AnimRig {
             return;
         };
         let root = tree.get_tree_root().map(|r| r.upcast::<AnimationNode>());
-        let mut slots = 0usize;
+        let mut slots = ValueSlots::default();
         for prop in tree.get_property_list().iter_shared() {
             let name = prop.get("name").map(|n| n.to_string()).unwrap_or_default();
             let field = |key: &str| prop.get(key).and_then(|v| v.try_to::<i64>().ok());
@@ -167,19 +167,15 @@ impl AnimRig {
                     if arms.as_slice().iter().any(|a| a.to_string() == name) {
                         continue;
                     }
-                    let width = kind.width();
-                    if slots + width > MAX_ANIM_VALUES {
+                    if !slots.take(kind) {
                         continue;
                     }
-                    if kind.continuous() {
-                        self.continuous |= ((1u32 << width) - 1) << slots;
-                    }
-                    slots += width;
                     self.values.push((StringName::from(name.as_str()), kind));
                 }
                 TreeParam::Skip => {}
             }
         }
+        self.continuous = slots.continuous();
     }
 
     /// Returns which values interpolate (bit i: value i).
@@ -363,26 +359,16 @@ impl AnimRig {
 
     /// Sets the values of `snap` on `tree`.
     fn apply_values(&self, snap: &AnimSnapshot, tree: &mut Gd<AnimationTree>) {
-        let slots: usize = self.values.iter().map(|(_, k)| k.width()).sum();
-        let values = snap.values();
-        if values.len() != slots {
-            return;
-        }
-        let mut i = 0;
-        for (name, kind) in &self.values {
-            let x = values[i];
-            let v = match kind {
-                Kind::Bool => (x > 0.5).to_variant(),
-                Kind::Int => (x.round() as i64).to_variant(),
-                Kind::Float => x.to_variant(),
-                Kind::Vector2 => {
-                    i += 1;
-                    Vector2::new(x, values[i]).to_variant()
-                }
+        let kinds = self.values.iter().map(|(_, k)| *k);
+        decode_values(kinds, snap.values(), |j, v| {
+            let v = match v {
+                TreeValue::Bool(b) => b.to_variant(),
+                TreeValue::Int(n) => n.to_variant(),
+                TreeValue::Float(x) => x.to_variant(),
+                TreeValue::Vector2(x, y) => Vector2::new(x, y).to_variant(),
             };
-            i += 1;
-            tree.set(name, &v);
-        }
+            tree.set(&self.values[j].0, &v);
+        });
     }
 
     /// Copies the numeric parameters from `src` to `dst` exactly (the partner in the same process).
