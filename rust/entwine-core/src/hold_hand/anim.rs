@@ -467,6 +467,64 @@ impl ValueKind {
     }
 }
 
+/// What a replica last applied from the initiator's snapshots: travels and one-shots are asked
+/// for once per change (and all on the first snapshot), and a state machine kept off the
+/// initiator's node, and not on its way there, is restarted on it after a grace time.
+#[derive(Clone, Debug, Default)]
+pub struct FollowState {
+    started: bool,
+    shots: u8,
+    targets: [(u8, u8); MAX_ANIM_MACHINES],
+    mismatch: [f32; MAX_ANIM_MACHINES],
+}
+
+impl FollowState {
+    /// Starts applying a snapshot; returns whether it is the first since the state was made.
+    pub fn begin(&mut self) -> bool {
+        let first = !self.started;
+        self.started = true;
+        first
+    }
+
+    /// Returns whether state machine `i` (below [`MAX_ANIM_MACHINES`]) is to travel to its target
+    /// (when not already on it): on the `first` snapshot, or when the initiator's node and travel
+    /// target `(node, travel)` changed since the last snapshot; remembers them.
+    pub fn retarget(&mut self, i: usize, first: bool, state: (u8, u8)) -> bool {
+        if first || self.targets[i] != state {
+            self.targets[i] = state;
+            return true;
+        }
+        false
+    }
+
+    /// Machine `i` has been off the initiator's node (and not heading there) for another `dt`
+    /// seconds (negative: none); returns whether that has now lasted longer than `grace` seconds.
+    /// Call [`FollowState::on_course`] once it is restarted on the node.
+    pub fn astray(&mut self, i: usize, dt: f32, grace: f32) -> bool {
+        self.mismatch[i] += dt.max(0.0);
+        self.mismatch[i] > grace
+    }
+
+    /// Machine `i` is on the initiator's node or on its way (or was just restarted there): its
+    /// time astray starts over.
+    pub fn on_course(&mut self, i: usize) {
+        self.mismatch[i] = 0.0;
+    }
+
+    /// Returns whether one-shot `i` is to be made `on` (fired, or aborted when off) where the tree
+    /// differs: on the `first` snapshot, or when it changed since the last snapshot applied.
+    #[must_use]
+    pub fn shot_changed(&self, first: bool, i: usize, on: bool) -> bool {
+        let was = self.shots >> i & 1 != 0;
+        first || on != was
+    }
+
+    /// Remembers the one-shot bits of the snapshot just applied.
+    pub fn shots_applied(&mut self, shots: u8) {
+        self.shots = shots;
+    }
+}
+
 /// The snapshot's value slots, handed out in order to a tree's numeric parameters: each takes
 /// [`ValueKind::width`] slots, up to [`MAX_ANIM_VALUES`] in all, and the continuous ones mark
 /// theirs in a bit mask (bit i: slot i interpolates).
@@ -593,6 +651,47 @@ pub fn settable(usage: i64) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_follower_asks_for_a_travel_once_per_change_and_all_at_first() {
+        let mut f = FollowState::default();
+        assert!(f.begin(), "the first snapshot");
+        assert!(f.retarget(0, true, (0, 0)), "every machine at first");
+        assert!(!f.begin());
+        assert!(!f.retarget(0, false, (0, 0)));
+        assert!(f.retarget(0, false, (0, 2)), "a travel began");
+        assert!(!f.retarget(0, false, (0, 2)));
+        assert!(f.retarget(1, false, (1, NO_NODE)), "another machine");
+        assert!(!f.retarget(0, false, (0, 2)));
+        // A new pair starts over.
+        let mut f = FollowState::default();
+        assert!(f.begin());
+    }
+
+    #[test]
+    fn a_follower_restarts_a_machine_astray_past_the_grace_time() {
+        let mut f = FollowState::default();
+        assert!(!f.astray(0, 0.1, 0.25));
+        assert!(!f.astray(0, 0.1, 0.25));
+        assert!(!f.astray(0, -5.0, 0.25), "no time back");
+        assert!(!f.astray(1, 0.2, 0.25), "each machine its own");
+        assert!(f.astray(0, 0.1, 0.25), "0.3 s > 0.25 s");
+        f.on_course(0);
+        assert!(!f.astray(0, 0.1, 0.25));
+        assert!(f.astray(1, 0.1, 0.25));
+    }
+
+    #[test]
+    fn a_follower_fires_one_shots_on_changes_and_all_at_first() {
+        let mut f = FollowState::default();
+        assert!(f.shot_changed(true, 0, false), "all at first, off too");
+        assert!(f.shot_changed(true, 3, true));
+        f.shots_applied(0b1000);
+        assert!(!f.shot_changed(false, 3, true));
+        assert!(!f.shot_changed(false, 0, false));
+        assert!(f.shot_changed(false, 3, false), "aborted");
+        assert!(f.shot_changed(false, 7, true), "fired");
+    }
 
     #[test]
     fn value_slots_are_handed_out_in_order_up_to_the_limit() {

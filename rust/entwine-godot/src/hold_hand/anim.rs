@@ -3,7 +3,7 @@
 //! initiator, and applying a snapshot to a replica (remote peers) or to the partner (same process).
 
 use entwine_core::hold_hand::anim::{
-    decode_values, AnimSnapshot, MachineState, PlayerState, TreeParam, TreeValue,
+    decode_values, AnimSnapshot, FollowState, MachineState, PlayerState, TreeParam, TreeValue,
     ValueKind as Kind, ValueSlots, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS, NO_NODE,
 };
 use entwine_core::hold_hand::phase::{player_seek, PhaseCatchUp};
@@ -39,10 +39,8 @@ pub(super) struct AnimRig {
 /// What a replica last applied, so that travels and one-shots are requested once per change.
 #[derive(Debug, Default)]
 pub(super) struct AnimFollower {
-    started: bool,
-    shots: u8,
-    targets: [(u8, u8); MAX_ANIM_MACHINES],
-    mismatch: [f32; MAX_ANIM_MACHINES],
+    /// The travels, one-shots and restarts asked for (the core's decisions).
+    state: FollowState,
     /// The catch-up of the first settled machine's play position (and the tree's rate it learnt).
     phase: PhaseCatchUp,
     /// The tree this follower advances itself, and the process mode it had.
@@ -270,8 +268,7 @@ impl AnimRig {
         dt: f32,
         grace: f32,
     ) {
-        let first = !follower.started;
-        follower.started = true;
+        let first = follower.state.begin();
         if let Some(tree) = tree {
             self.apply_values(snap, tree);
             let mut phased = false;
@@ -285,11 +282,8 @@ impl AnimRig {
                 };
                 let target = name(m.travel).unwrap_or(node);
                 let current = pb.get_current_node();
-                if first || follower.targets[i] != (m.node, m.travel) {
-                    follower.targets[i] = (m.node, m.travel);
-                    if current != *target {
-                        pb.travel(target);
-                    }
+                if follower.state.retarget(i, first, (m.node, m.travel)) && current != *target {
+                    pb.travel(target);
                 }
                 // The travel path (an engine array) is only read while this machine is elsewhere:
                 // in step, the initiator's own travel target says whether a travel is under way.
@@ -299,14 +293,13 @@ impl AnimRig {
                     None
                 };
                 if current != *node && heading.as_ref() != Some(target) {
-                    follower.mismatch[i] += dt.max(0.0);
-                    if follower.mismatch[i] > grace || !pb.is_playing() {
+                    if follower.state.astray(i, dt, grace) || !pb.is_playing() {
                         pb.start(node);
-                        follower.mismatch[i] = 0.0;
+                        follower.state.on_course(i);
                     }
                     continue;
                 }
-                follower.mismatch[i] = 0.0;
+                follower.state.on_course(i);
                 // The same node, settled (no travel, cross-fade or one-shot over it): catch up a
                 // play position that fell behind (once per frame).
                 if phased
@@ -331,8 +324,7 @@ impl AnimRig {
             }
             for (i, (active, request)) in self.shots.iter().enumerate() {
                 let on = snap.shot(i);
-                let was = follower.shots >> i & 1 != 0;
-                if !first && on == was {
+                if !follower.state.shot_changed(first, i, on) {
                     continue;
                 }
                 let here = tree.get(active).try_to::<bool>().unwrap_or(false);
@@ -341,7 +333,7 @@ impl AnimRig {
                     tree.set(request, &r.to_variant());
                 }
             }
-            follower.shots = snap.shots;
+            follower.state.shots_applied(snap.shots);
         } else if let (Some(player), Some(p)) = (player, snap.player) {
             let Some(name) = self.animations.get(usize::from(p.animation)) else {
                 return;
