@@ -12,6 +12,7 @@ mod env_touch;
 mod formation;
 mod hold_hand;
 mod limb_ik;
+mod names;
 mod net_clock;
 mod rig;
 mod rope;
@@ -37,9 +38,10 @@ struct Entwine;
 unsafe impl ExtensionLibrary for Entwine {
     fn on_stage_deinit(stage: InitStage) {
         // The rope batches' helper threads end here, before the library can be unloaded (the
-        // editor reloads it after a rebuild).
+        // editor reloads it after a rebuild), and the kept StringNames are given back.
         if stage == InitStage::MainLoop {
             rope::release_server();
+            names::release();
         }
     }
 }

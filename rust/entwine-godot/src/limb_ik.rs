@@ -164,6 +164,9 @@ impl ISkeletonModifier3D for LimbIK {
         let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
             return;
         };
+        // The pass's bone reads and writes go through one reference: each call through the `Gd`
+        // would check the skeleton is alive once more.
+        let skeleton: &mut Skeleton3D = &mut skeleton;
         let current = [upper, lower, end].map(|bone| skeleton.get_bone_global_pose(bone));
         self.animated = current;
         let parts = self.parts;
@@ -174,7 +177,7 @@ impl ISkeletonModifier3D for LimbIK {
                 Transform3D::IDENTITY
             }
         });
-        let Some(mut goal) = self.goal(&skeleton, current[0].origin) else {
+        let Some(mut goal) = self.goal(skeleton, current[0].origin) else {
             return;
         };
         let limb = LimbPose {
@@ -427,7 +430,7 @@ impl LimbIK {
 
     /// Returns the goal in the skeleton's space (the upper bone at `shoulder` in it), or `None`
     /// when the target is unusable.
-    fn goal(&mut self, skeleton: &Gd<Skeleton3D>, shoulder: Vector3) -> Option<LimbGoal> {
+    fn goal(&mut self, skeleton: &Skeleton3D, shoulder: Vector3) -> Option<LimbGoal> {
         if self.me.is_none() {
             self.me = Some(self.to_gd().upcast());
         }

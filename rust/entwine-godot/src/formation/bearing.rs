@@ -194,6 +194,9 @@ impl ISkeletonModifier3D for SoldierBearing {
         let Some(rig) = self.resolve(&skeleton) else {
             return;
         };
+        // The pass's reads and writes go through one reference: each call through the `Gd` would
+        // check the skeleton is alive once more.
+        let skeleton: &mut Skeleton3D = &mut skeleton;
         let skeleton_global = skeleton.get_global_transform();
         let to_skeleton = skeleton_global.affine_inverse();
         let head_pose = skeleton.get_bone_global_pose(rig.head);

@@ -73,10 +73,12 @@ impl HoldHandComponent {
         character
             .filter(|c| c.is_instance_valid())
             .is_some_and(|c| {
-                c.get_meta_ex(DRIVEN_META)
-                    .default(&false.to_variant())
-                    .done()
-                    .booleanize()
+                crate::names::with_pair_driven(|name| {
+                    c.get_meta_ex(name)
+                        .default(&false.to_variant())
+                        .done()
+                        .booleanize()
+                })
             })
     }
 

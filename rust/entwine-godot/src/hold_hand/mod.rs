@@ -340,9 +340,6 @@ const WARN_ID: u32 = 16;
 const WARN_CONTACT: u32 = 128;
 const WARN_FRAME: u32 = 256;
 
-/// Metadata set on a character while the pair writes its root (see [method is_pair_driven]).
-const DRIVEN_META: &str = "entwine_pair_driven";
-
 #[godot_api]
 impl INode for HoldHandComponent {
     fn ready(&mut self) {

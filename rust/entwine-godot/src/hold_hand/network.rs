@@ -241,11 +241,13 @@ impl HoldHandComponent {
         }
         self.net.root_driven = driven;
         if let Some(mut c) = self.character_node() {
-            if driven {
-                c.set_meta(DRIVEN_META, &true.to_variant());
-            } else {
-                c.remove_meta(DRIVEN_META);
-            }
+            crate::names::with_pair_driven(|name| {
+                if driven {
+                    c.set_meta(name, &true.to_variant());
+                } else {
+                    c.remove_meta(name);
+                }
+            });
         }
         self.signals().root_driven_changed().emit(driven);
     }

@@ -9,6 +9,7 @@ use entwine_core::kit::RateLimit;
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::{INode, Node, OfflineMultiplayerPeer};
 use godot::prelude::*;
+use std::cell::Cell;
 
 use crate::time::now;
 use crate::warnings::Warnings;
@@ -81,6 +82,8 @@ pub struct HoldHandRoom {
     gate: CallGate,
     /// One warning per bad setting (by property name).
     settings: Warnings,
+    /// The multiplayer peer [`Self::mode`] last read, and what it was.
+    peer_seen: Cell<Option<(InstanceId, SeenAs)>>,
 }
 
 /// How this room runs right now.
@@ -92,6 +95,15 @@ enum Mode {
     Server,
     /// A multiplayer client with this peer id: the server decides; this room replays.
     Client(i64),
+}
+
+/// What [`HoldHandRoom::mode`] last found a multiplayer peer to be.
+#[derive(Clone, Copy)]
+enum SeenAs {
+    /// An `OfflineMultiplayerPeer`.
+    Offline,
+    /// Connected with this peer id, as this mode.
+    Connected(i64, Mode),
 }
 
 // After the class, so the class's generated macros are in scope.
@@ -245,19 +257,37 @@ impl HoldHandRoom {
         let Some(mp) = self.base().get_multiplayer() else {
             return Mode::Local;
         };
-        match mp.get_multiplayer_peer() {
-            Some(peer)
-                if peer.clone().try_cast::<OfflineMultiplayerPeer>().is_err()
-                    && peer.get_connection_status() == ConnectionStatus::CONNECTED =>
-            {
-                if mp.is_server() {
-                    Mode::Server
-                } else {
-                    Mode::Client(i64::from(mp.get_unique_id()))
-                }
-            }
-            _ => Mode::Local,
+        let Some(peer) = mp.get_multiplayer_peer() else {
+            return Mode::Local;
+        };
+        // Whether a peer is offline is read once per peer object; whether it is the server, once
+        // per peer object and peer id (an ENet peer closed and connected again gets a new id).
+        let id = peer.instance_id();
+        let known = self.peer_seen.get().filter(|(seen, _)| *seen == id);
+        if let Some((_, SeenAs::Offline)) = known {
+            return Mode::Local;
         }
+        if known.is_none() && peer.clone().try_cast::<OfflineMultiplayerPeer>().is_ok() {
+            self.peer_seen.set(Some((id, SeenAs::Offline)));
+            return Mode::Local;
+        }
+        if peer.get_connection_status() != ConnectionStatus::CONNECTED {
+            return Mode::Local;
+        }
+        let unique = i64::from(peer.get_unique_id());
+        if let Some((_, SeenAs::Connected(seen, mode))) = known {
+            if seen == unique {
+                return mode;
+            }
+        }
+        let mode = if mp.is_server() {
+            Mode::Server
+        } else {
+            Mode::Client(i64::from(mp.get_unique_id()))
+        };
+        self.peer_seen
+            .set(Some((id, SeenAs::Connected(unique, mode))));
+        mode
     }
 
     /// Connects to the MultiplayerAPI's peer signals once it exists.
