@@ -61,3 +61,36 @@ static func outlier_note(samples: Dictionary) -> String:
 			if absf(v - m) > 0.25 * absf(m):
 				odd.append("%s %.0f" % [kind, v])
 	return "" if odd.is_empty() else " (outlier rounds, µs per frame: %s)" % ", ".join(odd)
+
+
+## Times the own callbacks of the node classes [param classes] (EntwineProfiler's own timing, the
+## thread's CPU clock) in [param rounds] rounds of [param frames] frames, the frames run by
+## [param run] (awaited with the frame count). Returns, per class, each round's µs per frame.
+## One round is not enough: on a shared machine the rounds of one run have spread by a factor of
+## five, so the benches print their median and spread.
+func own_rounds(classes: Array, rounds: int, frames: int, run: Callable) -> Dictionary:
+	var out := {}
+	for c in classes:
+		out[c] = []
+	for r in rounds:
+		EntwineProfiler.reset_own_time()
+		EntwineProfiler.set_own_timing(true)
+		await run.call(frames)
+		EntwineProfiler.set_own_timing(false)
+		for c in classes:
+			out[c].append(EntwineProfiler.own_time_usec(c) / frames)
+	return out
+
+
+## "<median> µs (rounds <lowest>-<highest>)" of [param rounds] (µs per frame), each divided by
+## [param per] (the solves, soldiers or pairs of a frame).
+static func own_line(rounds: Array, per: float) -> String:
+	var sorted := rounds.duplicate()
+	sorted.sort()
+	return "%.2f µs (rounds %.2f-%.2f)" % [median(sorted) / per, sorted[0] / per, sorted[sorted.size() - 1] / per]
+
+
+## Lets [param frames] frames pass.
+func idle_frames(frames: int) -> void:
+	for f in frames:
+		await process_frame

@@ -9,11 +9,13 @@ extends EntwineBench
 ## time. The cost of a pair is the frame's time above the no-holding frame divided by PAIRS (follow
 ## + contact solve + two IK chains + mirroring). The ratio is GDScript cost / Rust cost, by
 ## main-thread CPU time. A second line gives the Rust nodes' own callbacks per pair
-## (EntwineProfiler's own timing, in one more Rust round): the rest is the engine's work.
+## (EntwineProfiler's own timing, the median and spread of OWN_ROUNDS more Rust rounds): the rest
+## is the engine's work.
 
 const PAIRS := 40
 const FRAMES := 90
 const ROUNDS := 7
+const OWN_ROUNDS := 5
 const CHARACTER := preload("res://characters/test_character.tscn")
 const GD_HOLD := preload("res://tests/bench/gd_hold_hand.gd")
 
@@ -43,18 +45,12 @@ func _run() -> void:
 			wall[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
 			world.free()
 			await process_frame
-	# One more Rust round with EntwineProfiler's own timing on (kept out of the rounds above: it
-	# adds two clock reads per callback): the nodes' own callbacks per pair.
+	# More Rust rounds with EntwineProfiler's own timing on (kept out of the rounds above: it adds
+	# two clock reads per callback): the nodes' own callbacks per pair.
 	var own_world := await _build("rust")
 	for f in 30:
 		await process_frame
-	EntwineProfiler.reset_own_time()
-	EntwineProfiler.set_own_timing(true)
-	for f in FRAMES:
-		await process_frame
-	EntwineProfiler.set_own_timing(false)
-	var own_pair := EntwineProfiler.own_time_usec("HoldHandComponent") / FRAMES / PAIRS
-	var own_ik := EntwineProfiler.own_time_usec("LimbIK") / FRAMES / PAIRS
+	var own: Dictionary = await own_rounds(["HoldHandComponent", "LimbIK"], OWN_ROUNDS, FRAMES, idle_frames)
 	own_world.free()
 	await process_frame
 	# The headline is the main thread's CPU time (what the nodes, their modifiers and their physics
@@ -71,8 +67,9 @@ func _run() -> void:
 		median(clock["none"]) / 1000.0, per_pair.call("rust", wall),
 		per_pair.call("gdscript", wall), per_pair.call("floor", wall),
 		median(wall["none"]) / 1000.0, outlier_note(clock), gd_us / rust_us])
-	if own_pair >= 0.0:
-		print("bench hold_hand: own callbacks (EntwineProfiler.own_time_usec, thread CPU per pair per frame): HoldHandComponent %.1f µs, its two LimbIKs %.1f µs, of the %.1f above; the rest is the engine's work around them" % [own_pair, own_ik, rust_us])
+	if own["HoldHandComponent"][0] >= 0.0:
+		print("bench hold_hand: own callbacks (EntwineProfiler.own_time_usec, thread CPU per pair per frame, medians of %d rounds): HoldHandComponent %s, its two LimbIKs %s, of the %.1f µs above; the rest is the engine's work around them" % [
+			OWN_ROUNDS, own_line(own["HoldHandComponent"], PAIRS), own_line(own["LimbIK"], PAIRS), rust_us])
 	quit(0)
 
 

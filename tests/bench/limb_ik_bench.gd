@@ -13,11 +13,13 @@ extends EntwineBench
 ## poses). `vs_twobone=` is TwoBoneIK3D's cost / LimbIK's; the ratio is GDScript cost / Rust cost.
 ## A second figure times the solver alone, called from GDScript
 ## (`LimbIK.solve_chain` vs the GDScript `solve`), SOLVER_CALLS times each on the same chain.
-## A second line gives LimbIK's own pass per solve (EntwineProfiler's own timing, in one more round).
+## A second line gives LimbIK's own pass per solve (EntwineProfiler's own timing, the median and spread
+## of OWN_ROUNDS more rounds).
 
 const CHARACTERS := 100
 const FRAMES := 120
 const ROUNDS := 5
+const OWN_ROUNDS := 5
 const SOLVER_CALLS := 20000
 const GD_IK := preload("res://tests/bench/gd_limb_ik.gd")
 
@@ -70,15 +72,11 @@ func _run() -> void:
 			await _frames(FRAMES)
 			cpu[kind].append((thread_cpu_usec() - c0) / FRAMES)
 			wall[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
-	# One more round of LimbIK with EntwineProfiler's own timing on (kept out of the rounds above:
-	# it adds two clock reads per pass): the modifier's own pass, per solve.
+	# More rounds of LimbIK with EntwineProfiler's own timing on (kept out of the rounds above: it
+	# adds two clock reads per pass): the modifier's own pass, per solve.
 	_install("rust")
 	await _frames(10)
-	EntwineProfiler.reset_own_time()
-	EntwineProfiler.set_own_timing(true)
-	await _frames(FRAMES)
-	EntwineProfiler.set_own_timing(false)
-	var own_us := EntwineProfiler.own_time_usec("LimbIK") / FRAMES / (CHARACTERS * 2)
+	var own: Dictionary = await own_rounds(["LimbIK"], OWN_ROUNDS, FRAMES, _frames)
 	_install("none")
 	var solver := _time_solvers()
 	# The figures are the main thread's CPU time (the modifiers run on it; other work on the
@@ -103,8 +101,9 @@ func _run() -> void:
 		wall_of.call("empty"), solver[0], solver[1], solver[1] / solver[0], outlier_note(samples),
 		two_us / rust_us,
 		gd_us / rust_us])
-	if own_us >= 0.0:
-		print("bench limb_ik: LimbIK's own pass (EntwineProfiler.own_time_usec, thread CPU) %.2f µs/solve of its %.2f; the rest is the engine's work around it" % [own_us, rust_us])
+	if own["LimbIK"][0] >= 0.0:
+		print("bench limb_ik: LimbIK's own pass (EntwineProfiler.own_time_usec, thread CPU per solve, medians of %d rounds) %s of its %.2f µs; the rest is the engine's work around it" % [
+			OWN_ROUNDS, own_line(own["LimbIK"], CHARACTERS * 2), rust_us])
 	for c in _characters:
 		c.free()
 	for t in _targets + _poles:

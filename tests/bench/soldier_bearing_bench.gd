@@ -14,11 +14,13 @@ extends EntwineBench
 ## above the empty-modifier frame divided by the characters; it includes the engine calls every
 ## look must make (reading the poses, writing three bone rotations). The ratio is GDScript cost /
 ## Rust cost, for the look. A second line gives the modifiers' own passes (EntwineProfiler's own
-## timing, in one more round of each Rust configuration): what is left is the engine's work.
+## timing, the median and spread of OWN_ROUNDS more rounds of each Rust configuration): what is
+## left is the engine's work.
 
 const CHARACTERS := 100
 const FRAMES := 120
 const ROUNDS := 5
+const OWN_ROUNDS := 5
 const GD_BEARING := preload("res://tests/bench/gd_soldier_bearing.gd")
 
 var _characters: Array[TestCharacter] = []
@@ -62,18 +64,13 @@ func _run() -> void:
 			await _frames(FRAMES)
 			cpu[kind].append((thread_cpu_usec() - c0) / FRAMES)
 			wall[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
-	# Once more with EntwineProfiler's own timing on (not in the rounds above: it adds two clock
+	# More rounds with EntwineProfiler's own timing on (not in the rounds above: it adds two clock
 	# reads per pass): how much of a soldier's cost is the modifiers' own passes.
 	var own := {}
 	for kind in ["rust", "rust_salute"]:
 		_install(kind)
 		await _frames(10)
-		EntwineProfiler.reset_own_time()
-		EntwineProfiler.set_own_timing(true)
-		await _frames(FRAMES)
-		EntwineProfiler.set_own_timing(false)
-		own[kind] = [EntwineProfiler.own_time_usec("SoldierBearing") / FRAMES / CHARACTERS,
-			EntwineProfiler.own_time_usec("LimbIK") / FRAMES / CHARACTERS]
+		own[kind] = await own_rounds(["SoldierBearing", "LimbIK"], OWN_ROUNDS, FRAMES, _frames)
 	_install("none")
 	# Without a thread clock (-1), wall time.
 	var samples: Dictionary = cpu if cpu["none"][0] >= 0.0 else wall
@@ -93,9 +90,11 @@ func _run() -> void:
 		above.call(wall, "rust"), above.call(wall, "rust_salute"), above.call(wall, "gdscript"),
 		(median(wall["empty"]) - median(wall["none"])) / CHARACTERS, outlier_note(samples),
 		gd_us / rust_us])
-	if own["rust"][0] >= 0.0:
-		print("bench soldier_bearing: own passes (EntwineProfiler.own_time_usec, thread CPU per soldier per frame): SoldierBearing %.2f µs looking; saluting as well, SoldierBearing %.2f µs and its LimbIK %.2f µs; the rest of each figure above is the engine's work around them" % [
-			own["rust"][0], own["rust_salute"][0], own["rust_salute"][1]])
+	if own["rust"]["SoldierBearing"][0] >= 0.0:
+		print("bench soldier_bearing: own passes (EntwineProfiler.own_time_usec, thread CPU per soldier per frame, medians of %d rounds): SoldierBearing %s looking; saluting as well, SoldierBearing %s and its LimbIK %s; the rest of each figure above is the engine's work around them" % [
+			OWN_ROUNDS, own_line(own["rust"]["SoldierBearing"], CHARACTERS),
+			own_line(own["rust_salute"]["SoldierBearing"], CHARACTERS),
+			own_line(own["rust_salute"]["LimbIK"], CHARACTERS)])
 	for c in _characters:
 		c.free()
 	quit(0)

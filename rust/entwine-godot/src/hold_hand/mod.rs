@@ -77,7 +77,12 @@ use state::{NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED, THROTTLE_T
 /// view time as the roots: while a pair is shown, this component advances their [AnimationTree]
 /// itself on the view clock, with its [member AnimationMixer.callback_mode_process] set to manual,
 /// and gives its own mode back when the pair ends (a tree already in manual mode is left to the
-/// game); an [AnimationPlayer] without a tree is sought to the initiator's position. Frames from any other peer, stale or malformed ones
+/// game); an [AnimationPlayer] without a tree is sought to the initiator's position. A tree cannot
+/// be sought: a replica that shows a state late, or fell behind, runs its tree ahead to the
+/// initiator's play position, through a cross-fade too. A BlendSpace's play position is followed
+/// over its whole range only with its `sync` on: without it each point's animation keeps its own
+/// time, which is not sent, so where the blend moves onto other points the replica's position can
+/// be off for a few frames. Frames from any other peer, stale or malformed ones
 /// are dropped and counted ([method get_network_stats]). Silent IK fades the hands out
 /// ([member ik_timeout]); a silent or vanished initiator releases the recipient
 /// ([member initiator_timeout], or [member initiator_start_timeout] before its first frame;
