@@ -12,6 +12,28 @@ func unthrottle() -> void:
 	Engine.max_fps = 0
 
 
+## Makes every engine iteration run exactly one physics tick of 1/60 s and one process frame,
+## unthrottled (a fast tick rate, one step per frame, time scaled back to 1/60 s per tick). Frames
+## that run as fast as they can otherwise hold a varying number of physics ticks (10 to 21 in 90
+## frames were seen in the `hold_hand` scene's rounds), so a frame's time would mix the two by a
+## share that moves from round to round. Process deltas are scaled up as much; the physics delta is
+## 1/60 s. Returns the settings replaced, for [method restore_ticks].
+func tick_every_frame() -> Array:
+	unthrottle()
+	var was := [Engine.physics_ticks_per_second, Engine.max_physics_steps_per_frame, Engine.time_scale]
+	Engine.physics_ticks_per_second = 60000
+	Engine.max_physics_steps_per_frame = 1
+	Engine.time_scale = 1000.0
+	return was
+
+
+## Puts back the settings [method tick_every_frame] replaced.
+func restore_ticks(was: Array) -> void:
+	Engine.physics_ticks_per_second = was[0]
+	Engine.max_physics_steps_per_frame = was[1]
+	Engine.time_scale = was[2]
+
+
 ## Returns the median of [param values] (numbers).
 static func median(values: Array) -> float:
 	var sorted := values.duplicate()

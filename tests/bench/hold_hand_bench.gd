@@ -6,7 +6,8 @@ extends EntwineBench
 ## SkeletonModifier3D on each skeleton (the engine's own cost of one modifier per skeleton, which
 ## any IK node pays), HoldHandComponent pairs (Rust, with Rust LimbIK), and `gd_hold_hand.gd`
 ## pairs (GDScript, with GDScript IK) — and measures each frame's main-thread CPU time and wall
-## time. The cost of a pair is the frame's time above the no-holding frame divided by PAIRS (follow
+## time, every frame running exactly one physics tick (`tick_every_frame`: the pair's follow and the
+## characters' movement run per tick, the IK and the animation per frame, as in a game at 60 fps). The cost of a pair is the frame's time above the no-holding frame divided by PAIRS (follow
 ## + contact solve + two IK chains + mirroring). The ratio is GDScript cost / Rust cost, by
 ## main-thread CPU time. A second line gives the Rust nodes' own callbacks per pair
 ## (EntwineProfiler's own timing, the median and spread of OWN_ROUNDS more Rust rounds): the rest
@@ -21,7 +22,7 @@ const GD_HOLD := preload("res://tests/bench/gd_hold_hand.gd")
 
 
 func _initialize() -> void:
-	unthrottle()
+	tick_every_frame()
 	_run.call_deferred()
 
 

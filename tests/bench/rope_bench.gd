@@ -224,13 +224,7 @@ func _spring_bones() -> Array:
 ## in the idle iterations too, so moving them costs the same both ways), warmed up for a second
 ## first; otherwise they hang at rest.
 func _in_tree(moving: bool, boxes := false, settle := 0, can_sleep := true) -> Array:
-	unthrottle()
-	var ticks := Engine.physics_ticks_per_second
-	var steps := Engine.max_physics_steps_per_frame
-	var scale := Engine.time_scale
-	Engine.physics_ticks_per_second = 60000
-	Engine.max_physics_steps_per_frame = 1
-	Engine.time_scale = 1000.0
+	var was := tick_every_frame()
 	var ropes: Array[RopeSimulation] = []
 	var bodies: Array[Node] = []
 	for i in TREE_ROPES:
@@ -274,9 +268,7 @@ func _in_tree(moving: bool, boxes := false, settle := 0, can_sleep := true) -> A
 		r.free()
 	for b in bodies:
 		b.free()
-	Engine.physics_ticks_per_second = ticks
-	Engine.max_physics_steps_per_frame = steps
-	Engine.time_scale = scale
+	restore_ticks(was)
 	return [median(costs), costs.min(), costs.max(), asleep]
 
 
