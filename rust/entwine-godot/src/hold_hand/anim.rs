@@ -300,13 +300,13 @@ impl AnimRig {
                     continue;
                 }
                 follower.state.on_course(i);
-                // The same node, no travel or one-shot over it: catch up a play position that fell
-                // behind (once per frame). Also while cross-fading into the node: a replica that
-                // entered it late runs its fade ahead with it, to where the initiator's is.
+                // The same node, settled (no travel, cross-fade or one-shot over it): catch up a
+                // play position that fell behind (once per frame).
                 if phased
                     || current != *node
                     || (m.travel != NO_NODE && m.travel != m.node)
                     || snap.shots != 0
+                    || !pb.get_fading_from_node().is_empty()
                 {
                     continue;
                 }

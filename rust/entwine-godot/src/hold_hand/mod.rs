@@ -79,7 +79,7 @@ use state::{NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED, THROTTLE_T
 /// and gives its own mode back when the pair ends (a tree already in manual mode is left to the
 /// game); an [AnimationPlayer] without a tree is sought to the initiator's position. A tree cannot
 /// be sought: a replica that shows a state late, or fell behind, runs its tree ahead to the
-/// initiator's play position, through a cross-fade too. A BlendSpace's play position is followed
+/// initiator's play position once its cross-fade is over. A BlendSpace's play position is followed
 /// over its whole range only with its `sync` on: without it each point's animation keeps its own
 /// time, which is not sent, so where the blend moves onto other points the replica's position can
 /// be off for a few frames. Frames from any other peer, stale or malformed ones
@@ -409,6 +409,8 @@ impl INode for HoldHandComponent {
             self.set_hand_weights((wp - rate).max(0.0), (wr - rate).max(0.0));
         }
         self.runtime.tick = None;
+        self.runtime.tick_peer = None;
+        self.runtime.tick_settings = None;
     }
 }
 

@@ -23,18 +23,28 @@ impl HoldHandComponent {
     }
 
     /// Returns whether this peer plays this component's player (always, without a network).
-    pub(super) fn is_owned(&self) -> bool {
-        let peer = self.live_room().and_then(|r| r.bind().local_peer());
+    pub(super) fn is_owned(&mut self) -> bool {
+        let peer = self.local_peer();
         peer.is_none_or(|p| Some(p) == self.runtime.joined_as)
+    }
+
+    /// This peer's id in the room's network, `None` without one (read from the room once per
+    /// `_physics_process`: its multiplayer peer takes engine calls).
+    pub(super) fn local_peer(&mut self) -> Option<PlayerId> {
+        if let (Some(_), Some(peer)) = (self.runtime.tick, self.runtime.tick_peer) {
+            return peer;
+        }
+        let peer = self.live_room().and_then(|r| r.bind().local_peer());
+        if self.runtime.tick.is_some() {
+            self.runtime.tick_peer = Some(peer);
+        }
+        peer
     }
 
     /// The owned initiator, networked: takes the hand samples that are due and sends a frame when
     /// one is due, to every peer.
     pub(super) fn broadcast(&mut self, dt: f32) {
-        let Some(room) = self.live_room() else {
-            return;
-        };
-        if room.bind().local_peer().is_none() {
+        if self.local_peer().is_none() {
             return;
         }
         let (wall, shared) = self.clock_now();
@@ -197,7 +207,7 @@ impl HoldHandComponent {
 
     /// The recipient, when its initiator is on another peer: gives the pair up after a silence.
     pub(super) fn watch_initiator(&mut self, initiator: PlayerId, dt: f32) {
-        let local = self.live_room().and_then(|r| r.bind().local_peer());
+        let local = self.local_peer();
         if local.is_none() || local == Some(initiator) {
             return;
         }

@@ -147,6 +147,8 @@ impl HoldHandComponent {
     pub(super) fn resolve_nodes(&mut self) {
         self.runtime.rig_height = None;
         self.runtime.tick_proportion = None;
+        self.runtime.tick_peer = None;
+        self.runtime.tick_settings = None;
         self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
         let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
         self.runtime.skeleton = if self.skeleton.is_empty() {
@@ -316,7 +318,13 @@ impl HoldHandComponent {
     /// a property changed: each corrected property is warned about once, naming it (again only
     /// after it was set right).
     pub(super) fn settings(&mut self) -> PairSettings {
+        if let (Some(_), Some(checked)) = (self.runtime.tick, self.runtime.tick_settings) {
+            return checked;
+        }
         let (checked, issues) = self.runtime.settings.check(self.settings_as_set());
+        if self.runtime.tick.is_some() {
+            self.runtime.tick_settings = Some(checked);
+        }
         if let Some(found) = issues {
             let node = self.to_gd();
             for (param, issue) in PairParam::ALL.into_iter().zip(found) {

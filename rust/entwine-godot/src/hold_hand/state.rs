@@ -76,6 +76,11 @@ pub(super) struct Runtime {
     /// worked out in it: read once per tick, however many settings use it.
     pub(super) tick: Option<u64>,
     pub(super) tick_proportion: Option<(u64, f32)>,
+    /// This peer's id in the room's network (`None` without one), read once within one
+    /// `_physics_process` (no script runs inside it; signals go out after it); `None` outside it.
+    pub(super) tick_peer: Option<Option<PlayerId>>,
+    /// The checked settings, likewise read once within one `_physics_process`.
+    pub(super) tick_settings: Option<PairSettings>,
     pub(super) ik_failed: bool,
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
     pub(super) hand_weights: (f32, f32),
