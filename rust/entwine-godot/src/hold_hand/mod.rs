@@ -408,9 +408,7 @@ impl INode for HoldHandComponent {
             let (wp, wr) = self.runtime.hand_weights;
             self.set_hand_weights((wp - rate).max(0.0), (wr - rate).max(0.0));
         }
-        self.runtime.tick = None;
-        self.runtime.tick_peer = None;
-        self.runtime.tick_settings = None;
+        self.runtime.forget_tick();
     }
 }
 

@@ -146,9 +146,9 @@ impl HoldHandComponent {
     /// Resolves the character, skeleton and animation tree from the properties (not per frame).
     pub(super) fn resolve_nodes(&mut self) {
         self.runtime.rig_height = None;
-        self.runtime.tick_proportion = None;
-        self.runtime.tick_peer = None;
-        self.runtime.tick_settings = None;
+        let tick = self.runtime.tick;
+        self.runtime.forget_tick();
+        self.runtime.tick = tick;
         self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
         let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
         self.runtime.skeleton = if self.skeleton.is_empty() {
@@ -232,14 +232,13 @@ impl HoldHandComponent {
         if !self.auto_proportions {
             return 1.0;
         }
-        let tick = self.runtime.tick;
-        if let (Some(now), Some((at, k))) = (tick, self.runtime.tick_proportion) {
-            if now == at {
-                return k;
-            }
+        if let (Some(_), Some(k)) = (self.runtime.tick, self.runtime.tick_proportion) {
+            return k;
         }
         let k = self.proportion_now();
-        self.runtime.tick_proportion = tick.map(|now| (now, k));
+        if self.runtime.tick.is_some() {
+            self.runtime.tick_proportion = Some(k);
+        }
         k
     }
 

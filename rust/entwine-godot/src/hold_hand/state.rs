@@ -72,14 +72,13 @@ pub(super) struct Runtime {
     /// The IK chain's reach in its rest pose (skeleton units), read once the chain resolves; 0
     /// until then (read again each frame while 0).
     pub(super) chain_length: f32,
-    /// The physics frame being processed (`None` outside `_physics_process`), and the proportion
-    /// worked out in it: read once per tick, however many settings use it.
+    /// The physics frame being processed (`None` outside `_physics_process`), and what is read
+    /// once within it (no script runs inside one; signals go out after it), forgotten with it
+    /// ([`Runtime::forget_tick`]): the character's proportion, this peer's id in the room's
+    /// network (`None` without one), and the checked settings.
     pub(super) tick: Option<u64>,
-    pub(super) tick_proportion: Option<(u64, f32)>,
-    /// This peer's id in the room's network (`None` without one), read once within one
-    /// `_physics_process` (no script runs inside it; signals go out after it); `None` outside it.
+    pub(super) tick_proportion: Option<f32>,
     pub(super) tick_peer: Option<Option<PlayerId>>,
-    /// The checked settings, likewise read once within one `_physics_process`.
     pub(super) tick_settings: Option<PairSettings>,
     pub(super) ik_failed: bool,
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
@@ -101,4 +100,14 @@ pub(super) struct Runtime {
     pub(super) warnings: Warnings,
     /// The settings last checked (see `HoldHandComponent::settings`).
     pub(super) settings: SettingsCheck,
+}
+
+impl Runtime {
+    /// Ends the physics frame's reads: the next ones come from the engine again.
+    pub(super) fn forget_tick(&mut self) {
+        self.tick = None;
+        self.tick_proportion = None;
+        self.tick_peer = None;
+        self.tick_settings = None;
+    }
 }
