@@ -95,6 +95,38 @@ fn take_lane([x, y, z]: [&[Lane]; 3], l: usize, points: &mut [Vec3]) {
     }
 }
 
+/// Segment `j`'s unit direction (`last`, carried along the chain: kept where the segment has no
+/// length) and right-hand side `rest − length`, per lane, of the coordinate columns `[x, y, z]`.
+#[inline(always)]
+fn segment_direction(
+    [x, y, z]: [&[Lane]; 3],
+    j: usize,
+    last: &mut [Lane; 3],
+    rest: &Lane,
+) -> ([Lane; 3], Lane) {
+    let (x0, x1, y0, y1, z0, z1) = (x[j], x[j + 1], y[j], y[j + 1], z[j], z[j + 1]);
+    let ex: Lane = core::array::from_fn(|l| x1[l] - x0[l]);
+    let ey: Lane = core::array::from_fn(|l| y1[l] - y0[l]);
+    let ez: Lane = core::array::from_fn(|l| z1[l] - z0[l]);
+    let len: Lane =
+        core::array::from_fn(|l| ((ex[l] * ex[l]) + (ey[l] * ey[l]) + (ez[l] * ez[l])).sqrt());
+    let q: [Lane; 3] = [
+        core::array::from_fn(|l| ex[l] / len[l]),
+        core::array::from_fn(|l| ey[l] / len[l]),
+        core::array::from_fn(|l| ez[l] / len[l]),
+    ];
+    for (d, q) in last.iter_mut().zip(q) {
+        *d = core::array::from_fn(|l| if len[l] > 1e-7 { q[l] } else { d[l] });
+    }
+    (*last, core::array::from_fn(|l| rest[l] - len[l]))
+}
+
+/// The dot products of two rows of directions, per lane.
+#[inline(always)]
+fn dot(a: &[Lane; 3], b: &[Lane; 3]) -> Lane {
+    core::array::from_fn(|l| (a[0][l] * b[0][l]) + (a[1][l] * b[1][l]) + (a[2][l] * b[2][l]))
+}
+
 impl Lanes {
     /// Makes room for `n` points (allocates only past the most so far).
     pub fn reserve(&mut self, n: usize) {
@@ -140,6 +172,7 @@ impl Lanes {
     /// [`super::Rope::step`] accumulates them. After each iteration's ground push-out it calls
     /// `after`: there the ropes with solid colliders take their points out of their lanes, push them
     /// out of the colliders and put them back ([`super::Rope::push_out`]).
+    #[inline(always)]
     pub fn iterate(
         &mut self,
         n: usize,
@@ -172,6 +205,7 @@ impl Lanes {
     /// multipliers, so the processor overlaps the division chain with the rest of the work. The
     /// arithmetic of each lane is that of `project_chain`, operation for operation (the largest
     /// multiplier is taken in the other order, which does not change a maximum).
+    #[inline(always)]
     fn project(&mut self, n: usize, params: &[LaneParams; LANES]) -> ([Vec3; LANES], Lane) {
         let m = n - 1;
         let w_last: Lane = core::array::from_fn(|l| params[l].w_end);
@@ -183,39 +217,15 @@ impl Lanes {
         // Unit direction and right-hand side of segment j (Vec3::NEG_Y until a segment has a
         // length: `last` carries the latest one along the chain).
         let mut last: [Lane; 3] = [[0.0; LANES], [-1.0; LANES], [0.0; LANES]];
-        let direction = |j: usize, last: &mut [Lane; 3]| -> ([Lane; 3], Lane) {
-            let (x0, x1, y0, y1, z0, z1) = (x[j], x[j + 1], y[j], y[j + 1], z[j], z[j + 1]);
-            let ex: Lane = core::array::from_fn(|l| x1[l] - x0[l]);
-            let ey: Lane = core::array::from_fn(|l| y1[l] - y0[l]);
-            let ez: Lane = core::array::from_fn(|l| z1[l] - z0[l]);
-            let len: Lane = core::array::from_fn(|l| {
-                ((ex[l] * ex[l]) + (ey[l] * ey[l]) + (ez[l] * ez[l])).sqrt()
-            });
-            let q: [Lane; 3] = [
-                core::array::from_fn(|l| ex[l] / len[l]),
-                core::array::from_fn(|l| ey[l] / len[l]),
-                core::array::from_fn(|l| ez[l] / len[l]),
-            ];
-            for (d, q) in last.iter_mut().zip(q) {
-                *d = core::array::from_fn(|l| if len[l] > 1e-7 { q[l] } else { d[l] });
-            }
-            let r = if j == 0 { &head_rest } else { &rest };
-            (*last, core::array::from_fn(|l| r[l] - len[l]))
-        };
-        let dot = |a: &[Lane; 3], b: &[Lane; 3]| -> Lane {
-            core::array::from_fn(|l| {
-                (a[0][l] * b[0][l]) + (a[1][l] * b[1][l]) + (a[2][l] * b[2][l])
-            })
-        };
         // Forward elimination, row by row as in `project_chain` (w_0 = 0, interior 1, w_m = w_end),
         // each row's next direction found just before it is needed.
-        let (mut here, mut rhs) = direction(0, &mut last);
+        let (mut here, mut rhs) = segment_direction([&*x, &*y, &*z], 0, &mut last, &head_rest);
         let mut before = here;
         let mut prev_upper: Lane = [0.0; LANES];
         let mut prev_lambda: Lane = [0.0; LANES];
         for j in 0..m {
             let (next, next_rhs) = if j + 1 < m {
-                direction(j + 1, &mut last)
+                segment_direction([&*x, &*y, &*z], j + 1, &mut last, &rest)
             } else {
                 (here, [0.0; LANES])
             };
@@ -289,6 +299,7 @@ impl Lanes {
     }
 
     /// The ground push-out of [`super::collide`] on every lane's points `1..free_end`.
+    #[inline(always)]
     fn ground(&mut self, n: usize, params: &[LaneParams; LANES]) {
         let floor: Lane = core::array::from_fn(|l| {
             if params[l].ground {
