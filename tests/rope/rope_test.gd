@@ -651,6 +651,37 @@ func test_a_full_collider_query_is_split_and_no_rope_misses_a_collider() -> void
 	check(queries == 30, "per tick: the full cluster query, then one per rope (10 ticks)", 30, queries)
 
 
+## A rope listed more than once in [method RopeSimulation.advance_all] is stepped once per call, and
+## a freed rope in the list is passed over: the listed ropes move bit for bit as the same ropes
+## stepped one by one with [method RopeSimulation.advance], and a rope freed from the list is gone
+## without an error.
+func test_a_rope_listed_twice_is_stepped_once() -> void:
+	var listed := add_long_ropes(3, 3)
+	var alone := add_long_ropes(2, 3)
+	var gone: RopeSimulation = listed[2]
+	var ropes: Array[RopeSimulation] = [listed[0], listed[1], listed[0], gone, listed[1], listed[0]]
+	gone.free()
+	var dt := 1.0 / 60.0
+	for f in 40:
+		var t := f * dt
+		var offset := Vector3(cos(t * 6.0), 0.0, sin(t * 6.0))
+		for i in 2:
+			listed[i].position = rope_home(i, 3) + offset
+			alone[i].position = rope_home(i, 3) + offset
+		RopeSimulation.advance_all(ropes, dt)
+		for r in alone:
+			r.advance(dt)
+	var same := 0
+	for i in 2:
+		if listed[i].get_points() == alone[i].get_points():
+			same += 1
+	check(same == 2, "each rope listed three or two times moved as stepped once per frame, bit for bit", 2, same)
+	var end: Vector3 = listed[0].get_points()[31]
+	var home := rope_home(0, 3)
+	var swing := Vector2(end.x - home.x, end.z - home.z).length()
+	check(swing > 0.05, "the listed ropes swung", "> 0.05 m", swing)
+
+
 ## Many long ropes stepped together by [method RopeSimulation.advance_all] (a batch large enough to
 ## be shared with the batch's second thread) move bit for bit as the same ropes stepped one by one
 ## with [method RopeSimulation.advance], whichever thread steps them.

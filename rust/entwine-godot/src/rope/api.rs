@@ -387,7 +387,8 @@ impl RopeSimulation {
     /// as the physics tick steps the ropes of a world (each rope's anchor, world and end sampled
     /// first; ropes with the same point and iteration counts and no solid collider near are solved
     /// side by side). For tools and benchmarks that drive many ropes themselves: turn their physics
-    /// processing off first. Freed ropes in the array are skipped.
+    /// processing off first. Freed ropes in the array are skipped, and a rope listed more than once
+    /// is stepped once.
     #[func]
     pub fn advance_all(ropes: Array<Gd<RopeSimulation>>, delta: f32) {
         server::advance_now(&ropes, delta);

@@ -13,7 +13,9 @@
 use std::cell::RefCell;
 
 use entwine_core::rope::batch::RopeBatch;
+use godot::builtin::AnyArray;
 use godot::classes::{PhysicsDirectSpaceState3D, World3D};
+use godot::obj::GdMut;
 use godot::prelude::*;
 
 use super::colliders::SharedGather;
@@ -26,7 +28,8 @@ thread_local! {
 }
 
 /// [`advance_now`]'s batch, rope list, due flags, gather, and the physics spaces of its ropes'
-/// worlds (numbered for the gather, emptied after each call).
+/// worlds (numbered for the gather, emptied after each call); the room its ropes are bound in and
+/// the scratch that finds a rope listed twice.
 #[derive(Default)]
 struct Manual {
     batch: RopeBatch,
@@ -34,6 +37,50 @@ struct Manual {
     due: Vec<bool>,
     gather: SharedGather,
     spaces: Vec<(Option<InstanceId>, Option<Gd<PhysicsDirectSpaceState3D>>)>,
+    bound: Bound,
+    ids: Vec<(i64, u32)>,
+    keep: Vec<bool>,
+}
+
+/// Room for one tick's ropes bound at once (empty between ticks, its capacity kept).
+type Bound = Vec<GdMut<'static, RopeSimulation>>;
+
+/// Returns `room`, emptied, as room for guards of another lifetime. Guards of any lifetime have the
+/// same layout, so the standard library's in-place collection keeps the allocation: each tick binds
+/// its ropes into the room the last one left, without allocating once it has grown.
+fn recycle<'a, 'b>(mut room: Vec<GdMut<'a, RopeSimulation>>) -> Vec<GdMut<'b, RopeSimulation>> {
+    room.clear();
+    room.into_iter().map(|_| unreachable!("emptied")).collect()
+}
+
+/// Drops the later listings of a rope listed more than once in `list` (each rope is bound once per
+/// step, and a second binding while the first is held would fail), keeping the order; `ids` and
+/// `keep` are scratch.
+fn drop_repeats(
+    list: &mut Vec<Gd<RopeSimulation>>,
+    ids: &mut Vec<(i64, u32)>,
+    keep: &mut Vec<bool>,
+) {
+    ids.clear();
+    ids.extend(
+        list.iter()
+            .enumerate()
+            .map(|(i, r)| (r.instance_id_unchecked().to_i64(), i as u32)),
+    );
+    ids.sort_unstable();
+    if ids.windows(2).all(|w| w[0].0 != w[1].0) {
+        return;
+    }
+    keep.clear();
+    keep.resize(list.len(), true);
+    for w in ids.windows(2).filter(|w| w[0].0 == w[1].0) {
+        keep[w[1].1 as usize] = false;
+    }
+    let mut i = 0;
+    list.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
 }
 
 /// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): the
@@ -49,17 +96,24 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
             due,
             gather,
             spaces,
+            bound,
+            ids,
+            keep,
         } = &mut *m;
         list.clear();
-        list.extend(ropes.iter_shared().filter(|r| r.is_instance_valid()));
+        list.extend(live_ropes(ropes));
+        drop_repeats(list, ids, keep);
         due.clear();
         due.resize(list.len(), false);
         gather.begin();
         spaces.clear();
+        // Each rope is bound once for its gather, step and apply (nothing between them calls into
+        // a rope).
+        let mut held = recycle(core::mem::take(bound));
+        held.extend(list.iter_mut().map(|r| r.bind_mut()));
         // The server slot each rope was registered in (its world), and the space index it gave.
         let mut last: Option<(Option<usize>, usize)> = None;
-        for (i, rope) in list.iter_mut().enumerate() {
-            let mut r = rope.bind_mut();
+        for (i, r) in held.iter_mut().enumerate() {
             let registered = r.server_slot;
             let slot = match last {
                 Some((seen, slot)) if seen == registered && registered.is_some() => slot,
@@ -96,14 +150,15 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
         batch.step();
         for (k, e) in batch.drain().enumerate() {
             let owner = e.owner;
-            if let Some(rope) = list.get_mut(owner) {
-                due[owner] |= rope.bind_mut().end_batched(e, gather.unsupported(k));
+            if let Some(r) = held.get_mut(owner) {
+                due[owner] |= r.end_batched(e, gather.unsupported(k));
             }
         }
+        *bound = recycle(held);
         Some((core::mem::take(list), core::mem::take(due)))
     });
     let Some((mut list, mut due)) = taken else {
-        for mut rope in ropes.iter_shared().filter(|r| r.is_instance_valid()) {
+        for mut rope in live_ropes(ropes) {
             rope.bind_mut().advance(dt);
         }
         return;
@@ -124,6 +179,16 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
             m.due = due;
         }
     });
+}
+
+/// Returns the ropes of `ropes` that are alive, in order: a freed rope (or a null) is passed over,
+/// where converting each element to a rope would fail on it.
+fn live_ropes(ropes: &Array<Gd<RopeSimulation>>) -> impl Iterator<Item = Gd<RopeSimulation>> + '_ {
+    let elements: &AnyArray = ropes;
+    elements
+        .iter_shared()
+        .filter_map(|v| v.try_to::<Gd<RopeSimulation>>().ok())
+        .filter(|r| r.is_instance_valid())
 }
 
 /// Returns the world of server slot `slot`, `None` when the server has no such slot (or is busy).
@@ -158,6 +223,8 @@ struct WorldWork {
     batch: RopeBatch,
     /// The colliders of the due ropes, one query per cluster of ropes, and the cutters' last poses.
     gather: SharedGather,
+    /// Room for the due ropes bound at once (see [`recycle`]).
+    bound: Bound,
 }
 
 /// The per-world registry (kept while any rope is in a tree).
@@ -202,6 +269,7 @@ pub(super) fn register(world: Gd<World3D>) -> usize {
             due: Vec::new(),
             batch: RopeBatch::default(),
             gather: SharedGather::default(),
+            bound: Vec::new(),
         };
         if server.flushing {
             server.incoming.push(work);
@@ -273,29 +341,40 @@ fn flush() {
         return;
     };
     for w in work.iter_mut() {
-        if w.pending.is_empty() {
+        let WorldWork {
+            world,
+            pending,
+            due,
+            batch,
+            gather,
+            bound,
+        } = w;
+        if pending.is_empty() {
             continue;
         }
-        w.due.clear();
-        w.due.resize(w.pending.len(), false);
-        w.gather.begin();
-        for (i, rope) in w.pending.iter_mut().enumerate() {
-            w.due[i] = rope
-                .bind_mut()
-                .begin_batched(&mut w.batch, &mut w.gather, 0, i);
+        due.clear();
+        due.resize(pending.len(), false);
+        gather.begin();
+        // Each rope is bound once for its gather, step and apply (nothing between them calls into
+        // a rope; a rope is queued at most once a tick).
+        let mut held = recycle(core::mem::take(bound));
+        held.extend(pending.iter_mut().map(|r| r.bind_mut()));
+        for (i, r) in held.iter_mut().enumerate() {
+            due[i] = r.begin_batched(batch, gather, 0, i);
         }
         // The world's physics space, once per tick; one query per cluster of its ropes.
-        if let Some(mut space) = w.world.get_direct_space_state() {
-            w.gather.run(&mut space, 0, &mut w.batch);
+        if let Some(mut space) = world.get_direct_space_state() {
+            gather.run(&mut space, 0, batch);
         }
-        w.gather.finish();
-        w.batch.step();
-        for (k, e) in w.batch.drain().enumerate() {
+        gather.finish();
+        batch.step();
+        for (k, e) in batch.drain().enumerate() {
             let owner = e.owner;
-            if let Some(rope) = w.pending.get_mut(owner) {
-                w.due[owner] |= rope.bind_mut().end_batched(e, w.gather.unsupported(k));
+            if let Some(r) = held.get_mut(owner) {
+                due[owner] |= r.end_batched(e, gather.unsupported(k));
             }
         }
+        *bound = recycle(held);
     }
     // Signals last, with the server free: a handler may add, free or drive any rope. Once one has
     // run, a rope further down the list may have been freed by it.
