@@ -485,9 +485,18 @@ pub fn octahedron_tangent_encode(t: Vec3, sign: f32) -> [f32; 2] {
 /// Returns `x` in [0, 1] as a 16-bit unsigned normalised value (truncated, as Godot does).
 #[must_use]
 pub fn unorm16(x: f32) -> u16 {
-    // Through `i32` (the same value: the clamp leaves 0..=65535, or NaN, which both casts make 0),
-    // which converts four at a time in vector registers where `as u16` does not.
-    (x * 65535.0).clamp(0.0, 65535.0) as i32 as u16
+    // In plain float arithmetic, which the compiler runs four or eight at a time in vector registers
+    // (a float-to-integer cast with Rust's saturating meaning it ran one at a time, with branches):
+    // `y` is clamped to 0..=65535 (NaN to 0, as `as` makes it); adding and taking away 2²³ rounds it
+    // to the nearest integer (the sum has no fraction bits left), one less when that rounded up is
+    // the truncation `as` gives; and the low 16 bits of `t + 2²³` are `t`.
+    const SHIFT: f32 = 8_388_608.0;
+    // Not `clamp`: it would keep a NaN, which the steps below would not make 0.
+    #[allow(clippy::manual_clamp)]
+    let y = (x * 65535.0).max(0.0).min(65535.0);
+    let r = (y + SHIFT) - SHIFT;
+    let t = if r > y { r - 1.0 } else { r };
+    (t + SHIFT).to_bits() as u16
 }
 
 /// Returns the uniform Catmull-Rom spline through `p1` (t = 0) and `p2` (t = 1).
@@ -541,6 +550,45 @@ fn centre_line(points: &[Vec3], subdivisions: usize, centres: &mut [Vec3]) -> us
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unorm16_is_the_saturating_cast_of_the_clamped_value() {
+        // The old form, the one Godot's truncation was checked against.
+        let cast = |x: f32| (x * 65535.0).clamp(0.0, 65535.0) as i32 as u16;
+        let mut checked = 0u64;
+        let mut check = |x: f32| {
+            assert_eq!(unorm16(x), cast(x), "x = {x:e} ({:#010x})", x.to_bits());
+            checked += 1;
+        };
+        for x in [
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1.0,
+            2.0,
+            -1.0,
+        ] {
+            check(x);
+        }
+        // Every code's exact value and its neighbours a few ulps either side.
+        for k in 0..=65535u32 {
+            let x = k as f32 / 65535.0;
+            let bits = x.to_bits();
+            for d in 0..=4u32 {
+                check(f32::from_bits(bits.saturating_add(d)));
+                check(f32::from_bits(bits.saturating_sub(d)));
+            }
+            check((k as f32 + 0.5) / 65535.0);
+        }
+        // A spread of every bit pattern (all signs and exponents).
+        for i in 0..2_000_000u32 {
+            check(f32::from_bits(i.wrapping_mul(2147)));
+        }
+        assert!(checked > 2_500_000);
+    }
+
     use super::*;
 
     #[test]
