@@ -485,7 +485,7 @@ pub fn octahedron_tangent_encode(t: Vec3, sign: f32) -> [f32; 2] {
 /// Returns `x` in [0, 1] as a 16-bit unsigned normalised value (truncated, as Godot does).
 #[must_use]
 pub fn unorm16(x: f32) -> u16 {
-    // In plain float arithmetic, which the compiler runs four or eight at a time in vector registers
+    // In plain float arithmetic, which the compiler runs four at a time in vector registers
     // (a float-to-integer cast with Rust's saturating meaning it ran one at a time, with branches):
     // `y` is clamped to 0..=65535 (NaN to 0, as `as` makes it); adding and taking away 2²³ rounds it
     // to the nearest integer (the sum has no fraction bits left), one less when that rounded up is
