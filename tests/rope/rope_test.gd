@@ -651,6 +651,22 @@ func test_a_full_collider_query_is_split_and_no_rope_misses_a_collider() -> void
 	check(queries == 30, "per tick: the full cluster query, then one per rope (10 ticks)", 30, queries)
 
 
+## Carries [param listed][i] and [param alone][i] (i below the size of [param alone]) around 1 m
+## circles about [method rope_home] i for [param frames] ticks of 1/60 s, stepping [param batch] with
+## [method RopeSimulation.advance_all] and [param alone] one by one with [method RopeSimulation.advance].
+func _carry_batched_and_alone(batch: Array[RopeSimulation], listed: Array[RopeSimulation], alone: Array[RopeSimulation], frames: int, columns: int) -> void:
+	var dt := 1.0 / 60.0
+	for f in frames:
+		var t := f * dt
+		var offset := Vector3(cos(t * 6.0), 0.0, sin(t * 6.0))
+		for i in alone.size():
+			listed[i].position = rope_home(i, columns) + offset
+			alone[i].position = rope_home(i, columns) + offset
+		RopeSimulation.advance_all(batch, dt)
+		for r in alone:
+			r.advance(dt)
+
+
 ## A rope listed more than once in [method RopeSimulation.advance_all] is stepped once per call, and
 ## a freed rope in the list is passed over: the listed ropes move bit for bit as the same ropes
 ## stepped one by one with [method RopeSimulation.advance], and a rope freed from the list is gone
@@ -661,16 +677,7 @@ func test_a_rope_listed_twice_is_stepped_once() -> void:
 	var gone: RopeSimulation = listed[2]
 	var ropes: Array[RopeSimulation] = [listed[0], listed[1], listed[0], gone, listed[1], listed[0]]
 	gone.free()
-	var dt := 1.0 / 60.0
-	for f in 40:
-		var t := f * dt
-		var offset := Vector3(cos(t * 6.0), 0.0, sin(t * 6.0))
-		for i in 2:
-			listed[i].position = rope_home(i, 3) + offset
-			alone[i].position = rope_home(i, 3) + offset
-		RopeSimulation.advance_all(ropes, dt)
-		for r in alone:
-			r.advance(dt)
+	_carry_batched_and_alone(ropes, listed, alone, 40, 3)
 	var same := 0
 	for i in 2:
 		if listed[i].get_points() == alone[i].get_points():
@@ -688,16 +695,7 @@ func test_a_rope_listed_twice_is_stepped_once() -> void:
 func test_many_ropes_stepped_together_move_exactly_as_one_by_one() -> void:
 	var together := add_long_ropes(80, 10)
 	var alone := add_long_ropes(80, 10)
-	var dt := 1.0 / 60.0
-	for f in 60:
-		var t := f * dt
-		var offset := Vector3(cos(t * 6.0), 0.0, sin(t * 6.0))
-		for i in 80:
-			together[i].position = rope_home(i, 10) + offset
-			alone[i].position = rope_home(i, 10) + offset
-		RopeSimulation.advance_all(together, dt)
-		for r in alone:
-			r.advance(dt)
+	_carry_batched_and_alone(together, together, alone, 60, 10)
 	var same := 0
 	var swung := 0
 	for i in 80:
