@@ -757,7 +757,6 @@ mod tests {
             }
             a.step_here();
             b.step_here_any();
-            b.stepped = true;
             for (x, y) in a.drain().zip(b.drain()) {
                 assert_eq!(x.owner, y.owner);
                 assert_eq!(

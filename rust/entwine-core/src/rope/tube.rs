@@ -550,6 +550,8 @@ fn centre_line(points: &[Vec3], subdivisions: usize, centres: &mut [Vec3]) -> us
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn unorm16_is_the_saturating_cast_of_the_clamped_value() {
         // The old form, the one Godot's truncation was checked against.
@@ -588,8 +590,6 @@ mod tests {
         }
         assert!(checked > 2_500_000);
     }
-
-    use super::*;
 
     #[test]
     fn redraw_skips_a_rope_at_rest_and_not_one_that_moved() {

@@ -53,6 +53,23 @@ fn recycle<'a, 'b>(mut room: Vec<GdMut<'a, RopeSimulation>>) -> Vec<GdMut<'b, Ro
     room.into_iter().map(|_| unreachable!("emptied")).collect()
 }
 
+/// Steps `batch` and gives each rope back to its node in `held` (bound, in the order they were
+/// pushed), marking in `due` the ropes whose step left a signal to emit.
+fn step_and_give_back(
+    batch: &mut RopeBatch,
+    gather: &SharedGather,
+    held: &mut [GdMut<'_, RopeSimulation>],
+    due: &mut [bool],
+) {
+    batch.step();
+    for (k, e) in batch.drain().enumerate() {
+        let owner = e.owner;
+        if let (Some(r), Some(d)) = (held.get_mut(owner), due.get_mut(owner)) {
+            *d |= r.end_batched(e, gather.unsupported(k));
+        }
+    }
+}
+
 /// Drops the later listings of a rope listed more than once in `list` (each rope is bound once per
 /// step, and a second binding while the first is held would fail), keeping the order; `ids` and
 /// `keep` are scratch.
@@ -147,13 +164,7 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
         // The query objects go with the call (this state outlives the engine).
         gather.release();
         spaces.clear();
-        batch.step();
-        for (k, e) in batch.drain().enumerate() {
-            let owner = e.owner;
-            if let Some(r) = held.get_mut(owner) {
-                due[owner] |= r.end_batched(e, gather.unsupported(k));
-            }
-        }
+        step_and_give_back(batch, gather, &mut held, due);
         *bound = recycle(held);
         Some((core::mem::take(list), core::mem::take(due)))
     });
@@ -367,13 +378,7 @@ fn flush() {
             gather.run(&mut space, 0, batch);
         }
         gather.finish();
-        batch.step();
-        for (k, e) in batch.drain().enumerate() {
-            let owner = e.owner;
-            if let Some(r) = held.get_mut(owner) {
-                due[owner] |= r.end_batched(e, gather.unsupported(k));
-            }
-        }
+        step_and_give_back(batch, gather, &mut held, due);
         *bound = recycle(held);
     }
     // Signals last, with the server free: a handler may add, free or drive any rope. Once one has
