@@ -689,6 +689,51 @@ func test_a_rope_listed_twice_is_stepped_once() -> void:
 	check(swing > 0.05, "the listed ropes swung", "> 0.05 m", swing)
 
 
+## [method RopeSimulation.advance_all] remembers the ropes of the array it was last given (so that a
+## tick does not convert every element again), and follows the array as it changes between calls: a
+## rope put in place of another at the same index is stepped from then on and the one it replaced no
+## more, a rope freed after it was stepped is passed over, and a rope added at the end joins. Each
+## listed rope moves bit for bit as the same rope stepped alone in exactly the frames it was listed.
+func test_advance_all_follows_its_array_as_it_changes() -> void:
+	var listed := add_long_ropes(5, 5)
+	var alone := add_long_ropes(5, 5)
+	var ropes: Array[RopeSimulation] = [listed[0], listed[1], listed[2]]
+	var stepped := [true, true, true, false, false] # which ropes the array holds now
+	var dt := 1.0 / 60.0
+	for f in 60:
+		if f == 20:
+			ropes[1] = listed[3] # the same index, another rope
+			stepped[1] = false
+			stepped[3] = true
+		if f == 30:
+			listed[2].free() # after it was stepped: the array keeps a freed rope
+			stepped[2] = false
+		if f == 40:
+			ropes.append(listed[4])
+			stepped[4] = true
+		var offset := Vector3(cos(f * dt * 6.0), 0.0, sin(f * dt * 6.0))
+		for i in 5:
+			if is_instance_valid(listed[i]):
+				listed[i].position = rope_home(i, 5) + offset
+			alone[i].position = rope_home(i, 5) + offset
+		RopeSimulation.advance_all(ropes, dt)
+		for i in 5:
+			if stepped[i]:
+				alone[i].advance(dt)
+	var same := 0
+	for i in [0, 1, 3, 4]:
+		if listed[i].get_points() == alone[i].get_points():
+			same += 1
+	check(same == 4, "each rope moved bit for bit as the same rope stepped alone in the frames the array held it", 4, same)
+	var moved := 0
+	for i in [0, 1, 3, 4]:
+		var end: Vector3 = listed[i].get_points()[31]
+		var home := rope_home(i, 5)
+		if Vector2(end.x - home.x, end.z - home.z).length() > 0.02:
+			moved += 1
+	check(moved == 4, "every rope that was listed swung", 4, moved)
+
+
 ## Many long ropes stepped together by [method RopeSimulation.advance_all] (a batch large enough to
 ## be shared with the batch's second thread) move bit for bit as the same ropes stepped one by one
 ## with [method RopeSimulation.advance], whichever thread steps them.

@@ -53,6 +53,7 @@ impl RopeSimulation {
     /// Sets [member anchor_node] (see the property for its range and effect).
     #[func]
     pub(super) fn set_anchor_node(&mut self, path: NodePath) {
+        self.anchor_named = !path.is_empty();
         self.anchor_node = path;
         self.anchor_cache = None;
         self.anchor_skeleton = None;
@@ -79,6 +80,7 @@ impl RopeSimulation {
     /// Sets [member end_node] (see the property for its range and effect).
     #[func]
     pub(super) fn set_end_node(&mut self, path: NodePath) {
+        self.end_named = !path.is_empty();
         self.end_node = path;
         self.end_detached = false;
         self.exclude_dirty = true;
@@ -368,7 +370,7 @@ impl RopeSimulation {
         let Some(cut) = self.rope.as_mut().and_then(|r| r.cut_at(i)) else {
             return false;
         };
-        self.end_detached = !self.end_node.is_empty();
+        self.end_detached = self.end_named;
         self.signals()
             .rope_cut()
             .emit(cut.index as i32, vector3(cut.position));

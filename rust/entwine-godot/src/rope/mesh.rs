@@ -30,6 +30,9 @@ pub struct TubeMesh {
     /// The uploaded rings' positions, and their normals and tangents (the two vertex streams).
     positions: PackedByteArray,
     normals: PackedByteArray,
+    /// The vertices the two buffers are sized for (kept here: asking a packed array its size is an
+    /// engine call).
+    sized_for: usize,
     /// The two streams' strides and where a vertex's normal and tangent sit in theirs.
     layout: VertexLayout,
     /// Where the normal/tangent stream starts in the vertex buffer.
@@ -40,6 +43,8 @@ pub struct TubeMesh {
     pub shown: bool,
     /// Whether the rope moved enough since the last upload to upload again.
     redraw: Redraw,
+    /// The rendering server, kept (each `singleton()` asks the engine for the object's id).
+    rs: Gd<RenderingServer>,
 }
 
 impl TubeMesh {
@@ -121,6 +126,7 @@ impl TubeMesh {
             instance,
             positions: PackedByteArray::new(),
             normals: PackedByteArray::new(),
+            sized_for: 0,
             layout: VertexLayout {
                 position_stride: vertex_stride.max(12),
                 normal_stride: normal_stride.max(4),
@@ -132,6 +138,7 @@ impl TubeMesh {
             live_rings: 0,
             shown: true,
             redraw: Redraw::with_capacity(max_points),
+            rs,
         }
     }
 
@@ -158,22 +165,17 @@ impl TubeMesh {
         let n = self.tube.written_rings() * (self.tube.sides() + 1);
         self.live_rings = (self.tube.active_rings() + 1).min(self.tube.max_rings());
         // Resized only when the extent changes (the rope gained or lost points).
-        let (position_bytes, normal_bytes) = (
-            n * self.layout.position_stride,
-            n * self.layout.normal_stride,
-        );
-        if self.positions.len() != position_bytes {
-            self.positions.resize(position_bytes);
-        }
-        if self.normals.len() != normal_bytes {
-            self.normals.resize(normal_bytes);
+        if self.sized_for != n {
+            self.positions.resize(n * self.layout.position_stride);
+            self.normals.resize(n * self.layout.normal_stride);
+            self.sized_for = n;
         }
         self.tube.write_vertices(
             &self.layout,
             self.positions.as_mut_slice(),
             self.normals.as_mut_slice(),
         );
-        let mut rs = RenderingServer::singleton();
+        let rs = &mut self.rs;
         rs.mesh_surface_update_vertex_region(self.mesh_rid, 0, 0, &self.positions);
         rs.mesh_surface_update_vertex_region(
             self.mesh_rid,

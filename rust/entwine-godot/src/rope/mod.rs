@@ -311,6 +311,12 @@ pub struct RopeSimulation {
     replayer: Replayer,
     replaying: bool,
     anchor_cache: Option<Gd<Node3D>>,
+    /// This node, kept for the ticks that queue it with the rope server and read its transform (the
+    /// anchor when none is set): a kept handle has its checks' and binding's data at hand, where one
+    /// made from the base each tick asks the engine for them.
+    me: Option<Gd<RopeSimulation>>,
+    /// The engine singleton, kept for the frames that read the physics interpolation fraction.
+    engine: Option<Gd<Engine>>,
     /// The cached anchor as a skeleton (when it is one), cast once when the anchor is resolved.
     anchor_skeleton: Option<Gd<Skeleton3D>>,
     /// [member anchor_offset] and [member end_offset] as last checked, and what the check gave:
@@ -327,6 +333,10 @@ pub struct RopeSimulation {
     pending_length: Option<f32>,
     /// A cut separated the end from [member end_node] (until the property is set again).
     end_detached: bool,
+    /// [member anchor_node] and [member end_node] are set (not empty), as their setters last saw:
+    /// a tick reads these instead of asking the engine whether each path is empty.
+    anchor_named: bool,
+    end_named: bool,
     /// Running inside the editor (set when the node is ready): the preview rules apply.
     in_editor: bool,
     /// Selected in the editor (told by the editor plugin).
@@ -451,7 +461,7 @@ impl INode3D for RopeSimulation {
         }
         if let Some(slot) = self.server_slot {
             self.pending_dt = delta as f32;
-            if server::queue(slot, self.to_gd()) {
+            if server::queue(slot, self.me().clone()) {
                 self.queued = true;
                 return;
             }

@@ -29,11 +29,14 @@ thread_local! {
 
 /// [`advance_now`]'s batch, rope list, due flags, gather, and the physics spaces of its ropes'
 /// worlds (numbered for the gather, emptied after each call); the room its ropes are bound in and
-/// the scratch that finds a rope listed twice.
+/// the scratch that finds a rope listed twice; the ropes of the last array it was given.
 #[derive(Default)]
 struct Manual {
     batch: RopeBatch,
     list: Vec<Gd<RopeSimulation>>,
+    /// Each listed rope's index in the array (and in `seen`).
+    from: Vec<u32>,
+    seen: Seen,
     due: Vec<bool>,
     gather: SharedGather,
     spaces: Vec<(Option<InstanceId>, Option<Gd<PhysicsDirectSpaceState3D>>)>,
@@ -70,11 +73,67 @@ fn step_and_give_back(
     }
 }
 
+/// The last array `advance_all` was given, element by element: the instance id each held (0 for
+/// none) and the rope it was converted to. The rope is moved out into the call's list while the call
+/// runs and back after it.
+type Seen = Vec<(i64, Option<Gd<RopeSimulation>>)>;
+
+/// Lists the live ropes of `ropes` in order into `list`, with each one's index in `from`: a freed
+/// rope, a null or another object is passed over. An element holding the same object as last time
+/// (by instance id, which Godot never gives to another object) takes its rope from `seen`: one engine
+/// call for the id and one for the liveness, where converting an element to a rope takes about a
+/// dozen (its type, class and liveness checks, and a copy of the variant). Others are converted
+/// and remembered.
+fn collect_ropes(
+    ropes: &Array<Gd<RopeSimulation>>,
+    seen: &mut Seen,
+    list: &mut Vec<Gd<RopeSimulation>>,
+    from: &mut Vec<u32>,
+) {
+    let elements: &AnyArray = ropes;
+    list.clear();
+    from.clear();
+    seen.resize_with(elements.len(), || (0, None));
+    for (i, (seen_id, seen_rope)) in seen.iter_mut().enumerate() {
+        let Some(element) = elements.get(i) else {
+            break;
+        };
+        let id = element.object_id_unchecked().map_or(0, InstanceId::to_i64);
+        if id != *seen_id || seen_rope.is_none() {
+            *seen_id = id;
+            *seen_rope = if id == 0 {
+                None
+            } else {
+                element.try_to::<Gd<RopeSimulation>>().ok()
+            };
+        }
+        if let Some(rope) = seen_rope.take().filter(Gd::is_instance_valid) {
+            list.push(rope);
+            from.push(i as u32);
+        }
+    }
+}
+
+/// Puts the ropes of `list` back where [`collect_ropes`] took them from in `seen`, unless `seen`
+/// has since been filled from another array (a call made from a signal handler).
+fn give_back_ropes(seen: &mut Seen, list: &mut Vec<Gd<RopeSimulation>>, from: &mut Vec<u32>) {
+    for (rope, i) in list.drain(..).zip(from.drain(..)) {
+        if let Some((id, slot @ None)) = seen.get_mut(i as usize) {
+            if *id == rope.instance_id_unchecked().to_i64() {
+                *slot = Some(rope);
+            }
+        }
+    }
+    list.clear();
+    from.clear();
+}
+
 /// Drops the later listings of a rope listed more than once in `list` (each rope is bound once per
-/// step, and a second binding while the first is held would fail), keeping the order; `ids` and
-/// `keep` are scratch.
+/// step, and a second binding while the first is held would fail), keeping the order and `from`
+/// (the ropes' indices, one per rope) in step; `ids` and `keep` are scratch.
 fn drop_repeats(
     list: &mut Vec<Gd<RopeSimulation>>,
+    from: &mut Vec<u32>,
     ids: &mut Vec<(i64, u32)>,
     keep: &mut Vec<bool>,
 ) {
@@ -98,6 +157,11 @@ fn drop_repeats(
         i += 1;
         keep[i - 1]
     });
+    let mut i = 0;
+    from.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
 }
 
 /// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): the
@@ -110,6 +174,8 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
         let Manual {
             batch,
             list,
+            from,
+            seen,
             due,
             gather,
             spaces,
@@ -117,9 +183,8 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
             ids,
             keep,
         } = &mut *m;
-        list.clear();
-        list.extend(live_ropes(ropes));
-        drop_repeats(list, ids, keep);
+        collect_ropes(ropes, seen, list, from);
+        drop_repeats(list, from, ids, keep);
         due.clear();
         due.resize(list.len(), false);
         gather.begin();
@@ -166,9 +231,13 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
         spaces.clear();
         step_and_give_back(batch, gather, &mut held, due);
         *bound = recycle(held);
-        Some((core::mem::take(list), core::mem::take(due)))
+        Some((
+            core::mem::take(list),
+            core::mem::take(from),
+            core::mem::take(due),
+        ))
     });
-    let Some((mut list, mut due)) = taken else {
+    let Some((mut list, mut from, mut due)) = taken else {
         for mut rope in live_ropes(ropes) {
             rope.bind_mut().advance(dt);
         }
@@ -182,11 +251,12 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
         }
         emitted |= rope.bind_mut().emit_step_signals();
     }
-    list.clear();
     due.clear();
     MANUAL.with(|cell| {
         if let Ok(mut m) = cell.try_borrow_mut() {
+            give_back_ropes(&mut m.seen, &mut list, &mut from);
             m.list = list;
+            m.from = from;
             m.due = due;
         }
     });

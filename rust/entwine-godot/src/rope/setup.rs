@@ -233,7 +233,7 @@ impl RopeSimulation {
                 return Some(n.clone());
             }
         }
-        if self.anchor_node.is_empty() {
+        if !self.anchor_named {
             return None;
         }
         let path = self.anchor_node.clone();
@@ -279,8 +279,17 @@ impl RopeSimulation {
                     None => node.get_global_transform(),
                 }
             }
-            None => self.base().get_global_transform(),
+            None => self.me().upcast_ref::<Node3D>().get_global_transform(),
         }
+    }
+
+    /// Returns the kept handle to this node (see `me`).
+    pub(super) fn me(&mut self) -> &Gd<RopeSimulation> {
+        let me = match self.me.take() {
+            Some(me) => me,
+            None => self.to_gd(),
+        };
+        self.me.insert(me)
     }
 
     /// For the editor: marks the rope selected (it previews while selected).
@@ -348,7 +357,7 @@ impl RopeSimulation {
 
     /// Returns the end attachment for this step.
     pub(super) fn sample_end(&mut self) -> EndAttachment {
-        if self.end_node.is_empty() || self.end_detached {
+        if !self.end_named || self.end_detached {
             return EndAttachment::Free;
         }
         let path = self.end_node.clone();

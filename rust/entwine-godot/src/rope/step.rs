@@ -133,7 +133,7 @@ impl RopeSimulation {
         }
         if events.cut.is_some() {
             // The end attachment went with the loose piece.
-            self.end_detached = !self.end_node.is_empty();
+            self.end_detached = self.end_named;
         }
         self.due.step = Some((events, length));
         // Told at each step, however the rope fell asleep or woke (a step, a property, a cut).
@@ -227,7 +227,8 @@ impl RopeSimulation {
             return;
         }
         self.drawn_asleep = rope.is_sleeping();
-        let alpha = Engine::singleton().get_physics_interpolation_fraction() as f32;
+        let engine = self.engine.get_or_insert_with(Engine::singleton);
+        let alpha = engine.get_physics_interpolation_fraction() as f32;
         let radius = self.radius;
         if let Some(t) = self.tube.as_mut() {
             let n = rope.interpolated(alpha, &mut self.scratch);
