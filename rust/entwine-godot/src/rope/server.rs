@@ -124,8 +124,6 @@ fn give_back_ropes(seen: &mut Seen, list: &mut Vec<Gd<RopeSimulation>>, from: &m
             }
         }
     }
-    list.clear();
-    from.clear();
 }
 
 /// Drops the later listings of a rope listed more than once in `list` (each rope is bound once per
@@ -152,16 +150,14 @@ fn drop_repeats(
     for w in ids.windows(2).filter(|w| w[0].0 == w[1].0) {
         keep[w[1].1 as usize] = false;
     }
-    let mut i = 0;
-    list.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
-    let mut i = 0;
-    from.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
+    retain_kept(list, keep);
+    retain_kept(from, keep);
+}
+
+/// Keeps the items of `items` whose flag in `keep` (one per item) is set, in order.
+fn retain_kept<T>(items: &mut Vec<T>, keep: &[bool]) {
+    let mut flags = keep.iter();
+    items.retain(|_| flags.next().copied().unwrap_or(true));
 }
 
 /// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): the
