@@ -98,6 +98,50 @@ func test_the_hand_follows_whichever_node_the_target_path_leads_to_now() -> void
 	check_near((await _joints())[2], c, 0.001, "target_node set to another node: that one is followed")
 
 
+func test_a_cleared_target_node_hands_over_to_target_transform() -> void:
+	# LimbIK keeps whether target_node is set from its setter: clearing the path must make the
+	# hand go to target_transform at once.
+	var ik := _setup()
+	var shoulder := (await _joints())[0]
+	var a := shoulder + Vector3(0, -0.2, -0.35)
+	_target().global_position = a
+	check_near((await _joints())[2], a, 0.001, "the hand reaches the target node")
+	var b := shoulder + Vector3(-0.3, 0.0, -0.2)
+	ik.target_transform = Transform3D(Basis(), b)
+	ik.target_node = NodePath()
+	check_near((await _joints())[2], b, 0.001, "target_node cleared: target_transform is followed")
+	ik.set("target_node", ik.get_path_to(_target()))
+	check_near((await _joints())[2], a, 0.001, "target_node set again (through set()): the node is followed")
+
+
+func test_a_limb_ik_moved_to_another_skeleton_works_on_that_one() -> void:
+	# LimbIK keeps its skeleton from pass to pass: moved under another character's skeleton, it
+	# must solve that skeleton's arm and leave the first one to its own pose.
+	var ik := _setup()
+	var first := _skeleton
+	var first_shoulder := (await _joints())[0]
+	var a := first_shoulder + Vector3(0, -0.2, -0.35)
+	_target().global_position = a
+	check_near((await _joints())[2], a, 0.001, "the first character's hand reaches the target")
+	var other := add(CHARACTER.instantiate()) as TestCharacter
+	other.frozen = true
+	other.animation_tree.active = false
+	other.global_position = Vector3(3, 0, 0)
+	var second := other.get_skeleton()
+	ik.target_node = NodePath()
+	ik.reparent(second, false)
+	_skeleton = second
+	var shoulder := (await _joints())[0]
+	check(shoulder.distance_to(first_shoulder) > 2.0, "the second character stands elsewhere")
+	var b := shoulder + Vector3(-0.3, 0.0, -0.2)
+	ik.target_transform = Transform3D(Basis(), b)
+	check_near((await _joints())[2], b, 0.001, "the hand of the skeleton it was moved to reaches the target")
+	_skeleton = first
+	var left := await _joints()
+	check(left[2].distance_to(a) > 0.05, "the first skeleton's hand is no longer driven (%.3f m from the old target)" % left[2].distance_to(a))
+	check_near(left[0], first_shoulder, 0.001, "the first skeleton keeps its shoulder")
+
+
 func test_unreachable_target_makes_the_arm_point_straight_at_it() -> void:
 	var ik := _setup()
 	var shoulder := (await _joints())[0]

@@ -3,6 +3,7 @@
 use entwine_core::kit::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
 use entwine_core::rig::skeleton::{self, find_limb_chain};
 use entwine_core::rig::MAX_HAND_PARTS;
+use godot::classes::notify::Node3DNotification;
 use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
@@ -99,6 +100,7 @@ pub struct LimbIK {
     /// A node whose global transform is the target. When empty, [member target_transform] is used.
     #[export_group(name = "Target")]
     #[export]
+    #[var(set = set_target_node)]
     target_node: NodePath,
     /// The target's global transform, used when [member target_node] is empty.
     #[export]
@@ -108,6 +110,7 @@ pub struct LimbIK {
     /// A node whose global position the elbow/knee bends toward. Overrides [member pole_direction].
     #[export_group(name = "Pole")]
     #[export]
+    #[var(set = set_pole_node)]
     pole_node: NodePath,
     /// Direction, in the skeleton's space, from the upper bone toward which the elbow/knee bends.
     /// Zero keeps the bend plane of the animated pose; a non-finite one counts as zero, with one
@@ -152,13 +155,34 @@ pub struct LimbIK {
     /// This node, kept from the first pass: the per-frame checks name it in their warnings and
     /// look the target and pole paths up from it (no handle made per frame).
     me: Option<Gd<Node>>,
+    /// The skeleton (this node's parent) that runs the passes, kept from the first pass until this
+    /// node is moved to another parent.
+    skeleton: Option<Gd<Skeleton3D>>,
+    /// [member target_node] and [member pole_node] are set (not empty), as their setters last saw:
+    /// a pass reads these instead of asking the engine whether each path is empty.
+    target_named: bool,
+    pole_named: bool,
 }
 
 #[godot_api]
 impl ISkeletonModifier3D for LimbIK {
+    fn on_notification(&mut self, what: Node3DNotification) {
+        // The skeleton is the parent: a new parent (or none) is looked up again on the next pass.
+        if matches!(
+            what,
+            Node3DNotification::PARENTED | Node3DNotification::UNPARENTED
+        ) {
+            self.skeleton = None;
+        }
+    }
+
     fn process_modification_with_delta(&mut self, delta: f64) {
         let _own = crate::time::own_time(crate::time::Own::LimbIk);
-        let Some(mut skeleton) = self.base().get_skeleton() else {
+        if self.skeleton.is_none() {
+            self.skeleton = self.base().get_skeleton();
+        }
+        // The skeleton that runs this pass is alive: it is this node's parent.
+        let Some(mut skeleton) = self.skeleton.clone() else {
             return;
         };
         let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
@@ -274,6 +298,20 @@ impl LimbIK {
             }
         }
         out
+    }
+
+    /// Sets [member target_node].
+    #[func]
+    pub fn set_target_node(&mut self, path: NodePath) {
+        self.target_named = !path.is_empty();
+        self.target_node = path;
+    }
+
+    /// Sets [member pole_node].
+    #[func]
+    pub fn set_pole_node(&mut self, path: NodePath) {
+        self.pole_named = !path.is_empty();
+        self.pole_node = path;
     }
 
     /// Sets the upper bone's name (re-resolves the chain).
@@ -399,7 +437,7 @@ impl LimbIK {
 
     /// Returns the chain's bone indices, resolving (and warning once) when the skeleton changed.
     fn resolve_chain(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<[i32; 3]> {
-        let key = (skeleton.instance_id(), skeleton.get_bone_count());
+        let key = (skeleton.instance_id_unchecked(), skeleton.get_bone_count());
         if self.resolved_for == Some(key) {
             return self.chain;
         }
@@ -449,7 +487,7 @@ impl LimbIK {
             Vector3::ZERO,
         );
         let to_skeleton = skeleton.get_global_transform().affine_inverse();
-        let target_global = if self.target_node.is_empty() {
+        let target_global = if !self.target_named {
             self.target_transform
         } else {
             self.target_cache
@@ -460,7 +498,7 @@ impl LimbIK {
         if !target.origin.is_finite() || !target.basis.is_finite() {
             return None;
         }
-        let pole = if !self.pole_node.is_empty() {
+        let pole = if self.pole_named {
             self.pole_cache
                 .get(node, &self.pole_node)
                 .map(|n| vec3(to_skeleton * n.get_global_position()))

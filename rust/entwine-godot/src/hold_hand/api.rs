@@ -207,7 +207,7 @@ impl HoldHandComponent {
     /// Returns the id of the player whose request waits for this player's answer (0 when none).
     #[func]
     pub fn get_pending_request_from(&self) -> i64 {
-        let (Some(room), Some(me)) = (self.live_room(), self.runtime.joined_as) else {
+        let (Some(room), Some(me)) = (self.live_room().cloned(), self.runtime.joined_as) else {
             return 0;
         };
         let pending = room.bind().pending_request_to(me);
@@ -218,7 +218,7 @@ impl HoldHandComponent {
     #[func]
     pub fn get_partner(&self) -> Option<Gd<HoldHandComponent>> {
         let partner = self.lifecycle.interaction()?.partner;
-        self.live_room()?.bind().get_component(partner)
+        self.live_room().cloned()?.bind().get_component(partner)
     }
 
     /// Returns whether this character is frozen as a recipient.

@@ -370,7 +370,11 @@ impl INode for HoldHandComponent {
         let _own = crate::time::own_time(crate::time::Own::HoldHandComponent);
         let dt = delta as f32;
         self.check_settings();
-        let frame = Engine::singleton().get_physics_frames();
+        let frame = self
+            .runtime
+            .engine
+            .get_or_insert_with(Engine::singleton)
+            .get_physics_frames();
         self.runtime.tick = Some(frame);
         let state = self.room_state();
         let valid = self.character_node().is_some();

@@ -6,12 +6,8 @@ use entwine_core::hold_hand::anim::ArmLayerBlend;
 
 impl HoldHandComponent {
     /// The room this component joined, unless it has been freed since.
-    pub(super) fn live_room(&self) -> Option<Gd<HoldHandRoom>> {
-        self.runtime
-            .room
-            .as_ref()
-            .filter(|r| r.is_instance_valid())
-            .cloned()
+    pub(super) fn live_room(&self) -> Option<&Gd<HoldHandRoom>> {
+        self.runtime.live(&self.runtime.room, state::ALIVE_ROOM)
     }
 
     /// The partner's component, when it is in the room and in the tree.
@@ -34,7 +30,11 @@ impl HoldHandComponent {
         if let (Some(_), Some(peer)) = (self.runtime.tick, self.runtime.tick_peer) {
             return peer;
         }
-        let peer = self.live_room().and_then(|r| r.bind().local_peer());
+        let tick = self.runtime.tick;
+        let peer = self.live_room().and_then(|r| match tick {
+            Some(frame) => r.bind().local_peer_in_frame(frame),
+            None => r.bind().local_peer(),
+        });
         if self.runtime.tick.is_some() {
             self.runtime.tick_peer = Some(peer);
         }
@@ -111,7 +111,7 @@ impl HoldHandComponent {
             return;
         }
         let arms = self.arm_layers();
-        let tree = self.tree_node();
+        let tree = self.tree_node().cloned();
         let player = self.player_node();
         self.net
             .anim_rig
@@ -129,7 +129,7 @@ impl HoldHandComponent {
     /// Reads this character's animation into the snapshot.
     pub(super) fn read_animation(&mut self) {
         self.animation_params();
-        let tree = self.tree_node();
+        let tree = self.tree_node().cloned();
         let player = self.player_node();
         self.net
             .anim_rig
@@ -174,8 +174,11 @@ impl HoldHandComponent {
         let grace = self.animation_interval.max(0.05) * 2.0;
         let step = dt * self.receiver.view_rate();
         let targets = [
-            (self.tree_node(), self.player_node()),
-            (partner.bind().tree_node(), partner.bind().player_node()),
+            (self.tree_node().cloned(), self.player_node()),
+            (
+                partner.bind().tree_node().cloned(),
+                partner.bind().player_node(),
+            ),
         ];
         for (i, (mut tree, mut player)) in targets.into_iter().enumerate() {
             let net = &mut self.net;
@@ -250,7 +253,7 @@ impl HoldHandComponent {
             return;
         }
         self.net.root_driven = driven;
-        if let Some(mut c) = self.character_node() {
+        if let Some(mut c) = self.character_node().cloned() {
             crate::names::with_pair_driven(|name| {
                 if driven {
                     c.set_meta(name, &true.to_variant());
@@ -305,7 +308,7 @@ impl HoldHandComponent {
             b.set_rotation_weight(rotation);
         }
         // Arm layers follow the hand weight: 0 → as animated, 1 → the hold value.
-        let Some(mut tree) = self.tree_node() else {
+        let Some(mut tree) = self.tree_node().cloned() else {
             return;
         };
         let blend = ArmLayerBlend { weight: position };

@@ -45,7 +45,7 @@ impl HoldHandComponent {
     /// IK fades out over the following frames.
     pub(super) fn stop(&mut self) {
         self.unfreeze();
-        if let Some(mut tree) = self.tree_node() {
+        if let Some(mut tree) = self.tree_node().cloned() {
             for (name, value) in self.runtime.arm_saved.drain(..) {
                 tree.set(&name, &value);
             }
@@ -81,7 +81,7 @@ impl HoldHandComponent {
         if self.runtime.freeze.is_some() {
             return;
         }
-        let Some(mut body) = self.character_node() else {
+        let Some(mut body) = self.character_node().cloned() else {
             return;
         };
         let processing = body.is_physics_processing();
@@ -101,7 +101,7 @@ impl HoldHandComponent {
         let Some((processing, frozen_before)) = self.runtime.freeze.take() else {
             return;
         };
-        if let Some(mut body) = self.character_node() {
+        if let Some(mut body) = self.character_node().cloned() {
             body.set_physics_process(processing);
             if !frozen_before.is_nil() {
                 body.set("frozen", &frozen_before);
@@ -112,7 +112,7 @@ impl HoldHandComponent {
 
     /// Places this character's root at `target` at once (the one-off preparation alignment).
     pub(super) fn place_root(&mut self, target: Pose) {
-        if let Some(mut body) = self.character_node() {
+        if let Some(mut body) = self.character_node().cloned() {
             let scale = body.get_global_transform().basis.get_scale();
             body.set_global_transform(transform_scaled(target, scale));
         }
@@ -124,8 +124,8 @@ impl HoldHandComponent {
         let body = self.character_node()?;
         let scale = body.get_global_transform().basis.get_scale();
         let facing = transform_scaled(target, scale).basis;
-        let origin = match body.try_cast::<CharacterBody3D>() {
-            Ok(mut cb) if self.sweep_collisions && dt > 0.0 => {
+        let origin = match self.runtime.body.as_mut() {
+            Some(cb) if self.sweep_collisions && dt > 0.0 => {
                 let motion = vector3(target.position) - cb.get_global_position();
                 cb.set_velocity(motion / dt);
                 cb.move_and_slide();
@@ -134,15 +134,10 @@ impl HoldHandComponent {
                 cb.set_global_transform(Transform3D::new(facing, origin));
                 origin
             }
-            Ok(cb) => {
+            _ => {
                 let origin = vector3(target.position);
-                cb.upcast::<Node3D>()
-                    .set_global_transform(Transform3D::new(facing, origin));
-                origin
-            }
-            Err(mut n) => {
-                let origin = vector3(target.position);
-                n.set_global_transform(Transform3D::new(facing, origin));
+                let mut body = self.runtime.character.clone()?;
+                body.set_global_transform(Transform3D::new(facing, origin));
                 origin
             }
         };
@@ -209,7 +204,10 @@ impl HoldHandComponent {
                 .done();
             return;
         }
-        let (Some(src), Some(mut dst)) = (self.tree_node(), partner.bind().tree_node()) else {
+        let (Some(src), Some(mut dst)) = (
+            self.tree_node().cloned(),
+            partner.bind().tree_node().cloned(),
+        ) else {
             return;
         };
         if !self.runtime.mirror_rig.ready {
@@ -245,7 +243,7 @@ impl HoldHandComponent {
         if self.runtime.ik_failed {
             return None;
         }
-        let skeleton = self.skeleton_node();
+        let skeleton = self.skeleton_node().cloned();
         let side = match role {
             Role::Initiator => Side::Left,
             Role::Recipient => Side::Right,
@@ -261,6 +259,7 @@ impl HoldHandComponent {
             self.runtime.ik_failed = true;
             let skeleton = self
                 .skeleton_node()
+                .cloned()
                 .map_or_else(|| "none".to_string(), |s| rig::label(&s));
             let tried = if bone.is_empty() {
                 format!(

@@ -19,7 +19,7 @@ impl HoldHandComponent {
         let Some(me) = self.player() else {
             return self.refused(what, "this character is not in a room".into());
         };
-        let Some(mut room) = self.live_room() else {
+        let Some(mut room) = self.live_room().cloned() else {
             return self.refused(what, "no HoldHandRoom".into());
         };
         let op = op(me);
@@ -150,6 +150,11 @@ impl HoldHandComponent {
         self.runtime.forget_tick();
         self.runtime.tick = tick;
         self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
+        self.runtime.body = self
+            .runtime
+            .character
+            .clone()
+            .and_then(|c| c.try_cast::<CharacterBody3D>().ok());
         let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
         self.runtime.skeleton = if self.skeleton.is_empty() {
             root.as_ref().and_then(first_descendant::<Skeleton3D>)
@@ -181,12 +186,9 @@ impl HoldHandComponent {
         }
     }
 
-    pub(super) fn character_node(&self) -> Option<Gd<Node3D>> {
+    pub(super) fn character_node(&self) -> Option<&Gd<Node3D>> {
         self.runtime
-            .character
-            .as_ref()
-            .filter(|n| n.is_instance_valid())
-            .cloned()
+            .live(&self.runtime.character, state::ALIVE_CHARACTER)
     }
 
     /// The arm-layer parameters: [member arm_layer_parameters] when set, else the ones detected in
@@ -198,7 +200,7 @@ impl HoldHandComponent {
         if let Some(found) = &self.runtime.arm_layers {
             return found.clone();
         }
-        let found = match (self.tree_node(), self.skeleton_node()) {
+        let found = match (self.tree_node().cloned(), self.skeleton_node().cloned()) {
             (Some(tree), Some(skeleton)) => detect_arm_layers(&tree, &skeleton),
             _ => PackedStringArray::new(),
         };
@@ -206,20 +208,13 @@ impl HoldHandComponent {
         found
     }
 
-    pub(super) fn skeleton_node(&self) -> Option<Gd<Skeleton3D>> {
+    pub(super) fn skeleton_node(&self) -> Option<&Gd<Skeleton3D>> {
         self.runtime
-            .skeleton
-            .as_ref()
-            .filter(|n| n.is_instance_valid())
-            .cloned()
+            .live(&self.runtime.skeleton, state::ALIVE_SKELETON)
     }
 
-    pub(super) fn tree_node(&self) -> Option<Gd<AnimationTree>> {
-        self.runtime
-            .tree
-            .as_ref()
-            .filter(|n| n.is_instance_valid())
-            .cloned()
+    pub(super) fn tree_node(&self) -> Option<&Gd<AnimationTree>> {
+        self.runtime.live(&self.runtime.tree, state::ALIVE_TREE)
     }
 
     pub(super) fn root_pose(&self) -> Option<Pose> {
@@ -250,15 +245,15 @@ impl HoldHandComponent {
         if skeleton.get_bone_count() == 0 {
             return 1.0;
         }
+        let scale = vec3(skeleton.get_global_transform().basis.get_scale());
         let height = match self.runtime.rig_height {
             Some(h) => h,
             None => {
-                let h = rig::humanoid(&skeleton).height;
+                let h = rig::humanoid(skeleton).height;
                 self.runtime.rig_height = Some(h);
                 h
             }
         };
-        let scale = vec3(skeleton.get_global_transform().basis.get_scale());
         entwine_core::rig::character_proportion(height, scale)
     }
 

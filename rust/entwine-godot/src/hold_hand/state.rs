@@ -2,6 +2,7 @@
 //! restores or rebuilds per interaction.
 
 use super::*;
+use std::cell::Cell;
 
 /// The pair's network state on this peer.
 #[derive(Default)]
@@ -51,8 +52,12 @@ pub(super) const THROTTLE_TOO_FAST: u32 = 2;
 #[derive(Default)]
 pub(super) struct Runtime {
     pub(super) room: Option<Gd<HoldHandRoom>>,
+    /// The engine, kept for its physics frame count.
+    pub(super) engine: Option<Gd<Engine>>,
     /// The character, its skeleton and animation tree, resolved on ready and on each new pair.
     pub(super) character: Option<Gd<Node3D>>,
+    /// The same node when it is a [CharacterBody3D] (alive when `character` is: one object).
+    pub(super) body: Option<Gd<CharacterBody3D>>,
     pub(super) skeleton: Option<Gd<Skeleton3D>>,
     pub(super) tree: Option<Gd<AnimationTree>>,
     /// Used for mirroring when the character has no AnimationTree.
@@ -80,6 +85,9 @@ pub(super) struct Runtime {
     pub(super) tick_proportion: Option<f32>,
     pub(super) tick_peer: Option<Option<PlayerId>>,
     pub(super) tick_settings: Option<PairSettings>,
+    /// The handles found alive in this physics frame (`ALIVE_*` bits): nothing frees a node
+    /// inside one, so each is checked once per tick.
+    pub(super) alive: Cell<u8>,
     pub(super) ik_failed: bool,
     /// Weights the initiator last set on this character's hand, and the physics frame it did.
     pub(super) hand_weights: (f32, f32),
@@ -109,5 +117,32 @@ impl Runtime {
         self.tick_proportion = None;
         self.tick_peer = None;
         self.tick_settings = None;
+        self.alive.set(0);
+    }
+
+    /// The node `handle` holds, unless it has been freed (checked once per physics frame, under
+    /// `bit`).
+    pub(super) fn live<'a, T: GodotClass>(
+        &self,
+        handle: &'a Option<Gd<T>>,
+        bit: u8,
+    ) -> Option<&'a Gd<T>> {
+        let node = handle.as_ref()?;
+        let in_tick = self.tick.is_some();
+        if !(in_tick && self.alive.get() & bit != 0) {
+            if !node.is_instance_valid() {
+                return None;
+            }
+            if in_tick {
+                self.alive.set(self.alive.get() | bit);
+            }
+        }
+        Some(node)
     }
 }
+
+/// [`Runtime::alive`] bits.
+pub(super) const ALIVE_ROOM: u8 = 1;
+pub(super) const ALIVE_CHARACTER: u8 = 2;
+pub(super) const ALIVE_SKELETON: u8 = 4;
+pub(super) const ALIVE_TREE: u8 = 8;

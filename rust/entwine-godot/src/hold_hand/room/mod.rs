@@ -7,7 +7,7 @@ use entwine_core::hold_hand::{
 };
 use entwine_core::kit::RateLimit;
 use godot::classes::multiplayer_peer::ConnectionStatus;
-use godot::classes::{INode, Node, OfflineMultiplayerPeer};
+use godot::classes::{Engine, INode, Node, OfflineMultiplayerPeer};
 use godot::prelude::*;
 use std::cell::Cell;
 
@@ -84,6 +84,11 @@ pub struct HoldHandRoom {
     settings: Warnings,
     /// The multiplayer peer [`Self::mode`] last read, and what it was.
     peer_seen: Cell<Option<(InstanceId, SeenAs)>>,
+    /// The mode as read in a physics frame, for the components' per-tick questions (a fresh read
+    /// that differs drops it).
+    frame_mode: Cell<Option<(u64, Mode)>>,
+    /// The engine, kept for its physics frame count.
+    engine: Option<Gd<Engine>>,
 }
 
 /// How this room runs right now.
@@ -120,7 +125,13 @@ impl INode for HoldHandRoom {
         self.request_timeout();
         self.call_limit();
         self.watch_peers();
-        if matches!(self.mode(), Mode::Client(_)) {
+        let frame = self
+            .engine
+            .get_or_insert_with(Engine::singleton)
+            .get_physics_frames();
+        let mode = self.mode();
+        self.frame_mode.set(Some((frame, mode)));
+        if matches!(mode, Mode::Client(_)) {
             return; // the server expires requests and removes players
         }
         let before = self.events.len();
@@ -249,8 +260,36 @@ impl HoldHandRoom {
         }
     }
 
-    /// Returns how this room runs now.
+    /// [`Self::local_peer`] for a component's tick in physics frame `frame`: the mode is read once
+    /// per physics frame (by the room's own tick, which runs first, or by the first component to
+    /// ask), as reading it takes several engine calls.
+    pub(crate) fn local_peer_in_frame(&self, frame: u64) -> Option<PlayerId> {
+        let mode = match self.frame_mode.get() {
+            Some((f, mode)) if f == frame => mode,
+            _ => {
+                let mode = self.mode();
+                self.frame_mode.set(Some((frame, mode)));
+                mode
+            }
+        };
+        match mode {
+            Mode::Local => None,
+            Mode::Server => Some(1),
+            Mode::Client(me) => Some(me),
+        }
+    }
+
+    /// Returns how this room runs now (a change since the frame's read drops that read).
     fn mode(&self) -> Mode {
+        let mode = self.read_mode();
+        if self.frame_mode.get().is_some_and(|(_, m)| m != mode) {
+            self.frame_mode.set(None);
+        }
+        mode
+    }
+
+    /// Reads how this room runs from its MultiplayerAPI.
+    fn read_mode(&self) -> Mode {
         if !self.networked {
             return Mode::Local;
         }
