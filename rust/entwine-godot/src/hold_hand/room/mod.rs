@@ -31,7 +31,9 @@ use super::HoldHandComponent;
 /// the server, which checks that the sending peer acts only for its own player, applies it, and
 /// replays the resulting events on every peer (late joiners get a snapshot); a refusal comes back to
 /// the sender as a warning. A peer that disconnects leaves: its pair ends everywhere. Forged calls are
-/// dropped and counted in [method get_rejected_calls].
+/// dropped and counted in [method get_rejected_calls]. The components read whether the room runs
+/// networked once per physics frame: a peer set during a frame counts for their ticks from the next
+/// one (the room's own calls, such as a request, see it at once).
 ///
 /// **Flooding** does not get through: the server takes at most [member max_calls_per_second] calls
 /// from each peer (a burst of one second's worth, then that rate); the excess is dropped and counted
