@@ -400,6 +400,41 @@ func test_standalone_bearing_on_a_rig_that_faces_plus_z() -> void:
 	print("+Z rig: head-to-target angle %.3f°" % err)
 
 
+func test_a_bearing_moved_to_another_skeleton_turns_that_head() -> void:
+	# SoldierBearing keeps its skeleton from pass to pass: moved under another character's
+	# skeleton, it must turn that one's head and leave the first one's alone.
+	var soldiers: Array[Skeleton3D] = []
+	for x in [0.0, 4.0]:
+		var soldier := add(CHARACTER.instantiate()) as TestCharacter
+		soldier.frozen = true
+		soldier.animation_tree.active = false
+		soldier.global_position = Vector3(x, 0, 0)
+		soldiers.append(soldier.get_skeleton())
+	var head := soldiers[0].find_bone("Head")
+	var heads: Array[Transform3D] = [Transform3D(), Transform3D()]
+	for i in 2:
+		var skeleton := soldiers[i]
+		skeleton.skeleton_updated.connect(func() -> void:
+			heads[i] = skeleton.global_transform * skeleton.get_bone_global_pose(head))
+	var bearing := SoldierBearing.new()
+	soldiers[0].add_child(bearing)
+	bearing.looking = true
+	bearing.turn_speed = 720.0
+	var aim := func(i: int) -> float:
+		var h: Transform3D = heads[i]
+		return rad_to_deg((-h.basis.orthonormalized().z).angle_to(bearing.look_target - h.origin))
+	bearing.look_target = Vector3(2.0, 1.6, -1.5)
+	await physics_frames(60)
+	check(aim.call(0) <= 5.0, "the first soldier's head points at the target (°)", "<= 5", aim.call(0))
+	var first_head: Transform3D = heads[0]
+	bearing.reparent(soldiers[1], false)
+	bearing.look_target = Vector3(6.0, 1.6, -1.5)
+	await physics_frames(60)
+	check(aim.call(1) <= 5.0, "the second soldier's head points at its target (°)", "<= 5", aim.call(1))
+	var turned_back := rad_to_deg(heads[0].basis.orthonormalized().z.angle_to(first_head.basis.orthonormalized().z))
+	check(turned_back >= 10.0, "the first soldier's head is no longer turned by it (° from where it was)", ">= 10", turned_back)
+
+
 func test_turning_soldier_bearings_off_removes_them() -> void:
 	var squad := _soldiers(3)
 	await physics_frames(3)

@@ -181,16 +181,24 @@ impl ISkeletonModifier3D for LimbIK {
         if self.skeleton.is_none() {
             self.skeleton = self.base().get_skeleton();
         }
-        // The skeleton that runs this pass is alive: it is this node's parent.
-        let Some(mut skeleton) = self.skeleton.clone() else {
-            return;
-        };
-        let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
+        // The skeleton that runs this pass is alive: it is this node's parent. It is lent to the
+        // pass (not cloned: a handle's clone is an engine call).
+        if let Some(mut skeleton) = self.skeleton.take() {
+            self.pass(&mut skeleton, delta);
+            self.skeleton = Some(skeleton);
+        }
+    }
+}
+
+impl LimbIK {
+    /// One modifier pass on `skeleton`.
+    fn pass(&mut self, skeleton: &mut Gd<Skeleton3D>, delta: f64) {
+        let Some([upper, lower, end]) = self.resolve_chain(skeleton) else {
             return;
         };
         // The pass's bone reads and writes go through one reference: each call through the `Gd`
         // would check the skeleton is alive once more.
-        let skeleton: &mut Skeleton3D = &mut skeleton;
+        let skeleton: &mut Skeleton3D = skeleton;
         let current = [upper, lower, end].map(|bone| skeleton.get_bone_global_pose(bone));
         self.animated = current;
         let parts = self.parts;

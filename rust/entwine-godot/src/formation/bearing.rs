@@ -8,6 +8,7 @@ use entwine_core::formation::bearing::{
 };
 use entwine_core::kit::Pose;
 use glam::{Quat, Vec2, Vec3};
+use godot::classes::notify::Node3DNotification;
 use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
@@ -169,6 +170,9 @@ pub struct SoldierBearing {
     /// This node, kept from the first pass: the salute's path is looked up from it (no handle made
     /// per frame).
     me: Option<Gd<Node>>,
+    /// The skeleton (this node's parent) that runs the passes, kept from the first pass until this
+    /// node is moved to another parent.
+    skeleton: Option<Gd<Skeleton3D>>,
 }
 
 /// Warnings shared by the bearings of one squad (see `SoldierBearing::squad`).
@@ -185,18 +189,40 @@ const WARN_IK: u32 = 1;
 
 #[godot_api]
 impl ISkeletonModifier3D for SoldierBearing {
+    fn on_notification(&mut self, what: Node3DNotification) {
+        // The skeleton is the parent: a new parent (or none) is looked up again on the next pass.
+        if matches!(
+            what,
+            Node3DNotification::PARENTED | Node3DNotification::UNPARENTED
+        ) {
+            self.skeleton = None;
+        }
+    }
+
     fn process_modification_with_delta(&mut self, delta: f64) {
         let _own = crate::time::own_time(crate::time::Own::SoldierBearing);
         let cfg = self.config();
-        let Some(mut skeleton) = self.base().get_skeleton() else {
-            return;
-        };
-        let Some(rig) = self.resolve(&skeleton) else {
+        if self.skeleton.is_none() {
+            self.skeleton = self.base().get_skeleton();
+        }
+        // The skeleton that runs this pass is alive: it is this node's parent. It is lent to the
+        // pass (not cloned: a handle's clone is an engine call).
+        if let Some(mut skeleton) = self.skeleton.take() {
+            self.pass(&mut skeleton, cfg, delta);
+            self.skeleton = Some(skeleton);
+        }
+    }
+}
+
+impl SoldierBearing {
+    /// One modifier pass on `skeleton`.
+    fn pass(&mut self, skeleton: &mut Gd<Skeleton3D>, cfg: BearingConfig, delta: f64) {
+        let Some(rig) = self.resolve(skeleton) else {
             return;
         };
         // The pass's reads and writes go through one reference: each call through the `Gd` would
         // check the skeleton is alive once more.
-        let skeleton: &mut Skeleton3D = &mut skeleton;
+        let skeleton: &mut Skeleton3D = skeleton;
         let skeleton_global = skeleton.get_global_transform();
         let to_skeleton = skeleton_global.affine_inverse();
         let head_pose = skeleton.get_bone_global_pose(rig.head);

@@ -33,7 +33,7 @@ pub(super) struct Rig {
 impl SoldierBearing {
     /// Returns the rig for `skeleton`, resolving it (and warning once) when the skeleton changed.
     pub(super) fn resolve(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<Rig> {
-        let key = (skeleton.instance_id(), skeleton.get_bone_count());
+        let key = (skeleton.instance_id_unchecked(), skeleton.get_bone_count());
         if self.resolved_for == Some(key) {
             return self.rig;
         }
