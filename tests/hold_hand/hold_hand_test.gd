@@ -101,6 +101,30 @@ func test_request_accept_runs_the_phases_with_one_preparation_frame() -> void:
 	check(not a.is_frozen() and chars[0].is_physics_processing(), "the initiator keeps control")
 
 
+func test_a_server_peer_set_mid_pair_counts_for_it_from_the_next_frame() -> void:
+	# The room reads whether it runs networked once per physics frame for the components' ticks: a
+	# server peer set while a pair walks must count for them from the next frame, and so must the
+	# peer's removal. On a server (peer 1) that does not play the initiator, the pair writes the
+	# initiator's root (is_root_driven); locally, it does not.
+	var parts := await _scene()
+	var comps: Array = parts[1]
+	var order: Array = [comps[0], comps[1]] if comps[0].get_player_id() != 1 else [comps[1], comps[0]]
+	var initiator: HoldHandComponent = order[0]
+	check(initiator.get_player_id() != 1, "the initiator is a player the server does not play", "!= 1", initiator.get_player_id())
+	await _pair(order)
+	await physics_frames(2)
+	check(not initiator.is_root_driven(), "locally, the initiator's root is its own")
+	var peer := ENetMultiplayerPeer.new()
+	check(peer.create_server(port, 4) == OK, "server listens")
+	get_multiplayer().multiplayer_peer = peer
+	await physics_frames(2)
+	check(initiator.is_root_driven(), "a server that does not play the initiator: the pair drives its root")
+	get_multiplayer().multiplayer_peer = OfflineMultiplayerPeer.new()
+	peer.close()
+	await physics_frames(2)
+	check(not initiator.is_root_driven(), "offline again: the initiator's root is its own")
+
+
 func test_local_validation_refuses_bad_requests() -> void:
 	var s: Array = await _scene(3)
 	var comps: Array = s[1]
