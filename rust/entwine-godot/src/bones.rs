@@ -3,6 +3,7 @@
 
 use entwine_core::rig::skeleton::{self, Bones};
 use entwine_core::rig::{Humanoid, Side};
+use godot::classes::notify::Node3DNotification;
 use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
@@ -46,6 +47,15 @@ impl Bones for SkeletonBones<'_> {
     fn label(&self) -> String {
         crate::rig::label(self.0)
     }
+}
+
+/// Returns whether `what` gives a skeleton modifier another parent, so another skeleton or none (a
+/// modifier that keeps its skeleton between passes looks it up again after one).
+pub fn parent_changed(what: Node3DNotification) -> bool {
+    matches!(
+        what,
+        Node3DNotification::PARENTED | Node3DNotification::UNPARENTED
+    )
 }
 
 /// Returns whether a basis's scale is the same on all three axes (within 0.1 %) and positive.

@@ -167,23 +167,17 @@ pub struct LimbIK {
 #[godot_api]
 impl ISkeletonModifier3D for LimbIK {
     fn on_notification(&mut self, what: Node3DNotification) {
-        // The skeleton is the parent: a new parent (or none) is looked up again on the next pass.
-        if matches!(
-            what,
-            Node3DNotification::PARENTED | Node3DNotification::UNPARENTED
-        ) {
+        if crate::bones::parent_changed(what) {
             self.skeleton = None;
         }
     }
 
     fn process_modification_with_delta(&mut self, delta: f64) {
         let _own = crate::time::own_time(crate::time::Own::LimbIk);
-        if self.skeleton.is_none() {
-            self.skeleton = self.base().get_skeleton();
-        }
         // The skeleton that runs this pass is alive: it is this node's parent. It is lent to the
         // pass (not cloned: a handle's clone is an engine call).
-        if let Some(mut skeleton) = self.skeleton.take() {
+        let skeleton = self.skeleton.take().or_else(|| self.base().get_skeleton());
+        if let Some(mut skeleton) = skeleton {
             self.pass(&mut skeleton, delta);
             self.skeleton = Some(skeleton);
         }

@@ -136,7 +136,7 @@ impl HoldHandComponent {
             }
             _ => {
                 let origin = vector3(target.position);
-                let mut body = self.runtime.character.clone()?;
+                let body = self.runtime.character.as_mut()?;
                 body.set_global_transform(Transform3D::new(facing, origin));
                 origin
             }

@@ -104,6 +104,17 @@ enum Mode {
     Client(i64),
 }
 
+impl Mode {
+    /// This peer's id in the room's network, `None` without one.
+    fn peer(self) -> Option<PlayerId> {
+        match self {
+            Mode::Local => None,
+            Mode::Server => Some(1),
+            Mode::Client(me) => Some(me),
+        }
+    }
+}
+
 /// What [`HoldHandRoom::mode`] last found a multiplayer peer to be.
 #[derive(Clone, Copy)]
 enum SeenAs {
@@ -255,11 +266,7 @@ impl HoldHandRoom {
     /// Returns this peer's multiplayer id when the room runs networked (server or client), else
     /// `None` (every player is local).
     pub(crate) fn local_peer(&self) -> Option<PlayerId> {
-        match self.mode() {
-            Mode::Local => None,
-            Mode::Server => Some(1),
-            Mode::Client(me) => Some(me),
-        }
+        self.mode().peer()
     }
 
     /// [`Self::local_peer`] for a component's tick in physics frame `frame`: the mode is read once
@@ -274,11 +281,7 @@ impl HoldHandRoom {
                 mode
             }
         };
-        match mode {
-            Mode::Local => None,
-            Mode::Server => Some(1),
-            Mode::Client(me) => Some(me),
-        }
+        mode.peer()
     }
 
     /// Returns how this room runs now (a change since the frame's read drops that read).
