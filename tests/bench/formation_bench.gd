@@ -5,8 +5,9 @@ extends EntwineBench
 ## scatter and then marching, stepped with `advance(1/60)` (the tick alone, no rendering).
 ## GDScript: the same algorithm (`gd_formation.gd`) on GD_AGENTS agents, scaled per agent to AGENTS.
 ## In the tree: the same squad marching under its own physics processing, and NavigationServer3D
-## with AGENTS avoidance agents (radius 0.2 m, 3 m/s, 10 neighbours) on one active map, each
-## measured as CPU time per physics frame (all threads) above a bare scene, in interleaved rounds.
+## with AGENTS avoidance agents (radius 0.2 m, 3 m/s, 10 neighbours) on one active map, standing on
+## the same points as the squad's agents, each measured as CPU time per physics frame (all threads)
+## above a bare scene, in interleaved rounds; also a squad forming up from the default line.
 ## ratio = GDScript ms / Rust advance() ms (per AGENTS agents); vs_navigation = navigation CPU ms /
 ## the squad's CPU ms in the tree.
 
@@ -30,8 +31,8 @@ func _run() -> void:
 	var nav_ms: float = tree[1]
 	var nav_text := "n/a" if nav_ms < 0.0 else "%.3f" % nav_ms
 	var nav_ratio := "n/a" if nav_ms < 0.0 or tree[0] <= 0.0 else "%.1fx" % (nav_ms / tree[0])
-	print("bench formation: %d agents per 60 Hz tick; rust advance() %.3f ms/tick; in the tree %.3f ms CPU/frame (rounds %.3f-%.3f; main thread's own clock %.3f); gdscript same algorithm %.3f ms/tick (measured on %d agents, scaled ×%d); NavigationServer3D avoidance %s ms CPU/frame (rounds %.3f-%.3f); vs_navigation=%s ratio=%.1fx" % [
-		AGENTS, rust_ms, tree[0], tree[2], tree[3], tree[6], gd_ms, GD_AGENTS, AGENTS / GD_AGENTS, nav_text, tree[4], tree[5], nav_ratio, gd_ms / rust_ms])
+	print("bench formation: %d agents per 60 Hz tick; rust advance() %.3f ms/tick; in the tree %.3f ms CPU/frame (rounds %.3f-%.3f; main thread's own clock %.3f); gdscript same algorithm %.3f ms/tick (measured on %d agents, scaled ×%d); NavigationServer3D avoidance %s ms CPU/frame (rounds %.3f-%.3f); forming up from a 12 km line %.3f ms CPU/frame (rounds %.3f-%.3f); vs_navigation=%s ratio=%.1fx" % [
+		AGENTS, rust_ms, tree[0], tree[2], tree[3], tree[6], gd_ms, GD_AGENTS, AGENTS / GD_AGENTS, nav_text, tree[4], tree[5], tree[7], tree[8], tree[9], nav_ratio, gd_ms / rust_ms])
 	quit(0)
 func _bench_rust() -> float:
 	var squad := FormationController.new()
@@ -81,22 +82,22 @@ func _bench_gdscript() -> float:
 ## the CPU time the process uses per physics frame (all threads: avoidance runs on worker threads)
 ## with the squad's physics processing on, with the navigation map active, and with neither, in
 ## ROUNDS interleaved rounds of MEASURE_FRAMES frames each after WARM_UP frames (the first steps of
-## a newly active map are much slower than its steady state). Returns [squad ms, navigation ms,
-## squad lowest, squad highest, navigation lowest, navigation highest], each the median over the
-## rounds of that configuration minus the bare one, and the squad's main-thread CPU time per frame
-## above the bare frame (the thread's own clock); -1 where CPU time cannot be read.
+## a newly active map are much slower than its steady state). The squad's agents and the avoidance
+## agents stand on the same points (each slot of the column, up to 0.5 m off it), so both do their
+## work on the same crowd: the squad forms up from there while it marches. A second squad
+## (`line`) forms up and marches from where new agents stand, the default line formation (12 km
+## long for 10,000 agents): its agents are far apart for the whole bench, so its soft walls go
+## through the spatial hash instead of the dense grid. Returns [squad ms, navigation ms, squad
+## lowest, squad highest, navigation lowest, navigation highest, the squad's main-thread ms, line
+## ms, line lowest, line highest]: each the median over the rounds of that configuration minus
+## the bare one; the main-thread figure is the squad's CPU time per frame above the bare frame on
+## the thread's own clock. -1 where CPU time cannot be read.
 func _bench_in_the_tree() -> Array:
 	if cpu_seconds() < 0.0:
-		return [-1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0]
-	var squad := FormationController.new()
-	squad.agent_source = FormationController.AGENTS_INTERNAL
-	squad.emit_agent_signals = false
-	squad.hot_reload = false
-	squad.internal_agent_count = AGENTS
-	squad.add_formation("bench", "(shape: Column(files: 100), spacing: 1.2)")
-	root.add_child(squad)
-	squad.form("bench")
-	squad.march(Vector3(0, 0, -1), 1.4)
+		return [-1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0]
+	var squad := _squad_in_the_tree()
+	squad.snap_to_slots()
+	var line := _squad_in_the_tree()
 	var nav := NavigationServer3D
 	var map := nav.map_create()
 	var agents: Array[RID] = []
@@ -113,16 +114,20 @@ func _bench_in_the_tree() -> Array:
 		nav.agent_set_max_speed(a, 3.0)
 		nav.agent_set_time_horizon_agents(a, 1.0)
 		nav.agent_set_avoidance_callback(a, sink)
-		var slot := Vector3((i % 100) * 1.2, 0, (i / 100) * 1.2)
+		var slot := squad.get_slot_position(i)
 		var p := slot + Vector3(rng.randf_range(-0.5, 0.5), 0, rng.randf_range(-0.5, 0.5))
+		squad.place_agent(i, p, 0.0)
 		nav.agent_set_position(a, p)
 		nav.agent_set_velocity(a, (slot - p) * 1.8)
 		agents.append(a)
-	var runs := {"bare": [], "squad": [], "nav": []}
+	for s in [squad, line]:
+		s.march(Vector3(0, 0, -1), 1.4)
+	var runs := {"bare": [], "squad": [], "nav": [], "line": []}
 	var main_thread := {"bare": [], "squad": []}
 	for r in ROUNDS:
-		for config in ["bare", "squad", "nav"]:
+		for config in ["bare", "squad", "nav", "line"]:
 			squad.set_physics_process(config == "squad")
+			line.set_physics_process(config == "line")
 			nav.map_set_active(map, config == "nav")
 			for f in WARM_UP:
 				await physics_frame
@@ -143,10 +148,11 @@ func _bench_in_the_tree() -> Array:
 		nav.free_rid(a)
 	nav.free_rid(map)
 	squad.free()
+	line.free()
 	await physics_frame
 	var bare := median(runs["bare"])
 	var out := []
-	for config in ["squad", "nav"]:
+	for config in ["squad", "nav", "line"]:
 		var costs: Array = runs[config].map(func(x: float) -> float: return maxf(x - bare, 0.0))
 		out.append(median(costs))
 		out.append(costs.min())
@@ -156,4 +162,19 @@ func _bench_in_the_tree() -> Array:
 	var squad_main := -1.0
 	if main_thread["bare"][0] >= 0.0:
 		squad_main = maxf(median(main_thread["squad"]) - median(main_thread["bare"]), 0.0)
-	return [out[0], out[3], out[1], out[2], out[4], out[5], squad_main]
+	return [out[0], out[3], out[1], out[2], out[4], out[5], squad_main, out[6], out[7], out[8]]
+
+
+## A squad of AGENTS internal agents in the tree, formed into the bench's column (its agents still
+## where new agents stand, in the default line), its physics processing off.
+func _squad_in_the_tree() -> FormationController:
+	var squad := FormationController.new()
+	squad.agent_source = FormationController.AGENTS_INTERNAL
+	squad.emit_agent_signals = false
+	squad.hot_reload = false
+	squad.internal_agent_count = AGENTS
+	squad.add_formation("bench", "(shape: Column(files: 100), spacing: 1.2)")
+	root.add_child(squad)
+	squad.set_physics_process(false)
+	squad.form("bench")
+	return squad

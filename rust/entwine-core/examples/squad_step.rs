@@ -3,10 +3,12 @@
 //! 1.4 m/s, one `Squad::advance` per 1/60 s tick.
 //!
 //! With `tree` after TICKS, the squad is the one `cargo xtask bench formation` times in the tree
-//! instead: it forms up from where it stands (a line) straight into the march, and is timed after
-//! 10 s of marching, still catching up with its slots.
+//! instead: scattered the same way, it marches at once, without dressing first, and is timed after
+//! 10 s of marching. With `line`, it is the bench's second squad in the tree: it forms up from where
+//! new agents stand (the default line formation, 12 km long) straight into the march, and is timed
+//! after 10 s of marching, still catching up with its slots (its soft walls use the spatial hash).
 //!
-//! `cargo run --release -p entwine-core --example squad_step [TICKS] [tree]` prints the median and spread
+//! `cargo run --release -p entwine-core --example squad_step [TICKS] [tree|line]` prints the median and spread
 //! of the time per tick over rounds of TICKS ticks (default 120), as wall time and, on Linux, as the
 //! thread's own CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`); under `perf record` it shows where a
 //! squad's time goes.
@@ -38,17 +40,23 @@ fn main() {
     let column = FormationDef::from_ron("(shape: Column(files: 100), spacing: 1.2)")
         .expect("the column parses");
     squad.form(&column).expect("the column seats every agent");
-    let tree = std::env::args().nth(2).as_deref() == Some("tree");
+    let mode = std::env::args().nth(2);
+    let (tree, line) = (
+        mode.as_deref() == Some("tree"),
+        mode.as_deref() == Some("line"),
+    );
     let mut rng = 3u64;
-    for i in 0..if tree { 0 } else { AGENTS } {
+    for i in 0..if line { 0 } else { AGENTS } {
         let slot = squad.slot_of(i).expect("seated");
         let off = Vec2::new(next(&mut rng), next(&mut rng));
-        squad.place(
-            i,
-            squad.slot_pos(slot) + off,
-            next(&mut rng) * std::f32::consts::TAU,
-        );
+        let heading = if tree {
+            0.0
+        } else {
+            next(&mut rng) * std::f32::consts::TAU
+        };
+        squad.place(i, squad.slot_pos(slot) + off, heading);
     }
+    let tree = tree || line;
     if tree {
         squad.march(Vec2::new(0.0, -1.0), 1.4);
         for _ in 0..600 {

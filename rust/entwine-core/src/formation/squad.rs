@@ -2107,39 +2107,17 @@ impl Squad {
             }
         }));
         let at = &self.slot_agent_pos;
-        // The largest errors are kept in four running maxima, pair k in maximum k mod 4, so four
-        // square roots are in flight at once instead of each waiting on the last comparison. A
-        // maximum does not depend on the order its values come in, so this is the same value as
-        // one running maximum (NaN errors are skipped either way: `max` ignores them).
-        let mut nearest = [m.nearest_spacing_error; 4];
-        for (s, (&nb, &nominal)) in self
-            .neighbour
-            .iter()
-            .zip(&self.neighbour_nominal)
-            .enumerate()
-        {
-            if nb == NONE || s >= m_slots || nb as usize >= m_slots {
-                continue;
-            }
-            let (a, b) = (at[s], at[nb as usize]);
-            if !a.x.is_nan() && !b.x.is_nan() {
-                let e = &mut nearest[s & 3];
-                *e = e.max((a.distance(b) - nominal).abs());
-            }
-        }
-        m.nearest_spacing_error = max4(nearest);
-        let mut spacing = [m.spacing_error; 4];
-        for (k, (&(s, t), &nominal)) in self.pairs.iter().zip(&self.pair_nominal).enumerate() {
-            // Pairs and slots can disagree for a frame while a re-form shrinks the squad.
-            let (Some(&a), Some(&b)) = (at.get(s as usize), at.get(t as usize)) else {
-                continue;
-            };
-            if !a.x.is_nan() && !b.x.is_nan() {
-                let e = &mut spacing[k & 3];
-                *e = e.max((a.distance(b) - nominal).abs());
-            }
-        }
-        m.spacing_error = max4(spacing);
+        let nearest = (&self.neighbour, &self.neighbour_nominal);
+        let count = nearest.0.len().min(nearest.1.len());
+        m.nearest_spacing_error = largest_spacing_error(at, count, m.nearest_spacing_error, |k| {
+            (k, nearest.0[k] as usize, nearest.1[k])
+        });
+        let pairs = (&self.pairs, &self.pair_nominal);
+        let count = pairs.0.len().min(pairs.1.len());
+        m.spacing_error = largest_spacing_error(at, count, m.spacing_error, |k| {
+            let (s, t) = pairs.0[k];
+            (s as usize, t as usize, pairs.1[k])
+        });
         if m.active > 0 {
             let n = m.active as f32;
             m.mean_slot_error = sums.sum_e / n;
@@ -2227,6 +2205,46 @@ fn soft_wall_push(hash: &SpatialHash, i: usize, p: Vec2, r: f32, strength: f32) 
         }
     });
     push
+}
+
+/// Returns the largest spacing error `|‖at[s] − at[t]‖ − nominal|` over the `count` pairs
+/// `pair(k) = (s, t, nominal)`, and `start`, as one running maximum over them gives it. A pair with
+/// an end outside `at` or NaN there (a slot no active agent holds) has a NaN error, which `max`
+/// skips. The pairs go four at a time, one to a lane, so the four square roots and maxima run side
+/// by side in one vector register (a maximum does not depend on the order of its values, so this is
+/// the same value as one running maximum).
+#[inline]
+fn largest_spacing_error(
+    at: &[Vec2],
+    count: usize,
+    start: f32,
+    pair: impl Fn(usize) -> (usize, usize, f32),
+) -> f32 {
+    let point = |i: usize| at.get(i).copied().unwrap_or(Vec2::NAN);
+    let mut largest = [start; 4];
+    let mut k = 0;
+    while k + 4 <= count {
+        let (mut dx, mut dy, mut nominal) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
+        for lane in 0..4 {
+            let (s, t, n) = pair(k + lane);
+            let (a, b) = (point(s), point(t));
+            dx[lane] = a.x - b.x;
+            dy[lane] = a.y - b.y;
+            nominal[lane] = n;
+        }
+        for lane in 0..4 {
+            // `Vec2::distance`'s arithmetic: the square root of the difference's dot product.
+            let e = ((dx[lane] * dx[lane] + dy[lane] * dy[lane]).sqrt() - nominal[lane]).abs();
+            largest[lane] = largest[lane].max(e);
+        }
+        k += 4;
+    }
+    for k in k..count {
+        let (s, t, n) = pair(k);
+        let e = (point(s).distance(point(t)) - n).abs();
+        largest[k & 3] = largest[k & 3].max(e);
+    }
+    max4(largest)
 }
 
 /// Returns the largest of four running maxima, as one running maximum over their values gives it.
