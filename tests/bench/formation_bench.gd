@@ -34,17 +34,11 @@ func _run() -> void:
 	print("bench formation: %d agents per 60 Hz tick; rust advance() %.3f ms/tick; in the tree %.3f ms CPU/frame (rounds %.3f-%.3f; main thread's own clock %.3f); gdscript same algorithm %.3f ms/tick (measured on %d agents, scaled ×%d); NavigationServer3D avoidance %s ms CPU/frame (rounds %.3f-%.3f); forming up from a 12 km line %.3f ms CPU/frame (rounds %.3f-%.3f); vs_navigation=%s ratio=%.1fx" % [
 		AGENTS, rust_ms, tree[0], tree[2], tree[3], tree[6], gd_ms, GD_AGENTS, AGENTS / GD_AGENTS, nav_text, tree[4], tree[5], tree[7], tree[8], tree[9], nav_ratio, gd_ms / rust_ms])
 	quit(0)
+
+
 func _bench_rust() -> float:
-	var squad := FormationController.new()
-	squad.agent_source = FormationController.AGENTS_INTERNAL
-	squad.emit_agent_signals = false
-	squad.hot_reload = false
-	squad.internal_agent_count = AGENTS
-	squad.add_formation("bench", "(shape: Column(files: 100), spacing: 1.2)")
-	root.add_child(squad)
-	squad.set_physics_process(false)
+	var squad := _squad_in_the_tree()
 	squad.set_process(false)
-	squad.form("bench")
 	squad.snap_to_slots()
 	var rng := RandomNumberGenerator.new()
 	rng.seed = 3
