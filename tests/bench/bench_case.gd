@@ -34,6 +34,22 @@ func restore_ticks(was: Array) -> void:
 	Engine.time_scale = was[2]
 
 
+## Returns a FormationController of [param agents] internal agents added to the tree, formed into
+## [param formation] (RON) with its agents still where new agents stand (the default line), with
+## agent signals, hot reload and physics processing off: the formation benches' squad.
+func internal_squad(agents: int, formation: String) -> FormationController:
+	var squad := FormationController.new()
+	squad.agent_source = FormationController.AGENTS_INTERNAL
+	squad.emit_agent_signals = false
+	squad.hot_reload = false
+	squad.internal_agent_count = agents
+	squad.add_formation("bench", formation)
+	root.add_child(squad)
+	squad.set_physics_process(false)
+	squad.form("bench")
+	return squad
+
+
 ## Returns the median of [param values] (numbers).
 static func median(values: Array) -> float:
 	var sorted := values.duplicate()

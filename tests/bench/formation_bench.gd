@@ -17,6 +17,7 @@ const TICKS := 120
 const ROUNDS := 5
 const WARM_UP := 30
 const MEASURE_FRAMES := 180
+const COLUMN := "(shape: Column(files: 100), spacing: 1.2)"
 const GD_FORMATION := preload("res://tests/bench/gd_formation.gd")
 
 
@@ -37,7 +38,7 @@ func _run() -> void:
 
 
 func _bench_rust() -> float:
-	var squad := _squad_in_the_tree()
+	var squad := internal_squad(AGENTS, COLUMN)
 	squad.set_process(false)
 	squad.snap_to_slots()
 	var rng := RandomNumberGenerator.new()
@@ -89,9 +90,9 @@ func _bench_gdscript() -> float:
 func _bench_in_the_tree() -> Array:
 	if cpu_seconds() < 0.0:
 		return [-1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0]
-	var squad := _squad_in_the_tree()
+	var squad := internal_squad(AGENTS, COLUMN)
 	squad.snap_to_slots()
-	var line := _squad_in_the_tree()
+	var line := internal_squad(AGENTS, COLUMN)
 	var nav := NavigationServer3D
 	var map := nav.map_create()
 	var agents: Array[RID] = []
@@ -158,17 +159,3 @@ func _bench_in_the_tree() -> Array:
 		squad_main = maxf(median(main_thread["squad"]) - median(main_thread["bare"]), 0.0)
 	return [out[0], out[3], out[1], out[2], out[4], out[5], squad_main, out[6], out[7], out[8]]
 
-
-## A squad of AGENTS internal agents in the tree, formed into the bench's column (its agents still
-## where new agents stand, in the default line), its physics processing off.
-func _squad_in_the_tree() -> FormationController:
-	var squad := FormationController.new()
-	squad.agent_source = FormationController.AGENTS_INTERNAL
-	squad.emit_agent_signals = false
-	squad.hot_reload = false
-	squad.internal_agent_count = AGENTS
-	squad.add_formation("bench", "(shape: Column(files: 100), spacing: 1.2)")
-	root.add_child(squad)
-	squad.set_physics_process(false)
-	squad.form("bench")
-	return squad

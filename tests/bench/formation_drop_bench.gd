@@ -18,16 +18,8 @@ func _initialize() -> void:
 
 
 func _make() -> FormationController:
-	var squad := FormationController.new()
-	squad.agent_source = FormationController.AGENTS_INTERNAL
-	squad.emit_agent_signals = false
-	squad.hot_reload = false
-	squad.internal_agent_count = AGENTS
-	squad.add_formation("bench", "(shape: Column(files: 64), spacing: 1.2)")
-	root.add_child(squad)
-	squad.set_physics_process(false)
+	var squad := internal_squad(AGENTS, "(shape: Column(files: 64), spacing: 1.2)")
 	squad.set_process(false)
-	squad.form("bench")
 	squad.snap_to_slots()
 	squad.advance(1.0 / 60.0)
 	for i in range(0, AGENTS, 2):

@@ -56,8 +56,9 @@ fn main() {
         };
         squad.place(i, squad.slot_pos(slot) + off, heading);
     }
-    let tree = tree || line;
-    if tree {
+    // Both squads of the bench's tree march from the start; advance()'s first dresses.
+    let marching = tree || line;
+    if marching {
         squad.march(Vec2::new(0.0, -1.0), 1.4);
         for _ in 0..600 {
             squad.advance(DT);
@@ -67,7 +68,7 @@ fn main() {
     }
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS {
-        if round == 1 && !tree {
+        if round == 1 && !marching {
             squad.march(Vec2::new(0.0, -1.0), 1.4);
         }
         let (t0, c0) = (Instant::now(), cpu_ns());
