@@ -1,8 +1,10 @@
 extends EntwineBench
 ## `cargo xtask bench hold_hand`: per-pair cost of holding hands, Rust vs the same work in GDScript.
 ##
-## PAIRS pairs of test characters walk side by side. Each round builds the scene four ways — no
-## hand holding (the initiators walk, the recipients stand frozen), the same with an empty
+## PAIRS pairs of test characters walk side by side. Each round builds the scene five ways — no
+## hand holding (the initiators walk, the recipients stand frozen), no hand holding with both
+## characters walking on their own (each moving its body with `move_and_slide` and driving its own
+## animation, as they did before they took hands), the same as the first with an empty
 ## SkeletonModifier3D on each skeleton (the engine's own cost of one modifier per skeleton, which
 ## any IK node pays), HoldHandComponent pairs (Rust, with Rust LimbIK), and `gd_hold_hand.gd`
 ## pairs (GDScript, with GDScript IK) — and measures each frame's main-thread CPU time and wall
@@ -27,7 +29,7 @@ func _initialize() -> void:
 
 
 func _run() -> void:
-	var kinds := ["none", "floor", "rust", "gdscript"]
+	var kinds := ["none", "walk", "floor", "rust", "gdscript"]
 	var wall := {}
 	var cpu := {}
 	for kind in kinds:
@@ -68,6 +70,14 @@ func _run() -> void:
 		median(clock["none"]) / 1000.0, per_pair.call("rust", wall),
 		per_pair.call("gdscript", wall), per_pair.call("floor", wall),
 		median(wall["none"]) / 1000.0, outlier_note(clock), gd_us / rust_us])
+	# Above both characters walking on their own (the recipient's own movement and animation are
+	# replaced by the pair's while they hold hands).
+	var walk_us: float = per_pair.call("walk", clock)
+	var rust_walk: float = rust_us - walk_us
+	var gd_walk: float = gd_us - walk_us
+	print("bench hold_hand: above two characters walking on their own (the recipient moving its own body with move_and_slide and driving its own animation: %.1f µs/pair above a frozen recipient, rounds %s): rust %.1f µs/pair, gdscript %.1f µs/pair (%s)" % [
+		walk_us, spread(clock["walk"], median(clock["none"]), PAIRS).trim_prefix("(rounds ").trim_suffix(")"),
+		rust_walk, gd_walk, "%.1fx" % (gd_walk / rust_walk) if rust_walk > 0.1 else "n/a: rust within the walking scene's spread"])
 	if own["HoldHandComponent"][0] >= 0.0:
 		print("bench hold_hand: own callbacks (EntwineProfiler.own_time_usec, thread CPU per pair per frame, medians of %d rounds): HoldHandComponent %s, its two LimbIKs %s, of the %.1f µs above; the rest is the engine's work around them" % [
 			OWN_ROUNDS, own_line(own["HoldHandComponent"], PAIRS), own_line(own["LimbIK"], PAIRS), rust_us])
@@ -104,6 +114,8 @@ func _build(kind: String) -> Node3D:
 		match kind:
 			"none":
 				b.frozen = true
+			"walk":
+				b.move_input = a.move_input
 			"floor":
 				b.frozen = true
 				for c in [a, b]:
