@@ -17,7 +17,10 @@ extends EntwineBench
 ## rounds), once hanging at rest (`tree`), once carried around (`moving`: their nodes circle as
 ## the anchors above do, so every frame draws a new tube), and with each rope falling onto a static
 ## box of its own (`resting on boxes`: timed while they settle; `settled`: after SETTLE_FRAMES ticks,
-## most asleep, and the same with `can_sleep` off, awake).
+## most asleep, and the same with `can_sleep` off, awake). A last line plays the seed's game: SEED_ROPES
+## default ropes (the seed's rope) hanging from runners' hands and dragging over a floor, timed by
+## the main thread's CPU clock with their physics only and with their tubes as well; the seed asks
+## under 2 ms of physics for it.
 
 const ROPES := 1000
 const POINTS := 32
@@ -30,6 +33,7 @@ const SPRING_FRAMES := 30
 const WARM_UP_FRAMES := 120
 const TREE_ROPES := 200
 const TREE_FRAMES := 60
+const SEED_ROPES := 100 # the seed's game: "< 2 ms of physics" for 100 of its ropes
 const SETTLE_FRAMES := 2400 # physics ticks the ropes on boxes get to come to rest first (40 s)
 const GD_ROPE := preload("res://tests/bench/gd_rope.gd")
 
@@ -139,6 +143,7 @@ func _run() -> void:
 	var boxed_r: Array = await _in_tree(false, true)
 	var asleep_r: Array = await _in_tree(false, true, SETTLE_FRAMES)
 	var awake_r: Array = await _in_tree(false, true, SETTLE_FRAMES, false)
+	var seed_r: Array = await _seed_game()
 
 	# --- SpringBoneSimulator3D on 32-bone chains ---
 	var spring_r: Array = await _spring_bones()
@@ -154,6 +159,8 @@ func _run() -> void:
 	print("bench rope: tree %d default ropes resting on boxes %.1f us/rope per physics frame (rounds %.1f-%.1f); settled for %d s: %.1f us/rope (rounds %.1f-%.1f; %d of them asleep), with can_sleep off %.1f us/rope (rounds %.1f-%.1f)" % [
 		TREE_ROPES, boxed_r[0], boxed_r[1], boxed_r[2], SETTLE_FRAMES / 60, asleep_r[0], asleep_r[1], asleep_r[2],
 		asleep_r[3], awake_r[0], awake_r[1], awake_r[2]])
+	print("bench rope: the seed's game, %d default ropes (12 points, 3.3 m, 4 iterations) dragged over a floor from a hand 1 m up running at 6 m/s, main-thread CPU per frame for all: physics %.2f ms (rounds %.2f-%.2f), physics and tubes %.2f ms (rounds %.2f-%.2f); %.0f %% of the points on the floor; the seed asks under 2 ms of physics" % [
+		SEED_ROPES, seed_r[0], seed_r[1], seed_r[2], seed_r[3], seed_r[4], seed_r[5], seed_r[6] * 100.0])
 	quit(0)
 
 
@@ -270,6 +277,89 @@ func _in_tree(moving: bool, boxes := false, settle := 0, can_sleep := true) -> A
 		b.free()
 	restore_ticks(was)
 	return [median(costs), costs.min(), costs.max(), asleep]
+
+
+## The seed's game (a runner with a rope in its hand, the rope's end dragging along the ground):
+## SEED_ROPES ropes with default settings (which are the seed's: 12 points of 0.3 m, 4 iterations),
+## each hanging from a node 1 m above a floor (a static box on the ropes' collision layer, as a level
+## has) and carried around at 6 m/s (`_seed_runner`), stepped by the physics tick and drawn every
+## frame. In each of ROUNDS interleaved rounds, the main thread's CPU time per frame with the ropes
+## idle, with their physics only, and with physics and drawing. Returns [physics ms median, lowest,
+## highest, physics and tubes ms median, lowest, highest, share of the points resting on the floor].
+func _seed_game() -> Array:
+	var was := tick_every_frame()
+	var ropes: Array[RopeSimulation] = []
+	var floor_body := StaticBody3D.new()
+	var shape := CollisionShape3D.new()
+	var box := BoxShape3D.new()
+	box.size = Vector3(120, 1, 120)
+	shape.shape = box
+	floor_body.add_child(shape)
+	floor_body.position = Vector3(18, -0.5, 18)
+	root.add_child(floor_body)
+	for i in SEED_ROPES:
+		var r := RopeSimulation.new()
+		r.position = _seed_runner(i, 0.0)
+		root.add_child(r)
+		ropes.append(r)
+	# While the ropes are idle, stand-ins (plain nodes) are carried instead, so that every frame
+	# moves as many nodes and a rope's anchor never jumps when its physics resumes: the ropes keep a
+	# clock of their own, which runs only while they step.
+	var stand_ins: Array[Node3D] = []
+	for i in SEED_ROPES:
+		var n := Node3D.new()
+		root.add_child(n)
+		stand_ins.append(n)
+	var clocks := [0, 0] # the ropes', the stand-ins'
+	var carry := func(nodes: Array, which: int) -> void:
+		var t: float = clocks[which] / 60.0
+		for i in nodes.size():
+			nodes[i].position = _seed_runner(i, t)
+		clocks[which] += 1
+	for f in WARM_UP_FRAMES:
+		carry.call(ropes, 0)
+		await process_frame
+	var physics: Array[float] = []
+	var both: Array[float] = []
+	for round in ROUNDS:
+		var cpu := []
+		for mode in 3:
+			for r in ropes:
+				r.set_physics_process(mode >= 1)
+				r.set_process(mode == 2)
+			var nodes: Array = stand_ins if mode == 0 else ropes
+			for f in 5:
+				carry.call(nodes, int(mode == 0))
+				await process_frame
+			var c0 := thread_cpu_usec()
+			for f in TREE_FRAMES:
+				carry.call(nodes, int(mode == 0))
+				await process_frame
+			cpu.append((thread_cpu_usec() - c0) / TREE_FRAMES / 1000.0)
+		physics.append(cpu[1] - cpu[0])
+		both.append(cpu[2] - cpu[0])
+	var on_floor := 0
+	var points := 0
+	for r in ropes:
+		for p in r.get_points():
+			points += 1
+			on_floor += int(p.y < r.radius + 0.02)
+	for r in ropes:
+		r.free()
+	for n in stand_ins:
+		n.free()
+	floor_body.free()
+	restore_ticks(was)
+	return [median(physics), physics.min(), physics.max(), median(both), both.min(), both.max(),
+		float(on_floor) / maxf(points, 1)]
+
+
+## Where the hand of runner [param i] of the seed's game is at [param t] seconds: 1 m up, running
+## at 6 m/s around a circle of 15 m (wide enough that the rope trails behind the hand and drags on
+## the floor, where a tight circle would whirl it up), each runner on its own circle and phase.
+func _seed_runner(i: int, t: float) -> Vector3:
+	var angle := t * 0.4 + i * 0.7
+	return Vector3((i % 10) * 4.0 + 15.0 * cos(angle), 1.0, (i / 10) * 4.0 + 15.0 * sin(angle))
 
 
 ## Returns the mean wall time of one engine iteration (µs) over TREE_FRAMES, after 5 untimed ones,

@@ -12,13 +12,11 @@
 
 mod common;
 
-use std::time::Instant;
-
-use common::{cpu_note, cpu_ns, frames_arg, home, median_and_spread, points_checksum};
+use common::{cpu_note, frames_arg, home, median_and_spread, points_checksum, timed_rounds, Ropes};
 
 use entwine_core::kit::Pose;
-use entwine_core::rope::batch::{RopeBatch, StepInput};
-use entwine_core::rope::{Collider, EndAttachment, Rope, RopeParams, Shape, World};
+use entwine_core::rope::batch::StepInput;
+use entwine_core::rope::{Collider, EndAttachment, Rope, RopeParams, Shape};
 use glam::{Quat, Vec3};
 
 const ROPES: usize = 200;
@@ -42,47 +40,36 @@ fn its_box(i: usize) -> Collider {
 fn main() {
     let frames = frames_arg(120);
     let params = RopeParams::default();
-    let mut ropes: Vec<Option<Rope>> = (0..ROPES)
-        .map(|i| Some(Rope::new(CAPACITY, POINTS, params, home(i), Vec3::NEG_Y)))
-        .collect();
-    let mut worlds: Vec<World> = (0..ROPES).map(|_| World::with_capacity(32)).collect();
-    let mut batch = RopeBatch::with_capacity(ROPES);
-    let mut tick = |ropes: &mut Vec<Option<Rope>>, worlds: &mut Vec<World>| {
-        for (i, slot) in ropes.iter_mut().enumerate() {
-            let input = StepInput {
-                dt: DT,
-                anchor: home(i),
-                end: EndAttachment::Free,
-            };
-            let mut world = core::mem::take(&mut worlds[i]);
-            world.clear();
+    let mut ropes = Ropes::new(
+        (0..ROPES)
+            .map(|i| Rope::new(CAPACITY, POINTS, params, home(i), Vec3::NEG_Y))
+            .collect(),
+    );
+    let mut tick = || {
+        let input = |i| StepInput {
+            dt: DT,
+            anchor: home(i),
+            end: EndAttachment::Free,
+        };
+        ropes.tick(input, |i, world| {
             world.push(its_box(i));
-            let rope = slot.take().expect("rope");
-            batch.push(rope, world, input, i);
-        }
-        batch.step();
-        for e in batch.drain() {
-            ropes[e.owner] = Some(e.rope);
-            worlds[e.owner] = e.world;
-        }
+        });
     };
     for _ in 0..120 {
-        tick(&mut ropes, &mut worlds);
+        tick();
     }
-    let mut rounds = Vec::new();
-    let mut cpu_rounds = Vec::new();
-    for _ in 0..ROUNDS {
-        let (t0, c0) = (Instant::now(), cpu_ns());
-        for _ in 0..frames {
-            tick(&mut ropes, &mut worlds);
-        }
-        rounds.push(t0.elapsed().as_secs_f64() * 1e6 / frames as f64 / ROPES as f64);
-        if let (Some(c0), Some(c1)) = (c0, cpu_ns()) {
-            cpu_rounds.push((c1 - c0) as f64 / 1e3 / frames as f64 / ROPES as f64);
-        }
-    }
-    let checksum = points_checksum(&ropes);
-    let asleep = ropes.iter().flatten().filter(|r| r.is_sleeping()).count();
+    let (rounds, cpu_rounds) = timed_rounds(ROUNDS, frames, tick);
+    // Per rope, in µs.
+    let per_rope =
+        |v: Vec<f64>| -> Vec<f64> { v.iter().map(|ms| ms * 1e3 / ROPES as f64).collect() };
+    let (rounds, cpu_rounds) = (per_rope(rounds), per_rope(cpu_rounds));
+    let checksum = points_checksum(&ropes.ropes);
+    let asleep = ropes
+        .ropes
+        .iter()
+        .flatten()
+        .filter(|r| r.is_sleeping())
+        .count();
     let (wall, lo, hi) = median_and_spread(rounds);
     let cpu = cpu_note(cpu_rounds, ROUNDS, "us/rope", 2);
     println!(

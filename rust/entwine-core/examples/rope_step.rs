@@ -9,12 +9,12 @@
 
 mod common;
 
-use std::time::Instant;
+use common::{
+    cpu_note, frames_arg, median_and_spread, points_checksum, swung_anchor, timed_rounds, Ropes,
+};
 
-use common::{cpu_note, cpu_ns, frames_arg, median_and_spread, points_checksum, swung_anchor};
-
-use entwine_core::rope::batch::{RopeBatch, StepInput};
-use entwine_core::rope::{EndAttachment, Rope, RopeParams, World};
+use entwine_core::rope::batch::StepInput;
+use entwine_core::rope::{EndAttachment, Rope, RopeParams};
 use glam::Vec3;
 
 const ROPES: usize = 1000;
@@ -34,51 +34,32 @@ fn main() {
         iterations: ITERATIONS,
         ..RopeParams::default()
     };
-    let mut ropes: Vec<Option<Rope>> = (0..ROPES)
-        .map(|i| Some(Rope::new(POINTS, POINTS, params, anchor(i, 0), Vec3::NEG_Y)))
-        .collect();
-    let mut worlds: Vec<World> = (0..ROPES).map(|_| World::with_capacity(32)).collect();
-    let mut batch = RopeBatch::with_capacity(ROPES);
+    let mut ropes = Ropes::new(
+        (0..ROPES)
+            .map(|i| Rope::new(POINTS, POINTS, params, anchor(i, 0), Vec3::NEG_Y))
+            .collect(),
+    );
     let mut frame = 0;
-    let mut tick = |frame: usize, ropes: &mut Vec<Option<Rope>>, worlds: &mut Vec<World>| {
-        for (i, slot) in ropes.iter_mut().enumerate() {
-            let input = StepInput {
-                dt: DT,
-                anchor: anchor(i, frame),
-                end: EndAttachment::Free,
-            };
-            let rope = slot.take().expect("rope");
-            batch.push(rope, core::mem::take(&mut worlds[i]), input, i);
-        }
-        batch.step();
-        for e in batch.drain() {
-            ropes[e.owner] = Some(e.rope);
-            worlds[e.owner] = e.world;
-        }
+    let mut tick = || {
+        frame += 1;
+        let input = |i| StepInput {
+            dt: DT,
+            anchor: anchor(i, frame),
+            end: EndAttachment::Free,
+        };
+        ropes.tick(input, |_, _| {});
     };
     for _ in 0..60 {
-        frame += 1;
-        tick(frame, &mut ropes, &mut worlds);
+        tick();
     }
-    let mut rounds = Vec::new();
-    let mut cpu_rounds = Vec::new();
-    for _ in 0..ROUNDS {
-        let (t0, c0) = (Instant::now(), cpu_ns());
-        for _ in 0..frames {
-            frame += 1;
-            tick(frame, &mut ropes, &mut worlds);
-        }
-        rounds.push(t0.elapsed().as_secs_f64() * 1000.0 / frames as f64);
-        if let (Some(c0), Some(c1)) = (c0, cpu_ns()) {
-            cpu_rounds.push((c1 - c0) as f64 / 1e6 / frames as f64);
-        }
-    }
+    let (rounds, cpu_rounds) = timed_rounds(ROUNDS, frames, tick);
     let substeps: f32 = ropes
+        .ropes
         .iter()
         .map(|r| r.as_ref().map_or(0, Rope::substeps_in_use) as f32)
         .sum::<f32>()
         / ROPES as f32;
-    let checksum = points_checksum(&ropes);
+    let checksum = points_checksum(&ropes.ropes);
     let (wall, lo, hi) = median_and_spread(rounds);
     let cpu = cpu_note(cpu_rounds, ROUNDS, "ms/tick", 3);
     println!(

@@ -72,3 +72,67 @@ pub fn swung_anchor(i: usize, frame: usize, dt: f32) -> glam::Vec3 {
     let t = frame as f32 * dt;
     home(i) + glam::Vec3::new((t * 6.0).cos(), 0.0, (t * 6.0).sin())
 }
+
+/// The rope examples' ropes, each with its world, and the batch that steps them together.
+#[allow(dead_code)] // the rope examples only
+pub struct Ropes {
+    /// The ropes (each is in the batch only during [`Ropes::tick`]).
+    pub ropes: Vec<Option<entwine_core::rope::Rope>>,
+    worlds: Vec<entwine_core::rope::World>,
+    batch: entwine_core::rope::batch::RopeBatch,
+}
+
+#[allow(dead_code)] // the rope examples only
+impl Ropes {
+    /// Returns `ropes`, each with a world of room for 32 colliders.
+    pub fn new(ropes: Vec<entwine_core::rope::Rope>) -> Self {
+        let count = ropes.len();
+        Self {
+            ropes: ropes.into_iter().map(Some).collect(),
+            worlds: (0..count)
+                .map(|_| entwine_core::rope::World::with_capacity(32))
+                .collect(),
+            batch: entwine_core::rope::batch::RopeBatch::with_capacity(count),
+        }
+    }
+
+    /// Steps every rope once in one batch, rope `i` with `input(i)` among the colliders
+    /// `fill(i, world)` puts in its emptied world (as the rope server's gather does each tick).
+    pub fn tick(
+        &mut self,
+        mut input: impl FnMut(usize) -> entwine_core::rope::batch::StepInput,
+        mut fill: impl FnMut(usize, &mut entwine_core::rope::World),
+    ) {
+        for (i, slot) in self.ropes.iter_mut().enumerate() {
+            let mut world = core::mem::take(&mut self.worlds[i]);
+            world.clear();
+            fill(i, &mut world);
+            let rope = slot.take().expect("rope");
+            self.batch.push(rope, world, input(i), i);
+        }
+        self.batch.step();
+        for e in self.batch.drain() {
+            self.ropes[e.owner] = Some(e.rope);
+            self.worlds[e.owner] = e.world;
+        }
+    }
+}
+
+/// Runs `rounds` rounds of `frames` calls of `tick` and returns each round's time per call in
+/// milliseconds: wall time, and the thread's own CPU time (empty where there is no such clock).
+#[allow(dead_code)] // the rope examples only
+pub fn timed_rounds(rounds: usize, frames: usize, mut tick: impl FnMut()) -> (Vec<f64>, Vec<f64>) {
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    for _ in 0..rounds {
+        let (t0, c0) = (std::time::Instant::now(), cpu_ns());
+        for _ in 0..frames {
+            tick();
+        }
+        wall.push(t0.elapsed().as_secs_f64() * 1e3 / frames as f64);
+        if let (Some(c0), Some(c1)) = (c0, cpu_ns()) {
+            cpu.push((c1 - c0) as f64 / 1e6 / frames as f64);
+        }
+    }
+    (wall, cpu)
+}

@@ -568,6 +568,11 @@ pub(crate) fn mix(h: u64, x: u32) -> u64 {
     (h.rotate_left(5) ^ u64::from(x)).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
+/// What [`World::near`] adds to a reach before it rules a box or a capsule out by its exact distance:
+/// 1 mm, and a millionth of the point's largest coordinate (a few of `f32`'s steps there), so that
+/// rounding in the two tests never rules out a collider the exact test would have found.
+const NEAR_SLACK: (f32, f32) = (1e-3, 1e-6);
+
 /// The colliders near a rope for one physics frame, in a buffer reused from frame to frame.
 #[derive(Clone, Debug, Default)]
 pub struct World {
@@ -673,18 +678,127 @@ impl World {
         h
     }
 
-    /// Returns `true` when the collider `i` might be within `reach` metres of the world point `p`.
-    #[inline]
+    /// Returns `true` when the collider `i` might be within `reach` metres of the world point `p`,
+    /// and never `false` when it is. Outside the collider's bounding sphere by more than `reach` it
+    /// is not. A box or a capsule is then measured exactly (with [`NEAR_SLACK`] to spare for
+    /// rounding): their bounding spheres are loose (a floor's holds everything above it for as far
+    /// as the floor is wide), and a rope dragged over a floor would otherwise test each of its
+    /// segments against it on every iteration.
+    #[inline(always)]
     pub(crate) fn near(&self, i: usize, p: Vec3, reach: f32) -> bool {
         let bound = self.bounds[i];
-        bound.is_infinite() || (p - self.colliders[i].pose.position).length() <= bound + reach
+        if bound.is_infinite() {
+            return true;
+        }
+        let c = &self.colliders[i];
+        let within = bound + reach;
+        if (p - c.pose.position).length_squared() > within * within {
+            return false;
+        }
+        // The distance from outside (0 inside, which is near): no square root, no sign.
+        let outside_sq = match c.shape {
+            Shape::Box { half_extents } => {
+                let local = c.pose.inverse_transform_point(p);
+                (local.abs() - half_extents)
+                    .max(Vec3::ZERO)
+                    .length_squared()
+            }
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => {
+                let local = c.pose.inverse_transform_point(p);
+                let axis = Vec3::new(0.0, local.y.clamp(-half_height, half_height), 0.0);
+                let from_surface = ((local - axis).length() - radius).max(0.0);
+                from_surface * from_surface
+            }
+            _ => return true,
+        };
+        let reach = reach + NEAR_SLACK.0 + NEAR_SLACK.1 * p.abs().max_element();
+        outside_sq <= reach * reach
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kit::test_util::Lcg;
     use glam::Quat;
+
+    #[test]
+    fn near_never_rules_out_a_collider_the_exact_tests_find() {
+        // Boxes and capsules of all proportions, turned any way, far from the origin or not, and
+        // segments and points all around them (many touching, many just clear): wherever the exact
+        // segment overlap or point distance finds the collider within reach, `near` says so.
+        let mut rng = Lcg(2024);
+        let (mut found, mut ruled_out) = (0, 0);
+        for k in 0..4000 {
+            let size = Vec3::new(
+                0.05 + 20.0 * rng.signed().abs(),
+                0.05 + 2.0 * rng.signed().abs(),
+                0.05 + 20.0 * rng.signed().abs(),
+            );
+            let shape = if k % 3 == 0 {
+                Shape::Capsule {
+                    radius: 0.5 * size.y,
+                    half_height: 0.5 * size.x,
+                }
+            } else {
+                Shape::Box {
+                    half_extents: 0.5 * size,
+                }
+            };
+            let far = if k % 4 == 0 { 1000.0 } else { 0.0 };
+            let centre = rng.vec3() * 5.0 + Vec3::splat(far);
+            let pose = Pose::new(centre, rng.quat());
+            let mut world = World::with_capacity(1);
+            assert!(world.push(Collider::still(pose, shape.clone(), true, false)));
+            let collider = &world.colliders()[0];
+            for _ in 0..20 {
+                // A point in the collider's frame within 0.3 m of the box around it: inside, on
+                // and just off its surface.
+                let a = pose.transform_point(rng.vec3() * (0.5 * size + Vec3::splat(0.3)));
+                let b = a + rng.vec3() * 0.4;
+                let radius = 0.01 + 0.1 * rng.signed().abs();
+                let mid = (a + b) * 0.5;
+                let reach = 0.5 * (b - a).length() + radius;
+                if collider.segment_overlap(a, b, radius).is_some() {
+                    found += 1;
+                    assert!(
+                        world.near(0, mid, reach),
+                        "{shape:?} at {centre}: {a} to {b}"
+                    );
+                }
+                if collider.distance(a) <= radius {
+                    assert!(world.near(0, a, radius), "{shape:?} at {centre}: {a}");
+                }
+                ruled_out += usize::from(!world.near(0, mid, reach));
+            }
+        }
+        // Both kinds of case came up.
+        assert!(
+            found > 20_000 && ruled_out > 5000,
+            "{found} found, {ruled_out} ruled out"
+        );
+    }
+
+    #[test]
+    fn a_wide_floor_is_near_only_the_segments_close_to_it() {
+        // A 100 m floor, 1 m thick, top at y = 0: its bounding sphere holds everything within 70 m,
+        // but a segment 0.5 m above it (0.15 m long, 3 cm thick) is ruled out, one on it is not.
+        let mut world = World::with_capacity(1);
+        assert!(world.push(at(
+            Vec3::new(0.0, -0.5, 0.0),
+            Shape::Box {
+                half_extents: Vec3::new(50.0, 0.5, 50.0),
+            },
+        )));
+        let reach = 0.075 + 0.03;
+        assert!(!world.near(0, Vec3::new(10.0, 0.5, -20.0), reach));
+        assert!(world.near(0, Vec3::new(10.0, 0.05, -20.0), reach));
+        assert!(world.near(0, Vec3::new(49.9, -0.2, 0.0), reach));
+        assert!(!world.near(0, Vec3::new(50.2, -0.2, 0.0), reach));
+    }
 
     fn at(p: Vec3, shape: Shape) -> Collider {
         Collider {
