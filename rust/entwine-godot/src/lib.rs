@@ -7,6 +7,7 @@ use godot::prelude::*;
 mod bones;
 mod convert;
 mod debug_draw;
+mod direct;
 mod editor;
 mod env_touch;
 mod formation;
@@ -36,6 +37,12 @@ struct Entwine;
 
 #[gdextension]
 unsafe impl ExtensionLibrary for Entwine {
+    fn on_stage_init(stage: InitStage) {
+        if stage == InitStage::Scene {
+            direct::load();
+        }
+    }
+
     fn on_stage_deinit(stage: InitStage) {
         // The rope batches' helper threads end here, before the library can be unloaded (the
         // editor reloads it after a rebuild), and the kept StringNames are given back.

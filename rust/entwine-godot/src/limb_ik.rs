@@ -8,6 +8,7 @@ use godot::classes::{ISkeletonModifier3D, Node3D, Skeleton3D, SkeletonModifier3D
 use godot::prelude::*;
 
 use crate::bones::{is_uniform, SkeletonBones};
+use crate::direct::Lent;
 use crate::warnings::Warnings;
 
 /// Warning kind: the chain cannot be resolved (printed once until it resolves).
@@ -190,20 +191,22 @@ impl LimbIK {
         let Some([upper, lower, end]) = self.resolve_chain(skeleton) else {
             return;
         };
-        // The pass's bone reads and writes go through one reference: each call through the `Gd`
-        // would check the skeleton is alive once more.
-        let skeleton: &mut Skeleton3D = skeleton;
-        let current = [upper, lower, end].map(|bone| skeleton.get_bone_global_pose(bone));
+        // The pass's bone reads and writes go straight to the engine (the skeleton running the
+        // pass is alive; see `direct`).
+        let Some(mut skeleton) = Lent::new(skeleton) else {
+            return;
+        };
+        let current = [upper, lower, end].map(|bone| skeleton.global_pose(bone));
         self.animated = current;
         let parts = self.parts;
         let part_poses = parts.map(|b| {
             if b >= 0 {
-                skeleton.get_bone_global_pose(b)
+                skeleton.global_pose(b)
             } else {
                 Transform3D::IDENTITY
             }
         });
-        let Some(mut goal) = self.goal(skeleton, current[0].origin) else {
+        let Some(mut goal) = self.goal(&skeleton, current[0].origin) else {
             return;
         };
         let limb = LimbPose {
@@ -229,13 +232,13 @@ impl LimbIK {
             // chain's global poses once instead of after every write.
             Some(parent) if uniform => {
                 let parent_rotation = if parent >= 0 {
-                    rotation(skeleton.get_bone_global_pose(parent).basis)
+                    rotation(skeleton.global_pose(parent).basis)
                 } else {
                     glam::Quat::IDENTITY
                 };
                 let locals = solved.local_rotations(parent_rotation);
                 for (bone, local) in [upper, lower, end].into_iter().zip(locals) {
-                    skeleton.set_bone_pose_rotation(bone, quaternion(local));
+                    skeleton.set_pose_rotation(bone, quaternion(local));
                 }
             }
             _ => {
@@ -248,7 +251,7 @@ impl LimbIK {
                 .enumerate()
                 {
                     let scale = current[i].basis.get_scale();
-                    skeleton.set_bone_global_pose(bone, transform_scaled(new_pose, scale));
+                    skeleton.set_global_pose(bone, transform_scaled(new_pose, scale));
                 }
             }
         }
@@ -259,7 +262,7 @@ impl LimbIK {
                 break;
             }
             if let Some(carried) = carry(limb.end, solved.end, affine(*was)) {
-                skeleton.set_bone_global_pose(bone, transform(carried));
+                skeleton.set_global_pose(bone, transform(carried));
             }
         }
     }
@@ -470,7 +473,7 @@ impl LimbIK {
 
     /// Returns the goal in the skeleton's space (the upper bone at `shoulder` in it), or `None`
     /// when the target is unusable.
-    fn goal(&mut self, skeleton: &Skeleton3D, shoulder: Vector3) -> Option<LimbGoal> {
+    fn goal(&mut self, skeleton: &Lent<Skeleton3D>, shoulder: Vector3) -> Option<LimbGoal> {
         if self.me.is_none() {
             self.me = Some(self.to_gd().upcast());
         }
@@ -488,7 +491,7 @@ impl LimbIK {
             f32::MAX,
             Vector3::ZERO,
         );
-        let to_skeleton = skeleton.get_global_transform().affine_inverse();
+        let to_skeleton = skeleton.global_transform().affine_inverse();
         let target_global = if !self.target_named {
             self.target_transform
         } else {

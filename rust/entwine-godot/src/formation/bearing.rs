@@ -14,6 +14,7 @@ use godot::prelude::*;
 
 use crate::bones::is_uniform;
 use crate::convert::{quaternion, transform_scaled, vec3, vector3};
+use crate::direct::Lent;
 use crate::limb_ik::LimbIK;
 use crate::rig;
 use crate::scene::NodeCache;
@@ -214,12 +215,14 @@ impl SoldierBearing {
         let Some(rig) = self.resolve(skeleton) else {
             return;
         };
-        // The pass's reads and writes go through one reference: each call through the `Gd` would
-        // check the skeleton is alive once more.
-        let skeleton: &mut Skeleton3D = skeleton;
-        let skeleton_global = skeleton.get_global_transform();
+        // The pass's reads and writes go straight to the engine (the skeleton running the pass is
+        // alive; see `direct`).
+        let Some(mut skeleton) = Lent::new(skeleton) else {
+            return;
+        };
+        let skeleton_global = skeleton.global_transform();
         let to_skeleton = skeleton_global.affine_inverse();
-        let head_pose = skeleton.get_bone_global_pose(rig.head);
+        let head_pose = skeleton.global_pose(rig.head);
         let head_rot = rotation_of(head_pose.basis);
         let forward = rotate_vec(head_rot, rig.head_forward);
         let desired = if self.looking && self.look_target.is_finite() {
@@ -250,7 +253,7 @@ impl SoldierBearing {
                 if let Some((_, b)) = known[..count].iter().find(|(k, _)| *k == bone) {
                     return *b;
                 }
-                let b = skeleton.get_bone_global_pose(bone).basis;
+                let b = skeleton.global_pose(bone).basis;
                 known[count] = (bone, b);
                 count += 1;
                 b
@@ -267,7 +270,7 @@ impl SoldierBearing {
                 );
                 for (bone, local) in bones.into_iter().zip(locals) {
                     if bone >= 0 {
-                        skeleton.set_bone_pose_rotation(bone, quaternion(local));
+                        skeleton.set_pose_rotation(bone, quaternion(local));
                     }
                 }
             } else {
@@ -275,13 +278,13 @@ impl SoldierBearing {
                     if bone < 0 {
                         continue;
                     }
-                    let g = skeleton.get_bone_global_pose(bone);
+                    let g = skeleton.global_pose(bone);
                     let basis = Basis::from_quaternion(quaternion(d)) * g.basis;
-                    skeleton.set_bone_global_pose(bone, Transform3D::new(basis, g.origin));
+                    skeleton.set_global_pose(bone, Transform3D::new(basis, g.origin));
                 }
             }
         }
-        let head_after = skeleton.get_bone_global_pose(rig.head);
+        let head_after = skeleton.global_pose(rig.head);
         self.head_global = skeleton_global * head_after.origin;
         self.head_known = true;
         self.drive_salute(skeleton_global, &rig, head_after, deltas[0]);

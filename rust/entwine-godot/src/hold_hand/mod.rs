@@ -34,6 +34,7 @@ use godot::prelude::*;
 use crate::warnings::Warnings;
 
 use crate::convert::{affine, pose, transform_scaled, vec3, vector3};
+use crate::direct::Lent;
 use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
 use crate::rig;

@@ -281,20 +281,17 @@ impl HoldHandComponent {
         frame: u64,
     ) {
         self.runtime.driven_frame = frame;
-        if let Some(mut ik) = self.live_ik() {
+        if let Some(ik) = self.live_ik() {
             ik.bind_mut()
                 .set_target_transform(transform_scaled(target, Vector3::ONE));
         }
         self.set_hand_weights(position_weight, rotation_weight);
     }
 
-    /// This character's hand IK, unless it has been freed.
-    fn live_ik(&self) -> Option<Gd<LimbIK>> {
-        self.runtime
-            .ik
-            .as_ref()
-            .filter(|ik| ik.is_instance_valid())
-            .cloned()
+    /// This character's hand IK, unless it has been freed (lent, not cloned: a handle's clone is
+    /// an engine call too).
+    fn live_ik(&mut self) -> Option<&mut Gd<LimbIK>> {
+        self.runtime.ik.as_mut().filter(|ik| ik.is_instance_valid())
     }
 
     pub(super) fn set_hand_weights(&mut self, position: f32, rotation: f32) {
@@ -302,7 +299,7 @@ impl HoldHandComponent {
             return;
         }
         self.runtime.hand_weights = (position, rotation);
-        if let Some(mut ik) = self.live_ik() {
+        if let Some(ik) = self.live_ik() {
             let mut b = ik.bind_mut();
             b.set_position_weight(position);
             b.set_rotation_weight(rotation);

@@ -121,22 +121,28 @@ impl HoldHandComponent {
     /// Moves this character's root toward `target`, sliding along walls when sweeping; returns
     /// where the body ended (its position and facing), or `None` without a character.
     pub(super) fn move_root(&mut self, target: Pose, dt: f32) -> Option<Pose> {
-        let body = self.character_node()?;
-        let scale = body.get_global_transform().basis.get_scale();
-        let facing = transform_scaled(target, scale).basis;
-        let origin = match self.runtime.body.as_mut() {
+        // The body is lent for the move: checked alive once this tick, then the engine calls
+        // straight (nothing in a move frees it; see `direct`).
+        let body = self
+            .runtime
+            .lent(&self.runtime.character, state::ALIVE_CHARACTER)?;
+        let origin = match self.runtime.body.as_ref() {
             Some(cb) if self.sweep_collisions && dt > 0.0 => {
-                let motion = vector3(target.position) - cb.get_global_position();
-                cb.set_velocity(motion / dt);
+                // SAFETY: the character's own body (the same object), found alive just above.
+                let cb = unsafe { Lent::assume_alive(cb) };
+                let now = cb.global_transform();
+                let facing = transform_scaled(target, now.basis.get_scale()).basis;
+                cb.set_velocity((vector3(target.position) - now.origin) / dt);
                 cb.move_and_slide();
                 cb.set_velocity(Vector3::ZERO);
-                let origin = cb.get_global_position();
+                let origin = cb.global_transform().origin;
                 cb.set_global_transform(Transform3D::new(facing, origin));
                 origin
             }
             _ => {
+                let scale = body.global_transform().basis.get_scale();
+                let facing = transform_scaled(target, scale).basis;
                 let origin = vector3(target.position);
-                let body = self.runtime.character.as_mut()?;
                 body.set_global_transform(Transform3D::new(facing, origin));
                 origin
             }
@@ -342,8 +348,10 @@ impl HoldHandComponent {
         };
         let ik = self.hand_ik(role)?;
         let held = self.runtime.grip?;
-        let skeleton = self.skeleton_node()?;
-        let to_world = skeleton.get_global_transform();
+        let to_world = self
+            .runtime
+            .lent(&self.runtime.skeleton, state::ALIVE_SKELETON)?
+            .global_transform();
         let scale = vec3(to_world.basis.get_scale());
         if self.runtime.chain_length <= 0.0 {
             // The rest pose is read when the hand's IK is built (as its grip is): once.
@@ -433,7 +441,11 @@ impl HoldHandComponent {
     /// rotation, once its hand IK is built.
     pub(super) fn body_frame(&self) -> Option<glam::Quat> {
         let axes = self.runtime.grip?.body_axes();
-        let basis = self.skeleton_node()?.get_global_transform().basis;
+        let basis = self
+            .runtime
+            .lent(&self.runtime.skeleton, state::ALIVE_SKELETON)?
+            .global_transform()
+            .basis;
         let [x, y, z] = axes.map(|a| vec3(basis * vector3(a)));
         Some(entwine_core::kit::rotation_of_axes(x, y, z))
     }

@@ -218,7 +218,10 @@ impl HoldHandComponent {
     }
 
     pub(super) fn root_pose(&self) -> Option<Pose> {
-        Some(pose(self.character_node()?.get_global_transform()))
+        let character = self
+            .runtime
+            .lent(&self.runtime.character, state::ALIVE_CHARACTER)?;
+        Some(pose(character.global_transform()))
     }
 
     /// `k`, the initiator's height in the world over the 1.75 m reference human, when

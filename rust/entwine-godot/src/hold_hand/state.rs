@@ -141,6 +141,20 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// [`Self::live`], lent for the engine calls of this tick (see `direct`).
+    pub(super) fn lent<'a, T: GodotClass>(
+        &self,
+        handle: &'a Option<Gd<T>>,
+        bit: u8,
+    ) -> Option<Lent<'a, T>> {
+        let node = self.live(handle, bit)?;
+        // SAFETY: just found alive (at most once per tick, under `bit`), and nothing frees a node
+        // inside a component's tick: no script runs in it, and its signals go out after it.
+        Some(unsafe { Lent::assume_alive(node) })
+    }
+}
+
 /// [`Runtime::alive`] bits.
 pub(super) const ALIVE_ROOM: u8 = 1;
 pub(super) const ALIVE_CHARACTER: u8 = 2;

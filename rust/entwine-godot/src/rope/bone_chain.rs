@@ -11,6 +11,7 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
+use crate::direct::Lent;
 use crate::warnings::Warnings;
 
 use super::RopeSimulation;
@@ -260,7 +261,7 @@ impl RopeBoneChain {
 
     /// Poses the chain on the rope for this frame.
     fn modify(&mut self) -> Result<(), Problem> {
-        let Some(mut skeleton) = self.base().get_skeleton() else {
+        let Some(skeleton) = self.base().get_skeleton() else {
             return Err(None);
         };
         self.resolve(&skeleton)
@@ -278,8 +279,13 @@ impl RopeBoneChain {
                 format!("rope '{}' is not in the scene tree", rope.get_name()),
             )));
         }
+        // The pass's bone reads and writes go straight to the engine (the skeleton running the
+        // pass is alive; see `direct`).
+        let Some(mut poses) = Lent::new(&skeleton) else {
+            return Err(None);
+        };
         // The rope's points in the skeleton's space.
-        let to_world = skeleton.get_global_transform();
+        let to_world = poses.global_transform();
         let det = to_world.basis.determinant();
         if !(det.is_finite() && det.abs() > 1e-12 && to_world.origin.is_finite()) {
             return Err(Some((
@@ -302,7 +308,7 @@ impl RopeBoneChain {
         for p in &mut self.points[..n] {
             *p = vec3(to_skeleton * vector3(*p));
         }
-        let root = skeleton.get_bone_global_pose(self.bones[0]);
+        let root = poses.global_pose(self.bones[0]);
         if !(root.basis.is_finite() && root.origin.is_finite() && root.basis.determinant() != 0.0) {
             return Err(Some((
                 warn::NOT_FINITE,
@@ -311,7 +317,7 @@ impl RopeBoneChain {
         }
         let root = pose(root);
         for (slot, &bone) in self.scales.iter_mut().zip(&self.bones) {
-            *slot = skeleton.get_bone_global_pose(bone).basis.get_scale();
+            *slot = poses.global_pose(bone).basis.get_scale();
         }
         let fit = match self.fit {
             RopeChainFit::Stretch => ChainFit::Stretch,
@@ -340,7 +346,7 @@ impl RopeBoneChain {
         // Write local poses, parent first: each bone's parent is the previous chain bone, whose new
         // global transform is known, so the skeleton recomputes the chain once.
         let mut parent = if self.root_parent >= 0 {
-            skeleton.get_bone_global_pose(self.root_parent)
+            poses.global_pose(self.root_parent)
         } else {
             Transform3D::IDENTITY
         };
@@ -350,9 +356,9 @@ impl RopeBoneChain {
             if !(local.origin.is_finite() && local.basis.is_finite()) {
                 continue;
             }
-            skeleton.set_bone_pose_position(bone, local.origin);
+            poses.set_pose_position(bone, local.origin);
             let rotation = crate::convert::quaternion(crate::convert::rotation(local.basis));
-            skeleton.set_bone_pose_rotation(bone, rotation);
+            poses.set_pose_rotation(bone, rotation);
             parent = global;
         }
         if self.debug_draw {

@@ -2,6 +2,7 @@
 //! and finding its anchor, its end and the bodies it must not collide with.
 
 use super::*;
+use crate::direct::Lent;
 
 impl RopeSimulation {
     /// (Re)creates the rope at the anchor and the visuals.
@@ -255,32 +256,56 @@ impl RopeSimulation {
     /// The frame [member anchor_offset] is given in (world): the anchor bone's, the anchor node's,
     /// or this node's.
     pub(crate) fn anchor_frame(&mut self) -> Transform3D {
-        match self.anchor() {
-            Some(node) => {
-                let skeleton = self.anchor_skeleton.clone();
-                match skeleton.filter(|_| !self.anchor_bone.is_empty()) {
-                    Some(skel) => {
-                        if self.bone_cache == -2 || self.bone_cache >= skel.get_bone_count() {
-                            self.bone_cache = skel.find_bone(&self.anchor_bone);
-                            if self.bone_cache < 0 {
-                                let bone = self.anchor_bone.clone();
-                                self.warn_once(
-                                    warn::ANCHOR_BONE,
-                                    &format!("anchor_bone '{bone}' is not a bone of skeleton '{}'; the rope hangs from the skeleton's origin", skel.get_name()),
-                                );
-                            }
-                        }
-                        if self.bone_cache >= 0 {
-                            skel.get_global_transform() * skel.get_bone_global_pose(self.bone_cache)
-                        } else {
-                            skel.get_global_transform()
-                        }
-                    }
-                    None => node.get_global_transform(),
+        // The anchor (or this node) is lent for the read: one check that it is alive, then the
+        // engine calls straight (see `direct`).
+        if !self
+            .anchor_cache
+            .as_ref()
+            .is_some_and(Gd::is_instance_valid)
+            && self.anchor().is_none()
+        {
+            return self.own_frame();
+        }
+        if !self.anchor_bone.is_empty() {
+            if let Some(skeleton) = self.anchor_skeleton.take() {
+                let frame = self.bone_frame(&skeleton);
+                self.anchor_skeleton = Some(skeleton);
+                if let Some(frame) = frame {
+                    return frame;
                 }
             }
-            None => self.me().upcast_ref::<Node3D>().get_global_transform(),
         }
+        match self.anchor_cache.as_ref().and_then(Lent::new) {
+            Some(anchor) => anchor.global_transform(),
+            None => self.own_frame(),
+        }
+    }
+
+    /// This node's global transform.
+    fn own_frame(&mut self) -> Transform3D {
+        // SAFETY: this node is alive: `&mut self` is only had through a bind of it.
+        unsafe { Lent::assume_alive(self.me()) }.global_transform()
+    }
+
+    /// The frame of [member anchor_bone] in `skeleton` (the anchor), or the skeleton's own when it
+    /// has no such bone (warned once); `None` when the skeleton has been freed.
+    fn bone_frame(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<Transform3D> {
+        let skel = Lent::new(skeleton)?;
+        if self.bone_cache == -2 || self.bone_cache >= skel.bone_count() {
+            self.bone_cache = skeleton.find_bone(&self.anchor_bone);
+            if self.bone_cache < 0 {
+                let bone = self.anchor_bone.clone();
+                self.warn_once(
+                    warn::ANCHOR_BONE,
+                    &format!("anchor_bone '{bone}' is not a bone of skeleton '{}'; the rope hangs from the skeleton's origin", skeleton.get_name()),
+                );
+            }
+        }
+        Some(if self.bone_cache >= 0 {
+            skel.global_transform() * skel.global_pose(self.bone_cache)
+        } else {
+            skel.global_transform()
+        })
     }
 
     /// Returns the kept handle to this node (see `me`).

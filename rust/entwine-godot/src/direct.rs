@@ -1,0 +1,290 @@
+//! The per-frame engine calls of the bone passes and the bodies and anchors Entwine moves or reads
+//! every tick, made straight through the engine's method binds.
+//!
+//! A call through gdext first checks that the object is still alive (a look-up in Godot's object
+//! database) and, a few times over, that it runs on the main thread. On an object already found
+//! alive for the work at hand those checks cannot fail, yet they were about a third of a bone
+//! pass's own time (PERFORMANCE.md, "gdext's checks on every engine call"). [`Lent`] checks once
+//! that the object is alive (the same look-up gdext makes) and then makes the same engine calls
+//! without the checks, for as long as it is lent: within one pass or one tick, in which nothing
+//! frees the object (no script runs between the calls, and a node is freed at the end of the frame
+//! when a script asks). Where the method binds could not be loaded (an engine whose API lacks one;
+//! warned once at start), it makes the calls through gdext instead, with the same results.
+
+use std::sync::OnceLock;
+
+use godot::classes::{CharacterBody3D, Node3D, Skeleton3D};
+use godot::obj::Inherits;
+use godot::prelude::*;
+use godot::sys;
+
+/// The engine's method binds for the calls [`Lent`] makes, and its ptrcall entry.
+struct Calls {
+    ptrcall: sys::GDExtensionInterfaceObjectMethodBindPtrcall,
+    get_bone_global_pose: sys::GDExtensionMethodBindPtr,
+    set_bone_global_pose: sys::GDExtensionMethodBindPtr,
+    set_bone_pose_rotation: sys::GDExtensionMethodBindPtr,
+    set_bone_pose_position: sys::GDExtensionMethodBindPtr,
+    get_bone_count: sys::GDExtensionMethodBindPtr,
+    get_global_transform: sys::GDExtensionMethodBindPtr,
+    set_global_transform: sys::GDExtensionMethodBindPtr,
+    set_velocity: sys::GDExtensionMethodBindPtr,
+    move_and_slide: sys::GDExtensionMethodBindPtr,
+}
+
+// SAFETY: the method binds are the engine's, valid for the process and not tied to a thread (the
+// engine's own code calls them from any thread); using them takes `unsafe` and a live object.
+unsafe impl Send for Calls {}
+// SAFETY: as above; the struct is never written after it is made.
+unsafe impl Sync for Calls {}
+
+static CALLS: OnceLock<Option<Calls>> = OnceLock::new();
+
+/// Loads the method binds (at the scene stage of the library's start, on the main thread).
+/// Without one of them, [`Lent`] goes through gdext (warned once).
+pub fn load() {
+    let loaded = CALLS.get_or_init(|| {
+        // The hashes are the methods' signatures in Godot's extension API (stable across
+        // versions: a changed signature gets a new hash and the old one keeps working).
+        let skeleton = StringName::from("Skeleton3D");
+        let node = StringName::from("Node3D");
+        let body = StringName::from("CharacterBody3D");
+        // SAFETY: the library is initialised (this runs from its init callback, on the main
+        // thread); the names are live StringNames for the call's duration.
+        unsafe {
+            let interface = sys::get_interface();
+            let bind = |class: &StringName, method: &str, hash: i64| {
+                let method = StringName::from(method);
+                let ptr = (interface.classdb_get_method_bind)(
+                    class.string_sys(),
+                    method.string_sys(),
+                    hash,
+                );
+                (!ptr.is_null()).then_some(ptr)
+            };
+            Some(Calls {
+                ptrcall: interface.object_method_bind_ptrcall,
+                get_bone_global_pose: bind(&skeleton, "get_bone_global_pose", 1965739696)?,
+                set_bone_global_pose: bind(&skeleton, "set_bone_global_pose", 3616898986)?,
+                set_bone_pose_rotation: bind(&skeleton, "set_bone_pose_rotation", 2823819782)?,
+                set_bone_pose_position: bind(&skeleton, "set_bone_pose_position", 1530502735)?,
+                get_bone_count: bind(&skeleton, "get_bone_count", 3905245786)?,
+                get_global_transform: bind(&node, "get_global_transform", 3229777777)?,
+                set_global_transform: bind(&node, "set_global_transform", 2952846383)?,
+                set_velocity: bind(&body, "set_velocity", 3460891852)?,
+                move_and_slide: bind(&body, "move_and_slide", 2240911060)?,
+            })
+        }
+    });
+    if loaded.is_none() {
+        godot_warn!(
+            "Entwine: this engine lacks a Skeleton3D, Node3D or CharacterBody3D method Entwine calls directly; those calls go through gdext's checked path instead (same results, slower)"
+        );
+    }
+}
+
+/// An object found alive, lent for a pass or a tick (see the [module docs](self)).
+pub struct Lent<'a, T: GodotClass> {
+    object: &'a Gd<T>,
+    /// The object's pointer and the binds, when the direct calls are available.
+    direct: Option<(sys::GDExtensionObjectPtr, &'static Calls)>,
+}
+
+impl<'a, T: GodotClass> Lent<'a, T> {
+    /// Lends `object` if it is alive (one look-up in the object database, as gdext's own check);
+    /// `None` when it has been freed. The caller keeps it alive while lent: nothing it does
+    /// with the object in between frees it.
+    pub fn new(object: &'a Gd<T>) -> Option<Self> {
+        if !object.is_instance_valid() {
+            return None;
+        }
+        let direct = CALLS
+            .get()
+            .and_then(Option::as_ref)
+            .map(|calls| (object.obj_sys(), calls));
+        Some(Self { object, direct })
+    }
+
+    /// Lends `object`, which the caller has found alive for the work at hand (a node checked once
+    /// per tick), without looking it up again.
+    ///
+    /// # Safety
+    /// `object` is alive, and nothing frees it while it is lent.
+    pub unsafe fn assume_alive(object: &'a Gd<T>) -> Self {
+        let direct = CALLS
+            .get()
+            .and_then(Option::as_ref)
+            .map(|calls| (object.obj_sys(), calls));
+        Self { object, direct }
+    }
+
+    /// Calls `bind` on the object with `args` (each a pointer to its value in the engine's
+    /// ptrcall layout: an int as an int64, a vector, quaternion or transform as gdext's type) and
+    /// writes its result into `out` (null for none).
+    ///
+    /// # Safety
+    /// `bind` must be a method of the object's class taking exactly `args` and returning what
+    /// `out` points to (or nothing when it is null).
+    unsafe fn call(
+        &self,
+        (object, calls): (sys::GDExtensionObjectPtr, &'static Calls),
+        bind: sys::GDExtensionMethodBindPtr,
+        args: &[sys::GDExtensionConstTypePtr],
+        out: sys::GDExtensionTypePtr,
+    ) {
+        // SAFETY: the object is alive (checked in `new`, kept alive by the caller while lent);
+        // the rest is the caller's contract.
+        unsafe { (calls.ptrcall)(bind, object, args.as_ptr(), out) }
+    }
+}
+
+/// A pointer to `value` as a ptrcall argument.
+fn arg<V>(value: &V) -> sys::GDExtensionConstTypePtr {
+    value as *const V as sys::GDExtensionConstTypePtr
+}
+
+/// A pointer to `value` as a ptrcall's result.
+fn ret<V>(value: &mut V) -> sys::GDExtensionTypePtr {
+    value as *mut V as sys::GDExtensionTypePtr
+}
+
+impl<T: Inherits<Node3D>> Lent<'_, T> {
+    /// `Node3D.get_global_transform()`.
+    pub fn global_transform(&self) -> Transform3D {
+        let Some(direct) = self.direct else {
+            return self.object.upcast_ref::<Node3D>().get_global_transform();
+        };
+        let mut out = Transform3D::IDENTITY;
+        // SAFETY: a Node3D's method: no argument, a Transform3D out.
+        unsafe { self.call(direct, direct.1.get_global_transform, &[], ret(&mut out)) };
+        out
+    }
+
+    /// `Node3D.set_global_transform(transform)`.
+    pub fn set_global_transform(&self, transform: Transform3D) {
+        let Some(direct) = self.direct else {
+            let mut node = self.object.clone().upcast::<Node3D>();
+            return node.set_global_transform(transform);
+        };
+        let args = [arg(&transform)];
+        // SAFETY: a Node3D's method: a Transform3D in, nothing out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.set_global_transform,
+                &args,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+}
+
+impl Lent<'_, Skeleton3D> {
+    /// `Skeleton3D.get_bone_global_pose(bone)`.
+    pub fn global_pose(&self, bone: i32) -> Transform3D {
+        let Some(direct) = self.direct else {
+            return self.object.get_bone_global_pose(bone);
+        };
+        let bone = i64::from(bone);
+        let mut out = Transform3D::IDENTITY;
+        // SAFETY: a Skeleton3D's method: an int in, a Transform3D out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.get_bone_global_pose,
+                &[arg(&bone)],
+                ret(&mut out),
+            )
+        };
+        out
+    }
+
+    /// `Skeleton3D.get_bone_count()`.
+    pub fn bone_count(&self) -> i32 {
+        let Some(direct) = self.direct else {
+            return self.object.get_bone_count();
+        };
+        let mut out = 0i64;
+        // SAFETY: a Skeleton3D's method: no argument, an int out (an int64 in a ptrcall).
+        unsafe { self.call(direct, direct.1.get_bone_count, &[], ret(&mut out)) };
+        i32::try_from(out).unwrap_or(0)
+    }
+
+    /// `Skeleton3D.set_bone_global_pose(bone, pose)`.
+    pub fn set_global_pose(&mut self, bone: i32, pose: Transform3D) {
+        let Some(direct) = self.direct else {
+            return self.object.clone().set_bone_global_pose(bone, pose);
+        };
+        let bone = i64::from(bone);
+        let args = [arg(&bone), arg(&pose)];
+        // SAFETY: a Skeleton3D's method: an int and a Transform3D in, nothing out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.set_bone_global_pose,
+                &args,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+
+    /// `Skeleton3D.set_bone_pose_rotation(bone, rotation)`.
+    pub fn set_pose_rotation(&mut self, bone: i32, rotation: Quaternion) {
+        let Some(direct) = self.direct else {
+            return self.object.clone().set_bone_pose_rotation(bone, rotation);
+        };
+        let bone = i64::from(bone);
+        let args = [arg(&bone), arg(&rotation)];
+        // SAFETY: a Skeleton3D's method: an int and a Quaternion in, nothing out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.set_bone_pose_rotation,
+                &args,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+
+    /// `Skeleton3D.set_bone_pose_position(bone, position)`.
+    pub fn set_pose_position(&mut self, bone: i32, position: Vector3) {
+        let Some(direct) = self.direct else {
+            return self.object.clone().set_bone_pose_position(bone, position);
+        };
+        let bone = i64::from(bone);
+        let args = [arg(&bone), arg(&position)];
+        // SAFETY: a Skeleton3D's method: an int and a Vector3 in, nothing out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.set_bone_pose_position,
+                &args,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+}
+
+impl Lent<'_, CharacterBody3D> {
+    /// `CharacterBody3D.set_velocity(velocity)`.
+    pub fn set_velocity(&self, velocity: Vector3) {
+        let Some(direct) = self.direct else {
+            return self.object.clone().set_velocity(velocity);
+        };
+        let args = [arg(&velocity)];
+        // SAFETY: a CharacterBody3D's method: a Vector3 in, nothing out.
+        unsafe { self.call(direct, direct.1.set_velocity, &args, std::ptr::null_mut()) };
+    }
+
+    /// `CharacterBody3D.move_and_slide()`; returns whether it collided.
+    pub fn move_and_slide(&self) -> bool {
+        let Some(direct) = self.direct else {
+            return self.object.clone().move_and_slide();
+        };
+        // A ptrcall's bool is one byte.
+        let mut out = 0u8;
+        // SAFETY: a CharacterBody3D's method: no argument, a bool out.
+        unsafe { self.call(direct, direct.1.move_and_slide, &[], ret(&mut out)) };
+        out != 0
+    }
+}
