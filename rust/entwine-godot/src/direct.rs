@@ -1,5 +1,6 @@
-//! The per-frame engine calls of the bone passes and the bodies and anchors Entwine moves or reads
-//! every tick, made straight through the engine's method binds.
+//! The per-frame engine calls Entwine makes on objects it keeps (the skeleton of a bone pass, a
+//! body it moves, a node it reads, a rope's tube and the engine's singletons), made straight
+//! through the engine's method binds.
 //!
 //! A call through gdext first checks that the object is still alive (a look-up in Godot's object
 //! database) and, a few times over, that it runs on the main thread. On an object already found
@@ -13,10 +14,12 @@
 
 use std::sync::OnceLock;
 
-use godot::classes::{CharacterBody3D, Node3D, Skeleton3D};
+use godot::classes::{
+    CharacterBody3D, Engine, GeometryInstance3D, Node, Node3D, RenderingServer, Skeleton3D,
+};
 use godot::obj::Inherits;
 use godot::prelude::*;
-use godot::sys;
+use godot::sys::{self, GodotFfi};
 
 /// The engine's method binds for the calls [`Lent`] makes, and its ptrcall entry.
 struct Calls {
@@ -30,6 +33,10 @@ struct Calls {
     set_global_transform: sys::GDExtensionMethodBindPtr,
     set_velocity: sys::GDExtensionMethodBindPtr,
     move_and_slide: sys::GDExtensionMethodBindPtr,
+    mesh_surface_update_vertex_region: sys::GDExtensionMethodBindPtr,
+    set_custom_aabb: sys::GDExtensionMethodBindPtr,
+    get_physics_interpolation_fraction: sys::GDExtensionMethodBindPtr,
+    is_inside_tree: sys::GDExtensionMethodBindPtr,
 }
 
 // SAFETY: the method binds are the engine's, valid for the process and not tied to a thread (the
@@ -49,6 +56,10 @@ pub fn load() {
         let skeleton = StringName::from("Skeleton3D");
         let node = StringName::from("Node3D");
         let body = StringName::from("CharacterBody3D");
+        let server = StringName::from("RenderingServer");
+        let geometry = StringName::from("GeometryInstance3D");
+        let engine = StringName::from("Engine");
+        let node_class = StringName::from("Node");
         // SAFETY: the library is initialised (this runs from its init callback, on the main
         // thread); the names are live StringNames for the call's duration.
         unsafe {
@@ -73,12 +84,24 @@ pub fn load() {
                 set_global_transform: bind(&node, "set_global_transform", 2952846383)?,
                 set_velocity: bind(&body, "set_velocity", 3460891852)?,
                 move_and_slide: bind(&body, "move_and_slide", 2240911060)?,
+                mesh_surface_update_vertex_region: bind(
+                    &server,
+                    "mesh_surface_update_vertex_region",
+                    2900195149,
+                )?,
+                set_custom_aabb: bind(&geometry, "set_custom_aabb", 259215842)?,
+                get_physics_interpolation_fraction: bind(
+                    &engine,
+                    "get_physics_interpolation_fraction",
+                    1740695150,
+                )?,
+                is_inside_tree: bind(&node_class, "is_inside_tree", 36873697)?,
             })
         }
     });
     if loaded.is_none() {
         godot_warn!(
-            "Entwine: this engine lacks a Skeleton3D, Node3D or CharacterBody3D method Entwine calls directly; those calls go through gdext's checked path instead (same results, slower)"
+            "Entwine: this engine lacks a method Entwine calls directly every frame (on Node, Skeleton3D, Node3D, CharacterBody3D, RenderingServer, GeometryInstance3D or Engine); those calls go through gdext's checked path instead (same results, slower)"
         );
     }
 }
@@ -146,6 +169,19 @@ fn arg<V>(value: &V) -> sys::GDExtensionConstTypePtr {
 /// A pointer to `value` as a ptrcall's result.
 fn ret<V>(value: &mut V) -> sys::GDExtensionTypePtr {
     value as *mut V as sys::GDExtensionTypePtr
+}
+
+impl<T: Inherits<Node>> Lent<'_, T> {
+    /// `Node.is_inside_tree()`.
+    pub fn is_inside_tree(&self) -> bool {
+        let Some(direct) = self.direct else {
+            return self.object.upcast_ref::<Node>().is_inside_tree();
+        };
+        let mut out = 0u8;
+        // SAFETY: a Node's method: no argument, a bool (one byte in a ptrcall) out.
+        unsafe { self.call(direct, direct.1.is_inside_tree, &[], ret(&mut out)) };
+        out != 0
+    }
 }
 
 impl<T: Inherits<Node3D>> Lent<'_, T> {
@@ -286,5 +322,74 @@ impl Lent<'_, CharacterBody3D> {
         // SAFETY: a CharacterBody3D's method: no argument, a bool out.
         unsafe { self.call(direct, direct.1.move_and_slide, &[], ret(&mut out)) };
         out != 0
+    }
+}
+
+impl<T: Inherits<GeometryInstance3D>> Lent<'_, T> {
+    /// `GeometryInstance3D.set_custom_aabb(aabb)`.
+    pub fn set_custom_aabb(&self, aabb: Aabb) {
+        let Some(direct) = self.direct else {
+            let mut geometry = self.object.clone().upcast::<GeometryInstance3D>();
+            return geometry.set_custom_aabb(aabb);
+        };
+        let args = [arg(&aabb)];
+        // SAFETY: a GeometryInstance3D's method: an AABB (gdext's `Aabb` shares its layout) in,
+        // nothing out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.set_custom_aabb,
+                &args,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+}
+
+impl Lent<'_, RenderingServer> {
+    /// `RenderingServer.mesh_surface_update_vertex_region(mesh, surface, offset, data)`.
+    pub fn mesh_surface_update_vertex_region(
+        &self,
+        mesh: Rid,
+        surface: i32,
+        offset: i32,
+        data: &PackedByteArray,
+    ) {
+        let Some(direct) = self.direct else {
+            let mut server = self.object.clone();
+            return server.mesh_surface_update_vertex_region(mesh, surface, offset, data);
+        };
+        let (mesh, surface, offset) = (mesh.to_u64(), i64::from(surface), i64::from(offset));
+        let args = [arg(&mesh), arg(&surface), arg(&offset), data.sys()];
+        // SAFETY: a RenderingServer's method: a RID (its 64-bit id), two ints and a
+        // PackedByteArray (its engine storage, from gdext) in, nothing out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.mesh_surface_update_vertex_region,
+                &args,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+}
+
+impl Lent<'_, Engine> {
+    /// `Engine.get_physics_interpolation_fraction()`.
+    pub fn physics_interpolation_fraction(&self) -> f64 {
+        let Some(direct) = self.direct else {
+            return self.object.get_physics_interpolation_fraction();
+        };
+        let mut out = 0.0f64;
+        // SAFETY: the Engine singleton's method: no argument, a float (a double in a ptrcall) out.
+        unsafe {
+            self.call(
+                direct,
+                direct.1.get_physics_interpolation_fraction,
+                &[],
+                ret(&mut out),
+            )
+        };
+        out
     }
 }

@@ -496,8 +496,8 @@ impl LimbIK {
             self.target_transform
         } else {
             self.target_cache
-                .get(node, &self.target_node)?
-                .get_global_transform()
+                .lend(node, &self.target_node)?
+                .global_transform()
         };
         let target = to_skeleton * target_global;
         if !target.origin.is_finite() || !target.basis.is_finite() {
@@ -505,8 +505,8 @@ impl LimbIK {
         }
         let pole = if self.pole_named {
             self.pole_cache
-                .get(node, &self.pole_node)
-                .map(|n| vec3(to_skeleton * n.get_global_position()))
+                .lend(node, &self.pole_node)
+                .map(|n| vec3(to_skeleton * n.global_transform().origin))
         } else if pole_direction != Vector3::ZERO {
             Some(vec3(shoulder + pole_direction))
         } else {

@@ -5,6 +5,8 @@
 use godot::classes::{BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D};
 use godot::prelude::*;
 
+use crate::direct::Lent;
+
 /// Returns the first node of class `T` below `root` (depth first, as [method Node.find_children]
 /// finds them), or `None`. Not for per-frame use: it walks the subtree.
 pub fn first_descendant<T: GodotClass + Inherits<Node>>(root: &Gd<Node>) -> Option<Gd<T>> {
@@ -70,5 +72,29 @@ impl<T: GodotClass + Inherits<Node>> NodeCache<T> {
         self.path = path.clone();
         self.node = from.try_get_node_as::<T>(path);
         self.node.clone()
+    }
+
+    /// [`Self::get`], lent for this frame's engine calls (see `direct`): one look-up of the kept
+    /// node instead of one per call, and no handle cloned.
+    pub fn lend(&mut self, from: &Gd<Node>, path: &NodePath) -> Option<Lent<'_, T>> {
+        if path.is_empty() {
+            self.node = None;
+            return None;
+        }
+        let kept = *path == self.path
+            && self
+                .node
+                .as_ref()
+                .and_then(Lent::new)
+                .is_some_and(|node| node.is_inside_tree());
+        if !kept {
+            self.path = path.clone();
+            self.node = from.try_get_node_as::<T>(path);
+        }
+        // SAFETY: found alive just above (kept, or just looked up in the tree), and the caller
+        // makes its calls before anything could free it.
+        self.node
+            .as_ref()
+            .map(|node| unsafe { Lent::assume_alive(node) })
     }
 }

@@ -13,6 +13,7 @@ use super::{
     Collider, EnvironmentInteractionStateMachine, TouchStateKind, WARN_COLLIDER, WARN_SETUP,
 };
 use crate::convert::{affine, pose, rigid_transform, vec3, vector3};
+use crate::direct::Lent;
 use crate::limb_ik::LimbIK;
 use entwine_core::kit::warn::problem_key;
 
@@ -50,9 +51,10 @@ impl EnvironmentInteractionStateMachine {
         }
         // Gather.
         let character = rig.character.clone();
-        let skeleton = rig.skeleton.clone();
         let shoulder_bones = rig.shoulders;
-        let character_xform = character.get_global_transform();
+        // SAFETY (both lent below): just found alive, and nothing frees a node inside this tick
+        // (no script runs in it; its signals go out after it). See `direct`.
+        let character_xform = unsafe { Lent::assume_alive(&character) }.global_transform();
         let placement = query_placement(affine(character_xform), vec3(rig.volume_local.origin));
         let volume_xform = rigid_transform(placement);
         let root = pose(character_xform);
@@ -62,9 +64,11 @@ impl EnvironmentInteractionStateMachine {
         // pose) while the core ignores them.
         let needs_world = self.core.needs_world(dt);
         let shoulders = if needs_world {
-            let skeleton_xform = skeleton.get_global_transform();
-            let world = shoulder_bones
-                .map(|b| vec3(skeleton_xform * skeleton.get_bone_global_pose(b).origin));
+            // SAFETY: as above.
+            let skeleton = unsafe { Lent::assume_alive(&rig.skeleton) };
+            let skeleton_xform = skeleton.global_transform();
+            let world =
+                shoulder_bones.map(|b| vec3(skeleton_xform * skeleton.global_pose(b).origin));
             self.shoulders.read(affine(character_xform), world)
         } else {
             self.shoulders.carried(affine(character_xform))

@@ -18,6 +18,8 @@ use godot::classes::rendering_server::ArrayFormat as RsArrayFormat;
 use godot::classes::{ArrayMesh, Material, MeshInstance3D, RenderingServer};
 use godot::prelude::*;
 
+use crate::direct::Lent;
+
 use crate::convert::vector3;
 
 /// A tube mesh instance kept in sync with a rope.
@@ -175,7 +177,8 @@ impl TubeMesh {
             self.positions.as_mut_slice(),
             self.normals.as_mut_slice(),
         );
-        let rs = &mut self.rs;
+        // SAFETY: the RenderingServer singleton lives as long as the engine (see `direct`).
+        let rs = unsafe { Lent::assume_alive(&self.rs) };
         rs.mesh_surface_update_vertex_region(self.mesh_rid, 0, 0, &self.positions);
         rs.mesh_surface_update_vertex_region(
             self.mesh_rid,
@@ -190,7 +193,9 @@ impl TubeMesh {
             Aabb::new(vector3(lo), vector3(size))
         };
         // On the instance (one RenderingServer call), not on the mesh (which would emit `changed`).
-        self.instance.set_custom_aabb(aabb);
+        if let Some(instance) = Lent::new(&self.instance) {
+            instance.set_custom_aabb(aabb);
+        }
         true
     }
 }

@@ -2,6 +2,7 @@
 //! emitting the step's signals, and drawing the rope.
 
 use super::*;
+use crate::direct::Lent;
 use entwine_core::rope::gather;
 
 impl RopeSimulation {
@@ -228,7 +229,8 @@ impl RopeSimulation {
         }
         self.drawn_asleep = rope.is_sleeping();
         let engine = self.engine.get_or_insert_with(Engine::singleton);
-        let alpha = engine.get_physics_interpolation_fraction() as f32;
+        // SAFETY: the Engine singleton lives as long as the engine (see `direct`).
+        let alpha = unsafe { Lent::assume_alive(engine) }.physics_interpolation_fraction() as f32;
         let radius = self.radius;
         if let Some(t) = self.tube.as_mut() {
             let n = rope.interpolated(alpha, &mut self.scratch);
