@@ -141,23 +141,43 @@ impl<'a, T: GodotClass> Lent<'a, T> {
         Self { object, direct }
     }
 
-    /// Calls `bind` on the object with `args` (each a pointer to its value in the engine's
-    /// ptrcall layout: an int as an int64, a vector, quaternion or transform as gdext's type) and
-    /// writes its result into `out` (null for none).
+    /// Calls the method `bind` picks on the object with `args` (each a pointer to its value in
+    /// the engine's ptrcall layout: an int as an int64, a bool as a byte, a vector, quaternion,
+    /// transform or box as gdext's type) for no result; false (nothing called) when the direct
+    /// calls are unavailable, for the caller to go through gdext.
     ///
     /// # Safety
-    /// `bind` must be a method of the object's class taking exactly `args` and returning what
-    /// `out` points to (or nothing when it is null).
-    unsafe fn call(
+    /// The method must belong to the object's class, take exactly `args` and return nothing.
+    unsafe fn send(
         &self,
-        (object, calls): (sys::GDExtensionObjectPtr, &'static Calls),
-        bind: sys::GDExtensionMethodBindPtr,
+        bind: fn(&Calls) -> sys::GDExtensionMethodBindPtr,
         args: &[sys::GDExtensionConstTypePtr],
-        out: sys::GDExtensionTypePtr,
-    ) {
-        // SAFETY: the object is alive (checked in `new`, kept alive by the caller while lent);
-        // the rest is the caller's contract.
-        unsafe { (calls.ptrcall)(bind, object, args.as_ptr(), out) }
+    ) -> bool {
+        let Some((object, calls)) = self.direct else {
+            return false;
+        };
+        // SAFETY: the object is alive (found so in `new`, or by the caller of `assume_alive`, and
+        // kept alive while lent); the rest is the caller's contract.
+        unsafe { (calls.ptrcall)(bind(calls), object, args.as_ptr(), std::ptr::null_mut()) };
+        true
+    }
+
+    /// As [`Self::send`], for a method returning an `R` (in its ptrcall layout); `None` when the
+    /// direct calls are unavailable.
+    ///
+    /// # Safety
+    /// The method must belong to the object's class, take exactly `args` and return an `R`.
+    unsafe fn fetch<R: Copy>(
+        &self,
+        bind: fn(&Calls) -> sys::GDExtensionMethodBindPtr,
+        args: &[sys::GDExtensionConstTypePtr],
+        mut out: R,
+    ) -> Option<R> {
+        let (object, calls) = self.direct?;
+        let ret = &mut out as *mut R as sys::GDExtensionTypePtr;
+        // SAFETY: as in `send`.
+        unsafe { (calls.ptrcall)(bind(calls), object, args.as_ptr(), ret) };
+        Some(out)
     }
 }
 
@@ -166,183 +186,114 @@ fn arg<V>(value: &V) -> sys::GDExtensionConstTypePtr {
     value as *const V as sys::GDExtensionConstTypePtr
 }
 
-/// A pointer to `value` as a ptrcall's result.
-fn ret<V>(value: &mut V) -> sys::GDExtensionTypePtr {
-    value as *mut V as sys::GDExtensionTypePtr
-}
-
 impl<T: Inherits<Node>> Lent<'_, T> {
     /// `Node.is_inside_tree()`.
     pub fn is_inside_tree(&self) -> bool {
-        let Some(direct) = self.direct else {
-            return self.object.upcast_ref::<Node>().is_inside_tree();
-        };
-        let mut out = 0u8;
-        // SAFETY: a Node's method: no argument, a bool (one byte in a ptrcall) out.
-        unsafe { self.call(direct, direct.1.is_inside_tree, &[], ret(&mut out)) };
-        out != 0
+        // SAFETY: a Node's method: no argument, a bool (a byte) out.
+        match unsafe { self.fetch(|c| c.is_inside_tree, &[], 0u8) } {
+            Some(inside) => inside != 0,
+            None => self.object.upcast_ref::<Node>().is_inside_tree(),
+        }
     }
 }
 
 impl<T: Inherits<Node3D>> Lent<'_, T> {
     /// `Node3D.get_global_transform()`.
     pub fn global_transform(&self) -> Transform3D {
-        let Some(direct) = self.direct else {
-            return self.object.upcast_ref::<Node3D>().get_global_transform();
-        };
-        let mut out = Transform3D::IDENTITY;
         // SAFETY: a Node3D's method: no argument, a Transform3D out.
-        unsafe { self.call(direct, direct.1.get_global_transform, &[], ret(&mut out)) };
-        out
+        unsafe { self.fetch(|c| c.get_global_transform, &[], Transform3D::IDENTITY) }
+            .unwrap_or_else(|| self.object.upcast_ref::<Node3D>().get_global_transform())
     }
 
     /// `Node3D.set_global_transform(transform)`.
     pub fn set_global_transform(&self, transform: Transform3D) {
-        let Some(direct) = self.direct else {
-            let mut node = self.object.clone().upcast::<Node3D>();
-            return node.set_global_transform(transform);
-        };
-        let args = [arg(&transform)];
         // SAFETY: a Node3D's method: a Transform3D in, nothing out.
-        unsafe {
-            self.call(
-                direct,
-                direct.1.set_global_transform,
-                &args,
-                std::ptr::null_mut(),
-            )
-        };
+        if !unsafe { self.send(|c| c.set_global_transform, &[arg(&transform)]) } {
+            let mut node = self.object.clone().upcast::<Node3D>();
+            node.set_global_transform(transform);
+        }
     }
 }
 
 impl Lent<'_, Skeleton3D> {
     /// `Skeleton3D.get_bone_global_pose(bone)`.
     pub fn global_pose(&self, bone: i32) -> Transform3D {
-        let Some(direct) = self.direct else {
-            return self.object.get_bone_global_pose(bone);
-        };
-        let bone = i64::from(bone);
-        let mut out = Transform3D::IDENTITY;
+        let index = i64::from(bone);
         // SAFETY: a Skeleton3D's method: an int in, a Transform3D out.
         unsafe {
-            self.call(
-                direct,
-                direct.1.get_bone_global_pose,
-                &[arg(&bone)],
-                ret(&mut out),
+            self.fetch(
+                |c| c.get_bone_global_pose,
+                &[arg(&index)],
+                Transform3D::IDENTITY,
             )
-        };
-        out
+        }
+        .unwrap_or_else(|| self.object.get_bone_global_pose(bone))
     }
 
     /// `Skeleton3D.get_bone_count()`.
     pub fn bone_count(&self) -> i32 {
-        let Some(direct) = self.direct else {
-            return self.object.get_bone_count();
-        };
-        let mut out = 0i64;
-        // SAFETY: a Skeleton3D's method: no argument, an int out (an int64 in a ptrcall).
-        unsafe { self.call(direct, direct.1.get_bone_count, &[], ret(&mut out)) };
-        i32::try_from(out).unwrap_or(0)
+        // SAFETY: a Skeleton3D's method: no argument, an int (an int64) out.
+        match unsafe { self.fetch(|c| c.get_bone_count, &[], 0i64) } {
+            Some(count) => i32::try_from(count).unwrap_or(0),
+            None => self.object.get_bone_count(),
+        }
     }
 
     /// `Skeleton3D.set_bone_global_pose(bone, pose)`.
     pub fn set_global_pose(&mut self, bone: i32, pose: Transform3D) {
-        let Some(direct) = self.direct else {
-            return self.object.clone().set_bone_global_pose(bone, pose);
-        };
-        let bone = i64::from(bone);
-        let args = [arg(&bone), arg(&pose)];
+        let index = i64::from(bone);
         // SAFETY: a Skeleton3D's method: an int and a Transform3D in, nothing out.
-        unsafe {
-            self.call(
-                direct,
-                direct.1.set_bone_global_pose,
-                &args,
-                std::ptr::null_mut(),
-            )
-        };
+        if !unsafe { self.send(|c| c.set_bone_global_pose, &[arg(&index), arg(&pose)]) } {
+            self.object.clone().set_bone_global_pose(bone, pose);
+        }
     }
 
     /// `Skeleton3D.set_bone_pose_rotation(bone, rotation)`.
     pub fn set_pose_rotation(&mut self, bone: i32, rotation: Quaternion) {
-        let Some(direct) = self.direct else {
-            return self.object.clone().set_bone_pose_rotation(bone, rotation);
-        };
-        let bone = i64::from(bone);
-        let args = [arg(&bone), arg(&rotation)];
+        let index = i64::from(bone);
         // SAFETY: a Skeleton3D's method: an int and a Quaternion in, nothing out.
-        unsafe {
-            self.call(
-                direct,
-                direct.1.set_bone_pose_rotation,
-                &args,
-                std::ptr::null_mut(),
-            )
-        };
+        if !unsafe { self.send(|c| c.set_bone_pose_rotation, &[arg(&index), arg(&rotation)]) } {
+            self.object.clone().set_bone_pose_rotation(bone, rotation);
+        }
     }
 
     /// `Skeleton3D.set_bone_pose_position(bone, position)`.
     pub fn set_pose_position(&mut self, bone: i32, position: Vector3) {
-        let Some(direct) = self.direct else {
-            return self.object.clone().set_bone_pose_position(bone, position);
-        };
-        let bone = i64::from(bone);
-        let args = [arg(&bone), arg(&position)];
+        let index = i64::from(bone);
         // SAFETY: a Skeleton3D's method: an int and a Vector3 in, nothing out.
-        unsafe {
-            self.call(
-                direct,
-                direct.1.set_bone_pose_position,
-                &args,
-                std::ptr::null_mut(),
-            )
-        };
+        if !unsafe { self.send(|c| c.set_bone_pose_position, &[arg(&index), arg(&position)]) } {
+            self.object.clone().set_bone_pose_position(bone, position);
+        }
     }
 }
 
 impl Lent<'_, CharacterBody3D> {
     /// `CharacterBody3D.set_velocity(velocity)`.
     pub fn set_velocity(&self, velocity: Vector3) {
-        let Some(direct) = self.direct else {
-            return self.object.clone().set_velocity(velocity);
-        };
-        let args = [arg(&velocity)];
         // SAFETY: a CharacterBody3D's method: a Vector3 in, nothing out.
-        unsafe { self.call(direct, direct.1.set_velocity, &args, std::ptr::null_mut()) };
+        if !unsafe { self.send(|c| c.set_velocity, &[arg(&velocity)]) } {
+            self.object.clone().set_velocity(velocity);
+        }
     }
 
     /// `CharacterBody3D.move_and_slide()`; returns whether it collided.
     pub fn move_and_slide(&self) -> bool {
-        let Some(direct) = self.direct else {
-            return self.object.clone().move_and_slide();
-        };
-        // A ptrcall's bool is one byte.
-        let mut out = 0u8;
-        // SAFETY: a CharacterBody3D's method: no argument, a bool out.
-        unsafe { self.call(direct, direct.1.move_and_slide, &[], ret(&mut out)) };
-        out != 0
+        // SAFETY: a CharacterBody3D's method: no argument, a bool (a byte) out.
+        match unsafe { self.fetch(|c| c.move_and_slide, &[], 0u8) } {
+            Some(collided) => collided != 0,
+            None => self.object.clone().move_and_slide(),
+        }
     }
 }
 
 impl<T: Inherits<GeometryInstance3D>> Lent<'_, T> {
     /// `GeometryInstance3D.set_custom_aabb(aabb)`.
     pub fn set_custom_aabb(&self, aabb: Aabb) {
-        let Some(direct) = self.direct else {
+        // SAFETY: a GeometryInstance3D's method: an AABB in, nothing out.
+        if !unsafe { self.send(|c| c.set_custom_aabb, &[arg(&aabb)]) } {
             let mut geometry = self.object.clone().upcast::<GeometryInstance3D>();
-            return geometry.set_custom_aabb(aabb);
-        };
-        let args = [arg(&aabb)];
-        // SAFETY: a GeometryInstance3D's method: an AABB (gdext's `Aabb` shares its layout) in,
-        // nothing out.
-        unsafe {
-            self.call(
-                direct,
-                direct.1.set_custom_aabb,
-                &args,
-                std::ptr::null_mut(),
-            )
-        };
+            geometry.set_custom_aabb(aabb);
+        }
     }
 }
 
@@ -355,41 +306,22 @@ impl Lent<'_, RenderingServer> {
         offset: i32,
         data: &PackedByteArray,
     ) {
-        let Some(direct) = self.direct else {
-            let mut server = self.object.clone();
-            return server.mesh_surface_update_vertex_region(mesh, surface, offset, data);
-        };
-        let (mesh, surface, offset) = (mesh.to_u64(), i64::from(surface), i64::from(offset));
-        let args = [arg(&mesh), arg(&surface), arg(&offset), data.sys()];
+        let (id, index, start) = (mesh.to_u64(), i64::from(surface), i64::from(offset));
+        let args = [arg(&id), arg(&index), arg(&start), data.sys()];
         // SAFETY: a RenderingServer's method: a RID (its 64-bit id), two ints and a
         // PackedByteArray (its engine storage, from gdext) in, nothing out.
-        unsafe {
-            self.call(
-                direct,
-                direct.1.mesh_surface_update_vertex_region,
-                &args,
-                std::ptr::null_mut(),
-            )
-        };
+        if !unsafe { self.send(|c| c.mesh_surface_update_vertex_region, &args) } {
+            let mut server = self.object.clone();
+            server.mesh_surface_update_vertex_region(mesh, surface, offset, data);
+        }
     }
 }
 
 impl Lent<'_, Engine> {
     /// `Engine.get_physics_interpolation_fraction()`.
     pub fn physics_interpolation_fraction(&self) -> f64 {
-        let Some(direct) = self.direct else {
-            return self.object.get_physics_interpolation_fraction();
-        };
-        let mut out = 0.0f64;
-        // SAFETY: the Engine singleton's method: no argument, a float (a double in a ptrcall) out.
-        unsafe {
-            self.call(
-                direct,
-                direct.1.get_physics_interpolation_fraction,
-                &[],
-                ret(&mut out),
-            )
-        };
-        out
+        // SAFETY: the Engine's method: no argument, a float (a double) out.
+        unsafe { self.fetch(|c| c.get_physics_interpolation_fraction, &[], 0.0f64) }
+            .unwrap_or_else(|| self.object.get_physics_interpolation_fraction())
     }
 }
