@@ -22,8 +22,9 @@
 //! * [`env_touch`]: a walking character's hand reaches for and rests on nearby walls.
 //! * [`rig`]: a humanoid described from any skeleton's bone names and rest pose.
 //! * [`editor`]: the handle ↔ property geometry behind the editor's gizmos.
-// One `unsafe` call in the crate, allowed where it is: the ropes' batched step calling its AVX2
-// build once the processor is known to have AVX2 (`rope::batch`).
+// Two `unsafe` calls in the crate, allowed where they are: the ropes' batched step and the tube's
+// vertex writer calling their AVX2 builds once the processor is known to have AVX2 (`rope::batch`,
+// `rope::tube`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

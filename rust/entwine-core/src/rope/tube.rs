@@ -60,7 +60,6 @@ impl Tube {
             positions: vec![Vec3::ZERO; verts],
             normals: vec![Vec3::Y; verts],
             tangents: vec![Vec3::NEG_Y; verts],
-            // Padded with zeros to a multiple of four vertices (see `write_vertices`).
             cos: ring_table(sides, f32::cos),
             sin: ring_table(sides, f32::sin),
             ring_centres: vec![Vec3::ZERO; max_rings],
@@ -253,7 +252,7 @@ impl Tube {
     /// Returns ring `r`'s frame as the last [`Tube::frame`] framed it: (centre, tangent, normal,
     /// binormal, radius drawn), its normal carried along from the previous ring's `normal` (zero for
     /// the first ring); a ring past the rope's is drawn collapsed (radius 0).
-    #[inline]
+    #[inline(always)]
     fn ring_frame(&self, r: usize, normal: Vec3) -> (Vec3, Vec3, Vec3, Vec3, f32) {
         let (c, tangent) = (self.ring_centres[r], self.ring_tangents[r]);
         let normal = transported(normal, tangent);
@@ -278,66 +277,169 @@ impl Tube {
             return;
         }
         let ring = self.sides + 1;
+        let rings = self
+            .written_rings
+            .min(positions.len() / (layout.position_stride * ring))
+            .min(normals.len() / (layout.normal_stride * ring));
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2 (checked just above), the only requirement of a
+            // `target_feature(enable = "avx2")` function.
+            #[allow(unsafe_code)]
+            return unsafe { self.write_rings_avx2(layout, positions, normals, rings) };
+        }
+        self.write_rings(layout, positions, normals, rings);
+    }
+
+    /// [`Tube::write_rings`] compiled for AVX2: eight rings worked at once.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn write_rings_avx2(
+        &self,
+        layout: &VertexLayout,
+        positions: &mut [u8],
+        normals: &mut [u8],
+        rings: usize,
+    ) {
+        self.write_rings(layout, positions, normals, rings);
+    }
+
+    /// Writes the first `rings` rings' vertices (see [`Tube::write_vertices`]; the buffers hold
+    /// them), [`LANES`] rings at a time: one side at a time over the group's rings, worked side by
+    /// side in vector registers (structure of arrays; past the last ring, lanes are worked out and
+    /// never written). The ring frames' chain (parallel transport) runs a group ahead, one ring per
+    /// side, so that its latency overlaps the sides' work.
+    #[inline(always)]
+    fn write_rings(
+        &self,
+        layout: &VertexLayout,
+        positions: &mut [u8],
+        normals: &mut [u8],
+        rings: usize,
+    ) {
+        let ring = self.sides + 1;
+        let (ps, ns) = (layout.position_stride, layout.normal_stride);
         let (no, to) = (layout.normal_offset, layout.tangent_offset);
-        let position_rings = positions.chunks_exact_mut(layout.position_stride * ring);
-        let normal_rings = normals.chunks_exact_mut(layout.normal_stride * ring);
-        // One ring at a time, its vertices worked side by side (structure of arrays), padded to a
-        // multiple of four (the padding's zero angles are worked out and never written) so that the
-        // loops over them run whole in vector registers.
-        let lanes = self.cos.len();
-        let mut x = [0.0f32; 68];
-        let mut y = [0.0f32; 68];
-        let mut z = [0.0f32; 68];
-        let mut u = [0u16; 68];
-        let mut v = [0u16; 68];
-        let (cos, sin) = (&self.cos[..lanes], &self.sin[..lanes]);
+        let mut frames = [RingFrames::default(), RingFrames::default()];
         let mut normal = Vec3::ZERO;
-        for (r, (pos_out, nrm_out)) in position_rings
-            .zip(normal_rings)
-            .take(self.written_rings)
-            .enumerate()
-        {
-            let (c, tangent, next, binormal, r_used) = self.ring_frame(r, normal);
-            normal = next;
-            let (x, y, z) = (&mut x[..lanes], &mut y[..lanes], &mut z[..lanes]);
-            let (u, v) = (&mut u[..lanes], &mut v[..lanes]);
-            for k in 0..lanes {
-                // `normal * cos + binormal * sin`, component by component.
-                x[k] = normal.x * cos[k] + binormal.x * sin[k];
-                y[k] = normal.y * cos[k] + binormal.y * sin[k];
-                z[k] = normal.z * cos[k] + binormal.z * sin[k];
-            }
-            for k in 0..lanes {
-                let [a, b] = octahedron_encode(Vec3::new(x[k], y[k], z[k]));
-                u[k] = unorm16(a);
-                v[k] = unorm16(b);
-            }
-            for (k, v) in pos_out.chunks_exact_mut(layout.position_stride).enumerate() {
-                // `c + dir * r_used`.
-                let p = [
-                    c.x + x[k] * r_used,
-                    c.y + y[k] * r_used,
-                    c.z + z[k] * r_used,
-                ];
-                v[0..4].copy_from_slice(&p[0].to_le_bytes());
-                v[4..8].copy_from_slice(&p[1].to_le_bytes());
-                v[8..12].copy_from_slice(&p[2].to_le_bytes());
-            }
-            let tangent = to.map(|_| {
-                let [u, v] = octahedron_tangent_encode(tangent, 1.0);
-                let (u, v) = (unorm16(u).to_le_bytes(), unorm16(v).to_le_bytes());
-                [u[0], u[1], v[0], v[1]]
-            });
-            for (vertex, (u, v)) in nrm_out
-                .chunks_exact_mut(layout.normal_stride)
-                .zip(u.iter().zip(&*v))
-            {
-                vertex[no..no + 2].copy_from_slice(&u.to_le_bytes());
-                vertex[no + 2..no + 4].copy_from_slice(&v.to_le_bytes());
-                if let (Some(t), Some(bytes)) = (to, tangent.as_ref()) {
-                    vertex[t..t + 4].copy_from_slice(bytes);
+        let codes = to.is_some();
+        for j in 0..rings.min(LANES) {
+            self.frame_ring(&mut frames[0], j, j, &mut normal, codes);
+        }
+        let mut side = Side::default();
+        for group in 0..rings.div_ceil(LANES) {
+            let [now, ahead] = &mut frames;
+            let (now, ahead) = if group % 2 == 0 {
+                (&*now, ahead)
+            } else {
+                (&*ahead, now)
+            };
+            let first = group * LANES;
+            let count = (rings - first).min(LANES);
+            let next = first + LANES;
+            let coming = rings.saturating_sub(next).min(LANES);
+            for k in 0..ring {
+                if k < coming {
+                    self.frame_ring(ahead, k, next + k, &mut normal, codes);
+                }
+                side.work(now, self.cos[k], self.sin[k]);
+                for j in 0..count {
+                    let vertex = (first + j) * ring + k;
+                    let p = &mut positions[vertex * ps..vertex * ps + 12];
+                    p[0..4].copy_from_slice(&side.x[j].to_le_bytes());
+                    p[4..8].copy_from_slice(&side.y[j].to_le_bytes());
+                    p[8..12].copy_from_slice(&side.z[j].to_le_bytes());
+                    let n = &mut normals[vertex * ns..(vertex + 1) * ns];
+                    n[no..no + 2].copy_from_slice(&side.u[j].to_le_bytes());
+                    n[no + 2..no + 4].copy_from_slice(&side.v[j].to_le_bytes());
+                    if let Some(t) = to {
+                        n[t..t + 4].copy_from_slice(&now.tangent[j]);
+                    }
                 }
             }
+            for k in ring..coming {
+                self.frame_ring(ahead, k, next + k, &mut normal, codes);
+            }
+        }
+    }
+
+    /// Frames ring `r` into lane `j` of `f` (with its tangent's code when `codes`), carrying
+    /// `normal` along from the ring before.
+    #[inline(always)]
+    fn frame_ring(&self, f: &mut RingFrames, j: usize, r: usize, normal: &mut Vec3, codes: bool) {
+        let (c, tangent, next, binormal, r_used) = self.ring_frame(r, *normal);
+        *normal = next;
+        f.set(j, c, next, binormal, r_used);
+        if codes {
+            let [u, v] = octahedron_tangent_encode(tangent, 1.0);
+            let (u, v) = (unorm16(u).to_le_bytes(), unorm16(v).to_le_bytes());
+            f.tangent[j] = [u[0], u[1], v[0], v[1]];
+        }
+    }
+}
+
+/// Rings [`Tube::write_vertices`] works side by side: eight `f32`s, an AVX2 register.
+const LANES: usize = 8;
+
+/// A group of [`LANES`] ring frames, one array per coordinate (see [`Tube::write_rings`]): each
+/// ring's normal, binormal, centre and radius drawn, and its tangent's code.
+#[derive(Default)]
+struct RingFrames {
+    n: [[f32; LANES]; 3],
+    b: [[f32; LANES]; 3],
+    c: [[f32; LANES]; 3],
+    r: [f32; LANES],
+    tangent: [[u8; 4]; LANES],
+}
+
+impl RingFrames {
+    /// Puts a ring's frame in lane `j`.
+    #[inline(always)]
+    fn set(&mut self, j: usize, c: Vec3, normal: Vec3, binormal: Vec3, r: f32) {
+        for (a, (n, (b, c))) in [normal.x, normal.y, normal.z]
+            .into_iter()
+            .zip(
+                [binormal.x, binormal.y, binormal.z]
+                    .into_iter()
+                    .zip([c.x, c.y, c.z]),
+            )
+            .enumerate()
+        {
+            self.n[a][j] = n;
+            self.b[a][j] = b;
+            self.c[a][j] = c;
+        }
+        self.r[j] = r;
+    }
+}
+
+/// One side's vertices of a group of rings: positions and the normal's 16-bit codes.
+#[derive(Default)]
+struct Side {
+    x: [f32; LANES],
+    y: [f32; LANES],
+    z: [f32; LANES],
+    u: [u16; LANES],
+    v: [u16; LANES],
+}
+
+impl Side {
+    /// Works out the vertex at angle (`cos`, `sin`) of the rings of `f`: its direction
+    /// `normal * cos + binormal * sin`, component by component, encoded, and its position
+    /// `centre + direction * radius`, in the same operations as [`Tube::build_upto`].
+    #[inline(always)]
+    fn work(&mut self, f: &RingFrames, cos: f32, sin: f32) {
+        let ([nx, ny, nz], [bx, by, bz], [cx, cy, cz]) = (&f.n, &f.b, &f.c);
+        for l in 0..LANES {
+            let dx = nx[l] * cos + bx[l] * sin;
+            let dy = ny[l] * cos + by[l] * sin;
+            let dz = nz[l] * cos + bz[l] * sin;
+            let [a, e] = octahedron_encode(Vec3::new(dx, dy, dz));
+            self.u[l] = unorm16(a);
+            self.v[l] = unorm16(e);
+            self.x[l] = cx[l] + dx * f.r[l];
+            self.y[l] = cy[l] + dy * f.r[l];
+            self.z[l] = cz[l] + dz * f.r[l];
         }
     }
 }
@@ -511,16 +613,10 @@ pub fn catmull_rom(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3, t: f32) -> Vec3 {
 }
 
 /// Returns `f` of each vertex's angle round a ring of `sides` sides (the last vertex repeats the
-/// first), padded with zeros to a multiple of four vertices.
+/// first).
 fn ring_table(sides: usize, f: fn(f32) -> f32) -> Vec<f32> {
-    (0..(sides + 1).next_multiple_of(4))
-        .map(|k| {
-            if k <= sides {
-                f(core::f32::consts::TAU * k as f32 / sides as f32)
-            } else {
-                0.0
-            }
-        })
+    (0..=sides)
+        .map(|k| f(core::f32::consts::TAU * k as f32 / sides as f32))
         .collect()
 }
 
@@ -804,6 +900,17 @@ mod tests {
                     let (mut pos_new, mut nrm_new) = bytes(&direct);
                     encode(&old, layout, &mut pos_old, &mut nrm_old);
                     direct.write_vertices(layout, &mut pos_new, &mut nrm_new);
+                    // The build for x86-64's baseline, which this machine may not be running
+                    // (`write_vertices` takes the AVX2 one where there is AVX2): the same bytes.
+                    let (mut pos_base, mut nrm_base) = bytes(&direct);
+                    direct.write_rings(
+                        layout,
+                        &mut pos_base,
+                        &mut nrm_base,
+                        direct.written_rings(),
+                    );
+                    assert_eq!(pos_base, pos_new, "baseline positions, frame {frame}");
+                    assert_eq!(nrm_base, nrm_new, "baseline normals, frame {frame}");
                     if old.active_rings() == 0 {
                         // An empty tube: every position at the origin (its normals draw nothing).
                         assert_eq!(pos_old, pos_new, "frame {frame}");
