@@ -15,7 +15,8 @@ extends EntwineBench
 ## tree, stepped by the physics tick and drawn every frame (`tree` in the line: µs per rope per
 ## physics frame, the frame time with the ropes processing minus that with them idle, in interleaved
 ## rounds), once hanging at rest (`tree`), once carried around (`moving`: their nodes circle as
-## the anchors above do, so every frame draws a new tube), and with each rope falling onto a static
+## the anchors above do, so every frame draws a new tube; `own callbacks`: the ropes' own callbacks,
+## EntwineProfiler's thread CPU time, in rounds of their own), and with each rope falling onto a static
 ## box of its own (`resting on boxes`: timed while they settle; `settled`: after SETTLE_FRAMES ticks,
 ## most asleep, and the same with `can_sleep` off, awake). A last line plays the seed's game: SEED_ROPES
 ## default ropes (the seed's rope) hanging from runners' hands and dragging over a floor, timed by
@@ -151,11 +152,11 @@ func _run() -> void:
 	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame (rounds %.2f-%.2f)" % spring_r
 	var vs_spring := "n/a" if spring_ms < 0.0 else "%.1fx" % (spring_ms / maxf(rs, 0.001))
 
-	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; CPU of all threads %s ms/frame; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f), moving %.1f us/rope per physics frame (rounds %.1f-%.1f) ratio=%.1fx" % [
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; CPU of all threads %s ms/frame; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f), moving %.1f us/rope per physics frame (rounds %.1f-%.1f; own callbacks %.1f us/rope, rounds %.1f-%.1f) ratio=%.1fx" % [
 		ROPES, POINTS, ITERATIONS, rs, rust_sim.min(), rust_sim.max(), sim_cpu, substeps, median(rust_one), rm,
 		rust_mesh.min(), rust_mesh.max(), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
 		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], moving_r[0], moving_r[1], moving_r[2],
-		gs / maxf(rs, 0.001)])
+		moving_r[4][0], moving_r[4][1], moving_r[4][2], gs / maxf(rs, 0.001)])
 	print("bench rope: tree %d default ropes resting on boxes %.1f us/rope per physics frame (rounds %.1f-%.1f); settled for %d s: %.1f us/rope (rounds %.1f-%.1f; %d of them asleep), with can_sleep off %.1f us/rope (rounds %.1f-%.1f)" % [
 		TREE_ROPES, boxed_r[0], boxed_r[1], boxed_r[2], SETTLE_FRAMES / 60, asleep_r[0], asleep_r[1], asleep_r[2],
 		asleep_r[3], awake_r[0], awake_r[1], awake_r[2]])
@@ -224,7 +225,9 @@ func _spring_bones() -> Array:
 ## highest] over ROUNDS interleaved rounds, and how many of the ropes slept at the end (with [param
 ## boxes], each rope rests on a static box of its own, 1 m wide, whose top is 3 m under its node, so
 ## every rope's collider query finds a shape; [param settle] more ticks to come to rest first, with
-## [param can_sleep] set on every rope): each engine iteration runs exactly one physics tick of 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
+## [param can_sleep] set on every rope; when moving, the ropes' own callbacks are timed in rounds of
+## their own too, returned last as [median, lowest, highest] µs per rope per frame, else -1s): each
+## engine iteration runs exactly one physics tick of 1/60 s and one process frame (a fast tick rate with one step per frame, time scaled back to 1/60 s
 ## per tick), unthrottled; a round times TREE_FRAMES iterations with the ropes idle (physics and
 ## process off) and as many with them on, and the difference is shared among the ropes. With
 ## [param moving] the ropes' nodes are carried around a 1 m circle (`_move`, one step per iteration,
@@ -268,6 +271,16 @@ func _in_tree(moving: bool, boxes := false, settle := 0, can_sleep := true) -> A
 			r.set_process(true)
 		var with_ropes := await _iteration_us(carried, clock)
 		costs.append((with_ropes - bare) / TREE_ROPES)
+	# Carried around, the ropes' own callbacks are timed too (in rounds of their own: the timing's
+	# clock reads would add to the frames above), µs per rope per physics frame.
+	var own := [-1.0, -1.0, -1.0]
+	if moving:
+		var carry := func(frames: int) -> void:
+			for f in frames:
+				_carry(carried, clock)
+				await process_frame
+		var rounds: Array = (await own_rounds(["RopeSimulation"], ROUNDS, TREE_FRAMES, carry))["RopeSimulation"]
+		own = [median(rounds) / TREE_ROPES, rounds.min() / TREE_ROPES, rounds.max() / TREE_ROPES]
 	var asleep := 0
 	for r in ropes:
 		asleep += int(r.sleeping)
@@ -276,7 +289,7 @@ func _in_tree(moving: bool, boxes := false, settle := 0, can_sleep := true) -> A
 	for b in bodies:
 		b.free()
 	restore_ticks(was)
-	return [median(costs), costs.min(), costs.max(), asleep]
+	return [median(costs), costs.min(), costs.max(), asleep, own]
 
 
 ## The seed's game (a runner with a rope in its hand, the rope's end dragging along the ground):
