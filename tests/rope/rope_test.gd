@@ -416,6 +416,77 @@ func test_a_resting_rope_keeps_its_tube_and_a_moving_one_uploads_it() -> void:
 		"> 0.25 m", rope.get_points()[0].distance_to(points[0]))
 
 
+## The ropes of a world are drawn together once a frame, after every node's `_process` (with more
+## than 20,000 tube vertices to write, shared with a second thread): each rope's tube is, bit for
+## bit, the tube it draws alone from the same points in the same frame.
+func test_ropes_drawn_together_draw_each_tube_as_the_rope_draws_it_alone() -> void:
+	# 80 ropes of 32 points drawn together (94 rings of 9 vertices each, 67,680 vertices in all),
+	# and a twin of each (same settings, same anchor) drawn alone: its processing off and
+	# `refresh_mesh` called at the start of each frame, after the frame's physics, as the
+	# together-drawn ropes are drawn at its end.
+	var together: Array[RopeSimulation] = []
+	var alone: Array[RopeSimulation] = []
+	for i in 80:
+		for list: Array[RopeSimulation] in [together, alone]:
+			var r := RopeSimulation.new()
+			r.capacity = 32
+			r.point_count = 32
+			r.iterations = 8
+			r.collision_mask = 0
+			r.position = rope_home(i, 10)
+			add(r)
+			list.append(r)
+		alone[i].set_process(false)
+		# Drawn now, as its twin is at the end of this frame: from the same points (no physics
+		# step between), so that both keep their tubes when their points move less than 10 µm.
+		alone[i].refresh_mesh()
+	var state := {"frame": 0, "same": 0, "compared": 0, "differ": "", "drawn": 0}
+	var start := []
+	for r in together:
+		start.append(r.get_tube_upload_count())
+	var each_frame := func() -> void:
+		var f: int = state.frame
+		for i in 80:
+			var a := together[i].get_tube_vertices()
+			var b := alone[i].get_tube_vertices()
+			if f > 0:
+				state.compared += 1
+				if a == b and a.size() == 94 * 9:
+					state.same += 1
+				elif state.differ == "":
+					var k := 0
+					while k < a.size() and a[k] == b[k]:
+						k += 1
+					state.differ = "rope %d frame %d: %d vertices drawn together, %d alone; first differing vertex %d: %s vs %s; uploads %d %d; engine frame %d physics %d" % [i, f, a.size(), b.size(), k, a[k] if k < a.size() else null, b[k] if k < b.size() else null, together[i].get_tube_upload_count(), alone[i].get_tube_upload_count(), Engine.get_process_frames(), Engine.get_physics_frames()]
+			alone[i].refresh_mesh()
+			# Both swing: each frame their anchors move along a circle of 0.5 m.
+			var home := rope_home(i, 10)
+			var at := home + Vector3(cos(f * 0.2 + i), 0, sin(f * 0.2 + i)) * 0.5
+			together[i].position = at
+			alone[i].position = at
+		state.frame = f + 1
+	process_frame.connect(each_frame)
+	await frames(40)
+	process_frame.disconnect(each_frame)
+	check(state.compared >= 80 * 30, "tubes compared in 30 frames or more", ">= 2400", state.compared)
+	check(state.same == state.compared, "every tube drawn together is the tube drawn alone",
+		state.compared, "%d (first difference: %s)" % [state.same, state.differ])
+	var uploads := 0
+	for i in 80:
+		uploads += together[i].get_tube_upload_count() - start[i]
+	check(uploads >= 80 * 30, "each moving rope drawn together uploads its tube every frame",
+		">= 2400 uploads in 40 frames", uploads)
+	# With its processing off, a rope is left out of the drawing; refresh_mesh still draws it at once.
+	together[0].set_process(false)
+	var before := together[0].get_tube_upload_count()
+	together[0].position += Vector3(0.2, 0, 0)
+	await frames(3)
+	check(together[0].get_tube_upload_count() == before, "a rope with its processing off is not drawn",
+		before, together[0].get_tube_upload_count())
+	together[0].refresh_mesh()
+	check(together[0].get_tube_upload_count() == before + 1, "refresh_mesh draws the rope at once",
+		before + 1, together[0].get_tube_upload_count())
+
 func test_a_resting_rope_sleeps_until_something_around_it_changes() -> void:
 	var anchor := Node3D.new()
 	anchor.position = Vector3(0, 4, 0)

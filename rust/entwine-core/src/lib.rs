@@ -22,9 +22,11 @@
 //! * [`env_touch`]: a walking character's hand reaches for and rests on nearby walls.
 //! * [`rig`]: a humanoid described from any skeleton's bone names and rest pose.
 //! * [`editor`]: the handle ↔ property geometry behind the editor's gizmos.
-// Two `unsafe` calls in the crate, allowed where they are: the ropes' batched step and the tube's
-// vertex writer calling their AVX2 builds once the processor is known to have AVX2 (`rope::batch`,
-// `rope::tube`).
+// `unsafe` in the crate is allowed only where it is: the ropes' batched step and the tube's vertex
+// writer calling their AVX2 builds once the processor is known to have AVX2 (`rope::batch`,
+// `rope::tube`), and the batch lending a closure that borrows the caller's data to its second
+// thread (`RopeBatch::run_beside`, behind `for_each_shared`), which waits until the thread is done
+// with it.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

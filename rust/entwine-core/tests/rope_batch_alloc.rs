@@ -1,13 +1,15 @@
 //! The batched rope path allocates nothing per tick: a counting global allocator (this test binary's
 //! own) watches ticks of many ropes — moved into a `RopeBatch`, stepped in one call, taken back —
-//! while they swing through colliders, grow, shrink and draw their tubes; and again with a batch
-//! large enough to be shared with the batch's second thread.
+//! while they swing through colliders, grow, shrink and draw their tubes (their vertices written on
+//! this thread and the batch's second one, `RopeBatch::for_each_shared`); and again with a batch
+//! large enough for its steps to be shared with that thread.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use entwine_core::kit::Pose;
 use entwine_core::rope::batch::{RopeBatch, StepInput};
+use entwine_core::rope::tube::VertexLayout;
 use entwine_core::rope::{Collider, EndAttachment, Motion, Rope, RopeParams, Shape, Tube, World};
 use glam::{Quat, Vec3};
 
@@ -49,7 +51,7 @@ fn tick(
     batch: &mut RopeBatch,
     ropes: &mut [Option<Rope>],
     worlds: &mut [World],
-    tubes: &mut [Tube],
+    tubes: &mut [Drawn],
     scratch: &mut [Vec3],
     obstacle: &Collider,
     frame: usize,
@@ -77,7 +79,7 @@ fn tick(
         ropes[e.owner] = Some(e.rope);
         worlds[e.owner] = e.world;
     }
-    for (i, slot) in ropes.iter_mut().enumerate() {
+    for slot in ropes.iter_mut() {
         let Some(rope) = slot.as_mut() else { continue };
         // Grow and shrink while stepping: the rope pays out and reels in within its capacity.
         if frame.is_multiple_of(90) {
@@ -88,10 +90,35 @@ fn tick(
             };
             rope.set_target_length(target);
         }
-        let n = rope.interpolated(0.5, scratch);
-        tubes[i].build(&scratch[..n], 0.03);
     }
+    // The tubes, as the glue draws many ropes: each framed here, then their vertices written into
+    // the renderer's bytes on this thread and the batch's.
+    for (rope, d) in ropes.iter().zip(tubes.iter_mut()) {
+        if let Some(rope) = rope {
+            let n = rope.interpolated(0.5, scratch);
+            d.tube.frame(&scratch[..n], 0.03, 0);
+        }
+    }
+    batch.for_each_shared(tubes, |d| {
+        d.tube
+            .write_vertices(&LAYOUT, &mut d.positions, &mut d.normals);
+    });
     stepped
+}
+
+/// Godot's vertex layout: 12-byte positions, then 8-byte octahedral normals and tangents.
+const LAYOUT: VertexLayout = VertexLayout {
+    position_stride: 12,
+    normal_stride: 8,
+    normal_offset: 0,
+    tangent_offset: Some(4),
+};
+
+/// A rope's tube and the renderer's bytes its vertices are written to.
+struct Drawn {
+    tube: Tube,
+    positions: Vec<u8>,
+    normals: Vec<u8>,
 }
 
 #[test]
@@ -135,7 +162,17 @@ fn allocations_in_ticks(count: usize, points: usize) -> (usize, u64) {
         })
         .collect();
     let mut worlds: Vec<World> = (0..count).map(|_| World::with_capacity(32)).collect();
-    let mut tubes: Vec<Tube> = (0..count).map(|_| Tube::new(32, 8, 3)).collect();
+    let mut tubes: Vec<Drawn> = (0..count)
+        .map(|_| {
+            let tube = Tube::new(32, 8, 3);
+            let vertices = tube.vertex_count();
+            Drawn {
+                tube,
+                positions: vec![0; vertices * LAYOUT.position_stride],
+                normals: vec![0; vertices * LAYOUT.normal_stride],
+            }
+        })
+        .collect();
     let mut scratch = vec![Vec3::ZERO; 32];
     let mut batch = RopeBatch::with_capacity(count);
     // A box the swinging ropes strike, so the collision paths run too.

@@ -22,8 +22,13 @@
 //! is its own, so each gives the same bits on either thread; the ropes' moves in and out of the
 //! helper batch are moves of their headers, and the hand-over allocates nothing once the helper
 //! batch has held the most ropes it is given.
+//!
+//! Between steps the same thread can take other work from the batch's owner:
+//! [`RopeBatch::for_each_shared`] works through a list the caller holds on both threads (an
+//! engine's glue writes its ropes' tube vertices that way).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -62,6 +67,9 @@ pub struct BatchEntry {
 /// batch) from which a batch is shared with a second thread: 64 ropes of 32 points and 8 iterations,
 /// about 0.2 ms of work, against the tens of microseconds a hand-over to another thread can take.
 pub const SHARED_WORK: usize = 64 * 32 * 8;
+
+/// The most runs [`RopeBatch::for_each_shared`] cuts its items into.
+pub const SHARED_PIECES: usize = 64;
 
 /// The ropes due in one tick, stepped together. See the [module docs](self).
 #[derive(Debug, Default)]
@@ -110,6 +118,10 @@ enum Job {
     Step(Box<RopeBatch>),
     /// The batch, stepped.
     Done(Box<RopeBatch>),
+    /// A closure of `RopeBatch::run_beside` for the thread to run.
+    Run(Task),
+    /// That closure has run (or panicked, which the thread caught).
+    Ran,
     /// The thread is to return.
     Quit,
 }
@@ -122,14 +134,15 @@ impl HandOver {
         self.changed.notify_all();
     }
 
-    /// Hands a stepped batch back and wakes the other thread; returns false (dropping the batch)
-    /// when the thread was told to return meanwhile, which a hand-back must not overwrite.
-    fn finish(&self, batch: Box<RopeBatch>) -> bool {
+    /// Hands a job's result back (a stepped batch, or that a closure ran) and wakes the other
+    /// thread; returns false (dropping the result) when the thread was told to return meanwhile,
+    /// which a hand-back must not overwrite.
+    fn finish(&self, result: Job) -> bool {
         let mut slot = self.job.lock().unwrap_or_else(PoisonError::into_inner);
         if matches!(*slot, Job::Quit) {
             return false;
         }
-        *slot = Job::Done(batch);
+        *slot = result;
         self.changed.notify_all();
         true
     }
@@ -173,19 +186,27 @@ impl Helper {
             .name("entwine-ropes".into())
             .spawn(move || loop {
                 let job = theirs.wait_for(|slot| match core::mem::take(slot) {
-                    Job::Step(batch) => Some(Some(batch)),
-                    Job::Quit => Some(None),
+                    job @ (Job::Step(_) | Job::Run(_) | Job::Quit) => Some(job),
                     other => {
                         *slot = other;
                         None
                     }
                 });
-                let Some(mut batch) = job else {
-                    return;
+                let result = match job {
+                    Job::Step(mut batch) => {
+                        // The step does not panic; were it to, the ropes still go back.
+                        let _ = catch_unwind(AssertUnwindSafe(|| batch.step_here()));
+                        Job::Done(batch)
+                    }
+                    Job::Run(task) => {
+                        // A panic in the closure is caught here and resumed by no one: the
+                        // caller only waits for `Ran`.
+                        let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
+                        Job::Ran
+                    }
+                    _ => return,
                 };
-                // The step does not panic; were it to, the ropes still go back.
-                let _ = catch_unwind(AssertUnwindSafe(|| batch.step_here()));
-                if !theirs.finish(batch) {
+                if !theirs.finish(result) {
                     return;
                 }
             })
@@ -195,6 +216,66 @@ impl Helper {
             spare: Some(Box::default()),
             thread: Some(thread),
         })
+    }
+}
+
+/// A closure of the caller's, lent to the helper thread for one `RopeBatch::run_beside`: the
+/// address of an `Option<F>` on the caller's stack and the function that takes and calls it.
+#[derive(Debug)]
+struct Task {
+    closure: *mut (),
+    call: unsafe fn(*mut ()),
+}
+
+// SAFETY: a `Task` is only made by `run_beside` from a closure that is `Send`, and the `Option`
+// it points to stays where it is until the helper has handed back `Ran` (see `run_beside`).
+#[allow(unsafe_code)]
+unsafe impl Send for Task {}
+
+impl Task {
+    /// Takes the closure out of its `Option` and calls it.
+    fn run(&self) {
+        // SAFETY: `call` was made for the type `closure` points to, which is alive (see `Send`).
+        #[allow(unsafe_code)]
+        unsafe {
+            (self.call)(self.closure);
+        }
+    }
+}
+
+/// Takes the `F` out of the `Option<F>` at `closure` and calls it.
+///
+/// # Safety
+/// `closure` must point to a live `Option<F>` that no other thread touches during the call.
+#[allow(unsafe_code)]
+unsafe fn call_lent<F: FnOnce()>(closure: *mut ()) {
+    // SAFETY: as the function's contract says.
+    if let Some(f) = unsafe { &mut *closure.cast::<Option<F>>() }.take() {
+        f();
+    }
+}
+
+/// Runs `theirs` on the thread behind `hand_over` while this thread runs `mine` (see
+/// `RopeBatch::run_beside`).
+fn lend<A: FnOnce() + Send, B: FnOnce()>(hand_over: &HandOver, theirs: A, mine: B) {
+    let mut closure = Some(theirs);
+    hand_over.put(Job::Run(Task {
+        closure: core::ptr::from_mut(&mut closure).cast(),
+        call: call_lent::<A>,
+    }));
+    // `closure` must outlive the helper's use of it: whatever `mine` does, this waits for `Ran`
+    // before `closure` can go out of scope (a panic in `mine` is held until then).
+    let result = catch_unwind(AssertUnwindSafe(mine));
+    hand_over.wait_for(|slot| match core::mem::take(slot) {
+        Job::Ran => Some(()),
+        job => {
+            *slot = job;
+            None
+        }
+    });
+    drop(closure);
+    if let Err(panic) = result {
+        resume_unwind(panic);
     }
 }
 
@@ -301,6 +382,48 @@ impl RopeBatch {
         self.helper = Some(helper);
         self.shared_steps += 1;
         self.entries.len()
+    }
+
+    /// Calls `work` on every item of `items`, sharing them with the batch's second thread (see
+    /// the [module docs](self)): the items are cut into up to [`SHARED_PIECES`] runs in order, and
+    /// each thread takes the next run until none is left, so a thread slow to start (a thread
+    /// asleep can take a third of a millisecond to wake on a virtual machine) takes fewer, and
+    /// the call ends about when the last run is done. Which thread does an item is not fixed;
+    /// each item is done exactly once. Allocates nothing once the thread is running.
+    pub fn for_each_shared<T: Send>(&mut self, items: &mut [T], work: impl Fn(&mut T) + Sync) {
+        let per_piece = items.len().div_ceil(SHARED_PIECES).max(1);
+        let mut runs = items.chunks_mut(per_piece);
+        let pieces: [Mutex<Option<&mut [T]>>; SHARED_PIECES] =
+            core::array::from_fn(|_| Mutex::new(runs.next()));
+        let next = AtomicUsize::new(0);
+        let take_runs = || loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(piece) = pieces.get(k) else {
+                return;
+            };
+            let run = piece.lock().unwrap_or_else(PoisonError::into_inner).take();
+            for item in run.into_iter().flatten() {
+                work(item);
+            }
+        };
+        self.run_beside(take_runs, take_runs);
+    }
+
+    /// Runs `theirs` on the batch's second thread while the calling thread runs `mine`, and
+    /// returns when both have: for work between steps that borrows what the caller holds and
+    /// splits in two (see the [module docs](self)). The thread is the one large batches are
+    /// shared with, started here if the batch has none yet; where there is no second thread,
+    /// `theirs` runs here first. Nothing is allocated once the thread is running. A panic in
+    /// `mine` comes back to the caller after `theirs` has finished; one in `theirs` is caught on
+    /// the helper thread and goes no further.
+    fn run_beside(&mut self, theirs: impl FnOnce() + Send, mine: impl FnOnce()) {
+        let helper = self.helper.get_or_insert_with(Helper::start);
+        let Some(h) = helper.as_mut() else {
+            let _ = catch_unwind(AssertUnwindSafe(theirs));
+            mine();
+            return;
+        };
+        lend(&h.shared, theirs, mine);
     }
 
     /// Makes room for `ropes` ropes in the batch and its step's lists (allocates only when it has
@@ -977,5 +1100,86 @@ mod tests {
             }
         }
         assert!(touched > 0, "ropes rest on their boxes");
+    }
+
+    #[test]
+    fn run_beside_runs_both_halves_on_borrowed_data_and_keeps_the_thread_for_steps() {
+        let mut batch = RopeBatch::default();
+        let mut values: Vec<u64> = (0..10_000).collect();
+        let caller = std::thread::current().id();
+        for round in 0..50_u64 {
+            let (mine, theirs) = values.split_at_mut(5_000);
+            let mut their_thread = None;
+            batch.run_beside(
+                || {
+                    their_thread = Some(std::thread::current().id());
+                    theirs.iter_mut().for_each(|v| *v += 2);
+                },
+                || mine.iter_mut().for_each(|v| *v += 1),
+            );
+            if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+                assert_ne!(their_thread, Some(caller), "round {round}: on the helper");
+            }
+            assert_eq!(values[4_999], 4_999 + round + 1);
+            assert_eq!(values[5_000], 5_000 + 2 * (round + 1));
+        }
+        // A panic in the helper's half is caught there; one in the caller's half comes back after
+        // the helper's half has run; the thread still takes work afterwards.
+        let mut flag = false;
+        batch.run_beside(|| panic!("in the helper's half"), || flag = true);
+        assert!(flag);
+        let mut done = false;
+        let caught = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            batch.run_beside(|| done = true, || panic!("in the caller's half"));
+        }));
+        assert!(caught.is_err() && done);
+        let mut ropes: Vec<Rope> = (0..80)
+            .map(|i| {
+                let params = RopeParams {
+                    iterations: 8,
+                    ..RopeParams::default()
+                };
+                Rope::new(32, 32, params, Vec3::new(i as f32, 5.0, 0.0), Vec3::NEG_Y)
+            })
+            .collect();
+        for (i, r) in ropes.drain(..).enumerate() {
+            batch.push(r, World::default(), input(i as f32, 0.0), i);
+        }
+        assert_eq!(batch.step(), 80);
+        if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+            assert_eq!(batch.shared_step_count(), 1, "the step was shared");
+        }
+    }
+
+    #[test]
+    fn for_each_shared_does_every_item_once_on_either_thread() {
+        let mut batch = RopeBatch::default();
+        let caller = std::thread::current().id();
+        let mut helped = 0;
+        for (round, len) in [0_usize, 1, 5, 63, 64, 65, 1000, 20_000]
+            .iter()
+            .cycle()
+            .take(40)
+            .enumerate()
+        {
+            // Each item: how many times it was done, and by the calling thread or not.
+            let mut items: Vec<(u32, bool, u64)> = vec![(0, false, 0); *len];
+            batch.for_each_shared(&mut items, |(count, here, sum)| {
+                *count += 1;
+                *here = std::thread::current().id() == caller;
+                // About a microsecond of work, so the other thread has time to join.
+                for k in 0..200_u64 {
+                    *sum = sum.wrapping_mul(31).wrapping_add(k);
+                }
+            });
+            assert!(
+                items.iter().all(|i| i.0 == 1),
+                "round {round}: every item done once"
+            );
+            helped += items.iter().filter(|i| !i.1).count();
+        }
+        if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+            assert!(helped > 0, "the batch's thread took part");
+        }
     }
 }

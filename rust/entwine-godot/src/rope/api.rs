@@ -424,6 +424,18 @@ impl RopeSimulation {
         self.tube_uploads
     }
 
+    /// Returns the positions of the tube's vertices as last written for the `RenderingServer`
+    /// (world metres, ring after ring, [member tube_sides] + 1 vertices a ring; the rings the rope
+    /// reaches and, after it shrank, those it left). Empty without a tube or before it is first
+    /// drawn. Allocates: for tests and tools.
+    #[func]
+    pub fn get_tube_vertices(&self) -> PackedVector3Array {
+        self.tube
+            .as_ref()
+            .map(TubeMesh::written_positions)
+            .unwrap_or_default()
+    }
+
     /// Returns how many collider queries (`PhysicsDirectSpaceState3D.intersect_shape` calls) all the
     /// ropes have run since the library was loaded. The ropes of a world stepped by the physics
     /// tick (or by [method advance_all]) share their queries: one per tick for ropes whose query

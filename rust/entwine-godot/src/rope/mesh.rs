@@ -47,6 +47,8 @@ pub struct TubeMesh {
     redraw: Redraw,
     /// The rendering server, kept (each `singleton()` asks the engine for the object's id).
     rs: Gd<RenderingServer>,
+    /// The bounds of the rings last framed, for the upload.
+    bounds: Aabb,
 }
 
 impl TubeMesh {
@@ -141,6 +143,7 @@ impl TubeMesh {
             shown: true,
             redraw: Redraw::with_capacity(max_points),
             rs,
+            bounds: Aabb::new(Vector3::ZERO, Vector3::ZERO),
         }
     }
 
@@ -160,6 +163,18 @@ impl TubeMesh {
     /// the core's `tube::STILL` on any axis since (a rope at rest): the tube stays as uploaded then,
     /// at most that far off. Returns whether it uploaded.
     pub fn update(&mut self, points: &[Vec3], radius: f32) -> bool {
+        if !self.prepare(points, radius) {
+            return false;
+        }
+        self.vertices().write();
+        self.upload();
+        true
+    }
+
+    /// The first of [`Self::update`]'s three parts: frames the rings around `points` and sizes the
+    /// buffers for them. Returns false (and does nothing) when the tube need not be redrawn; else
+    /// [`Self::vertices`] and [`Self::upload`] are to follow.
+    pub fn prepare(&mut self, points: &[Vec3], radius: f32) -> bool {
         if !self.redraw.needed(points, radius) {
             return false;
         }
@@ -172,11 +187,28 @@ impl TubeMesh {
             self.normals.resize(n * self.layout.normal_stride);
             self.sized_for = n;
         }
-        self.tube.write_vertices(
-            &self.layout,
-            self.positions.as_mut_slice(),
-            self.normals.as_mut_slice(),
-        );
+        let size = hi - lo;
+        self.bounds = if self.tube.active_rings() == 0 || !size.is_finite() {
+            Aabb::new(Vector3::ZERO, Vector3::ZERO)
+        } else {
+            Aabb::new(vector3(lo), vector3(size))
+        };
+        true
+    }
+
+    /// The second part: the framed rings' vertices to write into the buffers, which any thread
+    /// may do (see [`TubeVertices::write`]).
+    pub fn vertices(&mut self) -> TubeVertices<'_> {
+        TubeVertices {
+            tube: &self.tube,
+            layout: &self.layout,
+            positions: self.positions.as_mut_slice(),
+            normals: self.normals.as_mut_slice(),
+        }
+    }
+
+    /// The third part: uploads the written buffers and the tube's bounds.
+    pub fn upload(&mut self) {
         // SAFETY: the RenderingServer singleton lives as long as the engine (see `direct`).
         let rs = unsafe { Lent::assume_alive(&self.rs) };
         rs.mesh_surface_update_vertex_region(self.mesh_rid, 0, 0, &self.positions);
@@ -186,16 +218,46 @@ impl TubeMesh {
             self.stream_start as i32,
             &self.normals,
         );
-        let size = hi - lo;
-        let aabb = if self.tube.active_rings() == 0 || !size.is_finite() {
-            Aabb::new(Vector3::ZERO, Vector3::ZERO)
-        } else {
-            Aabb::new(vector3(lo), vector3(size))
-        };
         // On the instance (one RenderingServer call), not on the mesh (which would emit `changed`).
         if let Some(instance) = Lent::new(&self.instance) {
-            instance.set_custom_aabb(aabb);
+            instance.set_custom_aabb(self.bounds);
         }
-        true
+    }
+}
+
+impl TubeMesh {
+    /// The vertex positions as last written (world metres; allocates: for tests and tools).
+    pub fn written_positions(&self) -> PackedVector3Array {
+        let stride = self.layout.position_stride;
+        self.positions
+            .as_slice()
+            .chunks_exact(stride)
+            .map(|v| {
+                let f = |k: usize| f32::from_le_bytes([v[k], v[k + 1], v[k + 2], v[k + 3]]);
+                Vector3::new(f(0), f(4), f(8))
+            })
+            .collect()
+    }
+}
+
+/// A framed tube's vertices and the bytes they go to (see [`TubeMesh::vertices`]): no engine
+/// object in it, so it can be handed to another thread.
+pub struct TubeVertices<'a> {
+    tube: &'a Tube,
+    layout: &'a VertexLayout,
+    positions: &'a mut [u8],
+    normals: &'a mut [u8],
+}
+
+impl TubeVertices<'_> {
+    /// Writes the vertices (about 3 µs for a default rope's 315).
+    pub fn write(&mut self) {
+        self.tube
+            .write_vertices(self.layout, self.positions, self.normals);
+    }
+
+    /// How many vertices there are to write (the buffers' share of a frame's work).
+    pub fn count(&self) -> usize {
+        self.positions.len() / self.layout.position_stride.max(1)
     }
 }

@@ -30,7 +30,7 @@ pub(crate) use server::release as release_server;
 
 use crate::convert::{vec3, vector3};
 use colliders::{Gatherer, Request, SharedGather, MAX_COLLIDERS};
-use mesh::TubeMesh;
+use mesh::{TubeMesh, TubeVertices};
 
 /// A Verlet rope that hangs from a hand bone or a node: it swings, drags on the ground, grows and
 /// shrinks, collides with the physics world without tunnelling, and can be cut.
@@ -347,6 +347,8 @@ pub struct RopeSimulation {
     server_slot: Option<usize>,
     /// Queued for this tick's batched step, with its time step.
     queued: bool,
+    /// Queued for this frame's drawing (see `server::queue_draw`).
+    draw_queued: bool,
     pending_dt: f32,
     /// Signals of the last step, emitted once every rope of the batch has been stepped.
     due: DueSignals,
@@ -469,8 +471,19 @@ impl INode3D for RopeSimulation {
         self.physics_step(delta as f32);
     }
 
+    /// Queues the rope for the frame's drawing of all ropes (see `server`); without a server, or
+    /// in the editor, it draws now.
     fn process(&mut self, _delta: f64) {
         let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
+        if !self.render_due() || self.draw_queued {
+            return;
+        }
+        if let (false, Some(slot)) = (self.in_editor, self.server_slot) {
+            if server::queue_draw(slot, self.me().clone()) {
+                self.draw_queued = true;
+                return;
+            }
+        }
         self.render();
     }
 
@@ -478,6 +491,7 @@ impl INode3D for RopeSimulation {
         self.anchor_cache = None;
         self.anchor_skeleton = None;
         self.queued = false;
+        self.draw_queued = false;
         if let Some(slot) = self.server_slot.take() {
             server::unregister(slot, &self.to_gd());
         }

@@ -9,6 +9,12 @@
 //! ropes close together; see [`SharedGather`]), steps them in one call, moves them back and applies the results
 //! (forces on attached bodies), and only then emits the ropes' signals, so a signal handler may use
 //! any rope. Nothing here allocates once the lists have grown to the most ropes a tick has brought.
+//!
+//! Drawing goes the same way once per frame: a rope's `process` only queues it, and one deferred
+//! call (run after every node's `_process`, before the frame is drawn) draws the queued ropes of
+//! each world: each rope frames its tube, then the tubes' vertices are written (shared with the
+//! world's batch thread, [`RopeBatch::for_each_shared`], when there are at least
+//! [`SHARED_VERTICES`] of them), then each rope uploads its tube.
 
 use std::cell::RefCell;
 
@@ -19,7 +25,11 @@ use godot::obj::GdMut;
 use godot::prelude::*;
 
 use super::colliders::SharedGather;
-use super::RopeSimulation;
+use super::{RopeSimulation, TubeVertices};
+
+/// The tube vertices a frame's drawing must write in all (about 0.2 ms of work: 64 default ropes)
+/// before they are shared with the world's batch thread.
+pub const SHARED_VERTICES: usize = 20_000;
 
 thread_local! {
     static SERVER: RefCell<Option<RopeServer>> = const { RefCell::new(None) };
@@ -52,6 +62,12 @@ type Bound = Vec<GdMut<'static, RopeSimulation>>;
 /// same layout, so the standard library's in-place collection keeps the allocation: each tick binds
 /// its ropes into the room the last one left, without allocating once it has grown.
 fn recycle<'a, 'b>(mut room: Vec<GdMut<'a, RopeSimulation>>) -> Vec<GdMut<'b, RopeSimulation>> {
+    room.clear();
+    room.into_iter().map(|_| unreachable!("emptied")).collect()
+}
+
+/// Returns `room`, emptied, as room for vertices of another lifetime (see [`recycle`]).
+fn recycle_vertices<'a, 'b>(mut room: Vec<TubeVertices<'a>>) -> Vec<TubeVertices<'b>> {
     room.clear();
     room.into_iter().map(|_| unreachable!("emptied")).collect()
 }
@@ -302,6 +318,12 @@ struct WorldWork {
     gather: SharedGather,
     /// Room for the due ropes bound at once (see [`recycle`]).
     bound: Bound,
+    /// The ropes to draw this frame, room for them bound at once, whether each has a tube to
+    /// upload, and room for the tubes' vertices (see [`draw`]).
+    drawing: Vec<Gd<RopeSimulation>>,
+    draw_bound: Bound,
+    uploads: Vec<bool>,
+    vertices: Vec<TubeVertices<'static>>,
 }
 
 /// The per-world registry (kept while any rope is in a tree).
@@ -315,6 +337,9 @@ struct RopeServer {
     flushing: bool,
     flush: Callable,
     scheduled: bool,
+    /// The frame's drawing (see [`draw`]), and whether it is scheduled.
+    draw: Callable,
+    draw_scheduled: bool,
     members: usize,
 }
 
@@ -331,6 +356,10 @@ pub(super) fn register(world: Gd<World3D>) -> usize {
                 flush();
             }),
             scheduled: false,
+            draw: Callable::from_fn("RopeServer.draw", |_| {
+                draw();
+            }),
+            draw_scheduled: false,
             members: 0,
         });
         server.members += 1;
@@ -347,6 +376,10 @@ pub(super) fn register(world: Gd<World3D>) -> usize {
             batch: RopeBatch::default(),
             gather: SharedGather::default(),
             bound: Vec::new(),
+            drawing: Vec::new(),
+            draw_bound: Vec::new(),
+            uploads: Vec::new(),
+            vertices: Vec::new(),
         };
         if server.flushing {
             server.incoming.push(work);
@@ -373,6 +406,9 @@ pub(super) fn unregister(slot: usize, rope: &Gd<RopeSimulation>) {
         if let Some(w) = server.work.get_mut(slot) {
             if let Some(i) = w.pending.iter().position(|r| r == rope) {
                 w.pending.remove(i);
+            }
+            if let Some(i) = w.drawing.iter().position(|r| r == rope) {
+                w.drawing.remove(i);
             }
         }
         server.members = server.members.saturating_sub(1);
@@ -404,6 +440,103 @@ pub(super) fn queue(slot: usize, rope: Gd<RopeSimulation>) -> bool {
     })
 }
 
+/// Queues `rope` (registered in `slot`) for this frame's drawing; schedules the drawing with the
+/// first one. Returns false when there is no such slot (the caller then draws the rope itself).
+pub(super) fn queue_draw(slot: usize, rope: Gd<RopeSimulation>) -> bool {
+    SERVER.with(|cell| {
+        let Ok(mut cell) = cell.try_borrow_mut() else {
+            return false;
+        };
+        let Some(server) = cell.as_mut() else {
+            return false;
+        };
+        let Some(w) = server.work.get_mut(slot) else {
+            return false;
+        };
+        w.drawing.push(rope);
+        if !server.draw_scheduled {
+            server.draw_scheduled = true;
+            server.draw.call_deferred(&[]);
+        }
+        true
+    })
+}
+
+/// Draws every queued rope of every world (see the [module docs](self)). No signal is emitted and
+/// no script runs while the ropes are bound.
+fn draw() {
+    let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
+    let work = SERVER.with(|cell| {
+        let mut cell = cell.try_borrow_mut().ok()?;
+        let server = cell.as_mut()?;
+        if server.flushing {
+            // Called from within a flush (its ropes are out): once more, after it.
+            server.draw.call_deferred(&[]);
+            return None;
+        }
+        server.draw_scheduled = false;
+        server.flushing = true;
+        Some(core::mem::take(&mut server.work))
+    });
+    let Some(mut work) = work else {
+        return;
+    };
+    for w in work.iter_mut() {
+        draw_world(w);
+    }
+    SERVER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if let Some(server) = cell.as_mut() {
+            work.append(&mut server.incoming);
+            server.work = work;
+            server.flushing = false;
+        }
+    });
+}
+
+/// Draws the queued ropes of one world: each frames its tube (and draws the rest of itself), the
+/// tubes' vertices are written, shared with the batch's thread when there are many, and each
+/// rope uploads its tube. Allocates nothing once the lists have grown to the most ropes a frame
+/// has brought.
+fn draw_world(w: &mut WorldWork) {
+    let WorldWork {
+        drawing,
+        draw_bound,
+        uploads,
+        vertices,
+        batch,
+        ..
+    } = w;
+    if drawing.is_empty() {
+        return;
+    }
+    let mut held = recycle(core::mem::take(draw_bound));
+    held.extend(drawing.iter_mut().map(|r| r.bind_mut()));
+    uploads.clear();
+    let mut writes = recycle_vertices(core::mem::take(vertices));
+    let mut total = 0;
+    for r in held.iter_mut() {
+        r.draw_queued = false;
+        let due = r.render_prepare();
+        uploads.push(due);
+        if let Some(v) = due.then(|| r.tube_vertices()).flatten() {
+            total += v.count();
+            writes.push(v);
+        }
+    }
+    if total >= SHARED_VERTICES && writes.len() >= 2 {
+        batch.for_each_shared(&mut writes, TubeVertices::write);
+    } else {
+        writes.iter_mut().for_each(TubeVertices::write);
+    }
+    *vertices = recycle_vertices(writes);
+    for (r, _) in held.iter_mut().zip(uploads.iter()).filter(|(_, up)| **up) {
+        r.render_upload();
+    }
+    *draw_bound = recycle(held);
+    drawing.clear();
+}
+
 /// Steps every queued rope of every world: gather, one batched step per world, apply, then signals.
 fn flush() {
     let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
@@ -425,6 +558,7 @@ fn flush() {
             batch,
             gather,
             bound,
+            ..
         } = w;
         if pending.is_empty() {
             continue;

@@ -219,24 +219,43 @@ impl RopeSimulation {
         );
     }
 
+    /// Draws the rope for this frame: its tube, the cut-off piece's and the debug points.
     pub(super) fn render(&mut self) {
-        let Some(rope) = self.rope.as_ref() else {
-            return;
-        };
-        // A sleeping rope does not move: once drawn where it sleeps, there is nothing to redraw.
-        if rope.is_sleeping() && self.drawn_asleep {
-            return;
+        if self.render_prepare() {
+            if let Some(t) = self.tube.as_mut() {
+                t.vertices().write();
+            }
+            self.render_upload();
         }
+    }
+
+    /// Returns whether [`Self::render`] has anything to do (a rope asleep and drawn where it
+    /// sleeps has not).
+    pub(super) fn render_due(&self) -> bool {
+        self.rope
+            .as_ref()
+            .is_some_and(|r| !(r.is_sleeping() && self.drawn_asleep))
+    }
+
+    /// All of [`Self::render`] but the tube's vertices and upload; returns whether those are due:
+    /// then [`Self::tube_vertices`] (on any thread) and [`Self::render_upload`] follow, as the rope
+    /// server draws many ropes.
+    pub(super) fn render_prepare(&mut self) -> bool {
+        if !self.render_due() {
+            return false;
+        }
+        let Some(rope) = self.rope.as_ref() else {
+            return false;
+        };
         self.drawn_asleep = rope.is_sleeping();
         let engine = self.engine.get_or_insert_with(Engine::singleton);
         // SAFETY: the Engine singleton lives as long as the engine (see `direct`).
         let alpha = unsafe { Lent::assume_alive(engine) }.physics_interpolation_fraction() as f32;
         let radius = self.radius;
+        let mut due = false;
         if let Some(t) = self.tube.as_mut() {
             let n = rope.interpolated(alpha, &mut self.scratch);
-            if t.update(&self.scratch[..n], radius) {
-                self.tube_uploads += 1;
-            }
+            due = t.prepare(&self.scratch[..n], radius);
         }
         if let Some(t) = self.loose_tube.as_mut() {
             // The cut-off piece's tube is rebuilt and uploaded only while there is a piece to
@@ -260,6 +279,20 @@ impl RopeSimulation {
             for (i, p) in self.scratch[..n].iter().enumerate() {
                 mm.set_instance_transform(i as i32, Transform3D::new(Basis::IDENTITY, vector3(*p)));
             }
+        }
+        due
+    }
+
+    /// The tube's vertices to write, after [`Self::render_prepare`] said they are due.
+    pub(super) fn tube_vertices(&mut self) -> Option<TubeVertices<'_>> {
+        self.tube.as_mut().map(TubeMesh::vertices)
+    }
+
+    /// Uploads the tube written since [`Self::render_prepare`].
+    pub(super) fn render_upload(&mut self) {
+        if let Some(t) = self.tube.as_mut() {
+            t.upload();
+            self.tube_uploads += 1;
         }
     }
 
