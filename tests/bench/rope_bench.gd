@@ -15,8 +15,9 @@ extends EntwineBench
 ## tree, stepped by the physics tick and drawn every frame (`tree` in the line: µs per rope per
 ## physics frame, the frame time with the ropes processing minus that with them idle, in interleaved
 ## rounds), once hanging at rest (`tree`), once carried around (`moving`: their nodes circle as
-## the anchors above do, so every frame draws a new tube; `own callbacks`: the ropes' own callbacks,
-## EntwineProfiler's thread CPU time, in rounds of their own), and with each rope falling onto a static
+## the anchors above do, so every frame draws a new tube; `own callbacks`: the ropes' own callbacks
+## and the rope server's step and drawing, EntwineProfiler's CPU time of the main thread (not the
+## tube vertices the batch's thread writes), in rounds of their own), and with each rope falling onto a static
 ## box of its own (`resting on boxes`: timed while they settle; `settled`: after SETTLE_FRAMES ticks,
 ## most asleep, and the same with `can_sleep` off, awake). A last line plays the seed's game: SEED_ROPES
 ## default ropes (the seed's rope) hanging from runners' hands and dragging over a floor, timed by

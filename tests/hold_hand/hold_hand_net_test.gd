@@ -453,7 +453,8 @@ func test_client_pair_over_the_network() -> void:
 		_chars[a].move_input = Vector3.ZERO
 		await create_timer(STAND).timeout
 		_probe.share("walked", _clock.server_time())
-	check(await wait_until(func() -> bool: return _probe.has("walked"), 30.0), "A walked and stopped")
+	if not check(await wait_until(func() -> bool: return _probe.has("walked"), 30.0), "A walked and stopped"):
+		return
 	# The views run behind by their delay: record until they too have shown the end.
 	while _times.is_empty() or _times[_times.size() - 1] < _probe.values["walked"]:
 		await physics_frame

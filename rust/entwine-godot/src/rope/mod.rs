@@ -75,6 +75,11 @@ use mesh::{TubeMesh, TubeVertices};
 /// Bad values (0 or 1 points, non-positive lengths, damping outside (0, 1], 0 iterations, NaN anchors…)
 /// are clamped or ignored with one warning naming the property and its range.
 ///
+/// Drawing: the ropes of a world are drawn together once a frame, right after every node's
+/// `_process` (a rope's own `_process` only queues it; [code]set_process(false)[/code] leaves it
+/// undrawn), their tubes' vertices written on two threads when there are many ropes.
+/// [method refresh_mesh] draws one rope at once.
+///
 /// Cost: the simulation and the tube update allocate nothing per frame; the tube of a rope at rest
 /// (no point moved more than 10 µm since it was last drawn) is neither rebuilt nor uploaded. The collider query does (Godot
 /// returns shape-query results as an [Array] of [Dictionary]s), but the ropes of a world share it: one

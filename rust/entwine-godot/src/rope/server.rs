@@ -20,7 +20,7 @@ use std::cell::RefCell;
 
 use entwine_core::rope::batch::RopeBatch;
 use godot::builtin::AnyArray;
-use godot::classes::{PhysicsDirectSpaceState3D, World3D};
+use godot::classes::{Engine, PhysicsDirectSpaceState3D, World3D};
 use godot::obj::GdMut;
 use godot::prelude::*;
 
@@ -481,8 +481,10 @@ fn draw() {
     let Some(mut work) = work else {
         return;
     };
+    // The same for every rope this frame: read once.
+    let alpha = Engine::singleton().get_physics_interpolation_fraction() as f32;
     for w in work.iter_mut() {
-        draw_world(w);
+        draw_world(w, alpha);
     }
     SERVER.with(|cell| {
         let mut cell = cell.borrow_mut();
@@ -496,9 +498,9 @@ fn draw() {
 
 /// Draws the queued ropes of one world: each frames its tube (and draws the rest of itself), the
 /// tubes' vertices are written, shared with the batch's thread when there are many, and each
-/// rope uploads its tube. Allocates nothing once the lists have grown to the most ropes a frame
-/// has brought.
-fn draw_world(w: &mut WorldWork) {
+/// rope uploads its tube; `alpha` is the engine's physics interpolation fraction. Allocates nothing
+/// once the lists have grown to the most ropes a frame has brought.
+fn draw_world(w: &mut WorldWork, alpha: f32) {
     let WorldWork {
         drawing,
         draw_bound,
@@ -517,7 +519,7 @@ fn draw_world(w: &mut WorldWork) {
     let mut total = 0;
     for r in held.iter_mut() {
         r.draw_queued = false;
-        let due = r.render_prepare();
+        let due = r.render_prepare(alpha);
         uploads.push(due);
         if let Some(v) = due.then(|| r.tube_vertices()).flatten() {
             total += v.count();

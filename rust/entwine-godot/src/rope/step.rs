@@ -221,7 +221,10 @@ impl RopeSimulation {
 
     /// Draws the rope for this frame: its tube, the cut-off piece's and the debug points.
     pub(super) fn render(&mut self) {
-        if self.render_prepare() {
+        let engine = self.engine.get_or_insert_with(Engine::singleton);
+        // SAFETY: the Engine singleton lives as long as the engine (see `direct`).
+        let alpha = unsafe { Lent::assume_alive(engine) }.physics_interpolation_fraction() as f32;
+        if self.render_prepare(alpha) {
             if let Some(t) = self.tube.as_mut() {
                 t.vertices().write();
             }
@@ -237,10 +240,10 @@ impl RopeSimulation {
             .is_some_and(|r| !(r.is_sleeping() && self.drawn_asleep))
     }
 
-    /// All of [`Self::render`] but the tube's vertices and upload; returns whether those are due:
-    /// then [`Self::tube_vertices`] (on any thread) and [`Self::render_upload`] follow, as the rope
-    /// server draws many ropes.
-    pub(super) fn render_prepare(&mut self) -> bool {
+    /// All of [`Self::render`] but the tube's vertices and upload, with the engine's physics
+    /// interpolation fraction `alpha`; returns whether those are due: then [`Self::tube_vertices`]
+    /// (on any thread) and [`Self::render_upload`] follow, as the rope server draws many ropes.
+    pub(super) fn render_prepare(&mut self, alpha: f32) -> bool {
         if !self.render_due() {
             return false;
         }
@@ -248,9 +251,6 @@ impl RopeSimulation {
             return false;
         };
         self.drawn_asleep = rope.is_sleeping();
-        let engine = self.engine.get_or_insert_with(Engine::singleton);
-        // SAFETY: the Engine singleton lives as long as the engine (see `direct`).
-        let alpha = unsafe { Lent::assume_alive(engine) }.physics_interpolation_fraction() as f32;
         let radius = self.radius;
         let mut due = false;
         if let Some(t) = self.tube.as_mut() {
