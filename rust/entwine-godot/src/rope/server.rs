@@ -418,31 +418,27 @@ pub(super) fn unregister(slot: usize, rope: &Gd<RopeSimulation>) {
     });
 }
 
+/// What a rope is queued for: this tick's batched step, or this frame's drawing.
+#[derive(Clone, Copy)]
+enum Due {
+    Step,
+    Draw,
+}
+
 /// Queues `rope` (registered in `slot`) for this tick's batch; schedules the batch with the first
 /// one. Returns false when there is no such slot (the caller then steps the rope itself).
 pub(super) fn queue(slot: usize, rope: Gd<RopeSimulation>) -> bool {
-    SERVER.with(|cell| {
-        let Ok(mut cell) = cell.try_borrow_mut() else {
-            return false;
-        };
-        let Some(server) = cell.as_mut() else {
-            return false;
-        };
-        let Some(w) = server.work.get_mut(slot) else {
-            return false;
-        };
-        w.pending.push(rope);
-        if !server.scheduled {
-            server.scheduled = true;
-            server.flush.call_deferred(&[]);
-        }
-        true
-    })
+    enqueue(slot, rope, Due::Step)
 }
 
 /// Queues `rope` (registered in `slot`) for this frame's drawing; schedules the drawing with the
 /// first one. Returns false when there is no such slot (the caller then draws the rope itself).
 pub(super) fn queue_draw(slot: usize, rope: Gd<RopeSimulation>) -> bool {
+    enqueue(slot, rope, Due::Draw)
+}
+
+/// Queues `rope` in world slot `slot` for `due`, scheduling its call with the first rope.
+fn enqueue(slot: usize, rope: Gd<RopeSimulation>, due: Due) -> bool {
     SERVER.with(|cell| {
         let Ok(mut cell) = cell.try_borrow_mut() else {
             return false;
@@ -453,32 +449,59 @@ pub(super) fn queue_draw(slot: usize, rope: Gd<RopeSimulation>) -> bool {
         let Some(w) = server.work.get_mut(slot) else {
             return false;
         };
-        w.drawing.push(rope);
-        if !server.draw_scheduled {
-            server.draw_scheduled = true;
-            server.draw.call_deferred(&[]);
+        let (list, scheduled, call) = match due {
+            Due::Step => (&mut w.pending, &mut server.scheduled, &server.flush),
+            Due::Draw => (&mut w.drawing, &mut server.draw_scheduled, &server.draw),
+        };
+        list.push(rope);
+        if !*scheduled {
+            *scheduled = true;
+            call.call_deferred(&[]);
         }
         true
     })
+}
+
+/// Takes every world's work out of the server for a flush (`Due::Step`) or a drawing, and clears
+/// that call's schedule. `None` without a server, or while the other runs: that call is then
+/// scheduled once more (a deferred call made during a flush runs after it).
+fn take_work(due: Due) -> Option<Vec<WorldWork>> {
+    SERVER.with(|cell| {
+        let mut cell = cell.try_borrow_mut().ok()?;
+        let server = cell.as_mut()?;
+        let (scheduled, call) = match due {
+            Due::Step => (&mut server.scheduled, &server.flush),
+            Due::Draw => (&mut server.draw_scheduled, &server.draw),
+        };
+        if server.flushing {
+            call.call_deferred(&[]);
+            return None;
+        }
+        *scheduled = false;
+        server.flushing = true;
+        Some(core::mem::take(&mut server.work))
+    })
+}
+
+/// Puts the work taken by [`take_work`] back, the worlds registered meanwhile after it.
+fn put_back(mut work: Vec<WorldWork>) {
+    SERVER.with(|cell| {
+        let Ok(mut cell) = cell.try_borrow_mut() else {
+            return;
+        };
+        if let Some(server) = cell.as_mut() {
+            work.append(&mut server.incoming);
+            server.work = work;
+            server.flushing = false;
+        }
+    });
 }
 
 /// Draws every queued rope of every world (see the [module docs](self)). No signal is emitted and
 /// no script runs while the ropes are bound.
 fn draw() {
     let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
-    let work = SERVER.with(|cell| {
-        let mut cell = cell.try_borrow_mut().ok()?;
-        let server = cell.as_mut()?;
-        if server.flushing {
-            // Called from within a flush (its ropes are out): once more, after it.
-            server.draw.call_deferred(&[]);
-            return None;
-        }
-        server.draw_scheduled = false;
-        server.flushing = true;
-        Some(core::mem::take(&mut server.work))
-    });
-    let Some(mut work) = work else {
+    let Some(mut work) = take_work(Due::Draw) else {
         return;
     };
     // The same for every rope this frame: read once.
@@ -486,14 +509,7 @@ fn draw() {
     for w in work.iter_mut() {
         draw_world(w, alpha);
     }
-    SERVER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if let Some(server) = cell.as_mut() {
-            work.append(&mut server.incoming);
-            server.work = work;
-            server.flushing = false;
-        }
-    });
+    put_back(work);
 }
 
 /// Draws the queued ropes of one world: each frames its tube (and draws the rest of itself), the
@@ -542,14 +558,7 @@ fn draw_world(w: &mut WorldWork, alpha: f32) {
 /// Steps every queued rope of every world: gather, one batched step per world, apply, then signals.
 fn flush() {
     let _own = crate::time::own_time(crate::time::Own::RopeSimulation);
-    let work = SERVER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let server = cell.as_mut()?;
-        server.scheduled = false;
-        server.flushing = true;
-        Some(core::mem::take(&mut server.work))
-    });
-    let Some(mut work) = work else {
+    let Some(mut work) = take_work(Due::Step) else {
         return;
     };
     for w in work.iter_mut() {
@@ -596,13 +605,5 @@ fn flush() {
         w.pending.clear();
         w.due.clear();
     }
-    SERVER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if let Some(server) = cell.as_mut() {
-            // Worlds registered while the flush ran come after the ones taken out.
-            work.append(&mut server.incoming);
-            server.work = work;
-            server.flushing = false;
-        }
-    });
+    put_back(work);
 }
