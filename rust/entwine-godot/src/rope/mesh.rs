@@ -223,9 +223,7 @@ impl TubeMesh {
             instance.set_custom_aabb(self.bounds);
         }
     }
-}
 
-impl TubeMesh {
     /// The vertex positions as last written (world metres; allocates: for tests and tools).
     pub fn written_positions(&self) -> PackedVector3Array {
         let stride = self.layout.position_stride;

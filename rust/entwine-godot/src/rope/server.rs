@@ -58,16 +58,15 @@ struct Manual {
 /// Room for one tick's ropes bound at once (empty between ticks, its capacity kept).
 type Bound = Vec<GdMut<'static, RopeSimulation>>;
 
-/// Returns `room`, emptied, as room for guards of another lifetime. Guards of any lifetime have the
-/// same layout, so the standard library's in-place collection keeps the allocation: each tick binds
-/// its ropes into the room the last one left, without allocating once it has grown.
-fn recycle<'a, 'b>(mut room: Vec<GdMut<'a, RopeSimulation>>) -> Vec<GdMut<'b, RopeSimulation>> {
-    room.clear();
-    room.into_iter().map(|_| unreachable!("emptied")).collect()
-}
-
-/// Returns `room`, emptied, as room for vertices of another lifetime (see [`recycle`]).
-fn recycle_vertices<'a, 'b>(mut room: Vec<TubeVertices<'a>>) -> Vec<TubeVertices<'b>> {
+/// Returns `room`, emptied, as room for the same items of another lifetime (the rope guards a
+/// tick binds, the tube vertices a frame writes). Items of any lifetime have the same layout, so
+/// the standard library's in-place collection keeps the allocation: each tick or frame fills the
+/// room the last one left, without allocating once it has grown.
+fn recycle<T, U>(mut room: Vec<T>) -> Vec<U> {
+    debug_assert!(
+        size_of::<T>() == size_of::<U>() && align_of::<T>() == align_of::<U>(),
+        "the same items in another lifetime"
+    );
     room.clear();
     room.into_iter().map(|_| unreachable!("emptied")).collect()
 }
@@ -531,7 +530,7 @@ fn draw_world(w: &mut WorldWork, alpha: f32) {
     let mut held = recycle(core::mem::take(draw_bound));
     held.extend(drawing.iter_mut().map(|r| r.bind_mut()));
     uploads.clear();
-    let mut writes = recycle_vertices(core::mem::take(vertices));
+    let mut writes = recycle(core::mem::take(vertices));
     let mut total = 0;
     for r in held.iter_mut() {
         r.draw_queued = false;
@@ -547,7 +546,7 @@ fn draw_world(w: &mut WorldWork, alpha: f32) {
     } else {
         writes.iter_mut().for_each(TubeVertices::write);
     }
-    *vertices = recycle_vertices(writes);
+    *vertices = recycle(writes);
     for (r, _) in held.iter_mut().zip(uploads.iter()).filter(|(_, up)| **up) {
         r.render_upload();
     }

@@ -244,10 +244,12 @@ impl RopeSimulation {
     /// interpolation fraction `alpha`; returns whether those are due: then [`Self::tube_vertices`]
     /// (on any thread) and [`Self::render_upload`] follow, as the rope server draws many ropes.
     pub(super) fn render_prepare(&mut self, alpha: f32) -> bool {
-        if !self.render_due() {
-            return false;
-        }
-        let Some(rope) = self.rope.as_ref() else {
+        let asleep_and_drawn = self.drawn_asleep;
+        let Some(rope) = self
+            .rope
+            .as_ref()
+            .filter(|r| !(r.is_sleeping() && asleep_and_drawn))
+        else {
             return false;
         };
         self.drawn_asleep = rope.is_sleeping();
