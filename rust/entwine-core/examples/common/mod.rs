@@ -121,17 +121,35 @@ impl Ropes {
 /// Runs `rounds` rounds of `frames` calls of `tick` and returns each round's time per call in
 /// milliseconds: wall time, and the thread's own CPU time (empty where there is no such clock).
 #[allow(dead_code)] // the rope examples only
-pub fn timed_rounds(rounds: usize, frames: usize, mut tick: impl FnMut()) -> (Vec<f64>, Vec<f64>) {
+pub fn timed_rounds(rounds: usize, frames: usize, tick: impl FnMut()) -> (Vec<f64>, Vec<f64>) {
+    paced_rounds(rounds, frames, std::time::Duration::ZERO, tick)
+}
+
+/// [`timed_rounds`] with `idle` of sleep before each call (as a game's frame leaves the processors
+/// between two physics ticks), which is not timed.
+#[allow(dead_code)] // the rope examples only
+pub fn paced_rounds(
+    rounds: usize,
+    frames: usize,
+    idle: std::time::Duration,
+    mut tick: impl FnMut(),
+) -> (Vec<f64>, Vec<f64>) {
     let mut wall = Vec::new();
     let mut cpu = Vec::new();
     for _ in 0..rounds {
-        let (t0, c0) = (std::time::Instant::now(), cpu_ns());
+        let (mut w, mut c) = (0.0, Some(0));
         for _ in 0..frames {
+            if !idle.is_zero() {
+                std::thread::sleep(idle);
+            }
+            let (t0, c0) = (std::time::Instant::now(), cpu_ns());
             tick();
+            w += t0.elapsed().as_secs_f64();
+            c = c.zip(c0).zip(cpu_ns()).map(|((c, c0), c1)| c + (c1 - c0));
         }
-        wall.push(t0.elapsed().as_secs_f64() * 1e3 / frames as f64);
-        if let (Some(c0), Some(c1)) = (c0, cpu_ns()) {
-            cpu.push((c1 - c0) as f64 / 1e6 / frames as f64);
+        wall.push(w * 1e3 / frames as f64);
+        if let Some(c) = c {
+            cpu.push(c as f64 / 1e6 / frames as f64);
         }
     }
     (wall, cpu)

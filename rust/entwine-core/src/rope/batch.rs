@@ -16,12 +16,11 @@
 //! finishes its substep (tearing, strain limit, continuous collision, cutters, the loose piece).
 //!
 //! A large batch (at least [`SHARED_WORK`] point-iterations per substep in all) is shared with a
-//! second thread where the platform has one: the batch's later ropes move to a helper batch, which
-//! a thread of the batch's own (started with the first large batch, ending with the batch) steps
-//! while the calling thread steps the rest; the ropes come back in their order. Every rope's step
-//! is its own, so each gives the same bits on either thread; the ropes' moves in and out of the
-//! helper batch are moves of their headers, and the hand-over allocates nothing once the helper
-//! batch has held the most ropes it is given.
+//! second thread where the platform has one: a thread of the batch's own (started with the first
+//! large batch, ending with the batch) steps the batch's later ropes where they lie, with lists of
+//! its own, while the calling thread steps the rest. Every rope's step is its own, so each gives
+//! the same bits on either thread; no rope is moved for the hand-over, and it allocates nothing once
+//! the helper's lists have held the most ropes it is given.
 //!
 //! Between steps the same thread can take other work from the batch's owner:
 //! [`RopeBatch::for_each_shared`] works through a list the caller holds on both threads (an
@@ -76,11 +75,10 @@ pub const SHARED_PIECES: usize = 64;
 pub struct RopeBatch {
     entries: Vec<BatchEntry>,
     stepped: bool,
-    /// Each entry's step in progress (parallel to `entries` during [`RopeBatch::step`]).
-    work: Vec<Work>,
-    /// The ropes due for lanes this substep, as sort keys (iterations, points, entry).
-    order: Vec<u64>,
-    lanes: Lanes,
+    /// The calling thread's lists for its share of a step.
+    here: StepLists,
+    /// The helper thread's lists for its share of a large batch's step (lent to it for the step).
+    beside: StepLists,
     /// The second thread large batches are shared with: `None` until the first large batch,
     /// `Some(None)` where no thread could be started (the batch then steps everything itself).
     helper: Option<Option<Helper>>,
@@ -88,16 +86,24 @@ pub struct RopeBatch {
     shared_steps: u64,
 }
 
-/// A thread that steps part of a large batch, and its batch between ticks. Dropping it ends the
-/// thread and waits for it to be gone (so a library unloaded after its batches were dropped leaves
-/// no thread running in its code).
+/// The lists one thread's share of a step works in, kept from step to step with their capacity.
+#[derive(Debug, Default)]
+struct StepLists {
+    /// Each entry's step in progress (parallel to the entries being stepped).
+    work: Vec<Work>,
+    /// The ropes due for lanes this substep, as sort keys (iterations, points, entry).
+    order: Vec<u64>,
+    lanes: Lanes,
+}
+
+/// A thread that steps part of a large batch and runs the closures of `RopeBatch::run_beside`.
+/// Dropping it ends the thread and waits for it to be gone (so a library unloaded after its batches
+/// were dropped leaves no thread running in its code).
 #[derive(Debug)]
 struct Helper {
     /// The hand-over between the two threads (a mutex and a condition variable: a wait allocates
     /// nothing, unlike a channel's first blocking receive on a thread).
     shared: Arc<HandOver>,
-    /// The helper's batch while the thread waits (its buffers keep their capacity).
-    spare: Option<Box<RopeBatch>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -114,10 +120,6 @@ enum Job {
     /// Nothing to do.
     #[default]
     Idle,
-    /// A batch for the thread to step.
-    Step(Box<RopeBatch>),
-    /// The batch, stepped.
-    Done(Box<RopeBatch>),
     /// A closure of `RopeBatch::run_beside` for the thread to run.
     Run(Task),
     /// That closure has run (or panicked, which the thread caught).
@@ -134,9 +136,8 @@ impl HandOver {
         self.changed.notify_all();
     }
 
-    /// Hands a job's result back (a stepped batch, or that a closure ran) and wakes the other
-    /// thread; returns false (dropping the result) when the thread was told to return meanwhile,
-    /// which a hand-back must not overwrite.
+    /// Hands a job's result back (that a closure ran) and wakes the other thread; returns false
+    /// when the thread was told to return meanwhile, which a hand-back must not overwrite.
     fn finish(&self, result: Job) -> bool {
         let mut slot = self.job.lock().unwrap_or_else(PoisonError::into_inner);
         if matches!(*slot, Job::Quit) {
@@ -186,34 +187,25 @@ impl Helper {
             .name("entwine-ropes".into())
             .spawn(move || loop {
                 let job = theirs.wait_for(|slot| match core::mem::take(slot) {
-                    job @ (Job::Step(_) | Job::Run(_) | Job::Quit) => Some(job),
+                    job @ (Job::Run(_) | Job::Quit) => Some(job),
                     other => {
                         *slot = other;
                         None
                     }
                 });
-                let result = match job {
-                    Job::Step(mut batch) => {
-                        // The step does not panic; were it to, the ropes still go back.
-                        let _ = catch_unwind(AssertUnwindSafe(|| batch.step_here()));
-                        Job::Done(batch)
-                    }
-                    Job::Run(task) => {
-                        // A panic in the closure is caught here and resumed by no one: the
-                        // caller only waits for `Ran`.
-                        let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
-                        Job::Ran
-                    }
-                    _ => return,
+                let Job::Run(task) = job else {
+                    return;
                 };
-                if !theirs.finish(result) {
+                // A panic in the closure is caught here and resumed by no one: the caller only
+                // waits for `Ran`.
+                let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
+                if !theirs.finish(Job::Ran) {
                     return;
                 }
             })
             .ok()?;
         Some(Self {
             shared,
-            spare: Some(Box::default()),
             thread: Some(thread),
         })
     }
@@ -296,9 +288,12 @@ impl RopeBatch {
         Self {
             entries: Vec::with_capacity(capacity),
             stepped: false,
-            work: Vec::with_capacity(capacity),
-            order: Vec::with_capacity(capacity),
-            lanes: Lanes::default(),
+            here: StepLists {
+                work: Vec::with_capacity(capacity),
+                order: Vec::with_capacity(capacity),
+                lanes: Lanes::default(),
+            },
+            beside: StepLists::default(),
             helper: None,
             shared_steps: 0,
         }
@@ -348,15 +343,15 @@ impl RopeBatch {
         if total < SHARED_WORK || self.entries.len() < 2 {
             return self.step_here();
         }
-        let mut helper = self.helper.take().unwrap_or_else(Helper::start);
-        let Some(h) = helper.as_mut() else {
-            self.helper = Some(helper);
+        let Some(h) = self.helper.get_or_insert_with(Helper::start).as_ref() else {
             return self.step_here();
         };
-        let mut other = h.spare.take().unwrap_or_default();
-        // Room for the whole batch, once: however the split moves, the hand-over allocates no more.
-        other.reserve(self.entries.len());
-        // The later ropes, about half the work, go to the helper's batch.
+        // Room for the whole batch in both lists, once: however the split moves, a step allocates
+        // no more.
+        let ropes = self.entries.len();
+        self.here.reserve(ropes);
+        self.beside.reserve(ropes);
+        // The later ropes, about half the work, go to the helper thread.
         let mut head = 0;
         let mut split = self.entries.len() - 1;
         for (i, e) in self.entries.iter().enumerate() {
@@ -366,20 +361,15 @@ impl RopeBatch {
                 break;
             }
         }
-        other.entries.extend(self.entries.drain(split..));
-        other.stepped = false;
-        h.shared.put(Job::Step(other));
-        self.step_here();
-        let mut other = h.shared.wait_for(|slot| match core::mem::take(slot) {
-            Job::Done(batch) => Some(batch),
-            job => {
-                *slot = job;
-                None
-            }
-        });
-        self.entries.append(&mut other.entries);
-        h.spare = Some(other);
-        self.helper = Some(helper);
+        let (mine, theirs) = self.entries.split_at_mut(split);
+        let (here, beside) = (&mut self.here, &mut self.beside);
+        // A step does not panic; were one to, its ropes stay where they are.
+        lend(
+            &h.shared,
+            || step_entries(theirs, beside),
+            || step_entries(mine, here),
+        );
+        self.stepped = true;
         self.shared_steps += 1;
         self.entries.len()
     }
@@ -426,100 +416,19 @@ impl RopeBatch {
         lend(&h.shared, theirs, mine);
     }
 
-    /// Makes room for `ropes` ropes in the batch and its step's lists (allocates only when it has
-    /// less).
-    fn reserve(&mut self, ropes: usize) {
-        self.entries
-            .reserve(ropes.saturating_sub(self.entries.len()));
-        self.work.reserve(ropes.saturating_sub(self.work.len()));
-        self.order.reserve(ropes.saturating_sub(self.order.len()));
-    }
-
-    /// Steps every rope of the batch on this thread (see [`RopeBatch::step`]), in the processor's
-    /// widest vector instructions: with AVX2 on an x86-64 that has it (chosen at run time; the
-    /// library is built for x86-64's baseline), else in the baseline's. Both give the same bits:
-    /// the arithmetic is the same operations in the same order (no fused multiply-add), only wider.
+    /// Steps every rope of the batch on this thread (see [`RopeBatch::step`] and
+    /// [`step_entries`]).
     fn step_here(&mut self) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor running this has AVX2 (checked just above), the only
-            // requirement of a `target_feature(enable = "avx2")` function.
-            #[allow(unsafe_code)]
-            return unsafe { self.step_here_avx2() };
-        }
-        self.step_here_any()
+        step_entries(&mut self.entries, &mut self.here);
+        self.stepped = true;
+        self.entries.len()
     }
 
-    /// [`RopeBatch::step_here`] compiled for AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn step_here_avx2(&mut self) -> usize {
-        self.step_here_any()
-    }
-
-    /// The body of [`RopeBatch::step_here`], inlined into each of its builds.
-    #[inline(always)]
+    /// [`RopeBatch::step_here`] in the baseline's instructions whatever the processor has (for
+    /// the test that compares the two builds).
+    #[cfg(test)]
     fn step_here_any(&mut self) -> usize {
-        let Self {
-            entries,
-            work,
-            order,
-            lanes,
-            ..
-        } = self;
-        work.clear();
-        let mut substeps = 0;
-        for e in entries.iter_mut() {
-            let ctx = e
-                .rope
-                .begin_step(e.input.dt, e.input.anchor, e.input.end, &e.world);
-            substeps = substeps.max(ctx.map_or(0, |c| c.substeps));
-            work.push(Work {
-                ctx,
-                sub: None,
-                solids: e.world.colliders().iter().any(|c| c.solid),
-            });
-        }
-        for k in 0..substeps {
-            order.clear();
-            for (i, (e, w)) in entries.iter_mut().zip(work.iter_mut()).enumerate() {
-                w.sub = None;
-                let Some(ctx) = w.ctx.as_mut() else {
-                    continue;
-                };
-                if k >= ctx.substeps {
-                    continue;
-                }
-                w.sub = e.rope.begin_substep(ctx, k);
-                let Some(sub) = w.sub else {
-                    continue;
-                };
-                if sub.n < 3 {
-                    e.rope.iterate(ctx, &sub, &e.world);
-                } else {
-                    order.push(
-                        (u64::from(ctx.p.iterations) << 48) | ((sub.n as u64) << 32) | i as u64,
-                    );
-                }
-            }
-            order.sort_unstable();
-            for group in order.chunk_by(|a, b| a >> 32 == b >> 32) {
-                for chunk in group.chunks(LANES) {
-                    iterate_in_lanes(chunk, entries, work, lanes);
-                }
-            }
-            for (e, w) in entries.iter_mut().zip(work.iter_mut()) {
-                if let (Some(ctx), Some(sub)) = (w.ctx.as_mut(), w.sub.as_ref()) {
-                    e.rope.end_substep(ctx, sub, k, &e.world);
-                }
-            }
-        }
-        for (e, w) in entries.iter_mut().zip(work.iter_mut()) {
-            e.events = match w.ctx.take() {
-                Some(ctx) => e.rope.finish_step(ctx),
-                None => StepEvents::default(),
-            };
-        }
+        step_entries_any(&mut self.entries, &mut self.here);
         self.stepped = true;
         self.entries.len()
     }
@@ -547,6 +456,93 @@ impl RopeBatch {
     pub fn drain(&mut self) -> impl Iterator<Item = BatchEntry> + '_ {
         self.stepped = false;
         self.entries.drain(..)
+    }
+}
+
+impl StepLists {
+    /// Makes room for `ropes` ropes (allocates only when the lists have less).
+    fn reserve(&mut self, ropes: usize) {
+        self.work.reserve(ropes.saturating_sub(self.work.len()));
+        self.order.reserve(ropes.saturating_sub(self.order.len()));
+    }
+}
+
+/// Steps every rope of `entries` on this thread in the lists `lists`, in the processor's widest
+/// vector instructions: with AVX2 on an x86-64 that has it (chosen at run time; the library is
+/// built for x86-64's baseline), else in the baseline's. Both give the same bits: the arithmetic is
+/// the same operations in the same order (no fused multiply-add), only wider.
+fn step_entries(entries: &mut [BatchEntry], lists: &mut StepLists) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor running this has AVX2 (checked just above), the only requirement
+        // of a `target_feature(enable = "avx2")` function.
+        #[allow(unsafe_code)]
+        return unsafe { step_entries_avx2(entries, lists) };
+    }
+    step_entries_any(entries, lists);
+}
+
+/// [`step_entries`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn step_entries_avx2(entries: &mut [BatchEntry], lists: &mut StepLists) {
+    step_entries_any(entries, lists);
+}
+
+/// The body of [`step_entries`], inlined into each of its builds.
+#[inline(always)]
+fn step_entries_any(entries: &mut [BatchEntry], lists: &mut StepLists) {
+    let StepLists { work, order, lanes } = lists;
+    work.clear();
+    let mut substeps = 0;
+    for e in entries.iter_mut() {
+        let ctx = e
+            .rope
+            .begin_step(e.input.dt, e.input.anchor, e.input.end, &e.world);
+        substeps = substeps.max(ctx.map_or(0, |c| c.substeps));
+        work.push(Work {
+            ctx,
+            sub: None,
+            solids: e.world.colliders().iter().any(|c| c.solid),
+        });
+    }
+    for k in 0..substeps {
+        order.clear();
+        for (i, (e, w)) in entries.iter_mut().zip(work.iter_mut()).enumerate() {
+            w.sub = None;
+            let Some(ctx) = w.ctx.as_mut() else {
+                continue;
+            };
+            if k >= ctx.substeps {
+                continue;
+            }
+            w.sub = e.rope.begin_substep(ctx, k);
+            let Some(sub) = w.sub else {
+                continue;
+            };
+            if sub.n < 3 {
+                e.rope.iterate(ctx, &sub, &e.world);
+            } else {
+                order.push((u64::from(ctx.p.iterations) << 48) | ((sub.n as u64) << 32) | i as u64);
+            }
+        }
+        order.sort_unstable();
+        for group in order.chunk_by(|a, b| a >> 32 == b >> 32) {
+            for chunk in group.chunks(LANES) {
+                iterate_in_lanes(chunk, entries, work, lanes);
+            }
+        }
+        for (e, w) in entries.iter_mut().zip(work.iter_mut()) {
+            if let (Some(ctx), Some(sub)) = (w.ctx.as_mut(), w.sub.as_ref()) {
+                e.rope.end_substep(ctx, sub, k, &e.world);
+            }
+        }
+    }
+    for (e, w) in entries.iter_mut().zip(work.iter_mut()) {
+        e.events = match w.ctx.take() {
+            Some(ctx) => e.rope.finish_step(ctx),
+            None => StepEvents::default(),
+        };
     }
 }
 

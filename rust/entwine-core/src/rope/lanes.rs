@@ -309,9 +309,11 @@ impl Lanes {
             }
         });
         for i in 1..n {
+            // Whether any lane's point is below its floor, as one mask (a compare of the whole row
+            // and a test, where a search of an array of flags went lane by lane).
             let row = self.y[i];
-            let below: [bool; LANES] = core::array::from_fn(|l| row[l] < floor[l]);
-            if !below.contains(&true) {
+            let below = (0..LANES).fold(0u32, |m, l| m | (u32::from(row[l] < floor[l]) << l));
+            if below == 0 {
                 continue;
             }
             for (l, p) in params.iter().enumerate() {
