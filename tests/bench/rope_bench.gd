@@ -3,8 +3,9 @@ extends EntwineBench
 ##
 ## Each rope hangs from a node that circles; the ropes are stepped by hand so that the simulation and
 ## the tube mesh update can be timed separately: Rust `RopeSimulation` (simulation in one batch with
-## `RopeSimulation.advance_all`, as the physics tick steps a world's ropes, then mesh update; and
-## once more with one `advance(dt)` call per rope, `one by one` in the line), the same Verlet rope in GDScript
+## `RopeSimulation.advance_all`, as the physics tick steps a world's ropes, then the tubes in one
+## batch with `RopeSimulation.refresh_meshes`, as a frame draws a world's ropes; and once more with
+## one `advance(dt)` and one `refresh_mesh()` call per rope, `one by one` in the line), the same Verlet rope in GDScript
 ## (`gd_rope.gd`, simulation only), in interleaved rounds compared by their medians, and Godot's built-in `SpringBoneSimulator3D` on 1,000 skeletons with
 ## 32-bone chains (one skeleton update each, the closest built-in). The ratio is GDScript simulation
 ## time / Rust simulation time. A batch this large is shared with a second thread, so the simulation's
@@ -79,6 +80,7 @@ func _run() -> void:
 	var rust_frame := 0
 	var frame := 0
 	var rust_one: Array[float] = []
+	var rust_one_mesh: Array[float] = []
 	for f in WARM_UP_FRAMES:
 		_move(rust, rust_frame, dt)
 		rust_frame += 1
@@ -95,8 +97,7 @@ func _run() -> void:
 			RopeSimulation.advance_all(rust, dt)
 			var t1 := Time.get_ticks_usec()
 			sim_cpu_us += EntwineProfiler.process_cpu_usec() - c0
-			for r in rust:
-				r.refresh_mesh()
+			RopeSimulation.refresh_meshes(rust)
 			var t2 := Time.get_ticks_usec()
 			sim_us += t1 - t0
 			mesh_us += t2 - t1
@@ -105,15 +106,21 @@ func _run() -> void:
 		rust_sim_cpu.append(sim_cpu_us / RUST_FRAMES / 1000.0)
 		rust_mesh.append(mesh_us / RUST_FRAMES / 1000.0)
 		var one_us := 0.0
+		var one_mesh_us := 0.0
 		for f in ONE_FRAMES:
 			_move(rust, rust_frame, dt)
 			rust_frame += 1
 			var t0 := Time.get_ticks_usec()
 			for r in rust:
 				r.advance(dt)
-			one_us += Time.get_ticks_usec() - t0
+			var t1 := Time.get_ticks_usec()
+			for r in rust:
+				r.refresh_mesh()
+			one_us += t1 - t0
+			one_mesh_us += Time.get_ticks_usec() - t1
 			await process_frame
 		rust_one.append(one_us / ONE_FRAMES / 1000.0)
+		rust_one_mesh.append(one_mesh_us / ONE_FRAMES / 1000.0)
 		var gd_us := 0.0
 		for f in GD_FRAMES:
 			_move(gd, frame, dt)
@@ -153,9 +160,9 @@ func _run() -> void:
 	var spring := "n/a" if spring_ms < 0.0 else "%.2f ms/frame (rounds %.2f-%.2f)" % spring_r
 	var vs_spring := "n/a" if spring_ms < 0.0 else "%.1fx" % (spring_ms / maxf(rs, 0.001))
 
-	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; CPU of all threads %s ms/frame; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f), moving %.1f us/rope per physics frame (rounds %.1f-%.1f; own callbacks %.1f us/rope, rounds %.1f-%.1f) ratio=%.1fx" % [
+	print("bench rope: %d ropes x %d points x %d iterations per frame; rust sim %.2f ms/frame (rounds %.2f-%.2f; CPU of all threads %s ms/frame; %.2f substeps in use on average; one by one %.2f ms/frame), mesh update %.2f ms/frame (rounds %.2f-%.2f; one by one %.2f ms/frame; max stretch %.1f %%); gdscript sim %.2f ms/frame; SpringBoneSimulator3D %d chains of %d bones %s vs_springbone=%s; tree %d default ropes %.1f us/rope per physics frame (rounds %.1f-%.1f), moving %.1f us/rope per physics frame (rounds %.1f-%.1f; own callbacks %.1f us/rope, rounds %.1f-%.1f) ratio=%.1fx" % [
 		ROPES, POINTS, ITERATIONS, rs, rust_sim.min(), rust_sim.max(), sim_cpu, substeps, median(rust_one), rm,
-		rust_mesh.min(), rust_mesh.max(), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
+		rust_mesh.min(), rust_mesh.max(), median(rust_one_mesh), stretch * 100.0, gs, ROPES, POINTS, spring, vs_spring,
 		TREE_ROPES, tree_r[0], tree_r[1], tree_r[2], moving_r[0], moving_r[1], moving_r[2],
 		moving_r[4][0], moving_r[4][1], moving_r[4][2], gs / maxf(rs, 0.001)])
 	print("bench rope: tree %d default ropes resting on boxes %.1f us/rope per physics frame (rounds %.1f-%.1f); settled for %d s: %.1f us/rope (rounds %.1f-%.1f; %d of them asleep), with can_sleep off %.1f us/rope (rounds %.1f-%.1f)" % [

@@ -487,6 +487,63 @@ func test_ropes_drawn_together_draw_each_tube_as_the_rope_draws_it_alone() -> vo
 	check(together[0].get_tube_upload_count() == before + 1, "refresh_mesh draws the rope at once",
 		before + 1, together[0].get_tube_upload_count())
 
+func test_ropes_refreshed_together_draw_each_tube_as_refresh_mesh_does() -> void:
+	# 80 ropes of 32 points (67,680 tube vertices, so their writing is shared with the batch's
+	# thread) drawn with one refresh_meshes call a frame, each beside a twin drawn by its own
+	# refresh_mesh call, both sets stepped by the physics tick and not drawn by the frame.
+	var together: Array[RopeSimulation] = []
+	var alone: Array[RopeSimulation] = []
+	for i in 80:
+		for list: Array[RopeSimulation] in [together, alone]:
+			var r := RopeSimulation.new()
+			r.capacity = 32
+			r.point_count = 32
+			r.iterations = 8
+			r.collision_mask = 0
+			r.position = rope_home(i, 10)
+			add(r)
+			r.set_process(false)
+			list.append(r)
+	var state := {"frame": 0, "same": 0, "compared": 0, "differ": ""}
+	var each_frame := func() -> void:
+		var f: int = state.frame
+		RopeSimulation.refresh_meshes(together)
+		for i in 80:
+			alone[i].refresh_mesh()
+			var a := together[i].get_tube_vertices()
+			var b := alone[i].get_tube_vertices()
+			state.compared += 1
+			if a == b and a.size() == 94 * 9:
+				state.same += 1
+			elif state.differ == "":
+				state.differ = "rope %d frame %d: %d vertices refreshed together, %d alone" % [i, f, a.size(), b.size()]
+			var at := rope_home(i, 10) + Vector3(cos(f * 0.2 + i), 0, sin(f * 0.2 + i)) * 0.5
+			together[i].position = at
+			alone[i].position = at
+		state.frame = f + 1
+	process_frame.connect(each_frame)
+	await frames(30)
+	process_frame.disconnect(each_frame)
+	check(state.compared >= 80 * 25, "tubes compared in 25 frames or more", ">= 2000", state.compared)
+	check(state.same == state.compared, "every tube refreshed together is the tube refresh_mesh draws",
+		state.compared, "%d (first difference: %s)" % [state.same, state.differ])
+	# A rope listed twice is drawn once; a null and a freed rope are passed over.
+	var twice := together[3]
+	var before := twice.get_tube_upload_count()
+	twice.position += Vector3(0.3, 0, 0)
+	await physics_frame
+	await physics_frame
+	var gone := RopeSimulation.new()
+	add(gone)
+	var mixed: Array[RopeSimulation] = [twice, null, gone, twice, together[4]]
+	gone.free()
+	RopeSimulation.refresh_meshes(mixed)
+	check(twice.get_tube_upload_count() == before + 1, "a rope listed twice is drawn once",
+		before + 1, twice.get_tube_upload_count())
+	var none: Array[RopeSimulation] = []
+	RopeSimulation.refresh_meshes(none)
+
+
 func test_a_resting_rope_sleeps_until_something_around_it_changes() -> void:
 	var anchor := Node3D.new()
 	anchor.position = Vector3(0, 4, 0)

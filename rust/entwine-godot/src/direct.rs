@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 
 use godot::classes::{
     CharacterBody3D, Engine, GeometryInstance3D, Node, Node3D, RenderingServer, Skeleton3D,
+    SkeletonModifier3D,
 };
 use godot::obj::Inherits;
 use godot::prelude::*;
@@ -37,6 +38,9 @@ struct Calls {
     set_custom_aabb: sys::GDExtensionMethodBindPtr,
     get_physics_interpolation_fraction: sys::GDExtensionMethodBindPtr,
     is_inside_tree: sys::GDExtensionMethodBindPtr,
+    modifier_is_active: sys::GDExtensionMethodBindPtr,
+    modifier_set_active: sys::GDExtensionMethodBindPtr,
+    modifier_set_influence: sys::GDExtensionMethodBindPtr,
 }
 
 // SAFETY: the method binds are the engine's, valid for the process and not tied to a thread (the
@@ -60,6 +64,7 @@ pub fn load() {
         let geometry = StringName::from("GeometryInstance3D");
         let engine = StringName::from("Engine");
         let node_class = StringName::from("Node");
+        let modifier = StringName::from("SkeletonModifier3D");
         // SAFETY: the library is initialised (this runs from its init callback, on the main
         // thread); the names are live StringNames for the call's duration.
         unsafe {
@@ -96,12 +101,15 @@ pub fn load() {
                     1740695150,
                 )?,
                 is_inside_tree: bind(&node_class, "is_inside_tree", 36873697)?,
+                modifier_is_active: bind(&modifier, "is_active", 36873697)?,
+                modifier_set_active: bind(&modifier, "set_active", 2586408642)?,
+                modifier_set_influence: bind(&modifier, "set_influence", 373806689)?,
             })
         }
     });
     if loaded.is_none() {
         godot_warn!(
-            "Entwine: this engine lacks a method Entwine calls directly every frame (on Node, Skeleton3D, Node3D, CharacterBody3D, RenderingServer, GeometryInstance3D or Engine); those calls go through gdext's checked path instead (same results, slower)"
+            "Entwine: this engine lacks a method Entwine calls directly every frame (on Node, Skeleton3D, SkeletonModifier3D, Node3D, CharacterBody3D, RenderingServer, GeometryInstance3D or Engine); those calls go through gdext's checked path instead (same results, slower)"
         );
     }
 }
@@ -263,6 +271,38 @@ impl Lent<'_, Skeleton3D> {
         // SAFETY: a Skeleton3D's method: an int and a Vector3 in, nothing out.
         if !unsafe { self.send(|c| c.set_bone_pose_position, &[arg(&index), arg(&position)]) } {
             self.object.clone().set_bone_pose_position(bone, position);
+        }
+    }
+}
+
+impl<T: Inherits<SkeletonModifier3D>> Lent<'_, T> {
+    /// `SkeletonModifier3D.is_active()`.
+    pub fn is_active(&self) -> bool {
+        // SAFETY: a SkeletonModifier3D's method: no argument, a bool (a byte) out.
+        match unsafe { self.fetch(|c| c.modifier_is_active, &[], 0u8) } {
+            Some(active) => active != 0,
+            None => self.object.upcast_ref::<SkeletonModifier3D>().is_active(),
+        }
+    }
+
+    /// `SkeletonModifier3D.set_active(active)`.
+    pub fn set_active(&self, active: bool) {
+        let byte = u8::from(active);
+        // SAFETY: a SkeletonModifier3D's method: a bool (a byte) in, nothing out.
+        if !unsafe { self.send(|c| c.modifier_set_active, &[arg(&byte)]) } {
+            let mut modifier = self.object.clone().upcast::<SkeletonModifier3D>();
+            modifier.set_active(active);
+        }
+    }
+
+    /// `SkeletonModifier3D.set_influence(influence)`.
+    pub fn set_influence(&self, influence: f32) {
+        // A float argument goes through ptrcall as a double.
+        let wide = f64::from(influence);
+        // SAFETY: a SkeletonModifier3D's method: a float (a double) in, nothing out.
+        if !unsafe { self.send(|c| c.modifier_set_influence, &[arg(&wide)]) } {
+            let mut modifier = self.object.clone().upcast::<SkeletonModifier3D>();
+            modifier.set_influence(influence);
         }
     }
 }

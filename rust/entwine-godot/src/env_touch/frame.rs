@@ -118,15 +118,15 @@ impl EnvironmentInteractionStateMachine {
         self.profile.logic_usec += logic_usec;
 
         // Apply.
-        if let Some(rig) = &self.rig {
-            for (ik, hand) in rig.iks.iter().zip(hands) {
-                let mut ik = ik.clone();
-                if !ik.is_instance_valid() {
+        if let Some(rig) = &mut self.rig {
+            for (ik, hand) in rig.iks.iter_mut().zip(hands) {
+                // Its activity goes straight to the engine (see `direct`).
+                let Some(lent) = Lent::new(ik) else {
                     continue;
-                }
+                };
                 let active = hand.is_active();
-                if ik.is_active() != active {
-                    ik.set_active(active);
+                if lent.is_active() != active {
+                    lent.set_active(active);
                 }
                 set_ik(
                     &mut ik.bind_mut(),

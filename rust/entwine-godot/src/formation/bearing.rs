@@ -583,36 +583,38 @@ impl SoldierBearing {
             }
             return;
         };
-        let Some((hand_rot, offset)) = rig.hand_in_head else {
-            if self.saluting {
-                let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
-                self.warn_once(WARN_IK, &msg);
-            }
-            ik.set_active(false);
-            return;
-        };
-        if weight <= 0.0 {
-            if ik.is_active() {
-                ik.set_active(false);
-            }
-            return;
-        }
-        let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
-        let local = transform_scaled(salute_target(head, (hand_rot, offset)), Vector3::ONE);
-        let target = skeleton_global * local;
-        self.salute_target = target;
-        // Checked where it is set.
-        let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
-        {
+        if let (Some(hand), true) = (rig.hand_in_head, weight > 0.0) {
+            let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
+            let local = transform_scaled(salute_target(head, hand), Vector3::ONE);
+            let target = skeleton_global * local;
+            self.salute_target = target;
+            // Checked where it is set.
+            let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
             let mut b = ik.bind_mut();
             b.set_target_transform(target);
             b.set_pole_direction(vector3(pole));
             b.set_position_weight(1.0);
             b.set_rotation_weight(1.0);
         }
-        ik.set_influence(weight);
-        if !ik.is_active() {
-            ik.set_active(true);
+        // Its activity and influence go straight to the engine (see `direct`).
+        let Some(lent) = Lent::new(&ik) else {
+            return;
+        };
+        if rig.hand_in_head.is_none() {
+            if self.saluting {
+                let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
+                self.warn_once(WARN_IK, &msg);
+            }
+            lent.set_active(false);
+        } else if weight <= 0.0 {
+            if lent.is_active() {
+                lent.set_active(false);
+            }
+        } else {
+            lent.set_influence(weight);
+            if !lent.is_active() {
+                lent.set_active(true);
+            }
         }
     }
 }

@@ -405,6 +405,18 @@ impl RopeSimulation {
         self.render();
     }
 
+    /// Rebuilds the tube mesh (and debug points) of every rope of [param ropes] now, as each
+    /// rendered frame draws the ropes of a world together: each rope frames its tube, the tubes'
+    /// vertices are written (on this thread and the ropes' batch thread once there are 20,000 or
+    /// more), then each rope uploads its tube. Each rope is drawn as [method refresh_mesh] would
+    /// draw it, to the same vertices. For tools and benchmarks that draw many ropes themselves:
+    /// turn their processing off first, or they are also drawn every frame. Freed ropes in the
+    /// array are skipped, and a rope listed more than once is drawn once.
+    #[func]
+    pub fn refresh_meshes(ropes: Array<Gd<RopeSimulation>>) {
+        server::draw_now(&ropes);
+    }
+
     /// Returns the substeps the rope now takes per physics step: [member substeps], or more while it
     /// is so taut for its segment length that fewer would let it jitter (short segments under high
     /// tension); it drops back half a second after the tension does.

@@ -53,6 +53,16 @@ struct Manual {
     bound: Bound,
     ids: Vec<(i64, u32)>,
     keep: Vec<bool>,
+    /// [`draw_now`]'s room for the ropes bound, their uploads and their vertices.
+    drawing: Drawing,
+}
+
+/// Room for drawing a list of ropes at once (see [`draw_list`]), kept from frame to frame.
+#[derive(Default)]
+struct Drawing {
+    bound: Bound,
+    uploads: Vec<bool>,
+    vertices: Vec<TubeVertices<'static>>,
 }
 
 /// Room for one tick's ropes bound at once (empty between ticks, its capacity kept).
@@ -193,6 +203,7 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
             bound,
             ids,
             keep,
+            ..
         } = &mut *m;
         collect_ropes(ropes, seen, list, from);
         drop_repeats(list, from, ids, keep);
@@ -283,6 +294,39 @@ fn live_ropes(ropes: &Array<Gd<RopeSimulation>>) -> impl Iterator<Item = Gd<Rope
         .filter(|r| r.is_instance_valid())
 }
 
+/// Draws the ropes of `ropes` now, as a frame draws the ropes of a world (`RopeSimulation.refresh_meshes`;
+/// see [`draw_list`]), each as `refresh_mesh` would: a rope asleep is drawn too. Freed ropes and
+/// nulls are passed over and a rope listed twice is drawn once. Called again while it runs (no
+/// script runs while the ropes are bound, so only from another thread's call: never), it draws the
+/// ropes one by one.
+pub(super) fn draw_now(ropes: &Array<Gd<RopeSimulation>>) {
+    let drawn = MANUAL.with(|cell| {
+        let mut m = cell.try_borrow_mut().ok()?;
+        let Manual {
+            batch,
+            list,
+            from,
+            seen,
+            ids,
+            keep,
+            drawing,
+            ..
+        } = &mut *m;
+        collect_ropes(ropes, seen, list, from);
+        drop_repeats(list, from, ids, keep);
+        // The same for every rope of the call: read once.
+        let alpha = Engine::singleton().get_physics_interpolation_fraction() as f32;
+        draw_list(list, drawing, batch, alpha, true);
+        give_back_ropes(seen, list, from);
+        Some(())
+    });
+    if drawn.is_none() {
+        for mut rope in live_ropes(ropes) {
+            rope.bind_mut().refresh_mesh();
+        }
+    }
+}
+
 /// Returns the world of server slot `slot`, `None` when the server has no such slot (or is busy).
 fn world_of(slot: usize) -> Option<Gd<World3D>> {
     SERVER.with(|cell| {
@@ -317,12 +361,9 @@ struct WorldWork {
     gather: SharedGather,
     /// Room for the due ropes bound at once (see [`recycle`]).
     bound: Bound,
-    /// The ropes to draw this frame, room for them bound at once, whether each has a tube to
-    /// upload, and room for the tubes' vertices (see [`draw`]).
+    /// The ropes to draw this frame, and room for drawing them (see [`draw`]).
     drawing: Vec<Gd<RopeSimulation>>,
-    draw_bound: Bound,
-    uploads: Vec<bool>,
-    vertices: Vec<TubeVertices<'static>>,
+    room: Drawing,
 }
 
 /// The per-world registry (kept while any rope is in a tree).
@@ -376,9 +417,7 @@ pub(super) fn register(world: Gd<World3D>) -> usize {
             gather: SharedGather::default(),
             bound: Vec::new(),
             drawing: Vec::new(),
-            draw_bound: Vec::new(),
-            uploads: Vec::new(),
-            vertices: Vec::new(),
+            room: Drawing::default(),
         };
         if server.flushing {
             server.incoming.push(work);
@@ -518,22 +557,47 @@ fn draw() {
 fn draw_world(w: &mut WorldWork, alpha: f32) {
     let WorldWork {
         drawing,
-        draw_bound,
-        uploads,
-        vertices,
+        room,
         batch,
         ..
     } = w;
-    if drawing.is_empty() {
+    draw_list(drawing, room, batch, alpha, false);
+    drawing.clear();
+}
+
+/// Draws the ropes of `ropes`: each frames its tube (and draws the rest of itself), the tubes'
+/// vertices are written, shared with `batch`'s thread when there are at least [`SHARED_VERTICES`],
+/// and each rope uploads its tube; `alpha` is the engine's physics interpolation fraction. With
+/// `refresh`, a rope asleep and drawn where it sleeps is drawn again (as `refresh_mesh` does) and
+/// a rope queued for the frame's drawing stays queued; without, the ropes are the frame's. No
+/// signal is emitted and no script runs while the ropes are bound. Allocates nothing once `room`
+/// has held the most ropes a call has brought.
+fn draw_list(
+    ropes: &mut [Gd<RopeSimulation>],
+    room: &mut Drawing,
+    batch: &mut RopeBatch,
+    alpha: f32,
+    refresh: bool,
+) {
+    if ropes.is_empty() {
         return;
     }
-    let mut held = recycle(core::mem::take(draw_bound));
-    held.extend(drawing.iter_mut().map(|r| r.bind_mut()));
+    let Drawing {
+        bound,
+        uploads,
+        vertices,
+    } = room;
+    let mut held = recycle(core::mem::take(bound));
+    held.extend(ropes.iter_mut().map(|r| r.bind_mut()));
     uploads.clear();
     let mut writes = recycle(core::mem::take(vertices));
     let mut total = 0;
     for r in held.iter_mut() {
-        r.draw_queued = false;
+        if refresh {
+            r.drawn_asleep = false;
+        } else {
+            r.draw_queued = false;
+        }
         let due = r.render_prepare(alpha);
         uploads.push(due);
         if let Some(v) = due.then(|| r.tube_vertices()).flatten() {
@@ -550,8 +614,7 @@ fn draw_world(w: &mut WorldWork, alpha: f32) {
     for (r, _) in held.iter_mut().zip(uploads.iter()).filter(|(_, up)| **up) {
         r.render_upload();
     }
-    *draw_bound = recycle(held);
-    drawing.clear();
+    *bound = recycle(held);
 }
 
 /// Steps every queued rope of every world: gather, one batched step per world, apply, then signals.
