@@ -416,6 +416,22 @@ func test_a_resting_rope_keeps_its_tube_and_a_moving_one_uploads_it() -> void:
 		"> 0.25 m", rope.get_points()[0].distance_to(points[0]))
 
 
+## Adds [param count] pairs of ropes of 32 points and 8 iterations with no collider query, each
+## pair hanging from rope [code]i[/code]'s [method rope_home] in rows of 10, one of each pair to
+## [param a] and the other to [param b].
+func add_twin_ropes(count: int, a: Array[RopeSimulation], b: Array[RopeSimulation]) -> void:
+	for i in count:
+		for list: Array[RopeSimulation] in [a, b]:
+			var r := RopeSimulation.new()
+			r.capacity = 32
+			r.point_count = 32
+			r.iterations = 8
+			r.collision_mask = 0
+			r.position = rope_home(i, 10)
+			add(r)
+			list.append(r)
+
+
 ## The ropes of a world are drawn together once a frame, after every node's `_process` (with more
 ## than 20,000 tube vertices to write, shared with a second thread): each rope's tube is, bit for
 ## bit, the tube it draws alone from the same points in the same frame.
@@ -426,16 +442,8 @@ func test_ropes_drawn_together_draw_each_tube_as_the_rope_draws_it_alone() -> vo
 	# together-drawn ropes are drawn at its end.
 	var together: Array[RopeSimulation] = []
 	var alone: Array[RopeSimulation] = []
+	add_twin_ropes(80, together, alone)
 	for i in 80:
-		for list: Array[RopeSimulation] in [together, alone]:
-			var r := RopeSimulation.new()
-			r.capacity = 32
-			r.point_count = 32
-			r.iterations = 8
-			r.collision_mask = 0
-			r.position = rope_home(i, 10)
-			add(r)
-			list.append(r)
 		alone[i].set_process(false)
 		# Drawn now, as its twin is at the end of this frame: from the same points (no physics
 		# step between), so that both keep their tubes when their points move less than 10 µm.
@@ -487,23 +495,19 @@ func test_ropes_drawn_together_draw_each_tube_as_the_rope_draws_it_alone() -> vo
 	check(together[0].get_tube_upload_count() == before + 1, "refresh_mesh draws the rope at once",
 		before + 1, together[0].get_tube_upload_count())
 
+
+## RopeSimulation.refresh_meshes draws a list of ropes as a frame draws a world's ropes: each tube,
+## bit for bit, the tube refresh_mesh draws from the same points.
 func test_ropes_refreshed_together_draw_each_tube_as_refresh_mesh_does() -> void:
 	# 80 ropes of 32 points (67,680 tube vertices, so their writing is shared with the batch's
 	# thread) drawn with one refresh_meshes call a frame, each beside a twin drawn by its own
 	# refresh_mesh call, both sets stepped by the physics tick and not drawn by the frame.
 	var together: Array[RopeSimulation] = []
 	var alone: Array[RopeSimulation] = []
+	add_twin_ropes(80, together, alone)
 	for i in 80:
-		for list: Array[RopeSimulation] in [together, alone]:
-			var r := RopeSimulation.new()
-			r.capacity = 32
-			r.point_count = 32
-			r.iterations = 8
-			r.collision_mask = 0
-			r.position = rope_home(i, 10)
-			add(r)
-			r.set_process(false)
-			list.append(r)
+		together[i].set_process(false)
+		alone[i].set_process(false)
 	var state := {"frame": 0, "same": 0, "compared": 0, "differ": ""}
 	var each_frame := func() -> void:
 		var f: int = state.frame

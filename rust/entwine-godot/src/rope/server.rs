@@ -57,6 +57,20 @@ struct Manual {
     drawing: Drawing,
 }
 
+impl Manual {
+    /// Lists the live ropes of `ropes` in `list` (each once, with its index in `from`; see
+    /// [`collect_ropes`] and [`drop_repeats`]).
+    fn take_list(&mut self, ropes: &Array<Gd<RopeSimulation>>) {
+        collect_ropes(ropes, &mut self.seen, &mut self.list, &mut self.from);
+        drop_repeats(
+            &mut self.list,
+            &mut self.from,
+            &mut self.ids,
+            &mut self.keep,
+        );
+    }
+}
+
 /// Room for drawing a list of ropes at once (see [`draw_list`]), kept from frame to frame.
 #[derive(Default)]
 struct Drawing {
@@ -192,21 +206,17 @@ fn retain_kept<T>(items: &mut Vec<T>, keep: &[bool]) {
 pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
     let taken = MANUAL.with(|cell| {
         let mut m = cell.try_borrow_mut().ok()?;
+        m.take_list(ropes);
         let Manual {
             batch,
             list,
             from,
-            seen,
             due,
             gather,
             spaces,
             bound,
-            ids,
-            keep,
             ..
         } = &mut *m;
-        collect_ropes(ropes, seen, list, from);
-        drop_repeats(list, from, ids, keep);
         due.clear();
         due.resize(list.len(), false);
         gather.begin();
@@ -302,22 +312,12 @@ fn live_ropes(ropes: &Array<Gd<RopeSimulation>>) -> impl Iterator<Item = Gd<Rope
 pub(super) fn draw_now(ropes: &Array<Gd<RopeSimulation>>) {
     let drawn = MANUAL.with(|cell| {
         let mut m = cell.try_borrow_mut().ok()?;
-        let Manual {
-            batch,
-            list,
-            from,
-            seen,
-            ids,
-            keep,
-            drawing,
-            ..
-        } = &mut *m;
-        collect_ropes(ropes, seen, list, from);
-        drop_repeats(list, from, ids, keep);
+        m.take_list(ropes);
+        let m = &mut *m;
         // The same for every rope of the call: read once.
         let alpha = Engine::singleton().get_physics_interpolation_fraction() as f32;
-        draw_list(list, drawing, batch, alpha, true);
-        give_back_ropes(seen, list, from);
+        draw_list(&mut m.list, &mut m.drawing, &mut m.batch, alpha, true);
+        give_back_ropes(&mut m.seen, &mut m.list, &mut m.from);
         Some(())
     });
     if drawn.is_none() {
