@@ -175,29 +175,33 @@ impl TubeMesh {
     /// buffers for them. Returns false (and does nothing) when the tube need not be redrawn; else
     /// [`Self::vertices`] and [`Self::upload`] are to follow.
     pub fn prepare(&mut self, points: &[Vec3], radius: f32) -> bool {
-        if !self.redraw.needed(points, radius) {
+        let Some(n) = self.framing().frame(points, radius) else {
             return false;
+        };
+        self.size_for(n);
+        true
+    }
+
+    /// The tube's framing, borrowed out to run on any thread (see [`TubeFraming`]).
+    pub fn framing(&mut self) -> TubeFraming<'_> {
+        TubeFraming {
+            tube: &mut self.tube,
+            redraw: &mut self.redraw,
+            live_rings: &mut self.live_rings,
+            bounds: &mut self.bounds,
         }
-        let (lo, hi) = self.tube.frame(points, radius, self.live_rings);
-        let n = self.tube.written_rings() * (self.tube.sides() + 1);
-        self.live_rings = (self.tube.active_rings() + 1).min(self.tube.max_rings());
-        // Resized only when the extent changes (the rope gained or lost points).
+    }
+
+    /// Sizes the vertex buffers for `n` vertices (engine calls, when the count changed: on the
+    /// main thread).
+    pub fn size_for(&mut self, n: usize) {
         if self.sized_for != n {
             self.positions.resize(n * self.layout.position_stride);
             self.normals.resize(n * self.layout.normal_stride);
             self.sized_for = n;
         }
-        let size = hi - lo;
-        self.bounds = if self.tube.active_rings() == 0 || !size.is_finite() {
-            Aabb::new(Vector3::ZERO, Vector3::ZERO)
-        } else {
-            Aabb::new(vector3(lo), vector3(size))
-        };
-        true
     }
 
-    /// The second part: the framed rings' vertices to write into the buffers, which any thread
-    /// may do (see [`TubeVertices::write`]).
     pub fn vertices(&mut self) -> TubeVertices<'_> {
         TubeVertices {
             tube: &self.tube,
@@ -240,6 +244,36 @@ impl TubeMesh {
 
 /// A framed tube's vertices and the bytes they go to (see [`TubeMesh::vertices`]): no engine
 /// object in it, so it can be handed to another thread.
+/// A tube's framing borrowed out of its [`TubeMesh`] (no engine object in it), so that many ropes'
+/// framing can be shared between threads: [`TubeFraming::frame`], then [`TubeMesh::size_for`] on the
+/// main thread.
+pub struct TubeFraming<'a> {
+    tube: &'a mut Tube,
+    redraw: &'a mut Redraw,
+    live_rings: &'a mut usize,
+    bounds: &'a mut Aabb,
+}
+
+impl TubeFraming<'_> {
+    /// Frames the tube along `points` when they moved since the last framing (see `Redraw`);
+    /// returns how many vertices are then to be written, `None` when the tube stays as drawn.
+    pub fn frame(&mut self, points: &[Vec3], radius: f32) -> Option<usize> {
+        if !self.redraw.needed(points, radius) {
+            return None;
+        }
+        let (lo, hi) = self.tube.frame(points, radius, *self.live_rings);
+        let n = self.tube.written_rings() * (self.tube.sides() + 1);
+        *self.live_rings = (self.tube.active_rings() + 1).min(self.tube.max_rings());
+        let size = hi - lo;
+        *self.bounds = if self.tube.active_rings() == 0 || !size.is_finite() {
+            Aabb::new(Vector3::ZERO, Vector3::ZERO)
+        } else {
+            Aabb::new(vector3(lo), vector3(size))
+        };
+        Some(n)
+    }
+}
+
 pub struct TubeVertices<'a> {
     tube: &'a Tube,
     layout: &'a VertexLayout,

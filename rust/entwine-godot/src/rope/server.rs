@@ -25,11 +25,16 @@ use godot::obj::GdMut;
 use godot::prelude::*;
 
 use super::colliders::SharedGather;
+use super::step::RopeFraming;
 use super::{RopeSimulation, TubeVertices};
 
 /// The tube vertices a frame's drawing must write in all (about 0.2 ms of work: 64 default ropes)
 /// before they are shared with the world's batch thread.
 pub const SHARED_VERTICES: usize = 20_000;
+
+/// The ropes a frame's drawing must frame (about 0.05 ms of work) before their framing is shared
+/// with the world's batch thread.
+pub const SHARED_FRAMINGS: usize = 64;
 
 thread_local! {
     static SERVER: RefCell<Option<RopeServer>> = const { RefCell::new(None) };
@@ -75,6 +80,9 @@ impl Manual {
 #[derive(Default)]
 struct Drawing {
     bound: Bound,
+    /// Each rope's tube framing, and what it gave (`None`: the rope is not drawn this time).
+    framings: Vec<Option<RopeFraming<'static>>>,
+    framed: Vec<Option<Option<usize>>>,
     uploads: Vec<bool>,
     vertices: Vec<TubeVertices<'static>>,
 }
@@ -584,21 +592,41 @@ fn draw_list(
     }
     let Drawing {
         bound,
+        framings,
+        framed,
         uploads,
         vertices,
     } = room;
     let mut held = recycle(core::mem::take(bound));
     held.extend(ropes.iter_mut().map(|r| r.bind_mut()));
-    uploads.clear();
-    let mut writes = recycle(core::mem::take(vertices));
-    let mut total = 0;
+    // Each rope's tube framing (no engine call), shared with the batch's thread when there are many.
+    let mut frames = recycle(core::mem::take(framings));
     for r in held.iter_mut() {
         if refresh {
             r.drawn_asleep = false;
         } else {
             r.draw_queued = false;
         }
-        let due = r.render_prepare(alpha);
+        frames.push(r.render_framing(alpha));
+    }
+    let frame = |f: &mut Option<RopeFraming<'_>>| {
+        if let Some(f) = f.as_mut() {
+            f.frame();
+        }
+    };
+    if frames.len() >= SHARED_FRAMINGS {
+        batch.for_each_shared(&mut frames, frame);
+    } else {
+        frames.iter_mut().for_each(frame);
+    }
+    framed.clear();
+    framed.extend(frames.iter().map(|f| f.as_ref().map(|f| f.framed)));
+    *framings = recycle(frames);
+    uploads.clear();
+    let mut writes = recycle(core::mem::take(vertices));
+    let mut total = 0;
+    for (r, framed) in held.iter_mut().zip(framed.iter()) {
+        let due = framed.is_some_and(|framed| r.render_rest(alpha, framed));
         uploads.push(due);
         if let Some(v) = due.then(|| r.tube_vertices()).flatten() {
             total += v.count();

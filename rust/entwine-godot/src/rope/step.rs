@@ -1,6 +1,7 @@
 //! RopeSimulation's step: gathering the world, stepping alone or in the rope server's batch,
 //! emitting the step's signals, and drawing the rope.
 
+use super::mesh::TubeFraming;
 use super::*;
 use crate::direct::Lent;
 use entwine_core::rope::gather;
@@ -242,22 +243,47 @@ impl RopeSimulation {
 
     /// All of [`Self::render`] but the tube's vertices and upload, with the engine's physics
     /// interpolation fraction `alpha`; returns whether those are due: then [`Self::tube_vertices`]
-    /// (on any thread) and [`Self::render_upload`] follow, as the rope server draws many ropes.
+    /// (on any thread) and [`Self::render_upload`] follow. In three parts, as the rope server
+    /// draws many ropes: [`Self::render_framing`], [`RopeFraming::frame`] (on any thread) and
+    /// [`Self::render_rest`].
     pub(super) fn render_prepare(&mut self, alpha: f32) -> bool {
-        let asleep_and_drawn = self.drawn_asleep;
-        let Some(rope) = self
-            .rope
-            .as_ref()
-            .filter(|r| !(r.is_sleeping() && asleep_and_drawn))
-        else {
+        let Some(mut framing) = self.render_framing(alpha) else {
             return false;
         };
+        framing.frame();
+        let framed = framing.framed;
+        self.render_rest(alpha, framed)
+    }
+
+    /// The first part of [`Self::render_prepare`]: `None` when the rope is not drawn this time
+    /// (none built, or asleep and drawn where it sleeps), else its tube's framing to run.
+    pub(super) fn render_framing(&mut self, alpha: f32) -> Option<RopeFraming<'_>> {
+        let asleep_and_drawn = self.drawn_asleep;
+        let rope = self
+            .rope
+            .as_ref()
+            .filter(|r| !(r.is_sleeping() && asleep_and_drawn))?;
         self.drawn_asleep = rope.is_sleeping();
+        Some(RopeFraming {
+            rope,
+            scratch: &mut self.scratch,
+            tube: self.tube.as_mut().map(TubeMesh::framing),
+            radius: self.radius,
+            alpha,
+            framed: None,
+        })
+    }
+
+    /// The last part of [`Self::render_prepare`], after [`RopeFraming::frame`] gave `framed`:
+    /// sizes the tube's buffers, and draws the cut-off piece and the debug points (engine calls);
+    /// returns whether the tube's vertices and upload are due.
+    pub(super) fn render_rest(&mut self, alpha: f32, framed: Option<usize>) -> bool {
+        let Some(rope) = self.rope.as_ref() else {
+            return false;
+        };
         let radius = self.radius;
-        let mut due = false;
-        if let Some(t) = self.tube.as_mut() {
-            let n = rope.interpolated(alpha, &mut self.scratch);
-            due = t.prepare(&self.scratch[..n], radius);
+        if let (Some(t), Some(n)) = (self.tube.as_mut(), framed) {
+            t.size_for(n);
         }
         if let Some(t) = self.loose_tube.as_mut() {
             // The cut-off piece's tube is rebuilt and uploaded only while there is a piece to
@@ -282,7 +308,7 @@ impl RopeSimulation {
                 mm.set_instance_transform(i as i32, Transform3D::new(Basis::IDENTITY, vector3(*p)));
             }
         }
-        due
+        self.tube.is_some() && framed.is_some()
     }
 
     /// The tube's vertices to write, after [`Self::render_prepare`] said they are due.
@@ -331,5 +357,27 @@ impl RopeSimulation {
 
     pub(super) fn clear_warning(&mut self, kind: u32) {
         self.warnings.clear(kind);
+    }
+}
+
+/// A rope's tube framing for one drawing, borrowed out of its node (no engine object in it), so that
+/// many ropes' framing can be shared between threads (see [`RopeSimulation::render_prepare`]).
+pub(super) struct RopeFraming<'a> {
+    rope: &'a Rope,
+    scratch: &'a mut Vec<Vec3>,
+    tube: Option<TubeFraming<'a>>,
+    radius: f32,
+    alpha: f32,
+    /// After [`RopeFraming::frame`]: the tube's vertices to write, `None` when it stays as drawn.
+    pub framed: Option<usize>,
+}
+
+impl RopeFraming<'_> {
+    /// Frames the tube along the rope's points as drawn (interpolated by the fraction given).
+    pub fn frame(&mut self) {
+        if let Some(t) = self.tube.as_mut() {
+            let n = self.rope.interpolated(self.alpha, self.scratch);
+            self.framed = t.frame(&self.scratch[..n], self.radius);
+        }
     }
 }
