@@ -583,7 +583,8 @@ impl SoldierBearing {
             }
             return;
         };
-        if let (Some(hand), true) = (rig.hand_in_head, weight > 0.0) {
+        let saluting = weight > 0.0;
+        if let Some(hand) = rig.hand_in_head.filter(|_| saluting) {
             let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
             let local = transform_scaled(salute_target(head, hand), Vector3::ONE);
             let target = skeleton_global * local;
@@ -600,21 +601,16 @@ impl SoldierBearing {
         let Some(lent) = Lent::new(&ik) else {
             return;
         };
-        if rig.hand_in_head.is_none() {
-            if self.saluting {
-                let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
-                self.warn_once(WARN_IK, &msg);
-            }
-            lent.set_active(false);
-        } else if weight <= 0.0 {
-            if lent.is_active() {
-                lent.set_active(false);
-            }
-        } else {
+        if rig.hand_in_head.is_none() && self.saluting {
+            let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
+            self.warn_once(WARN_IK, &msg);
+        }
+        let active = saluting && rig.hand_in_head.is_some();
+        if active {
             lent.set_influence(weight);
-            if !lent.is_active() {
-                lent.set_active(true);
-            }
+        }
+        if lent.is_active() != active {
+            lent.set_active(active);
         }
     }
 }

@@ -202,6 +202,8 @@ impl TubeMesh {
         }
     }
 
+    /// The second part: the framed rings' vertices to write into the buffers, which any thread
+    /// may do (see [`TubeVertices::write`]).
     pub fn vertices(&mut self) -> TubeVertices<'_> {
         TubeVertices {
             tube: &self.tube,
@@ -242,8 +244,6 @@ impl TubeMesh {
     }
 }
 
-/// A framed tube's vertices and the bytes they go to (see [`TubeMesh::vertices`]): no engine
-/// object in it, so it can be handed to another thread.
 /// A tube's framing borrowed out of its [`TubeMesh`] (no engine object in it), so that many ropes'
 /// framing can be shared between threads: [`TubeFraming::frame`], then [`TubeMesh::size_for`] on the
 /// main thread.
@@ -274,6 +274,8 @@ impl TubeFraming<'_> {
     }
 }
 
+/// A framed tube's vertices and the bytes they go to (see [`TubeMesh::vertices`]): no engine
+/// object in it, so it can be handed to another thread.
 pub struct TubeVertices<'a> {
     tube: &'a Tube,
     layout: &'a VertexLayout,

@@ -58,7 +58,7 @@ struct Manual {
     bound: Bound,
     ids: Vec<(i64, u32)>,
     keep: Vec<bool>,
-    /// [`draw_now`]'s room for the ropes bound, their uploads and their vertices.
+    /// [`draw_now`]'s room for drawing its ropes (see [`Drawing`]).
     drawing: Drawing,
 }
 
