@@ -164,10 +164,16 @@ func test_salute_puts_the_right_hand_at_the_brow_and_releases_it() -> void:
 	for i in 4:
 		before.append(_soldier(squad, i).global_position)
 	var rest_hand: Vector3 = _pose(squad, 0)[1].origin
+	var ik := squad.get_soldier_bearing(0).get_node(squad.get_soldier_bearing(0).salute_ik) as LimbIK
+	# Lowered, the salute's LimbIK is off at influence 1: below 1 the skeleton would copy and
+	# compare all its bone poses around it every frame, even with it off.
+	check(not ik.active and ik.influence == 1.0, "before the salute its LimbIK is off at influence 1", "off, 1.0", [ik.active, ik.influence])
 	check(squad.salute(), "salute() accepted")
 	check(squad.is_saluting(), "saluting")
 	check(saluting == [true], "salute_changed(true) emitted", [true], saluting)
-	await physics_frames(45)  # raised in 0.4 s
+	await physics_frames(8)
+	check(ik.active and ik.influence > 0.0 and ik.influence < 1.0, "while the arm rises its LimbIK's influence rises", "in (0, 1)", ik.influence)
+	await physics_frames(37)  # raised in 0.4 s
 	var worst := 0.0
 	for i in 4:
 		var bearing := squad.get_soldier_bearing(i)
@@ -205,6 +211,7 @@ func test_salute_puts_the_right_hand_at_the_brow_and_releases_it() -> void:
 	squad.halt()  # eyes front, so the hand can be compared with its place before
 	await physics_frames(60)
 	check_near(squad.get_soldier_bearing(0).get_salute_weight(), 0.0, 1e-4, "the salute's weight blended back to 0")
+	check(not ik.active and ik.influence == 1.0, "lowered again, its LimbIK is off at influence 1", "off, 1.0", [ik.active, ik.influence])
 	var hand_down: Vector3 = _pose(squad, 0)[1].origin
 	var local_down := (_pose(squad, 0)[2] as Transform3D).affine_inverse() * hand_down
 	check(local_down.y < 1.0, "the hand is back down by the hip", "< 1.0", local_down.y)

@@ -43,7 +43,8 @@ use rig_data::{rotation_of, salute_arm, Rig};
 ///   the hand bone at [member salute_hand_offset] from the head (in the head's frame), fingers
 ///   toward the brow, the elbow out to the side along [member salute_pole]. Its `influence` rises
 ///   from 0 to 1 over [member salute_time] (eased) and falls back the same way when the salute
-///   ends.
+///   ends; lowered, the [LimbIK] is turned off and its `influence` left at 1 (below 1 the
+///   skeleton would copy every bone's pose around it each frame, even while it is off).
 ///
 /// Directions use the character's axes: x right, y up, z back, with the character's forward given
 /// by [member body_forward] in the skeleton's space (−Z for Godot-facing rigs, +Z for imported
@@ -436,7 +437,6 @@ impl SoldierBearing {
             b.set_rotation_weight(1.0);
         }
         self.own_ik = Some(ik.instance_id());
-        ik.set_influence(0.0);
         ik.set_active(false);
         skeleton.add_child(&ik);
         let index = self.base().get_index() + 1;
@@ -606,9 +606,10 @@ impl SoldierBearing {
             self.warn_once(WARN_IK, &msg);
         }
         let active = saluting && rig.hand_in_head.is_some();
-        if active {
-            lent.set_influence(weight);
-        }
+        // Lowered, the LimbIK is off and its influence is left at 1: the skeleton copies and
+        // compares every bone's pose around a modifier whose influence is below 1, even one that
+        // is off.
+        lent.set_influence(if active { weight } else { 1.0 });
         if lent.is_active() != active {
             lent.set_active(active);
         }
