@@ -8,8 +8,8 @@ extends EntwineBench
 ## The main thread's CPU time per frame (EntwineProfiler's thread clock, which other processes on a
 ## shared machine do not inflate; wall time printed next to it) is measured with no modifier, with
 ## an empty modifier (the engine's own cost of running any modifier: backing up and restoring the
-## pose), with Rust `SoldierBearing`, with it saluting as well (its own LimbIK raising the right
-## arm: the look and the salute together), with it looking while its salute's LimbIK is made but
+## pose), with Rust `SoldierBearing`, with it saluting as well (its LimbIK raising the right arm,
+## solved in the bearing's own pass: the look and the salute together), with it looking while its salute's LimbIK is made but
 ## lowered (what a squad's soldiers do between salutes), and with the GDScript baseline (the look
 ## only), in
 ## interleaved rounds; medians, the rounds' spread printed. The cost of a look is the frame time
@@ -94,7 +94,7 @@ func _run() -> void:
 		(median(wall["empty"]) - median(wall["none"])) / CHARACTERS, outlier_note(samples),
 		gd_us / rust_us])
 	if own["rust"]["SoldierBearing"][0] >= 0.0:
-		print("bench soldier_bearing: own passes (EntwineProfiler.own_time_usec, thread CPU per soldier per frame, medians of %d rounds): SoldierBearing %s looking; saluting as well, SoldierBearing %s and its LimbIK %s; the rest of each figure above is the engine's work around them" % [
+		print("bench soldier_bearing: own passes (EntwineProfiler.own_time_usec, thread CPU per soldier per frame, medians of %d rounds): SoldierBearing %s looking; saluting as well, SoldierBearing %s with its salute's LimbIK solved in its pass (the LimbIKs' own passes %s); the rest of each figure above is the engine's work around them" % [
 			OWN_ROUNDS, own_line(own["rust"]["SoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["SoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["LimbIK"], CHARACTERS)])

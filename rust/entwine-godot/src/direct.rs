@@ -40,7 +40,6 @@ struct Calls {
     is_inside_tree: sys::GDExtensionMethodBindPtr,
     modifier_is_active: sys::GDExtensionMethodBindPtr,
     modifier_set_active: sys::GDExtensionMethodBindPtr,
-    modifier_set_influence: sys::GDExtensionMethodBindPtr,
 }
 
 // SAFETY: the method binds are the engine's, valid for the process and not tied to a thread (the
@@ -103,7 +102,6 @@ pub fn load() {
                 is_inside_tree: bind(&node_class, "is_inside_tree", 36873697)?,
                 modifier_is_active: bind(&modifier, "is_active", 36873697)?,
                 modifier_set_active: bind(&modifier, "set_active", 2586408642)?,
-                modifier_set_influence: bind(&modifier, "set_influence", 373806689)?,
             })
         }
     });
@@ -292,17 +290,6 @@ impl<T: Inherits<SkeletonModifier3D>> Lent<'_, T> {
         if !unsafe { self.send(|c| c.modifier_set_active, &[arg(&byte)]) } {
             let mut modifier = self.object.clone().upcast::<SkeletonModifier3D>();
             modifier.set_active(active);
-        }
-    }
-
-    /// `SkeletonModifier3D.set_influence(influence)`.
-    pub fn set_influence(&self, influence: f32) {
-        // A float argument goes through ptrcall as a double.
-        let wide = f64::from(influence);
-        // SAFETY: a SkeletonModifier3D's method: a float (a double) in, nothing out.
-        if !unsafe { self.send(|c| c.modifier_set_influence, &[arg(&wide)]) } {
-            let mut modifier = self.object.clone().upcast::<SkeletonModifier3D>();
-            modifier.set_influence(influence);
         }
     }
 }

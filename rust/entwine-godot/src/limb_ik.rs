@@ -186,6 +186,25 @@ impl ISkeletonModifier3D for LimbIK {
 }
 
 impl LimbIK {
+    /// Returns true when this node is a child of `skeleton` (its parent is kept from the first
+    /// call or pass until it changes).
+    pub(crate) fn is_on(&mut self, skeleton: &Gd<Skeleton3D>) -> bool {
+        if self.skeleton.is_none() {
+            self.skeleton = self.base().get_skeleton();
+        }
+        self.skeleton
+            .as_ref()
+            .is_some_and(|s| s.instance_id_unchecked() == skeleton.instance_id_unchecked())
+    }
+
+    /// Runs this modifier's solve inside another Entwine modifier's pass on `skeleton`, its
+    /// parent (see [`LimbIK::is_on`]), whether this modifier is active or not: a
+    /// [`SoldierBearing`](crate::formation::bearing::SoldierBearing)'s salute, one pass for the
+    /// skeleton.
+    pub(crate) fn solve_within(&mut self, skeleton: &mut Gd<Skeleton3D>, delta: f64) {
+        self.pass(skeleton, delta);
+    }
+
     /// One modifier pass on `skeleton`.
     fn pass(&mut self, skeleton: &mut Gd<Skeleton3D>, delta: f64) {
         let Some([upper, lower, end]) = self.resolve_chain(skeleton) else {

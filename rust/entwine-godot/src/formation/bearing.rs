@@ -38,13 +38,15 @@ use rig_data::{rotation_of, salute_arm, Rig};
 ///   at the same rate when [member looking] goes false. [member chest_share] of the look goes to
 ///   [member chest_bone], [member neck_share] to [member neck_bone], the rest to [member head_bone],
 ///   so the head's forward ends exactly on the target.
-/// - **Salute**: while [member saluting], a [LimbIK] (see [member salute_ik] and
-///   [method create_salute_ik]; it must come after this node among the skeleton's children) puts
-///   the hand bone at [member salute_hand_offset] from the head (in the head's frame), fingers
-///   toward the brow, the elbow out to the side along [member salute_pole]. Its `influence` rises
-///   from 0 to 1 over [member salute_time] (eased) and falls back the same way when the salute
-///   ends; lowered, the [LimbIK] is turned off and its `influence` left at 1 (below 1 the
-///   skeleton would copy every bone's pose around it each frame, even while it is off).
+/// - **Salute**: while [member saluting], the [LimbIK] [member salute_ik] leads to (see
+///   [method create_salute_ik]; a child of the same skeleton) puts the hand bone at
+///   [member salute_hand_offset] from the head (in the head's frame), fingers toward the brow, the
+///   elbow out to the side along [member salute_pole]. The salute's weight rises from 0 to 1 over
+///   [member salute_time] (eased) and falls back the same way when the salute ends; it is the
+///   LimbIK's `position_weight` and `rotation_weight`, so the wrist travels from its animated
+///   place to the brow. The LimbIK's solve runs inside this modifier's pass, after the look (one
+///   pass for the skeleton, whatever the children's order): the LimbIK itself is kept inactive,
+///   and its target, pole and weights show what the salute last asked of it.
 ///
 /// Directions use the character's axes: x right, y up, z back, with the character's forward given
 /// by [member body_forward] in the skeleton's space (−Z for Godot-facing rigs, +Z for imported
@@ -132,8 +134,9 @@ pub struct SoldierBearing {
     #[var(pub)]
     #[init(val = 0.4)]
     salute_time: f32,
-    /// A [LimbIK] on the saluting arm, after this node among the skeleton's children (see
-    /// [method create_salute_ik]). Without one a salute does nothing (one warning).
+    /// A [LimbIK] on the saluting arm, a child of the same skeleton (see
+    /// [method create_salute_ik]); this node runs its solve and keeps it inactive. Without one, or
+    /// with one under another skeleton, a salute does nothing (one warning).
     #[export]
     #[var(get = get_salute_ik, set = set_salute_ik)]
     salute_ik: NodePath,
@@ -188,6 +191,7 @@ pub(crate) struct SquadWarnings {
 
 const WARN_HEAD: u32 = 0;
 const WARN_IK: u32 = 1;
+const WARN_IK_ELSEWHERE: u32 = 2;
 
 #[godot_api]
 impl ISkeletonModifier3D for SoldierBearing {
@@ -212,13 +216,13 @@ impl ISkeletonModifier3D for SoldierBearing {
 
 impl SoldierBearing {
     /// One modifier pass on `skeleton`.
-    fn pass(&mut self, skeleton: &mut Gd<Skeleton3D>, cfg: BearingConfig, delta: f64) {
-        let Some(rig) = self.resolve(skeleton) else {
+    fn pass(&mut self, gd: &mut Gd<Skeleton3D>, cfg: BearingConfig, delta: f64) {
+        let Some(rig) = self.resolve(gd) else {
             return;
         };
         // The pass's reads and writes go straight to the engine (the skeleton running the pass is
         // alive; see `direct`).
-        let Some(mut skeleton) = Lent::new(skeleton) else {
+        let Some(mut skeleton) = Lent::new(gd) else {
             return;
         };
         let skeleton_global = skeleton.global_transform();
@@ -288,7 +292,7 @@ impl SoldierBearing {
         let head_after = skeleton.global_pose(rig.head);
         self.head_global = skeleton_global * head_after.origin;
         self.head_known = true;
-        self.drive_salute(skeleton_global, &rig, head_after, deltas[0]);
+        self.salute(gd, skeleton_global, &rig, head_after, deltas[0], delta);
     }
 }
 
@@ -405,6 +409,7 @@ impl SoldierBearing {
     pub fn set_salute_ik(&mut self, path: NodePath) {
         self.salute_ik = path;
         self.warnings.clear(WARN_IK);
+        self.warnings.clear(WARN_IK_ELSEWHERE);
     }
 
     /// Returns the salute's [LimbIK] path.
@@ -564,17 +569,20 @@ impl SoldierBearing {
         self.salute_ik_node.get(from, &self.salute_ik)
     }
 
-    /// Writes the salute's target, pole and weight into its [LimbIK] (after the look moved the head).
-    fn drive_salute(
+    /// Raises the hand to the brow, by the salute's weight, with its [LimbIK]'s solve run inside
+    /// this pass (after the look moved the head): one modifier pass for the skeleton. The LimbIK
+    /// itself is kept off, so the skeleton does not run it a second time.
+    fn salute(
         &mut self,
+        skeleton: &mut Gd<Skeleton3D>,
         skeleton_global: Transform3D,
         rig: &Rig,
         head: Transform3D,
         chest_turn: Quat,
+        delta: f64,
     ) {
         let weight = self.motion.salute_weight();
-        let ik = self.ik();
-        let Some(mut ik) = ik else {
+        let Some(mut ik) = self.ik() else {
             if self.saluting {
                 self.warn_once(
                     WARN_IK,
@@ -583,35 +591,42 @@ impl SoldierBearing {
             }
             return;
         };
-        let saluting = weight > 0.0;
-        if let Some(hand) = rig.hand_in_head.filter(|_| saluting) {
-            let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
-            let local = transform_scaled(salute_target(head, hand), Vector3::ONE);
-            let target = skeleton_global * local;
-            self.salute_target = target;
-            // Checked where it is set.
-            let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
-            let mut b = ik.bind_mut();
-            b.set_target_transform(target);
-            b.set_pole_direction(vector3(pole));
-            b.set_position_weight(1.0);
-            b.set_rotation_weight(1.0);
+        if !ik.bind_mut().is_on(skeleton) {
+            if self.saluting {
+                self.warn_once(
+                    WARN_IK_ELSEWHERE,
+                    "salute_ik points at a LimbIK that is not a child of this node's skeleton; no salute",
+                );
+            }
+            return;
         }
-        // Its activity and influence go straight to the engine (see `direct`).
-        let Some(lent) = Lent::new(&ik) else {
+        // Its switch goes straight to the engine (see `direct`).
+        if let Some(lent) = Lent::new(&ik) {
+            if lent.is_active() {
+                lent.set_active(false);
+            }
+        }
+        let Some(hand) = rig.hand_in_head else {
+            if self.saluting {
+                let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
+                self.warn_once(WARN_IK, &msg);
+            }
             return;
         };
-        if rig.hand_in_head.is_none() && self.saluting {
-            let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
-            self.warn_once(WARN_IK, &msg);
+        if weight <= 0.0 {
+            return;
         }
-        let active = saluting && rig.hand_in_head.is_some();
-        // Lowered, the LimbIK is off and its influence is left at 1: the skeleton copies and
-        // compares every bone's pose around a modifier whose influence is below 1, even one that
-        // is off.
-        lent.set_influence(if active { weight } else { 1.0 });
-        if lent.is_active() != active {
-            lent.set_active(active);
-        }
+        let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
+        let local = transform_scaled(salute_target(head, hand), Vector3::ONE);
+        let target = skeleton_global * local;
+        self.salute_target = target;
+        // Checked where it is set.
+        let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
+        let mut b = ik.bind_mut();
+        b.set_target_transform(target);
+        b.set_pole_direction(vector3(pole));
+        b.set_position_weight(weight);
+        b.set_rotation_weight(weight);
+        b.solve_within(skeleton, delta);
     }
 }
