@@ -63,7 +63,7 @@ fn main() {
     let substeps: f32 = ropes
         .ropes
         .iter()
-        .map(|r| r.as_ref().map_or(0, Rope::substeps_in_use) as f32)
+        .map(|r| r.as_ref().map_or(0, |r| r.substeps_in_use()) as f32)
         .sum::<f32>()
         / ROPES as f32;
     let checksum = points_checksum(&ropes.ropes);

@@ -49,7 +49,7 @@ static GLOBAL: Counting = Counting;
 #[allow(clippy::too_many_arguments)]
 fn tick(
     batch: &mut RopeBatch,
-    ropes: &mut [Option<Rope>],
+    ropes: &mut [Option<Box<Rope>>],
     worlds: &mut [World],
     tubes: &mut [Drawn],
     scratch: &mut [Vec3],
@@ -150,15 +150,15 @@ fn allocations_in_ticks(count: usize, points: usize) -> (usize, u64) {
         iterations: 8,
         ..RopeParams::default()
     };
-    let mut ropes: Vec<Option<Rope>> = (0..count)
+    let mut ropes: Vec<Option<Box<Rope>>> = (0..count)
         .map(|i| {
-            Some(Rope::new(
+            Some(Box::new(Rope::new(
                 32,
                 points,
                 params,
                 Vec3::new(i as f32 * 0.7, 4.0, 0.0),
                 Vec3::NEG_Y,
-            ))
+            )))
         })
         .collect();
     let mut worlds: Vec<World> = (0..count).map(|_| World::with_capacity(32)).collect();

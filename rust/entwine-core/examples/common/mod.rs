@@ -45,7 +45,7 @@ pub fn home(i: usize) -> glam::Vec3 {
 /// Returns the sum of every point's coordinates of the ropes that are there: the same code gives
 /// the same checksum.
 #[allow(dead_code)] // the rope examples only
-pub fn points_checksum(ropes: &[Option<entwine_core::rope::Rope>]) -> f64 {
+pub fn points_checksum(ropes: &[Option<Box<entwine_core::rope::Rope>>]) -> f64 {
     ropes
         .iter()
         .flatten()
@@ -77,7 +77,7 @@ pub fn swung_anchor(i: usize, frame: usize, dt: f32) -> glam::Vec3 {
 #[allow(dead_code)] // the rope examples only
 pub struct Ropes {
     /// The ropes (each is in the batch only during [`Ropes::tick`]).
-    pub ropes: Vec<Option<entwine_core::rope::Rope>>,
+    pub ropes: Vec<Option<Box<entwine_core::rope::Rope>>>,
     worlds: Vec<entwine_core::rope::World>,
     batch: entwine_core::rope::batch::RopeBatch,
 }
@@ -88,7 +88,7 @@ impl Ropes {
     pub fn new(ropes: Vec<entwine_core::rope::Rope>) -> Self {
         let count = ropes.len();
         Self {
-            ropes: ropes.into_iter().map(Some).collect(),
+            ropes: ropes.into_iter().map(|r| Some(Box::new(r))).collect(),
             worlds: (0..count)
                 .map(|_| entwine_core::rope::World::with_capacity(32))
                 .collect(),

@@ -2,9 +2,10 @@
 //! colliders and inputs, stepped in one call.
 //!
 //! An engine's glue collects every rope due in a physics tick (its anchor, end attachment and the
-//! colliders around it), moves each rope's state into the batch with [`RopeBatch::push`] (a move of
-//! the rope's fixed-size header: its point buffers stay where they are), calls [`RopeBatch::step`]
-//! once, and takes the ropes back with their [`StepEvents`] through [`RopeBatch::drain`]. The store
+//! colliders around it), moves each rope into the batch with [`RopeBatch::push`] (a rope is kept
+//! boxed, so that is a pointer's move: the rope and its point buffers stay where they are), calls
+//! [`RopeBatch::step`] once, and takes the ropes back with their [`StepEvents`] through
+//! [`RopeBatch::drain`]. The store
 //! keeps its capacity from tick to tick, so once it has held the most ropes a tick brings, a tick
 //! allocates nothing (`tests/rope_batch_alloc.rs` counts).
 //!
@@ -50,8 +51,8 @@ pub struct StepInput {
 /// A rope in the batch, with its colliders, inputs and (after [`RopeBatch::step`]) what happened.
 #[derive(Debug)]
 pub struct BatchEntry {
-    /// The rope.
-    pub rope: Rope,
+    /// The rope (boxed, so that handing it in and out of the batch moves a pointer, not the rope).
+    pub rope: Box<Rope>,
     /// The colliders around it for this step.
     pub world: World,
     /// Its inputs for this step.
@@ -319,7 +320,7 @@ impl RopeBatch {
 
     /// Adds `rope` with its colliders and inputs for the next [`RopeBatch::step`], tagged `owner`.
     /// Allocates only when the batch holds more ropes than it ever has.
-    pub fn push(&mut self, rope: Rope, world: World, input: StepInput, owner: usize) {
+    pub fn push(&mut self, rope: Box<Rope>, world: World, input: StepInput, owner: usize) {
         self.entries.push(BatchEntry {
             rope,
             world,
@@ -680,7 +681,8 @@ mod tests {
         });
         let xs = [0.0_f32, 0.5, 1.0, 1.5];
         let mut alone: Vec<Rope> = xs.iter().map(|x| rope(*x)).collect();
-        let mut held: Vec<Option<Rope>> = xs.iter().map(|x| Some(rope(*x))).collect();
+        let mut held: Vec<Option<Box<Rope>>> =
+            xs.iter().map(|x| Some(Box::new(rope(*x)))).collect();
         let mut worlds: Vec<World> = xs.iter().map(|_| world.clone()).collect();
         let mut batch = RopeBatch::with_capacity(xs.len());
         // The first rope once more, without the box: the box must make a difference.
@@ -756,7 +758,12 @@ mod tests {
             frame_input(anchor, end)
         };
         let mut alone: Vec<(Rope, f32)> = (0..count).map(setup).collect();
-        let mut held: Vec<Option<(Rope, f32)>> = (0..count).map(|i| Some(setup(i))).collect();
+        let mut held: Vec<Option<(Box<Rope>, f32)>> = (0..count)
+            .map(|i| {
+                let (r, h) = setup(i);
+                Some((Box::new(r), h))
+            })
+            .collect();
         let mut batch = RopeBatch::with_capacity(count);
         let mut lengths = 0;
         for f in 0..300 {
@@ -780,7 +787,7 @@ mod tests {
                 let s = input(i, f, &r, h);
                 batch.push(r, World::default(), s, i);
                 *slot = Some((
-                    Rope::new(2, 2, RopeParams::default(), Vec3::ZERO, Vec3::Y),
+                    Box::new(Rope::new(2, 2, RopeParams::default(), Vec3::ZERO, Vec3::Y)),
                     h,
                 ));
             }
@@ -858,8 +865,10 @@ mod tests {
                 World::default()
             }
         };
-        let mut wide: Vec<Option<Rope>> = (0..count).map(|i| Some(make(i))).collect();
-        let mut base: Vec<Option<Rope>> = (0..count).map(|i| Some(make(i))).collect();
+        let mut wide: Vec<Option<Box<Rope>>> =
+            (0..count).map(|i| Some(Box::new(make(i)))).collect();
+        let mut base: Vec<Option<Box<Rope>>> =
+            (0..count).map(|i| Some(Box::new(make(i)))).collect();
         let (mut a, mut b) = (RopeBatch::default(), RopeBatch::default());
         let start: Vec<Vec3> = (0..count)
             .map(|i| *make(i).points().last().expect("points"))
@@ -955,7 +964,8 @@ mod tests {
             }
         };
         let mut alone: Vec<Rope> = (0..count).map(make).collect();
-        let mut held: Vec<Option<Rope>> = (0..count).map(|i| Some(make(i))).collect();
+        let mut held: Vec<Option<Box<Rope>>> =
+            (0..count).map(|i| Some(Box::new(make(i)))).collect();
         let mut batch = RopeBatch::default();
         for f in 0..120 {
             let events: Vec<StepEvents> = alone
@@ -1060,7 +1070,8 @@ mod tests {
         };
         let worlds: Vec<World> = (0..count).map(world_of).collect();
         let mut alone: Vec<Rope> = (0..count).map(setup).collect();
-        let mut held: Vec<Option<Rope>> = (0..count).map(|i| Some(setup(i))).collect();
+        let mut held: Vec<Option<Box<Rope>>> =
+            (0..count).map(|i| Some(Box::new(setup(i)))).collect();
         let mut batch = RopeBatch::with_capacity(count);
         let mut touched = 0;
         for f in 0..300 {
@@ -1139,7 +1150,7 @@ mod tests {
             })
             .collect();
         for (i, r) in ropes.drain(..).enumerate() {
-            batch.push(r, World::default(), input(i as f32, 0.0), i);
+            batch.push(Box::new(r), World::default(), input(i as f32, 0.0), i);
         }
         assert_eq!(batch.step(), 80);
         if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {

@@ -722,6 +722,7 @@ fn a_rope_resting_on_a_box_falls_asleep_and_a_batch_leaves_it_as_it_is() {
         "nearest point {nearest} m from the box"
     );
     let held = bits(rope.points());
+    let mut rope = Box::new(rope);
     let mut batch = RopeBatch::with_capacity(1);
     for _ in 0..60 {
         let input = StepInput {

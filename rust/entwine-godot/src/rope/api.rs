@@ -146,7 +146,7 @@ impl RopeSimulation {
             return;
         }
         self.clear_warning(warn::LENGTH);
-        match self.rope.as_mut() {
+        match self.rope.as_deref_mut() {
             Some(r) => {
                 r.set_target_length(length);
             }
@@ -241,14 +241,14 @@ impl RopeSimulation {
     /// Returns [member sleeping] (see the property).
     #[func]
     pub(super) fn is_sleeping(&self) -> bool {
-        self.rope.as_ref().is_some_and(Rope::is_sleeping)
+        self.rope.as_deref().is_some_and(Rope::is_sleeping)
     }
 
     /// Sets [member sleeping] (see the property): false wakes the rope, true puts it to sleep where
     /// it is. [signal sleeping_state_changed] follows at the rope's next physics step.
     #[func]
     pub(super) fn set_sleeping(&mut self, asleep: bool) {
-        if let Some(rope) = self.rope.as_mut() {
+        if let Some(rope) = self.rope.as_deref_mut() {
             if asleep {
                 rope.sleep();
             } else {
@@ -367,7 +367,7 @@ impl RopeSimulation {
         let Ok(i) = usize::try_from(index) else {
             return false;
         };
-        let Some(cut) = self.rope.as_mut().and_then(|r| r.cut_at(i)) else {
+        let Some(cut) = self.rope.as_deref_mut().and_then(|r| r.cut_at(i)) else {
             return false;
         };
         self.end_detached = self.end_named;
@@ -464,7 +464,7 @@ impl RopeSimulation {
     /// Returns the number of active points.
     #[func]
     pub fn get_active_point_count(&self) -> i32 {
-        self.rope.as_ref().map_or(0, |r| r.point_count() as i32)
+        self.rope.as_deref().map_or(0, |r| r.point_count() as i32)
     }
 
     /// Returns the points' world positions after the last physics step (allocates: for scripts and
@@ -482,7 +482,7 @@ impl RopeSimulation {
     /// physics frame, the last step's). Allocates: for scripts and tools.
     #[func]
     pub fn get_interpolated_points(&self) -> PackedVector3Array {
-        let Some(rope) = self.rope.as_ref() else {
+        let Some(rope) = self.rope.as_deref() else {
             return PackedVector3Array::new();
         };
         let mut out = vec![Vec3::ZERO; rope.point_count()];
@@ -503,14 +503,14 @@ impl RopeSimulation {
     /// (0.05 = 5 % longer than at rest).
     #[func]
     pub fn get_max_stretch(&self) -> f32 {
-        self.rope.as_ref().map_or(0.0, Rope::max_stretch)
+        self.rope.as_deref().map_or(0.0, Rope::max_stretch)
     }
 
     /// Lays the rope out again, straight down from the anchor, at rest.
     #[func]
     pub fn reset_rope(&mut self) {
         let anchor = self.sample_anchor().unwrap_or(Vec3::ZERO);
-        if let Some(r) = self.rope.as_mut() {
+        if let Some(r) = self.rope.as_deref_mut() {
             let l = r.target_length();
             r.reset(anchor, Vec3::NEG_Y, l);
         }
@@ -566,7 +566,7 @@ impl RopeSimulation {
     #[func]
     pub fn start_recording(&mut self, max_seconds: f32) {
         self.replaying = false;
-        let Some(rope) = self.rope.as_ref() else {
+        let Some(rope) = self.rope.as_deref() else {
             return;
         };
         let tps = Engine::singleton().get_physics_ticks_per_second().max(1) as f32;
@@ -598,7 +598,7 @@ impl RopeSimulation {
     /// Returns false when there is no recording.
     #[func]
     pub fn start_replay(&mut self) -> bool {
-        let (Some(rec), Some(rope)) = (self.recording.as_ref(), self.rope.as_mut()) else {
+        let (Some(rec), Some(rope)) = (self.recording.as_ref(), self.rope.as_deref_mut()) else {
             return false;
         };
         self.replayer.begin(rec, rope);

@@ -301,7 +301,7 @@ pub struct RopeSimulation {
     #[allow(dead_code)] // backs the property; the value lives in the rope
     tension: Vector3,
 
-    rope: Option<Rope>,
+    rope: Option<Box<Rope>>,
     world: World,
     gatherer: Option<Gatherer>,
     tube: Option<TubeMesh>,

@@ -25,7 +25,7 @@ impl RopeSimulation {
             rope.reset(anchor, Vec3::NEG_Y, target);
         }
         self.scratch = vec![Vec3::ZERO; rope.capacity()];
-        self.rope = Some(rope);
+        self.rope = Some(Box::new(rope));
         self.world = World::with_capacity(MAX_COLLIDERS);
         if self.gatherer.is_none() {
             self.gatherer = Some(Gatherer::new());
@@ -118,7 +118,7 @@ impl RopeSimulation {
             self.sleep_distance = fixed.sleep_distance;
         }
         let fixed = self.params();
-        if let Some(r) = self.rope.as_mut() {
+        if let Some(r) = self.rope.as_deref_mut() {
             r.set_params(fixed, |_| {});
         }
     }
@@ -175,7 +175,7 @@ impl RopeSimulation {
             self.base_mut().remove_child(&node);
             node.queue_free();
         }
-        let Some(capacity) = self.rope.as_ref().map(Rope::capacity) else {
+        let Some(capacity) = self.rope.as_deref().map(Rope::capacity) else {
             return;
         };
         if self.tube_enabled {
@@ -325,7 +325,7 @@ impl RopeSimulation {
     /// For the editor's gizmo: the rope's points now (world), into `out`; how many.
     pub(crate) fn editor_points(&self, out: &mut Vec<Vector3>) {
         out.clear();
-        if let Some(r) = self.rope.as_ref() {
+        if let Some(r) = self.rope.as_deref() {
             out.extend(r.points().iter().map(|p| vector3(*p)));
         }
     }

@@ -11,7 +11,7 @@ impl RopeSimulation {
     pub(super) fn physics_step(&mut self, dt: f32) {
         if let Some(input) = self.begin_step(dt) {
             self.gather_world(input.anchor, input.dt);
-            if let Some(rope) = self.rope.as_mut() {
+            if let Some(rope) = self.rope.as_deref_mut() {
                 let events = rope.step(input.dt, input.anchor, input.end, &self.world);
                 self.finish_step(input, events);
             }
@@ -75,7 +75,7 @@ impl RopeSimulation {
     /// Returns the step's inputs (live, or from the replay), recording them (the caller gathers the
     /// colliders); `None` when there is no step (no rope, or the replay just ended).
     pub(super) fn begin_step(&mut self, dt: f32) -> Option<StepInput> {
-        self.rope.as_ref()?;
+        self.rope.as_deref()?;
         // Checked every step, also while no end node is attached (again only once it changed).
         self.checked_end_offset();
         if self.exclude_dirty {
@@ -88,7 +88,7 @@ impl RopeSimulation {
                 .and_then(|rec| self.replayer.next(rec));
             match next {
                 Some(s) => {
-                    if let Some(r) = self.rope.as_mut() {
+                    if let Some(r) = self.rope.as_deref_mut() {
                         r.set_target_length(s.target_length);
                     }
                     (s.dt, s.anchor, s.end)
@@ -102,11 +102,11 @@ impl RopeSimulation {
         } else {
             let anchor = self
                 .sample_anchor()
-                .unwrap_or_else(|| self.rope.as_ref().map_or(Vec3::ZERO, Rope::anchor));
+                .unwrap_or_else(|| self.rope.as_deref().map_or(Vec3::ZERO, Rope::anchor));
             (dt, anchor, self.sample_end())
         };
         if self.recorder.is_recording() && !self.in_editor {
-            let target_length = self.rope.as_ref().map_or(0.0, Rope::target_length);
+            let target_length = self.rope.as_deref().map_or(0.0, Rope::target_length);
             self.recorder.push(AnchorSample {
                 dt,
                 anchor,
@@ -120,7 +120,7 @@ impl RopeSimulation {
     /// Applies a step's results: the pull on an attached body, a cut's detachment; keeps the events
     /// for [`Self::emit_step_signals`].
     pub(super) fn finish_step(&mut self, input: StepInput, events: StepEvents) {
-        let Some(rope) = self.rope.as_ref() else {
+        let Some(rope) = self.rope.as_deref() else {
             return;
         };
         let tension = rope.tension();
@@ -165,7 +165,7 @@ impl RopeSimulation {
             }
         }
         if due.sleep_changed {
-            self.sleep_told = self.rope.as_ref().is_some_and(Rope::is_sleeping);
+            self.sleep_told = self.rope.as_deref().is_some_and(Rope::is_sleeping);
             self.signals().sleeping_state_changed().emit();
             any = true;
         }
@@ -185,7 +185,7 @@ impl RopeSimulation {
         if solid | cutter == 0 || self.in_editor {
             return None;
         }
-        let rope = self.rope.as_ref()?;
+        let rope = self.rope.as_deref()?;
         let (lo, hi) = gather::query_box(rope, anchor, self.radius, cutter != 0)?;
         Some((lo, hi, solid, cutter))
     }
@@ -278,7 +278,7 @@ impl RopeSimulation {
     /// sizes the tube's buffers, and draws the cut-off piece and the debug points (engine calls);
     /// returns whether the tube's vertices and upload are due.
     pub(super) fn render_rest(&mut self, alpha: f32, framed: Option<usize>) -> bool {
-        let Some(rope) = self.rope.as_ref() else {
+        let Some(rope) = self.rope.as_deref() else {
             return false;
         };
         let radius = self.radius;
@@ -327,7 +327,7 @@ impl RopeSimulation {
     /// Writes the points as drawn this frame (see [`Self::get_interpolated_points`]) into `out`
     /// without allocating; returns how many (0 before the rope is built).
     pub(crate) fn interpolated_points(&self, out: &mut [Vec3]) -> usize {
-        let Some(rope) = self.rope.as_ref() else {
+        let Some(rope) = self.rope.as_deref() else {
             return 0;
         };
         let engine = Engine::singleton();
@@ -341,7 +341,7 @@ impl RopeSimulation {
 
     /// Returns the number of point slots (0 before the rope is built).
     pub(crate) fn point_capacity(&self) -> usize {
-        self.rope.as_ref().map_or(0, Rope::capacity)
+        self.rope.as_deref().map_or(0, Rope::capacity)
     }
 
     pub(super) fn warn_once(&mut self, kind: u32, message: &str) {
