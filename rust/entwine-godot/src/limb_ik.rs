@@ -68,6 +68,10 @@ impl From<Limb> for skeleton::Limb {
 /// node's path, the skeleton and the names tried, and the modifier leaves the pose alone until the
 /// chain is fixed.
 ///
+/// **Driven by another modifier.** A [SoldierBearing]'s salute runs its [LimbIK]'s solve inside its
+/// own pass, so that the skeleton runs one modifier for both: that [LimbIK] is kept inactive, and
+/// its target, pole and weights show what it was last asked.
+///
 /// **In the editor** the modifier runs as Godot's own IK modifiers do: the limb follows its target
 /// and pole while they are moved, and the editor's gizmo gives the target and the pole a handle
 /// each. Like every skeleton modifier, the bent pose is not saved into the scene.
