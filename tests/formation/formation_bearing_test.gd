@@ -367,14 +367,28 @@ func _follow_end(skeleton: Skeleton3D, ik: LimbIK) -> Array:
 	return at
 
 
+## Returns a frozen test character with a SoldierBearing under its skeleton.
+func _lone_soldier() -> TestCharacter:
+	var soldier := add(CHARACTER.instantiate()) as TestCharacter
+	soldier.frozen = true
+	soldier.get_skeleton().add_child(SoldierBearing.new())
+	return soldier
+
+
+## Returns [param soldier]'s SoldierBearing (see [method _lone_soldier]).
+func _bearing_of(soldier: TestCharacter) -> SoldierBearing:
+	for child in soldier.get_skeleton().get_children():
+		if child is SoldierBearing:
+			return child
+	return null
+
+
 func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
 	# The bearing keeps the LimbIK it found; freeing it, or pointing salute_ik elsewhere, must move
 	# the salute to the node the path leads to now.
-	var soldier := add(CHARACTER.instantiate()) as TestCharacter
-	soldier.frozen = true
+	var soldier := _lone_soldier()
 	var skeleton := soldier.get_skeleton()
-	var bearing := SoldierBearing.new()
-	skeleton.add_child(bearing)
+	var bearing := _bearing_of(soldier)
 	var first := bearing.create_salute_ik()
 	var first_hand := _follow_end(skeleton, first)
 	bearing.saluting = true
@@ -406,11 +420,9 @@ func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
 func test_the_salute_is_solved_after_the_look_whatever_the_order_of_the_skeletons_children() -> void:
 	# The salute's LimbIK placed before the bearing: the skeleton would run it first and the look
 	# would then carry the hand off the brow; the bearing solves it in its own pass, after the look.
-	var soldier := add(CHARACTER.instantiate()) as TestCharacter
-	soldier.frozen = true
+	var soldier := _lone_soldier()
 	var skeleton := soldier.get_skeleton()
-	var bearing := SoldierBearing.new()
-	skeleton.add_child(bearing)
+	var bearing := _bearing_of(soldier)
 	var ik := bearing.create_salute_ik()
 	var hand := _follow_end(skeleton, ik)
 	skeleton.move_child(ik, bearing.get_index())
