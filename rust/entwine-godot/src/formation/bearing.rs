@@ -569,6 +569,20 @@ impl SoldierBearing {
         self.salute_ik_node.get(from, &self.salute_ik)
     }
 
+    /// Returns true when [member salute_ik] leads to a [LimbIK] that is off (one look-up of the kept
+    /// node and one direct call: see `direct`).
+    fn salute_is_off(&mut self) -> bool {
+        if self.me.is_none() {
+            self.me = Some(self.to_gd().upcast());
+        }
+        let Some(from) = self.me.as_ref() else {
+            return false;
+        };
+        self.salute_ik_node
+            .lend(from, &self.salute_ik)
+            .is_some_and(|ik| !ik.is_active())
+    }
+
     /// Raises the hand to the brow, by the salute's weight, with its [LimbIK]'s solve run inside
     /// this pass (after the look moved the head): one modifier pass for the skeleton. The LimbIK
     /// itself is kept off, so the skeleton does not run it a second time.
@@ -582,6 +596,10 @@ impl SoldierBearing {
         delta: f64,
     ) {
         let weight = self.motion.salute_weight();
+        if weight <= 0.0 && !self.saluting && self.salute_is_off() {
+            // Lowered, and its LimbIK already off: a squad's soldiers between salutes.
+            return;
+        }
         let Some(mut ik) = self.ik() else {
             if self.saluting {
                 self.warn_once(
