@@ -367,28 +367,20 @@ func _follow_end(skeleton: Skeleton3D, ik: LimbIK) -> Array:
 	return at
 
 
-## Returns a frozen test character with a SoldierBearing under its skeleton.
-func _lone_soldier() -> TestCharacter:
+## Returns a SoldierBearing under the skeleton of a new, frozen test character.
+func _lone_bearing() -> SoldierBearing:
 	var soldier := add(CHARACTER.instantiate()) as TestCharacter
 	soldier.frozen = true
-	soldier.get_skeleton().add_child(SoldierBearing.new())
-	return soldier
-
-
-## Returns [param soldier]'s SoldierBearing (see [method _lone_soldier]).
-func _bearing_of(soldier: TestCharacter) -> SoldierBearing:
-	for child in soldier.get_skeleton().get_children():
-		if child is SoldierBearing:
-			return child
-	return null
+	var bearing := SoldierBearing.new()
+	soldier.get_skeleton().add_child(bearing)
+	return bearing
 
 
 func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
 	# The bearing keeps the LimbIK it found; freeing it, or pointing salute_ik elsewhere, must move
 	# the salute to the node the path leads to now.
-	var soldier := _lone_soldier()
-	var skeleton := soldier.get_skeleton()
-	var bearing := _bearing_of(soldier)
+	var bearing := _lone_bearing()
+	var skeleton := bearing.get_parent() as Skeleton3D
 	var first := bearing.create_salute_ik()
 	var first_hand := _follow_end(skeleton, first)
 	bearing.saluting = true
@@ -420,14 +412,13 @@ func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
 func test_the_salute_is_solved_after_the_look_whatever_the_order_of_the_skeletons_children() -> void:
 	# The salute's LimbIK placed before the bearing: the skeleton would run it first and the look
 	# would then carry the hand off the brow; the bearing solves it in its own pass, after the look.
-	var soldier := _lone_soldier()
-	var skeleton := soldier.get_skeleton()
-	var bearing := _bearing_of(soldier)
+	var bearing := _lone_bearing()
+	var skeleton := bearing.get_parent() as Skeleton3D
 	var ik := bearing.create_salute_ik()
 	var hand := _follow_end(skeleton, ik)
 	skeleton.move_child(ik, bearing.get_index())
 	check(ik.get_index() < bearing.get_index(), "the LimbIK comes before the bearing")
-	bearing.look_target = soldier.global_position + Vector3(2.0, 1.6, -1.0)
+	bearing.look_target = skeleton.global_position + Vector3(2.0, 1.6, -1.0)
 	bearing.looking = true
 	bearing.turn_speed = 720.0
 	bearing.saluting = true
@@ -440,15 +431,22 @@ func test_the_salute_is_solved_after_the_look_whatever_the_order_of_the_skeleton
 	print("salute before the look in the children: hand %.4f m from the brow, look %.3f rad" % [miss, turned])
 
 
-func test_a_salute_limb_ik_under_another_skeleton_warns_once_and_moves_nothing() -> void:
-	var soldiers: Array[TestCharacter] = []
-	for x in [0.0, 3.0]:
+## Returns the skeletons of new test characters standing still (frozen, animation off) at the
+## given x positions.
+func _still_skeletons(xs: Array) -> Array[Skeleton3D]:
+	var skeletons: Array[Skeleton3D] = []
+	for x in xs:
 		var soldier := add(CHARACTER.instantiate()) as TestCharacter
 		soldier.frozen = true
 		soldier.animation_tree.active = false
 		soldier.global_position = Vector3(x, 0, 0)
-		soldiers.append(soldier)
-	var other := soldiers[1].get_skeleton()
+		skeletons.append(soldier.get_skeleton())
+	return skeletons
+
+
+func test_a_salute_limb_ik_under_another_skeleton_warns_once_and_moves_nothing() -> void:
+	var skeletons := _still_skeletons([0.0, 3.0])
+	var other := skeletons[1]
 	var ik := LimbIK.new()
 	ik.limb = LimbIK.LIMB_RIGHT_ARM
 	ik.active = false
@@ -457,7 +455,7 @@ func test_a_salute_limb_ik_under_another_skeleton_warns_once_and_moves_nothing()
 	await frames(2)
 	var hand_before := other.get_bone_global_pose(hand)
 	var bearing := SoldierBearing.new()
-	soldiers[0].get_skeleton().add_child(bearing)
+	skeletons[0].add_child(bearing)
 	bearing.salute_ik = bearing.get_path_to(ik)
 	bearing.saluting = true
 	await physics_frames(40)
@@ -500,13 +498,7 @@ func test_standalone_bearing_on_a_rig_that_faces_plus_z() -> void:
 func test_a_bearing_moved_to_another_skeleton_turns_that_head() -> void:
 	# SoldierBearing keeps its skeleton from pass to pass: moved under another character's
 	# skeleton, it must turn that one's head and leave the first one's alone.
-	var soldiers: Array[Skeleton3D] = []
-	for x in [0.0, 4.0]:
-		var soldier := add(CHARACTER.instantiate()) as TestCharacter
-		soldier.frozen = true
-		soldier.animation_tree.active = false
-		soldier.global_position = Vector3(x, 0, 0)
-		soldiers.append(soldier.get_skeleton())
+	var soldiers := _still_skeletons([0.0, 4.0])
 	var head := soldiers[0].find_bone("Head")
 	var heads: Array[Transform3D] = [Transform3D(), Transform3D()]
 	for i in 2:

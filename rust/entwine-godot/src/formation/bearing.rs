@@ -561,10 +561,15 @@ impl SoldierBearing {
         cfg
     }
 
-    fn ik(&mut self) -> Option<Gd<LimbIK>> {
+    /// Keeps this node's handle (made once: [member salute_ik] is looked up from it every frame).
+    fn keep_me(&mut self) {
         if self.me.is_none() {
             self.me = Some(self.to_gd().upcast());
         }
+    }
+
+    fn ik(&mut self) -> Option<Gd<LimbIK>> {
+        self.keep_me();
         let from = self.me.as_ref()?;
         self.salute_ik_node.get(from, &self.salute_ik)
     }
@@ -572,9 +577,7 @@ impl SoldierBearing {
     /// Returns true when [member salute_ik] leads to a [LimbIK] that is off (one look-up of the kept
     /// node and one direct call: see `direct`).
     fn salute_is_off(&mut self) -> bool {
-        if self.me.is_none() {
-            self.me = Some(self.to_gd().upcast());
-        }
+        self.keep_me();
         let Some(from) = self.me.as_ref() else {
             return false;
         };
