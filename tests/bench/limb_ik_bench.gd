@@ -7,7 +7,10 @@ extends EntwineBench
 ## empty SkeletonModifier3D per skeleton (what the engine charges any modifier, the floor), with
 ## Rust `LimbIK`, with Godot's own TwoBoneIK3D (C++, a target and a pole node per arm) and with
 ## the GDScript baseline (`gd_limb_ik.gd`), and with one TwoBoneIK3D per skeleton holding both arms
-## (Godot's one-pass form: what one modifier pass per skeleton saves), in interleaved rounds; the cost of a solve is the frame's
+## (Godot's one-pass form: what one modifier pass per skeleton saves), and with a GDScript modifier
+## per arm that only reads the arm's three bone rotations or only writes them (`gd_arm_pose.gd`:
+## their difference is the skeleton's own work once a modifier has moved an arm, which every arm IK
+## pays), in interleaved rounds; the cost of a solve is the frame's
 ## main-thread CPU time above the no-IK frame divided by the solves per frame (medians, the rounds'
 ## spread printed; wall time next to it). It includes the engine calls every modifier must make (reading and writing three bone
 ## poses). `vs_twobone=` is TwoBoneIK3D's cost / LimbIK's; the ratio is GDScript cost / Rust cost.
@@ -22,6 +25,7 @@ const ROUNDS := 5
 const OWN_ROUNDS := 5
 const SOLVER_CALLS := 20000
 const GD_IK := preload("res://tests/bench/gd_limb_ik.gd")
+const ARM_POSE := preload("res://tests/bench/gd_arm_pose.gd")
 
 var _characters: Array[TestCharacter] = []
 var _targets: Array[Node3D] = []
@@ -57,7 +61,7 @@ func _run() -> void:
 			pole.global_position = c.global_position + Vector3(out * 0.7, 0.9, 0.5)
 			_poles.append(pole)
 	_hips = _characters[0].get_skeleton().find_bone("Hips")
-	var kinds := ["none", "empty", "rust", "twobone", "twobone_one", "gdscript"]
+	var kinds := ["none", "empty", "rust", "twobone", "twobone_one", "gdscript", "arm_read", "arm_write"]
 	var wall := {}
 	var cpu := {}
 	for kind in kinds:
@@ -91,6 +95,7 @@ func _run() -> void:
 	var two_us := maxf((median(samples["twobone"]) - none) / solves, 0.001)
 	var one_us := maxf((median(samples["twobone_one"]) - none) / solves, 0.001)
 	var empty_us := (median(samples["empty"]) - none) / solves
+	var moved_us := (median(samples["arm_write"]) - median(samples["arm_read"])) / solves
 	var spread := func(kind: String) -> String:
 		return "rounds %.2f-%.2f" % [(samples[kind].min() - none) / solves,
 			(samples[kind].max() - none) / solves]
@@ -101,6 +106,9 @@ func _run() -> void:
 		wall_of.call("empty"), solver[0], solver[1], solver[1] / solver[0], outlier_note(samples),
 		two_us / rust_us,
 		gd_us / rust_us])
+	print("bench limb_ik: a GDScript modifier writing an arm's three bone rotations costs %.2f µs more than one reading them (reading %.2f µs, %s; writing %.2f µs, %s, above the frame without IK): the skeleton's own work once a modifier has moved an arm, which every arm IK pays, Godot's TwoBoneIK3D and LimbIK alike" % [
+		moved_us, (median(samples["arm_read"]) - none) / solves, spread.call("arm_read"),
+		(median(samples["arm_write"]) - none) / solves, spread.call("arm_write")])
 	if own["LimbIK"][0] >= 0.0:
 		print("bench limb_ik: LimbIK's own pass (EntwineProfiler.own_time_usec, thread CPU per solve, medians of %d rounds) %s of its %.2f µs; the rest is the engine's work around it" % [
 			OWN_ROUNDS, own_line(own["LimbIK"], CHARACTERS * 2), rust_us])
@@ -155,6 +163,17 @@ func _install(kind: String) -> void:
 			var side: String = ["Left", "Right"][k]
 			if kind == "empty":
 				skeleton.add_child(SkeletonModifier3D.new())
+				continue
+			if kind == "arm_read" or kind == "arm_write":
+				var arm := ARM_POSE.new()
+				arm.writes = kind == "arm_write"
+				for bone in ["UpperArm", "LowerArm", "Hand"]:
+					var index := skeleton.find_bone(side + bone)
+					arm.bones.append(index)
+					# A fixed pose, turned from the rest's so that writing it moves the arm.
+					arm.rotations.append(skeleton.get_bone_rest(index).basis.get_rotation_quaternion()
+						* Quaternion(Vector3.RIGHT, 0.2))
+				skeleton.add_child(arm)
 				continue
 			if kind == "twobone":
 				var two := TwoBoneIK3D.new()

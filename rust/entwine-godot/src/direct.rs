@@ -112,6 +112,20 @@ pub fn load() {
     }
 }
 
+/// Whether `a` and `b` hold the same engine data: one is a copy of the other (a property's path
+/// and the copy kept of it), so they are equal. Comparing two paths' contents is an engine call
+/// (through gdext's checks); this compares their handles. False says nothing: compare them then.
+pub fn shares_data(a: &NodePath, b: &NodePath) -> bool {
+    const SIZE: usize = std::mem::size_of::<NodePath>();
+    // SAFETY: both point at live NodePaths, whose engine storage is SIZE bytes (a handle to the
+    // shared, reference-counted data); the bytes are only read.
+    unsafe {
+        let a = std::slice::from_raw_parts(a.sys().cast::<u8>(), SIZE);
+        let b = std::slice::from_raw_parts(b.sys().cast::<u8>(), SIZE);
+        a == b
+    }
+}
+
 /// An object found alive, lent for a pass or a tick (see the [module docs](self)).
 pub struct Lent<'a, T: GodotClass> {
     object: &'a Gd<T>,
@@ -145,6 +159,11 @@ impl<'a, T: GodotClass> Lent<'a, T> {
             .and_then(Option::as_ref)
             .map(|calls| (object.obj_sys(), calls));
         Self { object, direct }
+    }
+
+    /// The object lent, for the calls [`Lent`] does not make.
+    pub fn object(&self) -> &'a Gd<T> {
+        self.object
     }
 
     /// Calls the method `bind` picks on the object with `args` (each a pointer to its value in
@@ -243,6 +262,12 @@ impl Lent<'_, Skeleton3D> {
             Some(count) => i32::try_from(count).unwrap_or(0),
             None => self.object.get_bone_count(),
         }
+    }
+
+    /// What bones resolved by name on the skeleton depend on: which skeleton it is and how many
+    /// bones it has (a changed key means resolving them again).
+    pub fn rig_key(&self) -> (InstanceId, i32) {
+        (self.object.instance_id_unchecked(), self.bone_count())
     }
 
     /// `Skeleton3D.set_bone_global_pose(bone, pose)`.

@@ -211,12 +211,12 @@ impl LimbIK {
 
     /// One modifier pass on `skeleton`.
     fn pass(&mut self, skeleton: &mut Gd<Skeleton3D>, delta: f64) {
-        let Some([upper, lower, end]) = self.resolve_chain(skeleton) else {
-            return;
-        };
         // The pass's bone reads and writes go straight to the engine (the skeleton running the
         // pass is alive; see `direct`).
         let Some(mut skeleton) = Lent::new(skeleton) else {
+            return;
+        };
+        let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
             return;
         };
         let current = [upper, lower, end].map(|bone| skeleton.global_pose(bone));
@@ -319,7 +319,7 @@ impl LimbIK {
     pub fn get_resolved_bones(&mut self) -> PackedStringArray {
         let mut out = PackedStringArray::new();
         if let Some(skeleton) = self.base().get_skeleton() {
-            if let Some(chain) = self.resolve_chain(&skeleton) {
+            if let Some(chain) = self.resolve_gd(&skeleton) {
                 for bone in chain {
                     out.push(&skeleton.get_bone_name(bone));
                 }
@@ -367,7 +367,7 @@ impl LimbIK {
     #[func]
     pub fn is_chain_valid(&mut self) -> bool {
         match self.base().get_skeleton() {
-            Some(skeleton) => self.resolve_chain(&skeleton).is_some(),
+            Some(skeleton) => self.resolve_gd(&skeleton).is_some(),
             None => false,
         }
     }
@@ -430,7 +430,7 @@ impl LimbIK {
         let Some(skeleton) = self.base().get_skeleton() else {
             return 0.0;
         };
-        let Some([upper, lower, end]) = self.resolve_chain(&skeleton) else {
+        let Some([upper, lower, end]) = self.resolve_gd(&skeleton) else {
             return 0.0;
         };
         chain_length([upper, lower, end].map(|b| vec3(skeleton.get_bone_global_rest(b).origin)))
@@ -442,7 +442,7 @@ impl LimbIK {
     /// and the chain's reach in the world, when the chain resolves.
     pub(crate) fn editor_geometry(&mut self) -> Option<(Transform3D, Vector3, f32)> {
         let skeleton = self.base().get_skeleton()?;
-        let [upper, lower, end] = self.resolve_chain(&skeleton)?;
+        let [upper, lower, end] = self.resolve_gd(&skeleton)?;
         let frame = skeleton.get_global_transform();
         let reach = chain_length(
             [upper, lower, end].map(|b| vec3(frame * skeleton.get_bone_global_rest(b).origin)),
@@ -464,12 +464,13 @@ impl LimbIK {
     }
 
     /// Returns the chain's bone indices, resolving (and warning once) when the skeleton changed.
-    fn resolve_chain(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<[i32; 3]> {
-        let key = (skeleton.instance_id_unchecked(), skeleton.get_bone_count());
+    fn resolve_chain(&mut self, lent: &Lent<Skeleton3D>) -> Option<[i32; 3]> {
+        let key = lent.rig_key();
         if self.resolved_for == Some(key) {
             return self.chain;
         }
         self.resolved_for = Some(key);
+        let skeleton = lent.object();
         let names = [&self.upper_bone, &self.lower_bone, &self.end_bone].map(|n| n.to_string());
         let names = [0, 1, 2].map(|i| names[i].as_str());
         let found = find_limb_chain(&SkeletonBones(skeleton), names, self.limb.into(), || {
@@ -492,6 +493,11 @@ impl LimbIK {
             }
         };
         self.chain
+    }
+
+    /// [`Self::resolve_chain`] outside a pass (`None` for a freed skeleton).
+    fn resolve_gd(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<[i32; 3]> {
+        self.resolve_chain(&Lent::new(skeleton)?)
     }
 
     /// Returns the goal in the skeleton's space (the upper bone at `shoulder` in it), or `None`

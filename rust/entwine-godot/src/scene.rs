@@ -5,7 +5,7 @@
 use godot::classes::{BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D};
 use godot::prelude::*;
 
-use crate::direct::Lent;
+use crate::direct::{shares_data, Lent};
 
 /// Returns the first node of class `T` below `root` (depth first, as [method Node.find_children]
 /// finds them), or `None`. Not for per-frame use: it walks the subtree.
@@ -77,17 +77,18 @@ impl<T: GodotClass + Inherits<Node>> NodeCache<T> {
     /// [`Self::get`], lent for this frame's engine calls (see `direct`): one look-up of the kept
     /// node instead of one per call, and no handle cloned.
     pub fn lend(&mut self, from: &Gd<Node>, path: &NodePath) -> Option<Lent<'_, T>> {
-        if path.is_empty() {
-            self.node = None;
-            return None;
-        }
-        let kept = *path == self.path
+        // A kept node was found by a path that is not empty.
+        let kept = (shares_data(path, &self.path) || *path == self.path)
             && self
                 .node
                 .as_ref()
                 .and_then(Lent::new)
                 .is_some_and(|node| node.is_inside_tree());
         if !kept {
+            if path.is_empty() {
+                self.node = None;
+                return None;
+            }
             self.path = path.clone();
             self.node = from.try_get_node_as::<T>(path);
         }

@@ -156,7 +156,7 @@ impl Warnings {
         valid: bool,
         message: impl FnOnce() -> String,
     ) {
-        if self.state.setting(key_of(name), valid) {
+        if self.state.setting(name, valid) {
             warn(node, &message());
         }
     }

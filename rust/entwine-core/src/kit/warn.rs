@@ -103,16 +103,20 @@ impl WarnOnce {
         self.keyed.retain(|&(k, _)| k != kind);
     }
 
-    /// Records whether the setting keyed `name_key` is `valid`. Returns true the first time it is
-    /// not, since it last was (the caller prints then).
-    pub fn setting(&mut self, name_key: u64, valid: bool) -> bool {
+    /// Records whether the setting `name` is `valid`. Returns true the first time it is not, since
+    /// it last was (the caller prints then). A valid setting while none is warned about (every
+    /// frame, as a rule) costs one scan of the few warnings kept, and no hashing of `name`.
+    pub fn setting(&mut self, name: &str, valid: bool) -> bool {
         if valid {
-            if let Some(i) = self.keyed.iter().position(|&k| k == (SETTING, name_key)) {
-                self.keyed.swap_remove(i);
+            if self.keyed.iter().any(|&(kind, _)| kind == SETTING) {
+                let key = (SETTING, key_of(name));
+                if let Some(i) = self.keyed.iter().position(|&k| k == key) {
+                    self.keyed.swap_remove(i);
+                }
             }
             false
         } else {
-            self.mark_for(SETTING, name_key)
+            self.mark_for(SETTING, key_of(name))
         }
     }
 }
@@ -250,12 +254,16 @@ mod tests {
     #[test]
     fn a_setting_warns_once_while_bad_and_again_after_a_valid_value() {
         let mut w = WarnOnce::default();
-        let k = key_of("max_speed");
-        assert!(w.setting(k, false));
-        assert!(!w.setting(k, false));
-        assert!(!w.setting(k, true));
-        assert!(w.setting(k, false));
-        assert!(w.setting(key_of("other"), false), "settings are apart");
+        assert!(w.setting("max_speed", false));
+        assert!(!w.setting("max_speed", false));
+        assert!(!w.setting("max_speed", true));
+        assert!(w.setting("max_speed", false));
+        assert!(w.setting("other", false), "settings are apart");
+        // A valid value clears only its own setting.
+        assert!(!w.setting("other", true));
+        assert!(!w.setting("max_speed", false), "still warned about");
+        assert!(!w.setting("max_speed", true));
+        assert!(w.setting("max_speed", false));
     }
 
     #[test]

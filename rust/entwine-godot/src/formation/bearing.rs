@@ -217,12 +217,12 @@ impl ISkeletonModifier3D for SoldierBearing {
 impl SoldierBearing {
     /// One modifier pass on `skeleton`.
     fn pass(&mut self, gd: &mut Gd<Skeleton3D>, cfg: BearingConfig, delta: f64) {
-        let Some(rig) = self.resolve(gd) else {
-            return;
-        };
         // The pass's reads and writes go straight to the engine (the skeleton running the pass is
         // alive; see `direct`).
         let Some(mut skeleton) = Lent::new(gd) else {
+            return;
+        };
+        let Some(rig) = self.resolve(&skeleton) else {
             return;
         };
         let skeleton_global = skeleton.global_transform();

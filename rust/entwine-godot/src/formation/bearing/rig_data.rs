@@ -10,6 +10,7 @@ use godot::prelude::*;
 use super::{SoldierBearing, WARN_HEAD};
 use crate::bones::{arm_chain, is_ancestor};
 use crate::convert::vec3;
+use crate::direct::Lent;
 use crate::limb_ik::LimbIK;
 use crate::rig;
 
@@ -32,12 +33,13 @@ pub(super) struct Rig {
 
 impl SoldierBearing {
     /// Returns the rig for `skeleton`, resolving it (and warning once) when the skeleton changed.
-    pub(super) fn resolve(&mut self, skeleton: &Gd<Skeleton3D>) -> Option<Rig> {
-        let key = (skeleton.instance_id_unchecked(), skeleton.get_bone_count());
+    pub(super) fn resolve(&mut self, lent: &Lent<Skeleton3D>) -> Option<Rig> {
+        let key = lent.rig_key();
         if self.resolved_for == Some(key) {
             return self.rig;
         }
         self.resolved_for = Some(key);
+        let skeleton = lent.object();
         self.rig = None;
         let humanoid = rig::humanoid(skeleton);
         let find = |property: &str, name: &GString, role: RigRole| {
@@ -65,7 +67,7 @@ impl SoldierBearing {
             // Warned about where it was set (see `set_body_forward`).
             self.body_forward = Vector3::new(0.0, 0.0, -1.0);
             self.resolved_for = None;
-            return self.resolve(skeleton);
+            return self.resolve(lent);
         };
         let head_rest = skeleton.get_bone_global_rest(head);
         let head_rest_rot = rotation_of(head_rest.basis);
