@@ -25,6 +25,9 @@ use godot::sys::{self, GodotFfi};
 /// The engine's method binds for the calls [`Lent`] makes, and its ptrcall entry.
 struct Calls {
     ptrcall: sys::GDExtensionInterfaceObjectMethodBindPtrcall,
+    object_from_id: sys::GDExtensionInterfaceObjectGetInstanceFromId,
+    array_element: sys::GDExtensionInterfaceArrayOperatorIndexConst,
+    variant_object_id: sys::GDExtensionInterfaceVariantGetObjectInstanceId,
     get_bone_global_pose: sys::GDExtensionMethodBindPtr,
     set_bone_global_pose: sys::GDExtensionMethodBindPtr,
     set_bone_pose_rotation: sys::GDExtensionMethodBindPtr,
@@ -79,6 +82,9 @@ pub fn load() {
             };
             Some(Calls {
                 ptrcall: interface.object_method_bind_ptrcall,
+                object_from_id: interface.object_get_instance_from_id,
+                array_element: interface.array_operator_index_const,
+                variant_object_id: interface.variant_get_object_instance_id,
                 get_bone_global_pose: bind(&skeleton, "get_bone_global_pose", 1965739696)?,
                 set_bone_global_pose: bind(&skeleton, "set_bone_global_pose", 3616898986)?,
                 set_bone_pose_rotation: bind(&skeleton, "set_bone_pose_rotation", 2823819782)?,
@@ -126,6 +132,60 @@ pub fn shares_data(a: &NodePath, b: &NodePath) -> bool {
     }
 }
 
+/// Whether `object` is alive: one look-up of its instance id in the engine's object database,
+/// which is what gdext's `is_instance_valid` makes (through a utility function, after its
+/// main-thread checks).
+pub fn is_alive<T: GodotClass>(object: &Gd<T>) -> bool {
+    let Some(look_up) = CALLS
+        .get()
+        .and_then(Option::as_ref)
+        .map(|c| c.object_from_id)
+    else {
+        return object.is_instance_valid();
+    };
+    let id = object.instance_id_unchecked().to_i64() as u64;
+    // SAFETY: the engine's look-up takes any id and returns null for one that names no live object.
+    unsafe { !look_up(id).is_null() }
+}
+
+/// [`is_alive`] as a method of a handle.
+pub trait Alive {
+    /// Whether the object is alive (see [`is_alive`]).
+    fn alive(&self) -> bool;
+}
+
+impl<T: GodotClass> Alive for Gd<T> {
+    fn alive(&self) -> bool {
+        is_alive(self)
+    }
+}
+
+/// The instance id of the object held at `index` of `array` (0 for no object, or past the end),
+/// read in place: the element is not copied out (a copy and its drop are two engine calls, each
+/// through gdext's main-thread checks).
+pub fn object_id_at<T: godot::meta::Element>(array: &Array<T>, index: usize) -> i64 {
+    let calls = CALLS.get().and_then(Option::as_ref);
+    let Some((element_at, object_id)) = calls.map(|c| (c.array_element, c.variant_object_id))
+    else {
+        let element = array.get(index).map(|e| e.to_variant());
+        return element
+            .and_then(|e| e.object_id_unchecked())
+            .map_or(0, |id| id.to_i64());
+    };
+    let Ok(index) = i64::try_from(index) else {
+        return 0;
+    };
+    // SAFETY: `array` is a live array; the engine returns null for an index out of its bounds, and
+    // reads the id of any variant (0 for one that holds no object) without changing it.
+    unsafe {
+        let element = element_at(array.sys(), index);
+        if element.is_null() {
+            return 0;
+        }
+        object_id(element.cast_const()) as i64
+    }
+}
+
 /// An object found alive, lent for a pass or a tick (see the [module docs](self)).
 pub struct Lent<'a, T: GodotClass> {
     object: &'a Gd<T>,
@@ -138,7 +198,7 @@ impl<'a, T: GodotClass> Lent<'a, T> {
     /// `None` when it has been freed. The caller keeps it alive while lent: nothing it does
     /// with the object in between frees it.
     pub fn new(object: &'a Gd<T>) -> Option<Self> {
-        if !object.is_instance_valid() {
+        if !is_alive(object) {
             return None;
         }
         let direct = CALLS

@@ -10,6 +10,7 @@ use godot::classes::{ArrayMesh, BoneAttachment3D, MeshInstance3D, Skeleton3D, Sk
 use godot::prelude::*;
 
 use crate::convert::{rotation, vec3, vector3};
+use crate::direct::Alive;
 
 /// Describes the humanoid in `skeleton` from its bone names and rest pose, and, when the skeleton
 /// draws meshes (skinned, or rigid parts on its bones), the height from their extent and each
@@ -295,7 +296,7 @@ impl HumanoidRig {
     #[func]
     fn describe(skeleton: Option<Gd<Skeleton3D>>) -> VarDictionary {
         let mut out = VarDictionary::new();
-        let Some(skeleton) = skeleton.filter(|s| s.is_instance_valid()) else {
+        let Some(skeleton) = skeleton.filter(|s| s.alive()) else {
             godot_warn!("HumanoidRig.describe: no skeleton given; returning an empty Dictionary");
             return out;
         };

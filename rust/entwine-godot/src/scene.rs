@@ -5,7 +5,7 @@
 use godot::classes::{BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D};
 use godot::prelude::*;
 
-use crate::direct::{shares_data, Lent};
+use crate::direct::{shares_data, Alive, Lent};
 
 /// Returns the first node of class `T` below `root` (depth first, as [method Node.find_children]
 /// finds them), or `None`. Not for per-frame use: it walks the subtree.
@@ -64,7 +64,7 @@ impl<T: GodotClass + Inherits<Node>> NodeCache<T> {
         }
         if *path == self.path {
             if let Some(node) = &self.node {
-                if node.is_instance_valid() && node.upcast_ref::<Node>().is_inside_tree() {
+                if node.alive() && node.upcast_ref::<Node>().is_inside_tree() {
                     return Some(node.clone());
                 }
             }

@@ -9,6 +9,7 @@ use godot::classes::{EditorInterface, FileAccess};
 use godot::global::Error;
 use godot::prelude::*;
 
+use crate::direct::Alive;
 use crate::formation::FormationController;
 
 /// Edits a [FormationController]'s formation as points in the 3D viewport and saves it as a
@@ -50,7 +51,7 @@ impl FormationEditor {
     /// Returns false when there is no controller.
     #[func]
     pub fn edit(&mut self, controller: Option<Gd<FormationController>>) -> bool {
-        let Some(controller) = controller.filter(|c| c.is_instance_valid()) else {
+        let Some(controller) = controller.filter(|c| c.alive()) else {
             return false;
         };
         let (def, slots, tolerance, folder) = controller.bind().editor_source();
@@ -69,7 +70,7 @@ impl FormationEditor {
     #[func]
     pub fn stop(&mut self) {
         self.draft = None;
-        if let Some(c) = self.controller.take().filter(|c| c.is_instance_valid()) {
+        if let Some(c) = self.controller.take().filter(|c| c.alive()) {
             redraw(&c);
         }
     }
@@ -77,11 +78,7 @@ impl FormationEditor {
     /// Returns whether a controller is being edited.
     #[func]
     pub fn is_editing(&self) -> bool {
-        self.draft.is_some()
-            && self
-                .controller
-                .as_ref()
-                .is_some_and(|c| c.is_instance_valid())
+        self.draft.is_some() && self.controller.as_ref().is_some_and(|c| c.alive())
     }
 
     /// Returns the controller being edited, or null.
@@ -245,7 +242,7 @@ impl FormationEditor {
         if let Some(mut fs) = EditorInterface::singleton().get_resource_filesystem() {
             fs.update_file(&path);
         }
-        if let Some(mut c) = self.controller.clone().filter(|c| c.is_instance_valid()) {
+        if let Some(mut c) = self.controller.clone().filter(|c| c.alive()) {
             c.bind_mut().reload_formations();
         }
         true
@@ -324,7 +321,7 @@ impl FormationEditor {
     }
 
     fn redraw_controller(&self) {
-        if let Some(c) = self.controller.as_ref().filter(|c| c.is_instance_valid()) {
+        if let Some(c) = self.controller.as_ref().filter(|c| c.alive()) {
             redraw(c);
         }
     }

@@ -18,6 +18,7 @@ use godot::classes::{
 use godot::global::MouseButton;
 use godot::prelude::*;
 
+use crate::direct::Alive;
 use crate::formation::FormationController;
 use crate::rope::RopeSimulation;
 pub use formation::FormationEditor;
@@ -91,7 +92,7 @@ impl IEditorPlugin for EntwineEditorPlugin {
         }
         self.tell_ropes(&[]);
         if let Some(mut driver) = self.driver.take() {
-            if driver.is_instance_valid() {
+            if driver.alive() {
                 driver.queue_free();
             }
         }
@@ -371,7 +372,7 @@ impl EntwineEditorPlugin {
 
     fn tell_ropes(&mut self, now: &[Gd<RopeSimulation>]) {
         for mut rope in std::mem::take(&mut self.selected_ropes) {
-            if rope.is_instance_valid() && !now.contains(&rope) {
+            if rope.alive() && !now.contains(&rope) {
                 rope.bind_mut().set_editor_selected(false);
             }
         }

@@ -13,7 +13,7 @@ use super::{
     Collider, EnvironmentInteractionStateMachine, TouchStateKind, WARN_COLLIDER, WARN_SETUP,
 };
 use crate::convert::{affine, pose, rigid_transform, vec3, vector3};
-use crate::direct::Lent;
+use crate::direct::{Alive, Lent};
 use crate::limb_ik::LimbIK;
 use entwine_core::kit::warn::problem_key;
 
@@ -44,7 +44,7 @@ impl EnvironmentInteractionStateMachine {
         let Some(rig) = &self.rig else {
             return;
         };
-        if !rig.character.is_instance_valid() || !rig.skeleton.is_instance_valid() {
+        if !rig.character.alive() || !rig.skeleton.alive() {
             self.rig = None;
             self.dirty = true;
             return;
@@ -177,8 +177,7 @@ impl EnvironmentInteractionStateMachine {
                 self.add_collider(object);
             }
         }
-        self.colliders
-            .retain(|c| c.seen && c.body.is_instance_valid());
+        self.colliders.retain(|c| c.seen && c.body.alive());
     }
 
     /// Caches a newly detected body's shapes (warning once when none is usable).

@@ -18,6 +18,7 @@ use godot::prelude::*;
 use super::frame::set_ik;
 use super::{EnvironmentInteractionStateMachine, Rig, WARN_COLLIDER, WARN_CONFIG};
 use crate::convert::{affine, vec3, vector3};
+use crate::direct::Alive;
 use crate::limb_ik::LimbIK;
 use crate::warnings::key_of;
 
@@ -224,13 +225,13 @@ impl EnvironmentInteractionStateMachine {
     pub(super) fn teardown(&mut self) {
         if let Some(rig) = self.rig.take() {
             for ik in rig.iks {
-                if ik.is_instance_valid() {
+                if ik.alive() {
                     ik.upcast::<Node>().queue_free();
                 }
             }
         }
         if let Some((mesh, _)) = self.debug.take() {
-            if mesh.is_instance_valid() {
+            if mesh.alive() {
                 mesh.upcast::<Node>().queue_free();
             }
         }

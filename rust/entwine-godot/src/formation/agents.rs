@@ -8,6 +8,7 @@ use godot::prelude::*;
 use super::warn;
 use super::{metrics_dict, set_yaw, AgentSource, FormationController};
 use crate::convert::{from_ground, ground};
+use crate::direct::Alive;
 
 #[godot_api(secondary)]
 impl FormationController {
@@ -170,7 +171,7 @@ impl FormationController {
         let external = !self.squad.simulates();
         if external {
             for i in 0..self.agents.len().min(self.squad.len()) {
-                if !self.agents[i].is_instance_valid() {
+                if !self.agents[i].alive() {
                     continue;
                 }
                 let p = self.agents[i].get_position();
@@ -212,7 +213,7 @@ impl FormationController {
     pub(super) fn drive_bodies(&mut self, dt: f32) {
         let basis = self.base().get_global_basis();
         for i in 0..self.agents.len().min(self.squad.len()) {
-            if !self.agents[i].is_instance_valid() || !self.squad.is_active(i) {
+            if !self.agents[i].alive() || !self.squad.is_active(i) {
                 continue;
             }
             // The mean command of this frame's ticks: a body moves once per physics frame.

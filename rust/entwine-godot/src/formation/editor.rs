@@ -14,6 +14,7 @@ use entwine_core::kit::draw;
 
 use super::FormationController;
 use crate::convert::{color, from_ground};
+use crate::direct::Alive;
 
 #[godot_api(secondary)]
 impl FormationController {
@@ -38,7 +39,7 @@ impl FormationController {
                 continue;
             };
             let node = self.agents[i].clone();
-            if !node.is_instance_valid() {
+            if !node.alive() {
                 continue;
             }
             let old_position = node.get_position();

@@ -15,6 +15,7 @@ use godot::prelude::*;
 
 use super::{place_on_ground, AgentSource, FormationController};
 use crate::convert::{color, from_ground};
+use crate::direct::Alive;
 
 impl FormationController {
     pub(super) fn setup_multimesh(&mut self, internal: bool) {
@@ -106,7 +107,7 @@ impl FormationController {
             return;
         }
         for i in 0..self.agents.len().min(self.squad.len()) {
-            if !self.agents[i].is_instance_valid() {
+            if !self.agents[i].alive() {
                 continue;
             }
             let (p, h) = self.squad.interpolated(i);

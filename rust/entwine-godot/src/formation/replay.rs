@@ -6,6 +6,7 @@ use godot::prelude::*;
 
 use super::{place_on_ground, FormationController};
 use crate::convert::from_ground;
+use crate::direct::Alive;
 
 #[godot_api(secondary)]
 impl FormationController {
@@ -119,7 +120,7 @@ impl FormationController {
         };
         let samples: Vec<_> = samples.to_vec();
         for (i, s) in samples.iter().enumerate().take(self.agents.len()) {
-            if !self.agents[i].is_instance_valid() {
+            if !self.agents[i].alive() {
                 continue;
             }
             place_on_ground(&mut self.agents[i].clone(), s.pos, s.heading);

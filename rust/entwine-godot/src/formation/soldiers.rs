@@ -8,6 +8,7 @@ use godot::prelude::*;
 
 use super::{bearing, AgentSource, FormationController, SoldierBearing};
 use crate::convert::{vec3, vector3};
+use crate::direct::Alive;
 use crate::limb_ik::LimbIK;
 
 #[godot_api(secondary)]
@@ -45,7 +46,7 @@ impl FormationController {
     #[func]
     pub fn get_soldier_bearing(&self, index: i32) -> Option<Gd<SoldierBearing>> {
         let s = self.soldiers.get(index.max(0) as usize)?.as_ref()?;
-        s.bearing.is_instance_valid().then(|| s.bearing.clone())
+        s.bearing.alive().then(|| s.bearing.clone())
     }
 }
 
@@ -58,15 +59,16 @@ impl FormationController {
         let enabled =
             self.soldier_bearings && self.agent_source == AgentSource::Children && !self.in_editor;
         for agent in &self.agents {
-            let found = if enabled && agent.is_instance_valid() {
+            let found = if enabled && agent.alive() {
                 find_skeleton(agent)
             } else {
                 None
             };
             soldiers.push(found.and_then(|skeleton| {
-                let owned_before = old.iter().flatten().any(|s| {
-                    s.owned && s.skeleton == skeleton.instance_id() && s.bearing.is_instance_valid()
-                });
+                let owned_before = old
+                    .iter()
+                    .flatten()
+                    .any(|s| s.owned && s.skeleton == skeleton.instance_id() && s.bearing.alive());
                 let mut soldier = attach_bearing(agent, skeleton, owned_before)?;
                 soldier
                     .bearing
@@ -80,7 +82,7 @@ impl FormationController {
         }
         for s in old.into_iter().flatten() {
             let kept = soldiers.iter().flatten().any(|n| n.skeleton == s.skeleton);
-            if s.owned && !kept && s.bearing.is_instance_valid() {
+            if s.owned && !kept && s.bearing.alive() {
                 free_bearing(s.bearing);
             }
         }
@@ -100,13 +102,12 @@ impl FormationController {
         }
         for i in 0..n {
             let lost = self.soldiers[i].as_ref().is_some_and(|s| {
-                !s.bearing.is_instance_valid()
-                    || Gd::<Skeleton3D>::try_from_instance_id(s.skeleton).is_err()
+                !s.bearing.alive() || Gd::<Skeleton3D>::try_from_instance_id(s.skeleton).is_err()
             });
             if lost {
                 self.soldiers[i] = None;
                 let who = match self.agents.get(i) {
-                    Some(a) if a.is_instance_valid() => format!("agent {i} ('{}')", a.get_name()),
+                    Some(a) if a.alive() => format!("agent {i} ('{}')", a.get_name()),
                     _ => format!("agent {i}"),
                 };
                 self.warn_plain(&format!(
@@ -145,7 +146,7 @@ impl FormationController {
     pub(super) fn head_of(&self, g: usize, looker: usize) -> Option<Vector3> {
         let head = |i: usize| self.heads.get(i).copied().flatten().map(vec3);
         let position = |i: usize| {
-            let agent = self.agents.get(i).filter(|a| a.is_instance_valid())?;
+            let agent = self.agents.get(i).filter(|a| a.alive())?;
             Some(vec3(agent.get_global_position()))
         };
         let looker = || head(looker).zip(position(looker));

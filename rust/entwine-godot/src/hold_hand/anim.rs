@@ -2,6 +2,7 @@
 //! parameters, state machines and one-shots it holds (found once per pair), reading them on the
 //! initiator, and applying a snapshot to a replica (remote peers) or to the partner (same process).
 
+use crate::direct::Alive;
 use entwine_core::hold_hand::anim::{
     decode_values, AnimSnapshot, FollowState, MachineState, PlayerState, TreeParam, TreeValue,
     ValueKind as Kind, ValueSlots, MAX_ANIM_MACHINES, MAX_ANIM_SHOTS, NO_NODE,
@@ -85,7 +86,7 @@ impl AnimFollower {
     pub fn advance_taken(&mut self, step: f32) {
         if let Some((m, _)) = &self.taken {
             let m = m.clone();
-            if m.is_instance_valid() {
+            if m.alive() {
                 self.advance(m, step);
             }
         }
@@ -94,7 +95,7 @@ impl AnimFollower {
     /// Gives the mixer taken by [`AnimFollower::advance`] its own processing back.
     pub fn hand_back(&mut self) {
         if let Some((mut m, mode)) = self.taken.take() {
-            if m.is_instance_valid() {
+            if m.alive() {
                 m.set_callback_mode_process(mode);
             }
         }

@@ -2,6 +2,7 @@
 //! about it (phase, partner, hands, the network view).
 
 use super::*;
+use crate::direct::Alive;
 
 /// A pair's phase as GDScript sees it: None 0, Preparing 1, Active 2 (the class's deprecated
 /// `PHASE_*` constants name the same values).
@@ -70,16 +71,14 @@ impl HoldHandComponent {
     /// `if not HoldHandComponent.is_pair_driven(body): body.global_transform = synced`.
     #[func]
     pub fn is_pair_driven(character: Option<Gd<Node>>) -> bool {
-        character
-            .filter(|c| c.is_instance_valid())
-            .is_some_and(|c| {
-                crate::names::with_pair_driven(|name| {
-                    c.get_meta_ex(name)
-                        .default(&false.to_variant())
-                        .done()
-                        .booleanize()
-                })
+        character.filter(|c| c.alive()).is_some_and(|c| {
+            crate::names::with_pair_driven(|name| {
+                c.get_meta_ex(name)
+                    .default(&false.to_variant())
+                    .done()
+                    .booleanize()
             })
+        })
     }
 
     /// Returns this component's network counters: `sent_frames` and `sent_bytes` (as the
@@ -141,7 +140,7 @@ impl HoldHandComponent {
     /// refuses (no room, the target is not in it, it is this character, or either side is busy).
     #[func]
     pub fn request(&mut self, target: Option<Gd<HoldHandComponent>>) -> bool {
-        let Some(target) = target.filter(|t| t.is_instance_valid()) else {
+        let Some(target) = target.filter(|t| t.alive()) else {
             godot_warn!(
                 "{}: request() needs a valid HoldHandComponent target",
                 self.label()

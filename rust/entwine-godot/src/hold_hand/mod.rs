@@ -34,7 +34,7 @@ use godot::prelude::*;
 use crate::warnings::Warnings;
 
 use crate::convert::{affine, pose, transform_scaled, vec3, vector3};
-use crate::direct::Lent;
+use crate::direct::{Alive, Lent};
 use crate::limb_ik::LimbIK;
 use crate::net_clock::NetClock;
 use crate::rig;
@@ -361,7 +361,7 @@ impl INode for HoldHandComponent {
         // room ends pairs whose components are freed.)
         if what == NodeNotification::PREDELETE {
             self.stop();
-            if let Some(mut ik) = self.runtime.ik.take().filter(|ik| ik.is_instance_valid()) {
+            if let Some(mut ik) = self.runtime.ik.take().filter(|ik| ik.alive()) {
                 ik.queue_free();
             }
         }

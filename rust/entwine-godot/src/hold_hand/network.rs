@@ -2,6 +2,7 @@
 //! and the recipient's watch over a silent initiator.
 
 use super::*;
+use crate::direct::Alive;
 use entwine_core::hold_hand::anim::ArmLayerBlend;
 
 impl HoldHandComponent {
@@ -119,11 +120,7 @@ impl HoldHandComponent {
     }
 
     pub(super) fn player_node(&self) -> Option<Gd<AnimationPlayer>> {
-        self.runtime
-            .player
-            .as_ref()
-            .filter(|p| p.is_instance_valid())
-            .cloned()
+        self.runtime.player.as_ref().filter(|p| p.alive()).cloned()
     }
 
     /// Reads this character's animation into the snapshot.
@@ -291,7 +288,7 @@ impl HoldHandComponent {
     /// This character's hand IK, unless it has been freed (lent, not cloned: a handle's clone is
     /// an engine call too).
     fn live_ik(&mut self) -> Option<&mut Gd<LimbIK>> {
-        self.runtime.ik.as_mut().filter(|ik| ik.is_instance_valid())
+        self.runtime.ik.as_mut().filter(|ik| ik.alive())
     }
 
     pub(super) fn set_hand_weights(&mut self, position: f32, rotation: f32) {

@@ -2,6 +2,7 @@
 //! mirroring the animation, and solving and driving both hands (with the debug drawing).
 
 use super::*;
+use crate::direct::Alive;
 use entwine_core::kit::draw;
 
 impl HoldHandComponent {
@@ -183,17 +184,13 @@ impl HoldHandComponent {
             return;
         }
         let players = (
-            self.runtime
-                .player
-                .as_ref()
-                .filter(|p| p.is_instance_valid())
-                .cloned(),
+            self.runtime.player.as_ref().filter(|p| p.alive()).cloned(),
             partner
                 .bind()
                 .runtime
                 .player
                 .as_ref()
-                .filter(|p| p.is_instance_valid())
+                .filter(|p| p.alive())
                 .cloned(),
         );
         if let (Some(src), Some(mut dst)) = players {
@@ -241,7 +238,7 @@ impl HoldHandComponent {
             Role::Initiator => self.initiator_hand_bone.clone(),
             Role::Recipient => self.recipient_hand_bone.clone(),
         };
-        if let Some(ik) = self.runtime.ik.as_ref().filter(|ik| ik.is_instance_valid()) {
+        if let Some(ik) = self.runtime.ik.as_ref().filter(|ik| ik.alive()) {
             if self.runtime.ik_bone == bone {
                 return Some(ik.clone());
             }
@@ -285,7 +282,7 @@ impl HoldHandComponent {
             );
             return None;
         };
-        let mut ik = match self.runtime.ik.take().filter(|ik| ik.is_instance_valid()) {
+        let mut ik = match self.runtime.ik.take().filter(|ik| ik.alive()) {
             Some(ik) => ik,
             None => {
                 let mut ik = LimbIK::new_alloc();

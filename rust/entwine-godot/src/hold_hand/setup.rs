@@ -2,6 +2,7 @@
 //! (each checked against its inspector range, warned once and replaced when out of it).
 
 use super::*;
+use crate::direct::Alive;
 
 impl HoldHandComponent {
     pub(super) fn label(&self) -> String {
@@ -57,7 +58,7 @@ impl HoldHandComponent {
             .net
             .clock
             .as_ref()
-            .is_some_and(|c| c.is_instance_valid() && c.is_inside_tree());
+            .is_some_and(|c| c.alive() && c.is_inside_tree());
         if !valid {
             self.net.clock = self.find_clock();
         }

@@ -2,6 +2,7 @@
 //! restores or rebuilds per interaction.
 
 use super::*;
+use crate::direct::Alive;
 use std::cell::Cell;
 
 /// The pair's network state on this peer.
@@ -130,7 +131,7 @@ impl Runtime {
         let node = handle.as_ref()?;
         let in_tick = self.tick.is_some();
         if !(in_tick && self.alive.get() & bit != 0) {
-            if !node.is_instance_valid() {
+            if !node.alive() {
                 return None;
             }
             if in_tick {

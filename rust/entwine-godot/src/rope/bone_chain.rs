@@ -11,7 +11,7 @@ use godot::classes::{
 };
 use godot::prelude::*;
 
-use crate::direct::Lent;
+use crate::direct::{Alive, Lent};
 use crate::warnings::Warnings;
 
 use super::RopeSimulation;
@@ -266,7 +266,7 @@ impl RopeBoneChain {
         };
         self.resolve(&skeleton)
             .map_err(|why| Some((warn::CHAIN, why)))?;
-        let rope = self.rope.clone().filter(|r| r.is_instance_valid());
+        let rope = self.rope.clone().filter(|r| r.alive());
         let Some(rope) = rope else {
             return Err(Some((
                 warn::ROPE,

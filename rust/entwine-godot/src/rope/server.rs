@@ -27,6 +27,7 @@ use godot::prelude::*;
 use super::colliders::SharedGather;
 use super::step::RopeFraming;
 use super::{RopeSimulation, TubeVertices};
+use crate::direct::{is_alive, object_id_at, Alive};
 
 /// The tube vertices a frame's drawing must write in all (about 0.2 ms of work: 64 default ropes)
 /// before they are shared with the world's batch thread.
@@ -142,19 +143,18 @@ fn collect_ropes(
     from.clear();
     seen.resize_with(elements.len(), || (0, None));
     for (i, (seen_id, seen_rope)) in seen.iter_mut().enumerate() {
-        let Some(element) = elements.get(i) else {
-            break;
-        };
-        let id = element.object_id_unchecked().map_or(0, InstanceId::to_i64);
+        let id = object_id_at(ropes, i);
         if id != *seen_id || seen_rope.is_none() {
             *seen_id = id;
             *seen_rope = if id == 0 {
                 None
             } else {
-                element.try_to::<Gd<RopeSimulation>>().ok()
+                elements
+                    .get(i)
+                    .and_then(|element| element.try_to::<Gd<RopeSimulation>>().ok())
             };
         }
-        if let Some(rope) = seen_rope.take().filter(Gd::is_instance_valid) {
+        if let Some(rope) = seen_rope.take().filter(is_alive) {
             list.push(rope);
             from.push(i as u32);
         }
@@ -286,7 +286,7 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
     // Signals last, with the batch free (a handler may call this again, or free a rope).
     let mut emitted = false;
     for (rope, _) in list.iter_mut().zip(&due).filter(|(_, due)| **due) {
-        if emitted && !rope.is_instance_valid() {
+        if emitted && !rope.alive() {
             continue;
         }
         emitted |= rope.bind_mut().emit_step_signals();
@@ -309,7 +309,7 @@ fn live_ropes(ropes: &Array<Gd<RopeSimulation>>) -> impl Iterator<Item = Gd<Rope
     elements
         .iter_shared()
         .filter_map(|v| v.try_to::<Gd<RopeSimulation>>().ok())
-        .filter(|r| r.is_instance_valid())
+        .filter(|r| r.alive())
 }
 
 /// Draws the ropes of `ropes` now, as a frame draws the ropes of a world (`RopeSimulation.refresh_meshes`;
@@ -687,7 +687,7 @@ fn flush() {
     let mut emitted = false;
     for w in work.iter_mut() {
         for (rope, _) in w.pending.iter_mut().zip(&w.due).filter(|(_, due)| **due) {
-            if emitted && !rope.is_instance_valid() {
+            if emitted && !rope.alive() {
                 continue;
             }
             emitted |= rope.bind_mut().emit_step_signals();

@@ -2,7 +2,7 @@
 //! and finding its anchor, its end and the bodies it must not collide with.
 
 use super::*;
-use crate::direct::Lent;
+use crate::direct::{Alive, Lent};
 
 impl RopeSimulation {
     /// (Re)creates the rope at the anchor and the visuals.
@@ -230,7 +230,7 @@ impl RopeSimulation {
     /// Returns the anchor node, resolving and caching it (warns once when the path is broken).
     pub(super) fn anchor(&mut self) -> Option<Gd<Node3D>> {
         if let Some(n) = &self.anchor_cache {
-            if n.is_instance_valid() {
+            if n.alive() {
                 return Some(n.clone());
             }
         }
@@ -258,12 +258,7 @@ impl RopeSimulation {
     pub(crate) fn anchor_frame(&mut self) -> Transform3D {
         // The anchor (or this node) is lent for the read: one check that it is alive, then the
         // engine calls straight (see `direct`).
-        if !self
-            .anchor_cache
-            .as_ref()
-            .is_some_and(Gd::is_instance_valid)
-            && self.anchor().is_none()
-        {
+        if !self.anchor_cache.as_ref().is_some_and(Alive::alive) && self.anchor().is_none() {
             return self.own_frame();
         }
         if !self.anchor_bone.is_empty() {

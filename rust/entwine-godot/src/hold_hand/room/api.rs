@@ -5,6 +5,7 @@ use entwine_core::hold_hand::gate::held_back;
 use entwine_core::hold_hand::Admission;
 
 use super::*;
+use crate::direct::Alive;
 
 #[godot_api]
 impl HoldHandRoom {
@@ -32,7 +33,7 @@ impl HoldHandRoom {
     pub fn get_component(&self, player_id: i64) -> Option<Gd<HoldHandComponent>> {
         self.members
             .iter()
-            .find(|(id, c)| *id == player_id && c.is_instance_valid())
+            .find(|(id, c)| *id == player_id && c.alive())
             .map(|(_, c)| c.clone())
     }
 

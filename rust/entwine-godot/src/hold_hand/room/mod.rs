@@ -11,6 +11,7 @@ use godot::classes::{Engine, INode, Node, OfflineMultiplayerPeer};
 use godot::prelude::*;
 use std::cell::Cell;
 
+use crate::direct::Alive;
 use crate::time::now;
 use crate::warnings::Warnings;
 
@@ -150,11 +151,7 @@ impl INode for HoldHandRoom {
         let before = self.events.len();
         self.room.expire(now(), &mut self.events);
         // A freed component's player leaves: its pair and requests end.
-        while let Some(gone) = self
-            .members
-            .iter()
-            .position(|(_, c)| !c.is_instance_valid())
-        {
+        while let Some(gone) = self.members.iter().position(|(_, c)| !c.alive()) {
             let (id, _) = self.members.swap_remove(gone);
             self.room.leave(id, &mut self.events);
         }
@@ -191,7 +188,7 @@ impl HoldHandRoom {
         if let Some(existing) = self.get_component(id) {
             return existing == component;
         }
-        self.members.retain(|(_, c)| c.is_instance_valid());
+        self.members.retain(|(_, c)| c.alive());
         self.room.join(id);
         self.members.push((id, component));
         true

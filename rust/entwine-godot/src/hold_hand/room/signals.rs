@@ -6,6 +6,7 @@ use godot::prelude::*;
 
 use super::super::HoldHandComponent;
 use super::HoldHandRoom;
+use crate::direct::Alive;
 
 #[godot_api(secondary)]
 impl HoldHandRoom {
@@ -26,7 +27,7 @@ impl HoldHandRoom {
             .collect();
         self.events = events;
         self.members
-            .retain(|(id, c)| c.is_instance_valid() && self.room.contains(*id));
+            .retain(|(id, c)| c.alive() && self.room.contains(*id));
         let room = self.to_gd();
         // Handlers may call back into this room: let them, while nothing here is borrowed.
         let _reentrant = self.base_mut();
