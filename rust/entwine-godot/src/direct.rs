@@ -11,6 +11,11 @@
 //! frees the object (no script runs between the calls, and a node is freed at the end of the frame
 //! when a script asks). Where the method binds could not be loaded (an engine whose API lacks one;
 //! warned once at start), it makes the calls through gdext instead, with the same results.
+//!
+//! The look-up itself ([`is_alive`], [`Alive`]) and the read of the objects an array holds
+//! ([`object_id_at`]) go through the engine's interface directly as well: gdext's
+//! `is_instance_valid` calls a utility function after its main-thread checks, and reading an
+//! array's element copies it out (a copy and a drop, each an engine call with those checks).
 
 use std::sync::OnceLock;
 

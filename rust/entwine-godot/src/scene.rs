@@ -5,7 +5,7 @@
 use godot::classes::{BoxShape3D, CapsuleShape3D, CollisionShape3D, CylinderShape3D, Node3D};
 use godot::prelude::*;
 
-use crate::direct::{shares_data, Alive, Lent};
+use crate::direct::{shares_data, Lent};
 
 /// Returns the first node of class `T` below `root` (depth first, as [method Node.find_children]
 /// finds them), or `None`. Not for per-frame use: it walks the subtree.
@@ -58,20 +58,20 @@ impl<T: GodotClass + Inherits<Node>> NodeCache<T> {
     /// Returns the node of class `T` that `path` leads to from `from`, or `None` (an empty path, no
     /// node there, or one of another class).
     pub fn get(&mut self, from: &Gd<Node>, path: &NodePath) -> Option<Gd<T>> {
-        if path.is_empty() {
-            self.node = None;
-            return None;
-        }
-        if *path == self.path {
-            if let Some(node) = &self.node {
-                if node.alive() && node.upcast_ref::<Node>().is_inside_tree() {
-                    return Some(node.clone());
-                }
-            }
-        }
-        self.path = path.clone();
-        self.node = from.try_get_node_as::<T>(path);
-        self.node.clone()
+        self.lend(from, path).map(|node| node.object().clone())
+    }
+
+    /// [`Self::get`], the kept handle moved out instead of cloned (a clone is an engine call through
+    /// gdext's checks). Give it back with [`Self::put_back`], or the next call looks the path up
+    /// again.
+    pub fn take(&mut self, from: &Gd<Node>, path: &NodePath) -> Option<Gd<T>> {
+        self.lend(from, path)?;
+        self.node.take()
+    }
+
+    /// Keeps `node` again, as [`Self::take`] took it.
+    pub fn put_back(&mut self, node: Gd<T>) {
+        self.node = Some(node);
     }
 
     /// [`Self::get`], lent for this frame's engine calls (see `direct`): one look-up of the kept

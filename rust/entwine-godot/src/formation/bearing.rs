@@ -189,6 +189,18 @@ pub(crate) struct SquadWarnings {
     pub name: String,
 }
 
+/// What a pass hands the salute: the skeleton's global transform, the head's pose after the look
+/// (skeleton space), the chest's share of the look, the salute's eased weight and the frame's
+/// delta.
+#[derive(Clone, Copy)]
+struct Aim {
+    skeleton_global: Transform3D,
+    head: Transform3D,
+    chest_turn: Quat,
+    weight: f32,
+    delta: f64,
+}
+
 const WARN_HEAD: u32 = 0;
 const WARN_IK: u32 = 1;
 const WARN_IK_ELSEWHERE: u32 = 2;
@@ -574,6 +586,14 @@ impl SoldierBearing {
         self.salute_ik_node.get(from, &self.salute_ik)
     }
 
+    /// [`Self::ik`], the kept handle moved out of its cache (give it back with
+    /// `salute_ik_node.put_back`).
+    fn take_ik(&mut self) -> Option<Gd<LimbIK>> {
+        self.keep_me();
+        let from = self.me.as_ref()?;
+        self.salute_ik_node.take(from, &self.salute_ik)
+    }
+
     /// Returns true when [member salute_ik] leads to a [LimbIK] that is off (one look-up of the kept
     /// node and one direct call: see `direct`).
     fn salute_is_off(&mut self) -> bool {
@@ -603,7 +623,9 @@ impl SoldierBearing {
             // Lowered, and its LimbIK already off: a squad's soldiers between salutes.
             return;
         }
-        let Some(mut ik) = self.ik() else {
+        // The kept LimbIK's handle is moved out for the salute and back after it (a clone is an
+        // engine call through gdext's checks).
+        let Some(mut ik) = self.take_ik() else {
             if self.saluting {
                 self.warn_once(
                     WARN_IK,
@@ -612,7 +634,47 @@ impl SoldierBearing {
             }
             return;
         };
-        if !ik.bind_mut().is_on(skeleton) {
+        let aim = Aim {
+            skeleton_global,
+            head,
+            chest_turn,
+            weight,
+            delta,
+        };
+        self.salute_with(&mut ik, skeleton, rig, aim);
+        self.salute_ik_node.put_back(ik);
+    }
+
+    /// [`Self::salute`] with its LimbIK found: one binding of it for the check that it is this
+    /// skeleton's, the salute's target and weights, and the solve.
+    fn salute_with(
+        &mut self,
+        ik: &mut Gd<LimbIK>,
+        skeleton: &mut Gd<Skeleton3D>,
+        rig: &Rig,
+        aim: Aim,
+    ) {
+        let target = rig.hand_in_head.map(|hand| {
+            let head = Pose::new(vec3(aim.head.origin), rotation_of(aim.head.basis));
+            let local = transform_scaled(salute_target(head, hand), Vector3::ONE);
+            aim.skeleton_global * local
+        });
+        let raised = target.filter(|_| aim.weight > 0.0);
+        let on = {
+            let mut b = ik.bind_mut();
+            let on = b.is_on(skeleton);
+            if let (true, Some(target)) = (on, raised) {
+                // Checked where it is set.
+                let pole = salute_pole(&rig.frame, aim.chest_turn, vec3(self.salute_pole));
+                b.set_target_transform(target);
+                b.set_pole_direction(vector3(pole));
+                b.set_position_weight(aim.weight);
+                b.set_rotation_weight(aim.weight);
+                b.solve_within(skeleton, aim.delta);
+            }
+            on
+        };
+        if !on {
             if self.saluting {
                 self.warn_once(
                     WARN_IK_ELSEWHERE,
@@ -621,33 +683,19 @@ impl SoldierBearing {
             }
             return;
         }
-        // Its switch goes straight to the engine (see `direct`).
-        if let Some(lent) = Lent::new(&ik) {
+        if let Some(target) = raised {
+            self.salute_target = target;
+        }
+        // Kept off, so that the skeleton does not run it as a modifier of its own; its switch goes
+        // straight to the engine (see `direct`).
+        if let Some(lent) = Lent::new(ik) {
             if lent.is_active() {
                 lent.set_active(false);
             }
         }
-        let Some(hand) = rig.hand_in_head else {
-            if self.saluting {
-                let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
-                self.warn_once(WARN_IK, &msg);
-            }
-            return;
-        };
-        if weight <= 0.0 {
-            return;
+        if target.is_none() && self.saluting {
+            let msg = format!("hand_bone '{}' not found; no salute", self.hand_bone);
+            self.warn_once(WARN_IK, &msg);
         }
-        let head = Pose::new(vec3(head.origin), rotation_of(head.basis));
-        let local = transform_scaled(salute_target(head, hand), Vector3::ONE);
-        let target = skeleton_global * local;
-        self.salute_target = target;
-        // Checked where it is set.
-        let pole = salute_pole(&rig.frame, chest_turn, vec3(self.salute_pole));
-        let mut b = ik.bind_mut();
-        b.set_target_transform(target);
-        b.set_pole_direction(vector3(pole));
-        b.set_position_weight(weight);
-        b.set_rotation_weight(weight);
-        b.solve_within(skeleton, delta);
     }
 }
