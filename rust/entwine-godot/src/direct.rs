@@ -33,6 +33,13 @@ struct Calls {
     object_from_id: sys::GDExtensionInterfaceObjectGetInstanceFromId,
     array_element: sys::GDExtensionInterfaceArrayOperatorIndexConst,
     variant_object_id: sys::GDExtensionInterfaceVariantGetObjectInstanceId,
+    bytes_at: sys::GDExtensionInterfacePackedByteArrayOperatorIndex,
+    bytes_size: unsafe extern "C" fn(
+        sys::GDExtensionTypePtr,
+        *const sys::GDExtensionConstTypePtr,
+        sys::GDExtensionTypePtr,
+        i32,
+    ),
     get_bone_global_pose: sys::GDExtensionMethodBindPtr,
     set_bone_global_pose: sys::GDExtensionMethodBindPtr,
     set_bone_pose_rotation: sys::GDExtensionMethodBindPtr,
@@ -90,6 +97,15 @@ pub fn load() {
                 object_from_id: interface.object_get_instance_from_id,
                 array_element: interface.array_operator_index_const,
                 variant_object_id: interface.variant_get_object_instance_id,
+                bytes_at: interface.packed_byte_array_operator_index,
+                bytes_size: {
+                    let size = StringName::from("size");
+                    (interface.variant_get_ptr_builtin_method)(
+                        sys::GDEXTENSION_VARIANT_TYPE_PACKED_BYTE_ARRAY,
+                        size.string_sys(),
+                        3173160232,
+                    )?
+                },
                 get_bone_global_pose: bind(&skeleton, "get_bone_global_pose", 1965739696)?,
                 set_bone_global_pose: bind(&skeleton, "set_bone_global_pose", 3616898986)?,
                 set_bone_pose_rotation: bind(&skeleton, "set_bone_pose_rotation", 2823819782)?,
@@ -188,6 +204,35 @@ pub fn object_id_at<T: godot::meta::Element>(array: &Array<T>, index: usize) -> 
             return 0;
         }
         object_id(element.cast_const()) as i64
+    }
+}
+
+/// The bytes of `array`, to write in place: its size and a pointer to its storage (made its own
+/// first if the storage is shared, as Godot's copy-on-write does for any write) read through the
+/// engine's interface directly, where gdext's `as_mut_slice` makes three engine calls, each after
+/// its main-thread checks.
+pub fn bytes_mut(array: &mut PackedByteArray) -> &mut [u8] {
+    let Some(calls) = CALLS.get().and_then(Option::as_ref) else {
+        return array.as_mut_slice();
+    };
+    let mut size = 0i64;
+    // SAFETY: `array` is a live PackedByteArray; `size` takes no argument and returns an int
+    // (an int64).
+    unsafe {
+        (calls.bytes_size)(array.sys_mut(), std::ptr::null(), (&raw mut size).cast(), 0);
+    }
+    let Ok(len @ 1..) = usize::try_from(size) else {
+        return &mut [];
+    };
+    // SAFETY: the engine returns a pointer to the array's first byte (after making its storage
+    // unique), or null for an index out of bounds; the array holds `len` initialised bytes, and
+    // the slice borrows the array mutably, so nothing else resizes or reads it meanwhile.
+    unsafe {
+        let first = (calls.bytes_at)(array.sys_mut(), 0);
+        if first.is_null() {
+            return &mut [];
+        }
+        std::slice::from_raw_parts_mut(first, len)
     }
 }
 

@@ -18,7 +18,7 @@ use godot::classes::rendering_server::ArrayFormat as RsArrayFormat;
 use godot::classes::{ArrayMesh, Material, MeshInstance3D, RenderingServer};
 use godot::prelude::*;
 
-use crate::direct::Lent;
+use crate::direct::{bytes_mut, Lent};
 
 use crate::convert::vector3;
 
@@ -208,8 +208,8 @@ impl TubeMesh {
         TubeVertices {
             tube: &self.tube,
             layout: &self.layout,
-            positions: self.positions.as_mut_slice(),
-            normals: self.normals.as_mut_slice(),
+            positions: bytes_mut(&mut self.positions),
+            normals: bytes_mut(&mut self.normals),
         }
     }
 
