@@ -12,7 +12,7 @@
 //! when a script asks). Where the method binds could not be loaded (an engine whose API lacks one;
 //! warned once at start), it makes the calls through gdext instead, with the same results.
 //!
-//! The look-up itself ([`is_alive`], [`Alive`]) and the read of the objects an array holds
+//! The look-up itself ([`Alive`]) and the read of the objects an array holds
 //! ([`object_id_at`]) go through the engine's interface directly as well: gdext's
 //! `is_instance_valid` calls a utility function after its main-thread checks, and reading an
 //! array's element copies it out (a copy and a drop, each an engine call with those checks).
@@ -153,31 +153,27 @@ pub fn shares_data(a: &NodePath, b: &NodePath) -> bool {
     }
 }
 
-/// Whether `object` is alive: one look-up of its instance id in the engine's object database,
-/// which is what gdext's `is_instance_valid` makes (through a utility function, after its
+/// Whether a handle's object is alive: one look-up of its instance id in the engine's object
+/// database, which is what gdext's `is_instance_valid` makes (through a utility function, after its
 /// main-thread checks).
-pub fn is_alive<T: GodotClass>(object: &Gd<T>) -> bool {
-    let Some(look_up) = CALLS
-        .get()
-        .and_then(Option::as_ref)
-        .map(|c| c.object_from_id)
-    else {
-        return object.is_instance_valid();
-    };
-    let id = object.instance_id_unchecked().to_i64() as u64;
-    // SAFETY: the engine's look-up takes any id and returns null for one that names no live object.
-    unsafe { !look_up(id).is_null() }
-}
-
-/// [`is_alive`] as a method of a handle.
 pub trait Alive {
-    /// Whether the object is alive (see [`is_alive`]).
+    /// Whether the object is alive.
     fn alive(&self) -> bool;
 }
 
 impl<T: GodotClass> Alive for Gd<T> {
     fn alive(&self) -> bool {
-        is_alive(self)
+        let Some(look_up) = CALLS
+            .get()
+            .and_then(Option::as_ref)
+            .map(|c| c.object_from_id)
+        else {
+            return self.is_instance_valid();
+        };
+        let id = self.instance_id_unchecked().to_i64() as u64;
+        // SAFETY: the engine's look-up takes any id and returns null for one that names no live
+        // object.
+        unsafe { !look_up(id).is_null() }
     }
 }
 
@@ -248,7 +244,7 @@ impl<'a, T: GodotClass> Lent<'a, T> {
     /// `None` when it has been freed. The caller keeps it alive while lent: nothing it does
     /// with the object in between frees it.
     pub fn new(object: &'a Gd<T>) -> Option<Self> {
-        if !is_alive(object) {
+        if !object.alive() {
             return None;
         }
         let direct = CALLS

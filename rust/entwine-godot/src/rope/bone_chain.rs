@@ -219,7 +219,7 @@ impl RopeBoneChain {
     #[func]
     pub fn get_chain_bones(&mut self) -> PackedInt32Array {
         match self.base().get_skeleton() {
-            Some(skeleton) if self.resolve(&skeleton).is_ok() => {
+            Some(skeleton) if Lent::new(&skeleton).is_some_and(|s| self.resolve(&s).is_ok()) => {
                 self.bones.iter().copied().collect()
             }
             _ => PackedInt32Array::new(),
@@ -264,7 +264,12 @@ impl RopeBoneChain {
         let Some(skeleton) = self.base().get_skeleton() else {
             return Err(None);
         };
-        self.resolve(&skeleton)
+        // The pass's bone reads and writes go straight to the engine (the skeleton running the
+        // pass is alive; see `direct`).
+        let Some(mut poses) = Lent::new(&skeleton) else {
+            return Err(None);
+        };
+        self.resolve(&poses)
             .map_err(|why| Some((warn::CHAIN, why)))?;
         let rope = self.rope.clone().filter(|r| r.alive());
         let Some(rope) = rope else {
@@ -279,11 +284,6 @@ impl RopeBoneChain {
                 format!("rope '{}' is not in the scene tree", rope.get_name()),
             )));
         }
-        // The pass's bone reads and writes go straight to the engine (the skeleton running the
-        // pass is alive; see `direct`).
-        let Some(mut poses) = Lent::new(&skeleton) else {
-            return Err(None);
-        };
         // The rope's points in the skeleton's space.
         let to_world = poses.global_transform();
         let det = to_world.basis.determinant();
@@ -368,8 +368,9 @@ impl RopeBoneChain {
     }
 
     /// Resolves the chain's bones against `skeleton` when it (or its bone count) changed.
-    fn resolve(&mut self, skeleton: &Gd<Skeleton3D>) -> Result<(), String> {
-        let key = (skeleton.instance_id(), skeleton.get_bone_count());
+    fn resolve(&mut self, lent: &Lent<Skeleton3D>) -> Result<(), String> {
+        let key = lent.rig_key();
+        let skeleton = lent.object();
         if self.resolved_for == Some(key) {
             return if self.chain.is_some() {
                 Ok(())

@@ -27,7 +27,7 @@ use godot::prelude::*;
 use super::colliders::SharedGather;
 use super::step::RopeFraming;
 use super::{RopeSimulation, TubeVertices};
-use crate::direct::{is_alive, object_id_at, Alive};
+use crate::direct::{object_id_at, Alive};
 
 /// The tube vertices a frame's drawing must write in all (about 0.2 ms of work: 64 default ropes)
 /// before they are shared with the world's batch thread.
@@ -154,7 +154,7 @@ fn collect_ropes(
                     .and_then(|element| element.try_to::<Gd<RopeSimulation>>().ok())
             };
         }
-        if let Some(rope) = seen_rope.take().filter(is_alive) {
+        if let Some(rope) = seen_rope.take().filter(Alive::alive) {
             list.push(rope);
             from.push(i as u32);
         }
