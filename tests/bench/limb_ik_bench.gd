@@ -8,7 +8,7 @@ extends EntwineBench
 ## Rust `LimbIK`, with Godot's own TwoBoneIK3D (C++, a target and a pole node per arm) and with
 ## the GDScript baseline (`gd_limb_ik.gd`), and with one TwoBoneIK3D per skeleton holding both arms
 ## (Godot's one-pass form: what one modifier pass per skeleton saves), and with a GDScript modifier
-## per arm that only reads the arm's three bone rotations or only writes them (`gd_arm_pose.gd`:
+## per arm that only reads the arm's three bone rotations or only writes them (`gd_bone_pose.gd`:
 ## their difference is the skeleton's own work once a modifier has moved an arm, which every arm IK
 ## pays), in interleaved rounds; the cost of a solve is the frame's
 ## main-thread CPU time above the no-IK frame divided by the solves per frame (medians, the rounds'
@@ -25,7 +25,7 @@ const ROUNDS := 5
 const OWN_ROUNDS := 5
 const SOLVER_CALLS := 20000
 const GD_IK := preload("res://tests/bench/gd_limb_ik.gd")
-const ARM_POSE := preload("res://tests/bench/gd_arm_pose.gd")
+const BONE_POSE := preload("res://tests/bench/gd_bone_pose.gd")
 
 var _characters: Array[TestCharacter] = []
 var _targets: Array[Node3D] = []
@@ -165,7 +165,7 @@ func _install(kind: String) -> void:
 				skeleton.add_child(SkeletonModifier3D.new())
 				continue
 			if kind == "arm_read" or kind == "arm_write":
-				var arm := ARM_POSE.new()
+				var arm := BONE_POSE.new()
 				arm.writes = kind == "arm_write"
 				for bone in ["UpperArm", "LowerArm", "Hand"]:
 					var index := skeleton.find_bone(side + bone)

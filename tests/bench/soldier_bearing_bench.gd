@@ -17,13 +17,21 @@ extends EntwineBench
 ## look must make (reading the poses, writing three bone rotations). The ratio is GDScript cost /
 ## Rust cost, for the look. A second line gives the modifiers' own passes (EntwineProfiler's own
 ## timing, the median and spread of OWN_ROUNDS more rounds of each Rust configuration): what is
-## left is the engine's work.
+## left is the engine's work. A third line gives what the skeleton charges for the bones a saluting
+## soldier moves, whoever moves them: a modifier that only writes fixed rotations to those six bones
+## (the chest, neck and head the look turns, the arm the salute raises; `gd_bone_pose.gd`) against
+## one that only reads them, in the same rounds. Their scripts' calls are alike, so the difference
+## is the skeleton's own work once the bones have moved (recomputing the bones below them), the
+## least any bearing that moves them pays on top of its own pass.
 
 const CHARACTERS := 100
 const FRAMES := 120
 const ROUNDS := 5
 const OWN_ROUNDS := 5
 const GD_BEARING := preload("res://tests/bench/gd_soldier_bearing.gd")
+const BONE_POSE := preload("res://tests/bench/gd_bone_pose.gd")
+## The bones a saluting soldier moves on the test character (the bearing's look and its salute).
+const SALUTE_BONES := ["Chest", "Neck", "Head", "RightUpperArm", "RightLowerArm", "RightHand"]
 
 var _characters: Array[TestCharacter] = []
 var _modifiers: Array[SkeletonModifier3D] = []
@@ -51,7 +59,7 @@ func _run() -> void:
 	_empty = GDScript.new()
 	_empty.source_code = "extends SkeletonModifier3D\n"
 	_empty.reload()
-	var kinds := ["none", "empty", "rust", "rust_salute", "rust_lowered", "gdscript"]
+	var kinds := ["none", "empty", "rust", "rust_salute", "rust_lowered", "gdscript", "bones_read", "bones_write"]
 	var cpu := {}
 	var wall := {}
 	for kind in kinds:
@@ -98,6 +106,10 @@ func _run() -> void:
 			OWN_ROUNDS, own_line(own["rust"]["SoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["SoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["LimbIK"], CHARACTERS)])
+	var moved_us := (median(samples["bones_write"]) - median(samples["bones_read"])) / CHARACTERS
+	print("bench soldier_bearing: the skeleton's own work once a modifier has moved the six bones a saluting soldier moves (%s): %.2f µs/soldier (a modifier writing their rotations %.2f µs/soldier above the empty modifier, %s; one reading them %.2f, %s)" % [
+		", ".join(SALUTE_BONES), moved_us, above.call(samples, "bones_write"), spread.call("bones_write"),
+		above.call(samples, "bones_read"), spread.call("bones_read")])
 	for c in _characters:
 		c.free()
 	quit(0)
@@ -116,6 +128,21 @@ func _install(kind: String) -> void:
 		match kind:
 			"empty":
 				m = _empty.new()
+			"bones_read", "bones_write":
+				var pose: SkeletonModifier3D = BONE_POSE.new()
+				pose.writes = kind == "bones_write"
+				for name in SALUTE_BONES:
+					var index := skeleton.find_bone(name)
+					if index < 0:
+						push_error("soldier_bearing bench: the test character has no bone named " + name)
+						quit(1)
+						return
+					pose.bones.append(index)
+					# A fixed pose, turned from the rest's so that writing it moves the bone.
+					pose.rotations.append(skeleton.get_bone_rest(index).basis.get_rotation_quaternion()
+						* Quaternion(Vector3.RIGHT, 0.2))
+				skeleton.add_child(pose)
+				continue
 			"rust", "rust_salute", "rust_lowered":
 				m = SoldierBearing.new()
 			_:
