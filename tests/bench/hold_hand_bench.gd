@@ -11,7 +11,9 @@ extends EntwineBench
 ## time, every frame running exactly one physics tick (`tick_every_frame`: the pair's follow and the
 ## characters' movement run per tick, the IK and the animation per frame, as in a game at 60 fps). The cost of a pair is the frame's time above the no-holding frame divided by PAIRS (follow
 ## + contact solve + two IK chains + mirroring). The ratio is GDScript cost / Rust cost, by
-## main-thread CPU time. A second line gives the Rust nodes' own callbacks per pair
+## main-thread CPU time. A second line gives the cost of a pair above two characters walking on
+## their own (the `walk` frame: what the pair replaces), as the median of each round's own
+## difference, which a machine drifting from round to round does not move. A third line gives the Rust nodes' own callbacks per pair
 ## (EntwineProfiler's own timing, the median and spread of OWN_ROUNDS more Rust rounds): the rest
 ## is the engine's work.
 
@@ -71,17 +73,29 @@ func _run() -> void:
 		per_pair.call("gdscript", wall), per_pair.call("floor", wall),
 		median(wall["none"]) / 1000.0, outlier_note(clock), gd_us / rust_us])
 	# Above both characters walking on their own (the recipient's own movement and animation are
-	# replaced by the pair's while they hold hands).
+	# replaced by the pair's while they hold hands): each round's own difference, the rounds'
+	# median. A round's configurations run one after another, so a machine whose speed drifts from
+	# round to round moves both sides of a round's difference alike.
 	var walk_us: float = per_pair.call("walk", clock)
-	var rust_walk: float = rust_us - walk_us
-	var gd_walk: float = gd_us - walk_us
-	print("bench hold_hand: above two characters walking on their own (the recipient moving its own body with move_and_slide and driving its own animation: %.1f µs/pair above a frozen recipient, rounds %s): rust %.1f µs/pair, gdscript %.1f µs/pair (%s)" % [
+	var rust_walk := _paired(clock["rust"], clock["walk"], PAIRS)
+	var gd_walk := _paired(clock["gdscript"], clock["walk"], PAIRS)
+	print("bench hold_hand: above two characters walking on their own (the recipient moving its own body with move_and_slide and driving its own animation: %.1f µs/pair above a frozen recipient, rounds %s), each round's difference, medians: rust %.1f µs/pair (rounds %.1f–%.1f), gdscript %.1f µs/pair (rounds %.1f–%.1f) (%s)" % [
 		walk_us, spread(clock["walk"], median(clock["none"]), PAIRS).trim_prefix("(rounds ").trim_suffix(")"),
-		rust_walk, gd_walk, "%.1fx" % (gd_walk / rust_walk) if rust_walk > 0.1 else "n/a: rust within the walking scene's spread"])
+		rust_walk[0], rust_walk[1], rust_walk[2], gd_walk[0], gd_walk[1], gd_walk[2],
+		"%.1fx" % (gd_walk[0] / rust_walk[0]) if rust_walk[0] > 0.1 else "n/a: rust within the walking scene's spread"])
 	if own["HoldHandComponent"][0] >= 0.0:
 		print("bench hold_hand: own callbacks (EntwineProfiler.own_time_usec, thread CPU per pair per frame, medians of %d rounds): HoldHandComponent %s, its two LimbIKs %s, of the %.1f µs above; the rest is the engine's work around them" % [
 			OWN_ROUNDS, own_line(own["HoldHandComponent"], PAIRS), own_line(own["LimbIK"], PAIRS), rust_us])
 	quit(0)
+
+
+## The per-pair differences of [param frames] over [param base], round by round (µs per frame, the
+## same round's figures): [median, lowest, highest].
+func _paired(frames: Array, base: Array, pairs: int) -> Array:
+	var diffs := []
+	for r in mini(frames.size(), base.size()):
+		diffs.append((frames[r] - base[r]) / pairs)
+	return [median(diffs), diffs.min(), diffs.max()]
 
 
 ## The rounds of [param frames] (µs per frame) as "(rounds a–b)" per pair above [param none].
