@@ -289,21 +289,6 @@ pub fn chain_local_rotations(
     out
 }
 
-/// Returns where the head of a chain `[chest, neck, head]` (each an ancestor of the next, uniform
-/// scales) stands once the [`chain_deltas`] are put on it: `origins` are the three bones'
-/// model-space origins before any change. A bone's turn moves the bones below it about its own
-/// origin, never that origin itself, so the chest's turn carries the neck and the head, and the
-/// neck's the head. A missing bone's delta is the identity, so its origin does not matter. With
-/// this, a pass that writes the chain's local rotations ([`chain_local_rotations`]) knows the
-/// head's new pose without asking the skeleton to recompute its global poses for it.
-#[must_use]
-pub fn chain_head_origin(origins: [Vec3; 3], deltas: [Quat; 3]) -> Vec3 {
-    let [chest, neck, head] = origins;
-    let neck = chest + rotate(deltas[0], neck - chest);
-    let head = chest + rotate(deltas[0], head - chest);
-    neck + rotate(deltas[1], head - neck)
-}
-
 /// Returns `v` rotated by `q` (unit). Never asserts; NaN propagates.
 #[must_use]
 pub fn rotate_vec(q: Quat, v: Vec3) -> Vec3 {
@@ -556,7 +541,6 @@ impl BearingWatch {
 mod tests {
     use super::*;
     use core::f32::consts::{FRAC_PI_2, FRAC_PI_4};
-    use glam::Affine3A;
 
     fn angle_between(a: Vec3, b: Vec3) -> f32 {
         a.normalize().dot(b.normalize()).clamp(-1.0, 1.0).acos()
@@ -688,67 +672,6 @@ mod tests {
         assert!(angle_between(rotate_vec(head2, Vec3::NEG_Z), want) < 1e-3);
         for r in chain_local_rotations([Quat::NAN; 3], [Quat::IDENTITY; 3], d) {
             assert!(r.is_finite());
-        }
-    }
-
-    #[test]
-    fn the_head_origin_after_the_deltas_is_where_the_rebuilt_chain_puts_it() {
-        // Forward kinematics of a chain hips → chest → upper chest → neck → head with made-up
-        // local rotations, offsets and a uniform scale on the hips (a rig's 100× armature).
-        let q = |x: f32, y: f32, z: f32| axis_rotation(Vec3::new(x, y, z), 0.1 + x + 0.5 * y);
-        let hips = Affine3A::from_scale_rotation_translation(
-            Vec3::splat(2.5),
-            q(0.1, 1.0, 0.2),
-            Vec3::new(0.3, 1.0, -0.2),
-        );
-        let local = |r: Quat, t: Vec3| Affine3A::from_rotation_translation(r, t);
-        let (r_chest, r_upper, r_neck, r_head) = (
-            q(1.0, 0.2, 0.0),
-            q(0.1, 0.9, 0.3),
-            q(0.5, 0.5, 0.1),
-            q(0.0, 1.0, 0.4),
-        );
-        let (t_chest, t_upper, t_neck, t_head) = (
-            Vec3::new(0.0, 0.12, 0.01),
-            Vec3::new(0.01, 0.15, -0.02),
-            Vec3::new(0.0, 0.2, 0.03),
-            Vec3::new(0.02, 0.1, 0.0),
-        );
-        let build = |c: Quat, n: Quat, h: Quat| {
-            let chest = hips * local(c, t_chest);
-            let upper = chest * local(r_upper, t_upper);
-            let neck = upper * local(n, t_neck);
-            let head = neck * local(h, t_head);
-            (chest, upper, neck, head)
-        };
-        let (chest, upper, neck, head) = build(r_chest, r_neck, r_head);
-        let rot = |a: Affine3A| Quat::from_mat3a(&(a.matrix3 * (1.0 / a.matrix3.x_axis.length())));
-        let origin = |a: Affine3A| Vec3::from(a.translation);
-        let f = rotate_vec(rot(head), Vec3::NEG_Z);
-        for (look, shares) in [
-            (Vec2::new(-1.4, 0.3), [0.15, 0.3]),
-            (Vec2::new(0.8, -0.5), [0.5, 0.5]),
-            (Vec2::new(0.6, 0.2), [0.0, 0.0]),
-        ] {
-            let d = chain_deltas(f, Vec3::Y, look, shares);
-            let [lc, ln, lh] = chain_local_rotations(
-                [rot(hips), rot(upper), rot(neck)],
-                [rot(chest), rot(neck), rot(head)],
-                d,
-            );
-            let (_, _, _, head2) = build(lc, ln, lh);
-            let got = chain_head_origin([origin(chest), origin(neck), origin(head)], d);
-            assert!(
-                got.distance(origin(head2)) < 1e-4,
-                "{look}: {got} against the rebuilt chain's {}",
-                origin(head2)
-            );
-            if look.length() > 0.5 && shares[0] > 0.0 {
-                assert!(
-                    origin(head2).distance(origin(head)) > 0.01,
-                    "the head moved"
-                );
-            }
         }
     }
 

@@ -2,11 +2,10 @@
 //! (`entwine_core::formation::bearing`).
 
 use entwine_core::formation::bearing::{
-    chain_deltas, chain_head_origin, chain_local_rotations, look_angles, rotate_vec, salute_pole,
-    salute_target, BearingConfig, BearingMotion, BearingParam, BearingSettings, BodyFrame,
-    SALUTE_HAND_OFFSET, SALUTE_POLE,
+    chain_deltas, chain_local_rotations, look_angles, rotate_vec, salute_pole, salute_target,
+    BearingConfig, BearingMotion, BearingParam, BearingSettings, BodyFrame, SALUTE_HAND_OFFSET,
+    SALUTE_POLE,
 };
-use entwine_core::kit::pose::unit_quat;
 use entwine_core::kit::Pose;
 use glam::{Quat, Vec2, Vec3};
 use godot::classes::notify::Node3DNotification;
@@ -258,39 +257,32 @@ impl SoldierBearing {
             if rig.neck >= 0 { cfg.neck_share } else { 0.0 },
         ];
         let deltas = chain_deltas(forward, rig.frame.up, look, shares);
-        // The head's pose after the look: unchanged without one, else worked out from the chain
-        // where the chain allows (no read after the writes, which would have the skeleton
-        // recompute every bone below the chest in the middle of the pass), else read back.
-        let mut head_after = (look == Vec2::ZERO).then_some(head_pose);
         if look != Vec2::ZERO {
             let bones = [rig.chest, rig.neck, rig.head];
             // Each bone's pose read once (a parent is often the bone before it; the head's was
             // read above).
-            let mut known = [(rig.head, head_pose); 6];
+            let mut known = [(rig.head, head_pose.basis); 6];
             let mut count = 1;
             let mut read = |bone: i32| {
                 if bone < 0 {
-                    return Transform3D::IDENTITY;
+                    return Basis::IDENTITY;
                 }
-                if let Some((_, pose)) = known[..count].iter().find(|(k, _)| *k == bone) {
-                    return *pose;
+                if let Some((_, b)) = known[..count].iter().find(|(k, _)| *k == bone) {
+                    return *b;
                 }
-                let pose = skeleton.global_pose(bone);
-                known[count] = (bone, pose);
+                let b = skeleton.global_pose(bone).basis;
+                known[count] = (bone, b);
                 count += 1;
-                pose
+                b
             };
             let globals = bones.map(&mut read);
-            let parents = rig.parents.map(|bone| read(bone).basis);
-            let uniform = parents
-                .iter()
-                .chain(globals.iter().map(|g| &g.basis))
-                .all(|b| is_uniform(*b));
+            let parents = rig.parents.map(&mut read);
+            let uniform = parents.iter().chain(&globals).all(|b| is_uniform(*b));
             if rig.in_order && uniform {
                 // One pass of local writes: the skeleton recomputes its global poses once.
                 let locals = chain_local_rotations(
                     parents.map(rotation_of),
-                    globals.map(|g| rotation_of(g.basis)),
+                    globals.map(rotation_of),
                     deltas,
                 );
                 for (bone, local) in bones.into_iter().zip(locals) {
@@ -298,11 +290,6 @@ impl SoldierBearing {
                         skeleton.set_pose_rotation(bone, quaternion(local));
                     }
                 }
-                let turn = unit_quat(deltas[2] * deltas[1] * deltas[0]);
-                head_after = Some(Transform3D::new(
-                    Basis::from_quaternion(quaternion(turn)) * head_pose.basis,
-                    vector3(chain_head_origin(globals.map(|g| vec3(g.origin)), deltas)),
-                ));
             } else {
                 for (bone, d) in bones.into_iter().zip(deltas) {
                     if bone < 0 {
@@ -314,7 +301,7 @@ impl SoldierBearing {
                 }
             }
         }
-        let head_after = head_after.unwrap_or_else(|| skeleton.global_pose(rig.head));
+        let head_after = skeleton.global_pose(rig.head);
         self.head_global = skeleton_global * head_after.origin;
         self.head_known = true;
         self.salute(gd, skeleton_global, &rig, head_after, deltas[0], delta);
