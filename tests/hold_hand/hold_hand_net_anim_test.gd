@@ -19,9 +19,9 @@ extends "res://tests/hold_hand/hold_hand_net_test.gd"
 ## animations; the animation is shown within one interval and its position within 0.06 s (p95).
 ##
 ## It runs again up to twice when it fails (`# retries: 2`; a failed try is printed as FLAKY and its
-## logs kept): the tree play position is near its limit. It retried once until one evening's full
-## runs failed 3 of 9 tries (an onlooker's p95 0.082 and 0.101 s, the recipient's 0.067 s), twice
-## in a row in one run; the suite alone passed four runs of four in between. With each remote tree advanced on the view
+## logs kept): the tree play position is near its limit. It retried once until one evening when 3
+## of its 9 tries failed (an onlooker's p95 0.082 and 0.101 s, the recipient's 0.067 s), two of them
+## in a row in one full run; four runs of the suite alone passed at their first try in between. With each remote tree advanced on the view
 ## clock, an onlooker's p95 was 0.022-0.050 s in most tries and 0.061 and 0.080 s in 2 of about 11
 ## (median 0.008-0.013 s); with the trees running on their own it was 0.016-0.039 s, and 0.080 and
 ## 0.177 s in 2 of about 14 (the tree cannot be sought, only run ahead, so a tree ahead of the view
