@@ -57,6 +57,16 @@ static func median(values: Array) -> float:
 	return sorted[sorted.size() / 2]
 
 
+## Returns the differences of [param samples] over [param base], round by round (each pair taken
+## from the same round, so a machine whose speed drifts between rounds moves both sides alike),
+## divided by [param per]: [median, lowest, highest].
+static func paired(samples: Array, base: Array, per: float) -> Array:
+	var diffs := []
+	for r in mini(samples.size(), base.size()):
+		diffs.append((samples[r] - base[r]) / per)
+	return [median(diffs), diffs.min(), diffs.max()]
+
+
 ## Returns the CPU time this process has used (user + system, all threads) in seconds, read from
 ## /proc/self/stat (Linux; 10 ms resolution), or -1 where that is not available. Engine work that
 ## runs on worker threads (navigation avoidance) shows here and not in a frame's wall time.

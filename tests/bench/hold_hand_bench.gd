@@ -77,8 +77,8 @@ func _run() -> void:
 	# median. A round's configurations run one after another, so a machine whose speed drifts from
 	# round to round moves both sides of a round's difference alike.
 	var walk_us: float = per_pair.call("walk", clock)
-	var rust_walk := _paired(clock["rust"], clock["walk"], PAIRS)
-	var gd_walk := _paired(clock["gdscript"], clock["walk"], PAIRS)
+	var rust_walk := paired(clock["rust"], clock["walk"], PAIRS)
+	var gd_walk := paired(clock["gdscript"], clock["walk"], PAIRS)
 	print("bench hold_hand: above two characters walking on their own (the recipient moving its own body with move_and_slide and driving its own animation: %.1f µs/pair above a frozen recipient, rounds %s), each round's difference, medians: rust %.1f µs/pair (rounds %.1f–%.1f), gdscript %.1f µs/pair (rounds %.1f–%.1f) (%s)" % [
 		walk_us, spread(clock["walk"], median(clock["none"]), PAIRS).trim_prefix("(rounds ").trim_suffix(")"),
 		rust_walk[0], rust_walk[1], rust_walk[2], gd_walk[0], gd_walk[1], gd_walk[2],
@@ -87,15 +87,6 @@ func _run() -> void:
 		print("bench hold_hand: own callbacks (EntwineProfiler.own_time_usec, thread CPU per pair per frame, medians of %d rounds): HoldHandComponent %s, its two LimbIKs %s, of the %.1f µs above; the rest is the engine's work around them" % [
 			OWN_ROUNDS, own_line(own["HoldHandComponent"], PAIRS), own_line(own["LimbIK"], PAIRS), rust_us])
 	quit(0)
-
-
-## The per-pair differences of [param frames] over [param base], round by round (µs per frame, the
-## same round's figures): [median, lowest, highest].
-func _paired(frames: Array, base: Array, pairs: int) -> Array:
-	var diffs := []
-	for r in mini(frames.size(), base.size()):
-		diffs.append((frames[r] - base[r]) / pairs)
-	return [median(diffs), diffs.min(), diffs.max()]
 
 
 ## The rounds of [param frames] (µs per frame) as "(rounds a–b)" per pair above [param none].

@@ -165,14 +165,11 @@ func _install(kind: String) -> void:
 				skeleton.add_child(SkeletonModifier3D.new())
 				continue
 			if kind == "arm_read" or kind == "arm_write":
-				var arm := BONE_POSE.new()
-				arm.writes = kind == "arm_write"
-				for bone in ["UpperArm", "LowerArm", "Hand"]:
-					var index := skeleton.find_bone(side + bone)
-					arm.bones.append(index)
-					# A fixed pose, turned from the rest's so that writing it moves the arm.
-					arm.rotations.append(skeleton.get_bone_rest(index).basis.get_rotation_quaternion()
-						* Quaternion(Vector3.RIGHT, 0.2))
+				var arm := BONE_POSE.on_bones(skeleton,
+					[side + "UpperArm", side + "LowerArm", side + "Hand"], kind == "arm_write")
+				if arm == null:
+					quit(1)
+					return
 				skeleton.add_child(arm)
 				continue
 			if kind == "twobone":

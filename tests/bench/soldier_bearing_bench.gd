@@ -20,8 +20,8 @@ extends EntwineBench
 ## left is the engine's work. A third line gives what the skeleton charges for the bones a saluting
 ## soldier moves, whoever moves them: a modifier that only writes fixed rotations to those six bones
 ## (the chest, neck and head the look turns, the arm the salute raises; `gd_bone_pose.gd`) against
-## one that only reads them, in the same rounds. Their scripts' calls are alike, so the difference
-## is the skeleton's own work once the bones have moved (recomputing the bones below them), the
+## one that only reads them, in the same rounds (the median of each round's own difference). Their
+## scripts' calls are alike, so the difference is the skeleton's own work once the bones have moved (recomputing the bones below them), the
 ## least any bearing that moves them pays on top of its own pass.
 
 const CHARACTERS := 100
@@ -106,9 +106,9 @@ func _run() -> void:
 			OWN_ROUNDS, own_line(own["rust"]["SoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["SoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["LimbIK"], CHARACTERS)])
-	var moved_us := (median(samples["bones_write"]) - median(samples["bones_read"])) / CHARACTERS
-	print("bench soldier_bearing: the skeleton's own work once a modifier has moved the six bones a saluting soldier moves (%s): %.2f µs/soldier (a modifier writing their rotations %.2f µs/soldier above the empty modifier, %s; one reading them %.2f, %s)" % [
-		", ".join(SALUTE_BONES), moved_us, above.call(samples, "bones_write"), spread.call("bones_write"),
+	var moved := paired(samples["bones_write"], samples["bones_read"], CHARACTERS)
+	print("bench soldier_bearing: the skeleton's own work once a modifier has moved the six bones a saluting soldier moves (%s), each round's difference: %.2f µs/soldier (rounds %.2f-%.2f; a modifier writing their rotations %.2f µs/soldier above the empty modifier, %s; one reading them %.2f, %s)" % [
+		", ".join(SALUTE_BONES), moved[0], moved[1], moved[2], above.call(samples, "bones_write"), spread.call("bones_write"),
 		above.call(samples, "bones_read"), spread.call("bones_read")])
 	for c in _characters:
 		c.free()
@@ -129,18 +129,10 @@ func _install(kind: String) -> void:
 			"empty":
 				m = _empty.new()
 			"bones_read", "bones_write":
-				var pose: SkeletonModifier3D = BONE_POSE.new()
-				pose.writes = kind == "bones_write"
-				for name in SALUTE_BONES:
-					var index := skeleton.find_bone(name)
-					if index < 0:
-						push_error("soldier_bearing bench: the test character has no bone named " + name)
-						quit(1)
-						return
-					pose.bones.append(index)
-					# A fixed pose, turned from the rest's so that writing it moves the bone.
-					pose.rotations.append(skeleton.get_bone_rest(index).basis.get_rotation_quaternion()
-						* Quaternion(Vector3.RIGHT, 0.2))
+				var pose := BONE_POSE.on_bones(skeleton, SALUTE_BONES, kind == "bones_write")
+				if pose == null:
+					quit(1)
+					return
 				skeleton.add_child(pose)
 				continue
 			"rust", "rust_salute", "rust_lowered":
