@@ -466,6 +466,11 @@ func test_client_pair_over_the_network() -> void:
 	for id in [a, b]:
 		var blend: float = _chars[id].animation_tree.get("parameters/move/blend_amount")
 		check(blend < 0.5, "%s stands in the initiator's animation here" % ("A" if id == a else "B"), "< 0.5", blend)
+	# Checked now, once this view has shown the end of the walk: on a lossy link the record below can
+	# take long enough that the initiator's process has finished and left (and its pair has been
+	# released here) by the time it arrives.
+	if me != a:
+		check(_comps[b].get_hand_weight() > 0.9, "the recipient's hand is held here", "> 0.9", _comps[b].get_hand_weight())
 
 	check(_signals_heard > 0, "the components' signals reached handlers that call back into every component", "> 0", _signals_heard)
 	if me == a:
@@ -488,7 +493,6 @@ func test_client_pair_over_the_network() -> void:
 			var sent: int = _probe.values["record"]["sent"]
 			check(stats["frames"] + stats["stale"] >= sent - 2, "every frame the initiator sent arrives here",
 				">= %d" % (sent - 2), stats["frames"] + stats["stale"])
-		check(_comps[b].get_hand_weight() > 0.9, "the recipient's hand is held here", "> 0.9", _comps[b].get_hand_weight())
 	else:
 		var sent: Dictionary = _comps[a].get_network_stats()
 		print("HOLD_HAND_NET %s %s initiator: stream counters here %s" % [transport(), condition(), sent])
@@ -878,6 +882,8 @@ func _leave(me: int) -> void:
 	expect_warning("the recipient is released")
 	await _end_link_watches()
 	_probe.share("done_%d" % me, true)
-	await wait_until(func() -> bool: return not get_multiplayer().get_peers().has(1), 20.0)
+	# The server hangs up once every client is done; a client still waiting for the initiator's
+	# record (up to 60 s, above) keeps the others here, and their pair live, until then.
+	await wait_until(func() -> bool: return not get_multiplayer().get_peers().has(1), 70.0)
 	get_multiplayer().multiplayer_peer = null
 	_peer.close()
