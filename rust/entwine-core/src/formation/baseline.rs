@@ -1,10 +1,10 @@
 //! The squad's baseline: its principal direction by weighted PCA and a point on it by weighted
-//! median, so one or a few agents dropping out barely move it (seed §3.2).
+//! median, so one or a few agents dropping out barely move it.
 //!
 //! Weights follow slot order: the head 1.0, the tail 0.8, everyone else 0.9; absent agents weigh
 //! nothing. Above [`CLUSTER_ABOVE`] agents, consecutive slots are pooled into clusters of
 //! [`CLUSTER_SIZE`] (their weighted centroids and summed weights), which keeps the median's sort
-//! small (seed §3.9).
+//! small, so large squads stay linear.
 
 use glam::Vec2;
 

@@ -1,5 +1,5 @@
-//! Per-agent actuation latency, measured from what the agents do (seed §3.5: "the server can work
-//! out each soldier's delay and tune its PID with it").
+//! Per-agent actuation latency, measured from what the agents do: the server works out each
+//! agent's delay from its motion and tunes that agent's PID with it.
 //!
 //! An external agent acts on a commanded velocity some time after it was sent (network, animation,
 //! the game's own movement code). Each tick, [`LatencyEstimator::observe`] compares the agent's

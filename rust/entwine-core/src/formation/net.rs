@@ -1,4 +1,4 @@
-//! The command pipeline's bookkeeping (seed §3.5): the server numbers and timestamps each
+//! The command pipeline's bookkeeping: the server numbers and timestamps each
 //! command, every client acknowledges it, unacknowledged commands are resent every
 //! [`RESEND_AFTER`] seconds up to [`MAX_RESENDS`] times, and a peer that never answers is dropped.
 //! Clients apply each command id once ([`SeenIds`]), so resends are harmless.

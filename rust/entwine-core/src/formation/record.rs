@@ -1,4 +1,4 @@
-//! Record and replay: a ring buffer of the last frames of every agent (seed §3.11).
+//! Record and replay: a ring buffer of the last frames of every agent.
 
 use glam::Vec2;
 

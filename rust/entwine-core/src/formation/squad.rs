@@ -1856,7 +1856,7 @@ impl Squad {
         // During a transition the gain rises as the deadline nears (remaining-time guidance: the
         // reference's remaining fraction over its remaining time), so a disturbance early in the
         // move (a shove from a neighbour) is gone by arrival; after it, the seed's gains hold.
-        // Each agent's own k₁ is first lowered for its latency (seed §3.5).
+        // Each agent's own k₁ is first lowered for its latency (slow agents overshoot at full gain).
         let mut gains = cfg.gains;
         let u = if self.transition > 0.0 {
             self.since_command / self.transition

@@ -1,4 +1,4 @@
-//! The shared contact point (seed §6.3–6.6): where two hands of different arms meet.
+//! The shared contact point: where two hands of different arms meet.
 //!
 //! Each arm is approximated by a *reach sphere* (centre at the upper arm, corrected by the contact
 //! offset; radius = upper + lower segment lengths). The preferred contact (midpoint of the two
@@ -54,7 +54,7 @@ pub fn fade_step(dt: f32, duration: f32) -> f32 {
 }
 
 /// Returns the contact point both arms can reach that is closest to `preferred`, and whether both
-/// arms really reach it (seed §6.5, in its order):
+/// arms really reach it, tried in this order:
 ///
 /// 1. `preferred` inside both spheres → itself, `true`.
 /// 2. The spheres do not touch (`D > L_i + L_r`) → the point dividing the centre line in the ratio of
@@ -127,7 +127,7 @@ pub fn constrain_shared_contact(preferred: Vec3, a: ReachSphere, b: ReachSphere)
 }
 
 /// Returns the preferred shared contact pose of two hand contacts: the midpoint and the half-way
-/// rotation (seed §6.3).
+/// rotation.
 #[must_use]
 pub fn shared_contact(initiator_hand: Pose, recipient_hand: Pose) -> Pose {
     Pose::new(
@@ -136,7 +136,8 @@ pub fn shared_contact(initiator_hand: Pose, recipient_hand: Pose) -> Pose {
     )
 }
 
-/// Connection with hysteresis on the roots' distance (seed §6.6).
+/// Connection with hysteresis on the roots' distance: connect below one distance, let go only
+/// above a larger one, so a pair at the edge does not flicker.
 ///
 /// First decision: connected iff `d ≤ disconnect`. Connected: disconnects when `d > disconnect`.
 /// Disconnected: reconnects when `d ≤ reconnect`.
@@ -331,7 +332,7 @@ pub struct ContactSolver {
 impl ContactSolver {
     /// Returns this frame's hand targets and weights for the two hands, `root_distance` apart (m),
     /// after `dt` seconds. `ik_ok` false (invalid configuration, missing bones) fades the weight out.
-    /// The shared contact's rotation is the half-way rotation of the two hands (seed §6.3).
+    /// The shared contact's rotation is the half-way rotation of the two hands.
     pub fn step(
         &mut self,
         initiator: &HandInput,

@@ -1,4 +1,4 @@
-//! Root follow (seed §4): the recipient is carried to a point fixed in the initiator's frame.
+//! Root follow: the recipient is carried to a point fixed in the initiator's frame.
 //!
 //! The initiator keeps a *driven position* of its own. Each frame it moves toward the follow target
 //! `P_i + R_i·O_follow` at a speed proportional to the distance, clamped to `[min, max]`, and snaps

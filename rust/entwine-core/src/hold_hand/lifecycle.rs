@@ -1,4 +1,5 @@
-//! The component's runtime phase: None → Preparing → Active (seed §3.2).
+//! The component's runtime phase: None → Preparing → Active, Preparing lasting exactly one
+//! frame.
 //!
 //! The room's [`Interaction`] arriving starts *Preparing*: the recipient freezes and is placed at the
 //! preparation point. Following starts on the next frame (the "formal start frame"), so that a state

@@ -297,8 +297,8 @@ impl HoldHandComponent {
             b.set_lower_bone(lower);
             b.set_end_bone(hand.clone());
         }
-        // Elbows out and down, away from the body, so they never flip inward (seed §6.8); the
-        // hand's palm and fingers for the grip.
+        // Elbows out and down, away from the body: an IK with no pole flips the elbow inward
+        // into the torso. The hand's palm and fingers for the grip.
         let rest = |bone: i32| pose(skeleton.get_bone_global_rest(bone));
         let hips = humanoid
             .bone(RigRole::Hips)
