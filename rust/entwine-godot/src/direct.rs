@@ -5,7 +5,7 @@
 //! A call through gdext first checks that the object is still alive (a look-up in Godot's object
 //! database) and, a few times over, that it runs on the main thread. On an object already found
 //! alive for the work at hand those checks cannot fail, yet they were about a third of a bone
-//! pass's own time (PERFORMANCE.md, "gdext's checks on every engine call"). [`Lent`] checks once
+//! pass's own time (docs/perf-notes/2026-12-03-gdext-checks-direct-calls.md). [`Lent`] checks once
 //! that the object is alive (the same look-up gdext makes) and then makes the same engine calls
 //! without the checks, for as long as it is lent: within one pass or one tick, in which nothing
 //! frees the object (no script runs between the calls, and a node is freed at the end of the frame

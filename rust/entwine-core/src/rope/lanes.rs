@@ -7,7 +7,7 @@
 //! division of the row before it, and the back substitution waits the same way — so one rope keeps
 //! the processor waiting on latencies (about 40 cycles a segment) while its arithmetic units stand
 //! idle. Eight ropes in lanes run eight such chains at once, in the same instructions, and the
-//! time per rope falls by about the lane count (see PERFORMANCE.md at the repository's root).
+//! time per rope falls by about the lane count (docs/perf-notes/2026-12-01-rope-step-in-lanes.md).
 //!
 //! Each lane does exactly the arithmetic of [`super::project_chain`] (with a pinned first point) and
 //! of the ground push-out in [`super::collide`], in the same order, so a rope gives the same bits in
