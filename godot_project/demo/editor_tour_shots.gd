@@ -10,7 +10,7 @@ const SCENE := "res://demo/editor_tour.tscn"
 ## [file name, node to select, camera position, point looked at]
 const SHOTS := [
 	["overview", "", Vector3(0.6, 3.6, 5.6), Vector3(0.2, 0.9, 0)],
-	["limb_ik", "Arm/LimbIK", Vector3(-0.2, 1.9, 1.6), Vector3(-1.0, 1.4, 0)],
+	["limb_ik", "Arm/EntwineLimbIK", Vector3(-0.2, 1.9, 1.6), Vector3(-1.0, 1.4, 0)],
 	["rope", "Rope", Vector3(1.4, 2.0, 3.0), Vector3(0.6, 1.6, 0.3)],
 	["rope_bridge", "Bridge", Vector3(1.3, 2.2, 2.6), Vector3(1.3, 1.7, 0.6)],
 	["formation", "Squad", Vector3(0.0, 4.2, 4.8), Vector3(0.0, 0.0, 1.6)],
@@ -52,7 +52,7 @@ func _run() -> void:
 			var node := root.get_node(shot[1] as String)
 			selection.add_node(node)
 			EditorInterface.edit_node(node)
-		var formations: FormationEditor = get_parent().get_formation_editor()
+		var formations: EntwineFormationEditor = get_parent().get_formation_editor()
 		if shot[0] == "formation_editor":
 			formations.edit(root.get_node(shot[1] as String))
 			formations.grid = 0.0

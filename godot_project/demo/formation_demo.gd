@@ -137,7 +137,7 @@ func _process(delta: float) -> void:
 	var settle: float = m["settle_time"]
 	var bearing := ("eyes right" if _squad.is_eyes_right() else "eyes front") + (" · saluting" if _squad.is_saluting() else "")
 	_metrics.text = "Drill: %s\nbearing: %s\nformation: %s\nspacing error: %.1f cm  (≤ 5)\nheading std: %.2f°  (≤ 3)\nsettle: %s  (≤ 1.2 s)\nlast settle: %s\nstates: %d idle · %d moving · %d aligning · %d stabilizing\ncrowd: %d agents, %s" % [
-		_command, bearing, m["formation"], m["spacing_error"] * 100.0, m["heading_std"],
+		_command, bearing, m["formation"], m["spacing_error"] * 100.0, rad_to_deg(m["heading_std"]),
 		("%.2f s" % settle) if settle >= 0.0 else "settling…", _last_settle,
 		m["idle"], m["moving"], m["aligning"], m["stabilizing"],
 		_crowd.get_agent_count(), CROWD_SHAPES[_crowd_shape].trim_prefix("crowd_")]
@@ -219,25 +219,26 @@ func _build_ui() -> void:
 	rows.add_child(_formation_picker)
 	_on_formation_changed(_squad.formation)
 	_slider(rows, "ε align threshold (m)", "align_threshold", 0.01, 0.2, 0.005)
-	_slider(rows, "δ heading tolerance (°)", "heading_tolerance", 0.5, 10.0, 0.1)
+	_slider(rows, "δ heading tolerance (°)", "heading_tolerance", 0.5, 10.0, 0.1, true)
 	_slider(rows, "k1 position gain", "k1", 0.0, 6.0, 0.05)
 	_slider(rows, "k2 heading gain", "k2", 0.0, 6.0, 0.05)
 	_slider(rows, "k3 integral gain", "k3", 0.0, 1.0, 0.01)
 	layer.add_child(panel)
 
 
-func _slider(rows: VBoxContainer, text: String, property: String, lo: float, hi: float, step: float) -> void:
+## `degrees`: the property is an angle in radians, shown in degrees.
+func _slider(rows: VBoxContainer, text: String, property: String, lo: float, hi: float, step: float, degrees := false) -> void:
 	var label := Label.new()
 	var slider := HSlider.new()
 	slider.min_value = lo
 	slider.max_value = hi
 	slider.step = step
-	slider.value = _squad.get(property)
+	slider.value = rad_to_deg(_squad.get(property)) if degrees else _squad.get(property)
 	slider.custom_minimum_size = Vector2(240, 0)
 	var show := func(v: float) -> void: label.text = "%s: %.3f" % [text, v]
 	show.call(slider.value)
 	slider.value_changed.connect(func(v: float) -> void:
-		_squad.set(property, v)
+		_squad.set(property, deg_to_rad(v) if degrees else v)
 		show.call(v))
 	rows.add_child(label)
 	rows.add_child(slider)

@@ -25,7 +25,7 @@ var _keyboard := false
 
 func _ready() -> void:
 	_camera = DemoStage.build(self, Vector3(0, 3.0, 6.0), Vector3(0, 1.0, 0))
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	add_child(room)
 	var scene := load("res://characters/test_character.tscn") as PackedScene
 	_initiator = scene.instantiate()

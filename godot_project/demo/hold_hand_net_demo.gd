@@ -47,7 +47,7 @@ func _ready() -> void:
 	var layer := CanvasLayer.new()
 	layer.add_child(_label)
 	add_child(layer)
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	room.name = "Room"
 	add_child(room)
 	room.requested.connect(func(f: int, t: int) -> void: print("hold_hand_net demo: %s hears %d asked %d" % [_role, f, t]))

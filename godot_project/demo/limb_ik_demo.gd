@@ -1,7 +1,7 @@
 extends Node3D
-## LimbIK: the test character walks a circle while its right arm reaches for a moving target.
+## EntwineLimbIK: the test character walks a circle while its right arm reaches for a moving target.
 
-var title := "LimbIK — the right hand follows the orange target while the character walks"
+var title := "EntwineLimbIK — the right hand follows the orange target while the character walks"
 
 const CIRCLE_RADIUS := 2.2
 ## Angular speed of the walk around the circle (rad/s).
@@ -32,7 +32,7 @@ func _ready() -> void:
 	_target.mesh = sphere
 	add_child(_target)
 
-	var ik := LimbIK.new()
+	var ik := EntwineLimbIK.new()
 	ik.name = "RightArmIK"
 	ik.upper_bone = "RightUpperArm"
 	ik.lower_bone = "RightLowerArm"

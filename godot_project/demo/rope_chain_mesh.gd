@@ -1,6 +1,6 @@
 extends RefCounted
-## Builds bone chains and skinned tube meshes in code, for RopeBoneChain's demo and tests: a braid,
-## a tail or a rope made of a Skeleton3D chain that a RopeBoneChain drives.
+## Builds bone chains and skinned tube meshes in code, for EntwineRopeBoneChain's demo and tests: a braid,
+## a tail or a rope made of a Skeleton3D chain that an EntwineRopeBoneChain drives.
 
 
 ## Adds [param count] bones named [param prefix]1, [param prefix]2, … to [param skeleton]: a straight

@@ -4,7 +4,7 @@ extends Node3D
 ## jumps (with coyote time and a jump buffer); the camera follows with a look-ahead. Without input an
 ## autopilot runs the level.
 
-var title := "Rope-Man Run — RopeSimulation (yarn grows it, blades cut it) + a RopeBoneChain braid (←/→, Space)"
+var title := "Rope-Man Run — RopeSimulation (yarn grows it, blades cut it) + an EntwineRopeBoneChain braid (←/→, Space)"
 
 const ChainMesh := preload("res://demo/rope_chain_mesh.gd")
 
@@ -93,7 +93,7 @@ func _ready() -> void:
 
 
 ## A braid down the back of Rope-Man's head: a chain of bones added to his skeleton under the Head
-## bone, a skinned mesh on them, and a RopeBoneChain that lays the chain along a second, short rope
+## bone, a skinned mesh on them, and an EntwineRopeBoneChain that lays the chain along a second, short rope
 ## hung from the braid's own root bone.
 func _add_braid() -> void:
 	var skeleton := _character.get_skeleton()
@@ -125,7 +125,7 @@ func _add_braid() -> void:
 	_braid_rope.tube_enabled = false # the skinned braid is what is drawn
 	_braid_rope.reset_rope()
 
-	var chain := RopeBoneChain.new()
+	var chain := EntwineRopeBoneChain.new()
 	chain.name = "BraidChain"
 	skeleton.add_child(chain)
 	chain.rope = _braid_rope

@@ -34,7 +34,7 @@ const MODELS := [
 const SCENES_WITH_MODELS := ["hold_hand", "env_touch"]
 ## Frames each scene runs during the exported-build check.
 const CHECK_FRAMES := 20
-const EXTENSION_CLASSES := ["LimbIK", "NetClock", "HoldHandComponent", "HoldHandRoom", "FormationController", "SoldierBearing", "EnvironmentInteractionStateMachine", "RopeSimulation", "RopePreset", "RopeBoneChain"]
+const EXTENSION_CLASSES := ["EntwineLimbIK", "EntwineNetClock", "HoldHandComponent", "EntwineHoldHandRoom", "FormationController", "EntwineSoldierBearing", "EnvironmentInteractionStateMachine", "RopeSimulation", "EntwineRopePreset", "EntwineRopeBoneChain"]
 ## Frames a demo runs before its screenshot.
 const SETTLE_FRAMES := 150
 

@@ -126,7 +126,7 @@ func own_rounds(classes: Array, rounds: int, frames: int, run: Callable) -> Dict
 		await run.call(frames)
 		EntwineProfiler.set_own_timing(false)
 		for c in classes:
-			out[c].append(EntwineProfiler.own_time_usec(c) / frames)
+			out[c].append(EntwineProfiler.get_own_time_usec(c) / frames)
 	return out
 
 

@@ -138,7 +138,7 @@ func _install(kind: String) -> void:
 	for i in _characters.size():
 		var c := _characters[i]
 		for child in c.get_skeleton().get_children():
-			if child is LimbIK:
+			if child is EntwineLimbIK:
 				child.free()
 		c.global_position = _starts[i]
 		c.velocity = Vector3.ZERO
@@ -163,7 +163,7 @@ func _install(kind: String) -> void:
 
 func _reset_profile(n: Node) -> void:
 	if n is EnvironmentInteractionStateMachine:
-		(n as EnvironmentInteractionStateMachine).reset_profile()
+		(n as EnvironmentInteractionStateMachine)._reset_profile()
 	else:
 		n.set("profile_query_usec", 0.0)
 		n.set("profile_logic_usec", 0.0)
@@ -174,7 +174,7 @@ func _reset_profile(n: Node) -> void:
 ## Returns [logic, queries, engine] in µs per frame.
 func _profile(n: Node) -> Array:
 	if n is EnvironmentInteractionStateMachine:
-		var d := (n as EnvironmentInteractionStateMachine).get_profile()
+		var d := (n as EnvironmentInteractionStateMachine)._get_profile()
 		return [d["logic"], d["queries"], d["engine"]]
 	var frames := maxi(int(n.get("profile_frames")), 1)
 	var total := float(n.get("profile_total_usec"))

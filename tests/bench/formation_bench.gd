@@ -53,7 +53,7 @@ func _bench_rust() -> float:
 			squad.march(Vector3(0, 0, -1), 1.4)
 		var start := Time.get_ticks_usec()
 		for t in TICKS:
-			squad.advance(1.0 / 60.0)
+			squad._advance(1.0 / 60.0)
 		samples.append(float(Time.get_ticks_usec() - start) / TICKS / 1000.0)
 	squad.free()
 	return median(samples)

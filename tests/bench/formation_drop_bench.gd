@@ -21,7 +21,7 @@ func _make() -> FormationController:
 	var squad := internal_squad(AGENTS, "(shape: Column(files: 64), spacing: 1.2)")
 	squad.set_process(false)
 	squad.snap_to_slots()
-	squad.advance(1.0 / 60.0)
+	squad._advance(1.0 / 60.0)
 	for i in range(0, AGENTS, 2):
 		squad.set_agent_peer(i, PEER)
 	return squad
@@ -37,12 +37,12 @@ func _run() -> void:
 		for i in AGENTS:
 			all.append(i)
 		squad.set_agents_active(all, true)
-		squad.advance(1.0 / 60.0)
-		var before: int = squad.get_relayout_count()
+		squad._advance(1.0 / 60.0)
+		var before: int = squad._get_relayout_count()
 		var start := Time.get_ticks_usec()
 		var left := squad.drop_peer(PEER)
 		batch.append(float(Time.get_ticks_usec() - start) / 1000.0)
-		relays = squad.get_relayout_count() - before
+		relays = squad._get_relayout_count() - before
 		if left != OWNED:
 			push_error("drop_peer took %d agents out, expected %d" % [left, OWNED])
 	var batch_ms := median(batch)

@@ -2,7 +2,7 @@ extends Node3D
 ## The benchmark's baseline: EnvironmentInteractionStateMachine's state machine written in GDScript,
 ## with the same inputs, the same steps and the same defaults (the same detection shape query,
 ## closest point on box colliders, normal ray, Reset/Search/Approach/Rise/Touch with the four reset
-## triggers, closed-form ramps, rotate-towards), driving the same LimbIK modifiers. Used by
+## triggers, closed-form ramps, rotate-towards), driving the same EntwineLimbIK modifiers. Used by
 ## `env_touch_bench.gd` only. With `queries_only` it does just the two physics queries per frame.
 
 const REFERENCE_RATE_HZ := 60.0
@@ -38,7 +38,7 @@ var jump_speed := 0.5
 var palm_axis := Vector3(0, 0, 1)
 var finger_axis := Vector3(0, 1, 0)
 
-## Accumulated cost (µs) and frames, as EnvironmentInteractionStateMachine.get_profile().
+## Accumulated cost (µs) and frames, as EnvironmentInteractionStateMachine._get_profile().
 var profile_query_usec := 0.0
 var profile_logic_usec := 0.0
 var profile_total_usec := 0.0
@@ -115,7 +115,7 @@ func _setup() -> bool:
 		var rest := to_char * _skeleton.get_bone_global_rest(_skeleton.find_bone(side + "Hand"))
 		_rest.append(rest.orthonormalized())
 		_targets.append(rest.orthonormalized())
-		var ik := LimbIK.new()
+		var ik := EntwineLimbIK.new()
 		ik.upper_bone = side + "UpperArm"
 		ik.lower_bone = side + "LowerArm"
 		ik.end_bone = side + "Hand"
@@ -223,7 +223,7 @@ func _step_and_apply(dt: float, root: Transform3D, space: PhysicsDirectSpaceStat
 	_step(dt, root, shoulders, velocity, grounded, has_normal_in, normal_in)
 	profile_logic_usec += Time.get_ticks_usec() - step_start
 	for side in 2:
-		var ik: LimbIK = _iks[side]
+		var ik: EntwineLimbIK = _iks[side]
 		var active := _pw[side] > 1e-4 or _rw[side] > 1e-4
 		if ik.active != active:
 			ik.active = active

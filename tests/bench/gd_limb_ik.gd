@@ -1,5 +1,5 @@
 extends SkeletonModifier3D
-## The benchmark's baseline: LimbIK's two-bone solver written in GDScript, as a skeleton modifier with
+## The benchmark's baseline: EntwineLimbIK's two-bone solver written in GDScript, as a skeleton modifier with
 ## the same properties and the same steps (law of cosines in the bend plane, shortest-arc deltas,
 ## rotation blend). Used by `limb_ik_bench.gd` and `gd_hold_hand.gd` only.
 

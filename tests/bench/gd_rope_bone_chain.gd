@@ -1,5 +1,5 @@
 extends SkeletonModifier3D
-## The benchmark's baseline: RopeBoneChain's algorithm (stretch fit, parallel-transport frames, local
+## The benchmark's baseline: EntwineRopeBoneChain's algorithm (stretch fit, parallel-transport frames, local
 ## poses written parent first) written in GDScript. It leaves out what only matters for bad input or
 ## folded ropes (warnings, the fold's twist memory), so it is a lower bound on a GDScript version's cost.
 

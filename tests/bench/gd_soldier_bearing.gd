@@ -1,5 +1,5 @@
 extends SkeletonModifier3D
-## The benchmark's baseline: SoldierBearing's look written in GDScript, as a skeleton modifier with
+## The benchmark's baseline: EntwineSoldierBearing's look written in GDScript, as a skeleton modifier with
 ## the same steps (yaw and pitch from the head's animated forward, limits, a rate-limited look,
 ## cumulative chest/neck/head rotations written as global poses). Used by
 ## `soldier_bearing_bench.gd` only.
@@ -14,7 +14,7 @@ const NECK_SHARE := 0.30
 @export var chest_bone := "Chest"
 @export var looking := true
 @export var look_target := Vector3.ZERO
-@export var turn_speed := 180.0
+@export var turn_speed := deg_to_rad(180.0) ## rad/s, like EntwineSoldierBearing
 
 var _bones := PackedInt32Array()
 var _head_forward := Vector3.FORWARD
@@ -36,7 +36,7 @@ func _process_modification_with_delta(delta: float) -> void:
 	if looking:
 		desired = _angles(forward, s.global_transform.affine_inverse() * look_target - head.origin)
 	desired = Vector2(clampf(desired.x, -YAW_LIMIT, YAW_LIMIT), clampf(desired.y, -PITCH_LIMIT, PITCH_LIMIT))
-	_look = _look.move_toward(desired, deg_to_rad(turn_speed) * delta)
+	_look = _look.move_toward(desired, turn_speed * delta)
 	if _look == Vector2.ZERO:
 		return
 	var c0 := _rotation(forward, _look * CHEST_SHARE)

@@ -6,7 +6,7 @@ extends EntwineBench
 ## characters walking on their own (each moving its body with `move_and_slide` and driving its own
 ## animation, as they did before they took hands), the same as the first with an empty
 ## SkeletonModifier3D on each skeleton (the engine's own cost of one modifier per skeleton, which
-## any IK node pays), HoldHandComponent pairs (Rust, with Rust LimbIK), and `gd_hold_hand.gd`
+## any IK node pays), HoldHandComponent pairs (Rust, with Rust EntwineLimbIK), and `gd_hold_hand.gd`
 ## pairs (GDScript, with GDScript IK) — and measures each frame's main-thread CPU time and wall
 ## time, every frame running exactly one physics tick (`tick_every_frame`: the pair's follow and the
 ## characters' movement run per tick, the IK and the animation per frame, as in a game at 60 fps). The cost of a pair is the frame's time above the no-holding frame divided by PAIRS (follow
@@ -55,7 +55,7 @@ func _run() -> void:
 	var own_world := await _build("rust")
 	for f in 30:
 		await process_frame
-	var own: Dictionary = await own_rounds(["HoldHandComponent", "LimbIK"], OWN_ROUNDS, FRAMES, idle_frames)
+	var own: Dictionary = await own_rounds(["HoldHandComponent", "EntwineLimbIK"], OWN_ROUNDS, FRAMES, idle_frames)
 	own_world.free()
 	await process_frame
 	# The headline is the main thread's CPU time (what the nodes, their modifiers and their physics
@@ -85,7 +85,7 @@ func _run() -> void:
 		"%.1fx" % (gd_walk[0] / rust_walk[0]) if rust_walk[0] > 0.1 else "n/a: rust within the walking scene's spread"])
 	if own["HoldHandComponent"][0] >= 0.0:
 		print("bench hold_hand: own callbacks (EntwineProfiler.own_time_usec, thread CPU per pair per frame, medians of %d rounds): HoldHandComponent %s, its two LimbIKs %s, of the %.1f µs above; the rest is the engine's work around them" % [
-			OWN_ROUNDS, own_line(own["HoldHandComponent"], PAIRS), own_line(own["LimbIK"], PAIRS), rust_us])
+			OWN_ROUNDS, own_line(own["HoldHandComponent"], PAIRS), own_line(own["EntwineLimbIK"], PAIRS), rust_us])
 	quit(0)
 
 
@@ -105,7 +105,7 @@ func _build(kind: String) -> Node3D:
 	shape.position.y = -0.5
 	floor_body.add_child(shape)
 	world.add_child(floor_body)
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	world.add_child(room)
 	var comps := []
 	for i in PAIRS:

@@ -51,7 +51,7 @@ func _side(name: String, mp: SceneMultiplayer) -> Dictionary:
 	shape.position = Vector3(0, -0.5, 0)
 	floor.add_child(shape)
 	world.add_child(floor)
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	room.name = "Room"
 	world.add_child(room)
 	return {"root": root, "world": world, "room": room, "mp": mp, "chars": {}, "comps": {}, "layer": layer}

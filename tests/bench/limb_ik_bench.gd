@@ -1,11 +1,11 @@
 extends EntwineBench
-## `cargo xtask bench limb_ik`: LimbIK solves per second, Rust vs the same solver in GDScript.
+## `cargo xtask bench limb_ik`: EntwineLimbIK solves per second, Rust vs the same solver in GDScript.
 ##
 ## CHARACTERS test characters each get two IK modifiers (both arms) reaching for moving targets.
 ## Every frame each skeleton's hips sway a little, so every skeleton updates every frame in every
 ## configuration (as an animated character would). Frame time is measured with no IK, with two
 ## empty SkeletonModifier3D per skeleton (what the engine charges any modifier, the floor), with
-## Rust `LimbIK`, with Godot's own TwoBoneIK3D (C++, a target and a pole node per arm) and with
+## Rust `EntwineLimbIK`, with Godot's own TwoBoneIK3D (C++, a target and a pole node per arm) and with
 ## the GDScript baseline (`gd_limb_ik.gd`), and with one TwoBoneIK3D per skeleton holding both arms
 ## (Godot's one-pass form: what one modifier pass per skeleton saves), and with a GDScript modifier
 ## per arm that only reads the arm's three bone rotations or only writes them (`gd_bone_pose.gd`:
@@ -13,10 +13,10 @@ extends EntwineBench
 ## pays), in interleaved rounds; the cost of a solve is the frame's
 ## main-thread CPU time above the no-IK frame divided by the solves per frame (medians, the rounds'
 ## spread printed; wall time next to it). It includes the engine calls every modifier must make (reading and writing three bone
-## poses). `vs_twobone=` is TwoBoneIK3D's cost / LimbIK's; the ratio is GDScript cost / Rust cost.
+## poses). `vs_twobone=` is TwoBoneIK3D's cost / EntwineLimbIK's; the ratio is GDScript cost / Rust cost.
 ## A second figure times the solver alone, called from GDScript
-## (`LimbIK.solve_chain` vs the GDScript `solve`), SOLVER_CALLS times each on the same chain.
-## A second line gives LimbIK's own pass per solve (EntwineProfiler's own timing, the median and spread
+## (`EntwineLimbIK.solve_chain` vs the GDScript `solve`), SOLVER_CALLS times each on the same chain.
+## A second line gives EntwineLimbIK's own pass per solve (EntwineProfiler's own timing, the median and spread
 ## of OWN_ROUNDS more rounds).
 
 const CHARACTERS := 100
@@ -53,7 +53,7 @@ func _run() -> void:
 			var t := Node3D.new()
 			root.add_child(t)
 			_targets.append(t)
-			# TwoBoneIK3D needs a pole node: out, down and back of the shoulder, as LimbIK's
+			# TwoBoneIK3D needs a pole node: out, down and back of the shoulder, as EntwineLimbIK's
 			# pole direction says.
 			var pole := Node3D.new()
 			root.add_child(pole)
@@ -76,11 +76,11 @@ func _run() -> void:
 			await _frames(FRAMES)
 			cpu[kind].append((thread_cpu_usec() - c0) / FRAMES)
 			wall[kind].append(float(Time.get_ticks_usec() - start) / FRAMES)
-	# More rounds of LimbIK with EntwineProfiler's own timing on (kept out of the rounds above: it
+	# More rounds of EntwineLimbIK with EntwineProfiler's own timing on (kept out of the rounds above: it
 	# adds two clock reads per pass): the modifier's own pass, per solve.
 	_install("rust")
 	await _frames(10)
-	var own: Dictionary = await own_rounds(["LimbIK"], OWN_ROUNDS, FRAMES, _frames)
+	var own: Dictionary = await own_rounds(["EntwineLimbIK"], OWN_ROUNDS, FRAMES, _frames)
 	_install("none")
 	var solver := _time_solvers()
 	# The figures are the main thread's CPU time (the modifiers run on it; other work on the
@@ -106,12 +106,12 @@ func _run() -> void:
 		wall_of.call("empty"), solver[0], solver[1], solver[1] / solver[0], outlier_note(samples),
 		two_us / rust_us,
 		gd_us / rust_us])
-	print("bench limb_ik: a GDScript modifier writing an arm's three bone rotations costs %.2f µs more than one reading them (reading %.2f µs, %s; writing %.2f µs, %s, above the frame without IK): the skeleton's own work once a modifier has moved an arm, which every arm IK pays, Godot's TwoBoneIK3D and LimbIK alike" % [
+	print("bench limb_ik: a GDScript modifier writing an arm's three bone rotations costs %.2f µs more than one reading them (reading %.2f µs, %s; writing %.2f µs, %s, above the frame without IK): the skeleton's own work once a modifier has moved an arm, which every arm IK pays, Godot's TwoBoneIK3D and EntwineLimbIK alike" % [
 		moved_us, (median(samples["arm_read"]) - none) / solves, spread.call("arm_read"),
 		(median(samples["arm_write"]) - none) / solves, spread.call("arm_write")])
-	if own["LimbIK"][0] >= 0.0:
-		print("bench limb_ik: LimbIK's own pass (EntwineProfiler.own_time_usec, thread CPU per solve, medians of %d rounds) %s of its %.2f µs; the rest is the engine's work around it" % [
-			OWN_ROUNDS, own_line(own["LimbIK"], CHARACTERS * 2), rust_us])
+	if own["EntwineLimbIK"][0] >= 0.0:
+		print("bench limb_ik: EntwineLimbIK's own pass (EntwineProfiler.own_time_usec, thread CPU per solve, medians of %d rounds) %s of its %.2f µs; the rest is the engine's work around it" % [
+			OWN_ROUNDS, own_line(own["EntwineLimbIK"], CHARACTERS * 2), rust_us])
 	for c in _characters:
 		c.free()
 	for t in _targets + _poles:
@@ -129,7 +129,7 @@ func _time_solvers() -> Array[float]:
 	var gd_solve := GD_IK.solve
 	var start := Time.get_ticks_usec()
 	for i in SOLVER_CALLS:
-		LimbIK.solve_chain(chain[0], chain[1], chain[2], target, pole, 1.0, 0.0)
+		EntwineLimbIK.solve_chain(chain[0], chain[1], chain[2], target, pole, 1.0, 0.0)
 	var rust := float(Time.get_ticks_usec() - start) / SOLVER_CALLS
 	start = Time.get_ticks_usec()
 	for i in SOLVER_CALLS:
@@ -182,7 +182,7 @@ func _install(kind: String) -> void:
 				two.set_target_node(0, two.get_path_to(_targets[i * 2 + k]))
 				two.set_pole_node(0, two.get_path_to(_poles[i * 2 + k]))
 				continue
-			var ik: SkeletonModifier3D = LimbIK.new() if kind == "rust" else GD_IK.new()
+			var ik: SkeletonModifier3D = EntwineLimbIK.new() if kind == "rust" else GD_IK.new()
 			ik.set("upper_bone", side + "UpperArm")
 			ik.set("lower_bone", side + "LowerArm")
 			ik.set("end_bone", side + "Hand")

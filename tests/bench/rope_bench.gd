@@ -5,7 +5,7 @@ extends EntwineBench
 ## the tube mesh update can be timed separately: Rust `RopeSimulation` (simulation in one batch with
 ## `RopeSimulation.advance_all`, as the physics tick steps a world's ropes, then the tubes in one
 ## batch with `RopeSimulation.refresh_meshes`, as a frame draws a world's ropes; and once more with
-## one `advance(dt)` and one `refresh_mesh()` call per rope, `one by one` in the line), the same Verlet rope in GDScript
+## one `advance(dt)` and one `_refresh_mesh()` call per rope, `one by one` in the line), the same Verlet rope in GDScript
 ## (`gd_rope.gd`, simulation only), in interleaved rounds compared by their medians, and Godot's built-in `SpringBoneSimulator3D` on 1,000 skeletons with
 ## 32-bone chains (one skeleton update each, the closest built-in). The ratio is GDScript simulation
 ## time / Rust simulation time. A batch this large is shared with a second thread, so the simulation's
@@ -84,7 +84,7 @@ func _run() -> void:
 	for f in WARM_UP_FRAMES:
 		_move(rust, rust_frame, dt)
 		rust_frame += 1
-		RopeSimulation.advance_all(rust, dt)
+		RopeSimulation._advance_all(rust, dt)
 	for round in ROUNDS:
 		var sim_us := 0.0
 		var sim_cpu_us := 0.0
@@ -94,10 +94,10 @@ func _run() -> void:
 			rust_frame += 1
 			var c0 := EntwineProfiler.process_cpu_usec()
 			var t0 := Time.get_ticks_usec()
-			RopeSimulation.advance_all(rust, dt)
+			RopeSimulation._advance_all(rust, dt)
 			var t1 := Time.get_ticks_usec()
 			sim_cpu_us += EntwineProfiler.process_cpu_usec() - c0
-			RopeSimulation.refresh_meshes(rust)
+			RopeSimulation._refresh_meshes(rust)
 			var t2 := Time.get_ticks_usec()
 			sim_us += t1 - t0
 			mesh_us += t2 - t1
@@ -112,10 +112,10 @@ func _run() -> void:
 			rust_frame += 1
 			var t0 := Time.get_ticks_usec()
 			for r in rust:
-				r.advance(dt)
+				r._advance(dt)
 			var t1 := Time.get_ticks_usec()
 			for r in rust:
-				r.refresh_mesh()
+				r._refresh_mesh()
 			one_us += t1 - t0
 			one_mesh_us += Time.get_ticks_usec() - t1
 			await process_frame

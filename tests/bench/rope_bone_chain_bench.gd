@@ -1,10 +1,10 @@
 extends EntwineBench
-## `cargo xtask bench rope_bone_chain`: RopeBoneChain's cost per chain per frame, Rust vs the same
+## `cargo xtask bench rope_bone_chain`: EntwineRopeBoneChain's cost per chain per frame, Rust vs the same
 ## algorithm in GDScript (`gd_rope_bone_chain.gd`), by the main thread's CPU time (wall time next to it).
 ##
 ## CHAINS skeletons, each with a BONES-bone chain, follow their own swinging RopeSimulation of POINTS
 ## points (so bone count ≠ point count is resampled). Frame time is measured with the ropes alone, with
-## Rust `RopeBoneChain`s and with the GDScript baseline, in interleaved rounds; the cost of a chain is the
+## Rust `EntwineRopeBoneChain`s and with the GDScript baseline, in interleaved rounds; the cost of a chain is the
 ## frame time above the ropes-only frame divided by the chains. It includes the engine calls every
 ## modifier must make (reading the rope's points and the root's pose, writing each bone's pose) and the
 ## skeleton update they cause. The ratio is GDScript cost / Rust cost. For scale, "engine floor" is a
@@ -89,7 +89,7 @@ func _install(kind: String) -> void:
 			skeleton.add_child(writer)
 			_modifiers.append(writer)
 		elif kind == "rust":
-			var chain := RopeBoneChain.new()
+			var chain := EntwineRopeBoneChain.new()
 			skeleton.add_child(chain)
 			chain.rope = _ropes[i]
 			chain.root_bone = "Bone1"

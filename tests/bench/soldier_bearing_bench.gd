@@ -1,5 +1,5 @@
 extends EntwineBench
-## `cargo xtask bench soldier_bearing`: a soldier's eyes-right look per frame, Rust `SoldierBearing`
+## `cargo xtask bench soldier_bearing`: a soldier's eyes-right look per frame, Rust `EntwineSoldierBearing`
 ## vs the same look in GDScript (`gd_soldier_bearing.gd`).
 ##
 ## CHARACTERS test characters each get one look modifier whose target sweeps from their right to
@@ -8,8 +8,8 @@ extends EntwineBench
 ## The main thread's CPU time per frame (EntwineProfiler's thread clock, which other processes on a
 ## shared machine do not inflate; wall time printed next to it) is measured with no modifier, with
 ## an empty modifier (the engine's own cost of running any modifier: backing up and restoring the
-## pose), with Rust `SoldierBearing`, with it saluting as well (its LimbIK raising the right arm,
-## solved in the bearing's own pass: the look and the salute together), with it looking while its salute's LimbIK is made but
+## pose), with Rust `EntwineSoldierBearing`, with it saluting as well (its EntwineLimbIK raising the right arm,
+## solved in the bearing's own pass: the look and the salute together), with it looking while its salute's EntwineLimbIK is made but
 ## lowered (what a squad's soldiers do between salutes), and with the GDScript baseline (the look
 ## only), in
 ## interleaved rounds; medians, the rounds' spread printed. The cost of a look is the frame time
@@ -80,7 +80,7 @@ func _run() -> void:
 	for kind in ["rust", "rust_salute"]:
 		_install(kind)
 		await _frames(10)
-		own[kind] = await own_rounds(["SoldierBearing", "LimbIK"], OWN_ROUNDS, FRAMES, _frames)
+		own[kind] = await own_rounds(["EntwineSoldierBearing", "EntwineLimbIK"], OWN_ROUNDS, FRAMES, _frames)
 	_install("none")
 	# Without a thread clock (-1), wall time.
 	var samples: Dictionary = cpu if cpu["none"][0] >= 0.0 else wall
@@ -101,11 +101,11 @@ func _run() -> void:
 		above.call(wall, "rust"), above.call(wall, "rust_salute"), above.call(wall, "gdscript"),
 		(median(wall["empty"]) - median(wall["none"])) / CHARACTERS, outlier_note(samples),
 		gd_us / rust_us])
-	if own["rust"]["SoldierBearing"][0] >= 0.0:
-		print("bench soldier_bearing: own passes (EntwineProfiler.own_time_usec, thread CPU per soldier per frame, medians of %d rounds): SoldierBearing %s looking; saluting as well, SoldierBearing %s with its salute's LimbIK solved in its pass (the LimbIKs' own passes %s); the rest of each figure above is the engine's work around them" % [
-			OWN_ROUNDS, own_line(own["rust"]["SoldierBearing"], CHARACTERS),
-			own_line(own["rust_salute"]["SoldierBearing"], CHARACTERS),
-			own_line(own["rust_salute"]["LimbIK"], CHARACTERS)])
+	if own["rust"]["EntwineSoldierBearing"][0] >= 0.0:
+		print("bench soldier_bearing: own passes (EntwineProfiler.own_time_usec, thread CPU per soldier per frame, medians of %d rounds): EntwineSoldierBearing %s looking; saluting as well, EntwineSoldierBearing %s with its salute's EntwineLimbIK solved in its pass (the LimbIKs' own passes %s); the rest of each figure above is the engine's work around them" % [
+			OWN_ROUNDS, own_line(own["rust"]["EntwineSoldierBearing"], CHARACTERS),
+			own_line(own["rust_salute"]["EntwineSoldierBearing"], CHARACTERS),
+			own_line(own["rust_salute"]["EntwineLimbIK"], CHARACTERS)])
 	var moved := paired(samples["bones_write"], samples["bones_read"], CHARACTERS)
 	print("bench soldier_bearing: the skeleton's own work once a modifier has moved the six bones a saluting soldier moves (%s), each round's difference: %.2f µs/soldier (rounds %.2f-%.2f; a modifier writing their rotations %.2f µs/soldier above the empty modifier, %s; one reading them %.2f, %s)" % [
 		", ".join(SALUTE_BONES), moved[0], moved[1], moved[2], above.call(samples, "bones_write"), spread.call("bones_write"),
@@ -136,14 +136,14 @@ func _install(kind: String) -> void:
 				skeleton.add_child(pose)
 				continue
 			"rust", "rust_salute", "rust_lowered":
-				m = SoldierBearing.new()
+				m = EntwineSoldierBearing.new()
 			_:
 				m = GD_BEARING.new()
 		m.set("looking", true)
-		m.set("turn_speed", 720.0)
+		m.set("turn_speed", deg_to_rad(720.0))
 		skeleton.add_child(m)
 		if kind == "rust_salute" or kind == "rust_lowered":
-			(m as SoldierBearing).create_salute_ik()
+			(m as EntwineSoldierBearing).create_salute_ik()
 			m.set("saluting", kind == "rust_salute")
 		_modifiers.append(m)
 

@@ -124,7 +124,7 @@ func test_rope_hangs_and_follows_its_anchor() -> void:
 	var anchor: Node3D = _root.get_node("RopeAnchor")
 	_select(null)
 	await _physics_frames(150)
-	check(rope.is_editor_previewing(), "a rope with editor_preview = Always simulates unselected")
+	check(rope._is_editor_previewing(), "a rope with editor_preview = Always simulates unselected")
 	var points := rope.get_points()
 	var top := anchor.global_position
 	check_near(points[0], top, 0.001, "the first point is on the anchor")
@@ -178,14 +178,14 @@ func test_a_rope_previews_only_while_selected_by_default() -> void:
 	rope.editor_preview = RopeSimulation.EDITOR_PREVIEW_WHILE_SELECTED
 	_select(null)
 	await _frames(3)
-	check(not rope.is_editor_previewing(), "an unselected rope does not simulate")
+	check(not rope._is_editor_previewing(), "an unselected rope does not simulate")
 	var before := rope.get_points()
 	(_root.get_node("RopeAnchor") as Node3D).position += Vector3(0.3, 0, 0)
 	await _physics_frames(10)
 	check(rope.get_points() == before, "an unselected rope's points stay still")
 	_select(rope)
 	await _frames(3)
-	check(rope.is_editor_previewing(), "a selected rope simulates")
+	check(rope._is_editor_previewing(), "a selected rope simulates")
 	await _physics_frames(5)
 	check(rope.get_points()[0] != before[0], "a selected rope follows its anchor")
 	(_root.get_node("RopeAnchor") as Node3D).position -= Vector3(0.3, 0, 0)
@@ -208,7 +208,7 @@ func test_limb_ik_poses_the_arm_toward_its_target() -> void:
 func test_formation_draws_its_slots_and_lays_out_agents_undoably() -> void:
 	var squad: FormationController = _root.get_node("Squad")
 	await _frames(3)
-	check(squad.has_editor_preview(), "the squad draws its slots in the editor")
+	check(squad._has_editor_preview(), "the squad draws its slots in the editor")
 	check(squad.get_slot_count() == 5, "one slot per child agent", 5, squad.get_slot_count())
 	var before: Array[Vector3] = []
 	for child in squad.get_children():
@@ -233,35 +233,35 @@ func test_formation_draws_its_slots_and_lays_out_agents_undoably() -> void:
 
 
 func test_gizmo_handles_sit_on_the_scene() -> void:
-	var limb: Node3D = _root.get_node("Arm/LimbIK")
+	var limb: Node3D = _root.get_node("Arm/EntwineLimbIK")
 	# The rope's end handle rides on the rope: let it settle from the tests before.
 	await _physics_frames(300)
-	for path in ["Arm/LimbIK", "Rope", "Bridge", "Toucher/EnvTouch", "Leader"]:
+	for path in ["Arm/EntwineLimbIK", "Rope", "Bridge", "Toucher/EnvTouch", "Leader"]:
 		var node: Node3D = _root.get_node(path)
 		var ours := false
 		for g in node.get_gizmos():
 			ours = ours or (g is EditorNode3DGizmo and (g as EditorNode3DGizmo).get_plugin() == _gizmos)
 		check(ours, "%s has Entwine's gizmo" % path)
-	var h: PackedVector3Array = _gizmos.get_handle_positions(limb)
-	check(h.size() == 2, "LimbIK has a target and a pole handle", 2, h.size())
+	var h: PackedVector3Array = _gizmos._get_handle_positions(limb)
+	check(h.size() == 2, "EntwineLimbIK has a target and a pole handle", 2, h.size())
 	check_near(h[0], (_root.get_node("ArmTarget") as Node3D).global_position, 0.0001, "the target handle is on the target")
 	# Pole: half the arm's reach (0.3 + 0.3 m) from the shoulder along pole_direction (+Z).
 	check_near(h[1], Vector3(-1.2, 1.5, 0.3), 0.001, "the pole handle")
 	var rope: Node3D = _root.get_node("Rope")
-	h = _gizmos.get_handle_positions(rope)
+	h = _gizmos._get_handle_positions(rope)
 	check_near(h[0], (_root.get_node("RopeAnchor") as Node3D).global_position, 0.0001, "the rope's anchor handle")
 	check_near(h[1], (_root.get_node("RopeAnchor") as Node3D).global_position + Vector3(0, -1.65, 0), 0.03,
 			"the rope's length handle hangs 11 × 0.15 m below")
-	h = _gizmos.get_handle_positions(_root.get_node("Bridge"))
+	h = _gizmos._get_handle_positions(_root.get_node("Bridge"))
 	check(h.size() == 3, "a pinned rope has a third handle, its end anchor", 3, h.size())
 	check_near(h[2], (_root.get_node("BridgeEnd") as Node3D).global_position, 0.0001, "the end anchor handle is on BridgeEnd")
-	check(_gizmos.get_handle_positions(rope).size() == 2, "a free rope has no end anchor handle")
-	h = _gizmos.get_handle_positions(_root.get_node("Toucher/EnvTouch"))
+	check(_gizmos._get_handle_positions(rope).size() == 2, "a free rope has no end anchor handle")
+	h = _gizmos._get_handle_positions(_root.get_node("Toucher/EnvTouch"))
 	# The seed's box for 1.75 m: side 1.75, centre a quarter up from the waist and half forward.
 	var box_centre := Vector3(2.2, 0.875 + 0.4375, -1.2 - 0.875)
 	check_near(h[0], box_centre + Vector3(0, 0.875, 0), 0.0001, "the detection box's top handle")
 	check_near(h[1], box_centre + Vector3(0.875 - 0.05, 0, 0), 0.0001, "the surface offset handle (0.05 m inside the side face)")
-	h = _gizmos.get_handle_positions(_root.get_node("Leader"))
+	h = _gizmos._get_handle_positions(_root.get_node("Leader"))
 	var leader := (_root.get_node("Leader") as Node3D).global_position
 	check_near(h[0], leader + Vector3(-0.82, 0, 0.17), 0.0001, "the follow offset handle")
 	check_near(h[1], leader + Vector3(0, 0, 1), 0.0001, "the preparation offset handle")
@@ -270,41 +270,41 @@ func test_gizmo_handles_sit_on_the_scene() -> void:
 func test_dragging_handles_writes_properties_and_undoes() -> void:
 	var leader: Node3D = _root.get_node("Leader")
 	var component: Node = leader.get_node("HoldHandComponent")
-	check(_gizmos.drag_handle(leader, 0, leader.global_position + Vector3(-1.0, 0, 0.5)), "the follow handle drags")
+	check(_gizmos._drag_handle(leader, 0, leader.global_position + Vector3(-1.0, 0, 0.5)), "the follow handle drags")
 	check_near(component.get("follow_offset"), Vector3(-1.0, 0, 0.5), 0.0001, "follow_offset is where it was dropped")
 	_undo(component)
 	check_near(component.get("follow_offset"), Vector3(-0.82, 0, 0.17), 0.0001, "undo restores follow_offset")
 
 	var touch: Node3D = _root.get_node("Toucher/EnvTouch")
-	var top: Vector3 = _gizmos.get_handle_positions(touch)[0]
-	check(_gizmos.drag_handle(touch, 0, top + Vector3(0, 0.1, 0)), "the box handle drags")
+	var top: Vector3 = _gizmos._get_handle_positions(touch)[0]
+	check(_gizmos._drag_handle(touch, 0, top + Vector3(0, 0.1, 0)), "the box handle drags")
 	# The top face sits 0.75 side above the collider centre: 0.1 m up is a 0.1 / 0.75 m taller box,
 	# whose top face is under the dropped handle.
 	check_near(touch.get("character_height"), 1.75 + 0.1 / 0.75, 0.0001, "the top face 0.1 m up makes the box 0.133 m taller")
-	check_near(_gizmos.get_handle_positions(touch)[0].y, top.y + 0.1, 0.0001, "the top face follows the mouse")
+	check_near(_gizmos._get_handle_positions(touch)[0].y, top.y + 0.1, 0.0001, "the top face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height (0: auto)")
-	var side: Vector3 = _gizmos.get_handle_positions(touch)[1]
-	check(_gizmos.drag_handle(touch, 1, side + Vector3(-0.05, 0, 0)), "the surface offset handle drags")
+	var side: Vector3 = _gizmos._get_handle_positions(touch)[1]
+	check(_gizmos._drag_handle(touch, 1, side + Vector3(-0.05, 0, 0)), "the surface offset handle drags")
 	check_near(touch.get("surface_offset"), 0.1, 0.0001, "surface_offset follows the handle 5 cm further in")
 	_undo(touch)
 
-	var limb: Node3D = _root.get_node("Arm/LimbIK")
-	check(_gizmos.drag_handle(limb, 1, Vector3(-1.2, 1.5, 0) + Vector3(0.3, 0, 0)), "the pole handle drags")
+	var limb: Node3D = _root.get_node("Arm/EntwineLimbIK")
+	check(_gizmos._drag_handle(limb, 1, Vector3(-1.2, 1.5, 0) + Vector3(0.3, 0, 0)), "the pole handle drags")
 	check_near(limb.get("pole_direction"), Vector3(1, 0, 0), 0.0001, "pole_direction points at the handle")
 	_undo(limb)
 	check_near(limb.get("pole_direction"), Vector3(0, 0, 1), 0.0001, "undo restores pole_direction")
 
 	var rope: Node3D = _root.get_node("Rope")
 	var anchor := (_root.get_node("RopeAnchor") as Node3D).global_position
-	check(_gizmos.drag_handle(rope, 1, anchor + Vector3(0, -0.9, 0)), "the length handle drags")
+	check(_gizmos._drag_handle(rope, 1, anchor + Vector3(0, -0.9, 0)), "the length handle drags")
 	check(rope.get("point_count") == 7, "0.9 m of 0.15 m segments is 7 points", 7, rope.get("point_count"))
 	_undo(rope)
 	check(rope.get("point_count") == 12, "undo restores point_count", 12, rope.get("point_count"))
 
 	var bridge: Node3D = _root.get_node("Bridge")
 	var end := (_root.get_node("BridgeEnd") as Node3D).global_position
-	check(_gizmos.drag_handle(bridge, 2, end + Vector3(0, -0.2, 0.1)), "the end anchor handle drags")
+	check(_gizmos._drag_handle(bridge, 2, end + Vector3(0, -0.2, 0.1)), "the end anchor handle drags")
 	check_near(bridge.get("end_offset"), Vector3(0, -0.2, 0.1), 0.0001, "end_offset is where the end was dropped")
 	_undo(bridge)
 	check_near(bridge.get("end_offset"), Vector3.ZERO, 0.0001, "undo restores end_offset")
@@ -321,14 +321,14 @@ func _points_equal(a: PackedVector2Array, b: PackedVector2Array) -> bool:
 
 func test_formation_editor_edits_saves_and_loads_as_drawn() -> void:
 	var squad: FormationController = _root.get_node("Squad")
-	var editor: FormationEditor = get_parent().get_formation_editor()
+	var editor: EntwineFormationEditor = get_parent().get_formation_editor()
 	check(editor != null and editor.edit(squad), "the squad's formation opens in the formation editor")
 	var start := editor.get_points()
 	check(start.size() == 5, "one point per slot of the wedge", 5, start.size())
 	for i in start.size():
 		var slot := squad.to_local(squad.get_slot_target(i))
 		check_near(start[i], Vector2(slot.x, slot.z), 0.0001, "point %d is slot %d" % [i, i])
-	var h: PackedVector3Array = _gizmos.get_handle_positions(squad)
+	var h: PackedVector3Array = _gizmos._get_handle_positions(squad)
 	check(h.size() == 5, "a handle per point", 5, h.size())
 	check_near(h[3], squad.to_global(Vector3(start[3].x, 0.03, start[3].y)), 0.0001, "handle 3 is on point 3")
 	var pairs: Array = editor.get_spacing_pairs()
@@ -347,7 +347,7 @@ func test_formation_editor_edits_saves_and_loads_as_drawn() -> void:
 	check(editor.get_points().size() == 6, "redo adds it again", 6, editor.get_points().size())
 
 	# Move by dragging its handle: snapped, one undo step.
-	check(_gizmos.drag_handle(squad, 5, squad.to_global(Vector3(1.1, 0.4, 2.4))), "the point's handle drags")
+	check(_gizmos._drag_handle(squad, 5, squad.to_global(Vector3(1.1, 0.4, 2.4))), "the point's handle drags")
 	check_near(editor.get_points()[5], Vector2(1.0, 2.5), 0.0001, "the point is on the grid under the drop")
 	_undo(squad)
 	check_near(editor.get_points()[5], Vector2(0.5, 3.0), 0.0001, "undo puts it back")
@@ -430,13 +430,13 @@ func test_formation_editor_edits_saves_and_loads_as_drawn() -> void:
 		probe.queue_free()
 	DirAccess.remove_absolute(dir + "/drawn.ron")
 	editor.stop()
-	check(not editor.is_editing() and _gizmos.get_handle_positions(squad).is_empty(), "stopping removes the points' handles")
+	check(not editor.is_editing() and _gizmos._get_handle_positions(squad).is_empty(), "stopping removes the points' handles")
 
 
 func test_the_toolbar_and_shift_clicks_edit_formation_points() -> void:
 	var squad: FormationController = _root.get_node("Squad")
 	var plugin = get_parent()
-	var editor: FormationEditor = plugin.get_formation_editor()
+	var editor: EntwineFormationEditor = plugin.get_formation_editor()
 	_select(squad)
 	EditorInterface.edit_node(squad)
 	await _frames(2)
@@ -470,7 +470,7 @@ func test_the_toolbar_and_shift_clicks_edit_formation_points() -> void:
 
 func test_the_toolbar_buttons_and_the_save_dialog() -> void:
 	var squad: FormationController = _root.get_node("Squad")
-	var editor: FormationEditor = get_parent().get_formation_editor()
+	var editor: EntwineFormationEditor = get_parent().get_formation_editor()
 	var toolbar := _toolbar()
 	check(toolbar != null, "the formation toolbar is in the 3D viewport's menu")
 	if toolbar == null:
@@ -581,12 +581,12 @@ func test_every_handle_drag_is_one_undo_step_that_undo_restores() -> void:
 	# scene's history; one undo puts the value back exactly, redo gives the dragged one again.
 	var offset := Vector3(-0.07, 0.23, -0.11)
 	var handles := 0
-	for path in ["Arm/LimbIK", "Rope", "Bridge", "Toucher/EnvTouch", "Leader", "Holder"]:
+	for path in ["Arm/EntwineLimbIK", "Rope", "Bridge", "Toucher/EnvTouch", "Leader", "Holder"]:
 		var node: Node3D = _root.get_node(path)
-		var h: PackedVector3Array = _gizmos.get_handle_positions(node)
+		var h: PackedVector3Array = _gizmos._get_handle_positions(node)
 		for id in h.size():
-			var object: Object = _gizmos.get_handle_object(node, id)
-			var property: String = _gizmos.get_handle_property(node, id)
+			var object: Object = _gizmos._get_handle_object(node, id)
+			var property: String = _gizmos._get_handle_property(node, id)
 			var what := "%s handle %d (%s)" % [path, id, property]
 			check(object != null and not property.is_empty(), "%s edits a property" % what)
 			if object == null:
@@ -594,7 +594,7 @@ func test_every_handle_drag_is_one_undo_step_that_undo_restores() -> void:
 			var history := _history(object)
 			var before: Variant = object.get(property)
 			var at := history.get_current_action()
-			check(_gizmos.drag_handle(node, id, h[id] + offset), "%s drags" % what)
+			check(_gizmos._drag_handle(node, id, h[id] + offset), "%s drags" % what)
 			var after: Variant = object.get(property)
 			check(after != before, "%s: the drag changes %s" % [what, property], "≠ %s" % [before], after)
 			check(history.get_current_action() == at + 1, "%s: one undo step" % what, at + 1, history.get_current_action())
@@ -604,7 +604,7 @@ func test_every_handle_drag_is_one_undo_step_that_undo_restores() -> void:
 			check(object.get(property) == after, "%s: redo drags it again" % what, after, object.get(property))
 			history.undo()
 			handles += 1
-	# LimbIK: target, pole; Rope: anchor, length; Bridge: and its end anchor; EnvTouch: top, offset,
+	# EntwineLimbIK: target, pole; Rope: anchor, length; Bridge: and its end anchor; EnvTouch: top, offset,
 	# left, front; Leader: follow, preparation; Holder: and a reach sphere per arm.
 	check(handles == 2 + 2 + 3 + 4 + 2 + 4, "every handle was dragged", 17, handles)
 
@@ -613,7 +613,7 @@ func test_reach_spheres_and_side_faces_have_handles() -> void:
 	var holder: Node3D = _root.get_node("Holder")
 	var component: Node = holder.get_node("HoldHandComponent")
 	var skeleton: Skeleton3D = holder.get_skeleton()
-	var h: PackedVector3Array = _gizmos.get_handle_positions(holder)
+	var h: PackedVector3Array = _gizmos._get_handle_positions(holder)
 	check(h.size() == 4, "follow, preparation and a reach handle per arm", 4, h.size())
 	var sides := [["LeftUpperArm", "LeftLowerArm", "LeftHand"], ["RightUpperArm", "RightLowerArm", "RightHand"]]
 	for s in 2:
@@ -625,27 +625,27 @@ func test_reach_spheres_and_side_faces_have_handles() -> void:
 				"the %s reach handle is on the sphere of the arm less the margin" % bones[0])
 		var outward := -1.0 if s == 0 else 1.0
 		check((h[2 + s].x - shoulder.x) * outward > 0.0, "the %s handle is on the outer side" % bones[0])
-		check(_gizmos.get_handle_property(holder, 2 + s) == "reach_margin", "it edits reach_margin")
+		check(_gizmos._get_handle_property(holder, 2 + s) == "reach_margin", "it edits reach_margin")
 		# 5 cm toward the shoulder: the margin grows by 5 cm of the 0.54 m reference arm.
-		check(_gizmos.drag_handle(holder, 2 + s, h[2 + s] + (shoulder - h[2 + s]).normalized() * 0.05), "the reach handle drags")
+		check(_gizmos._drag_handle(holder, 2 + s, h[2 + s] + (shoulder - h[2 + s]).normalized() * 0.05), "the reach handle drags")
 		check_near(component.get("reach_margin"), 0.02 + 0.05 * 0.54 / arm, 0.0001, "reach_margin follows the radius")
 		_undo(component)
 		check_near(component.get("reach_margin"), 0.02, 0.0001, "undo restores reach_margin")
 
 	var touch: Node3D = _root.get_node("Toucher/EnvTouch")
-	h = _gizmos.get_handle_positions(touch)
+	h = _gizmos._get_handle_positions(touch)
 	check(h.size() == 4, "the detection box has top, offset, left and front handles", 4, h.size())
 	var box_centre := Vector3(2.2, 0.875 + 0.4375, -1.2 - 0.875)
 	check_near(h[2], box_centre + Vector3(-0.875, 0, 0), 0.0001, "the left face handle")
 	check_near(h[3], box_centre + Vector3(0, 0, -0.875), 0.0001, "the front face handle")
-	check(_gizmos.drag_handle(touch, 2, h[2] + Vector3(-0.1, 0.3, 0.2)), "the left face drags")
+	check(_gizmos._drag_handle(touch, 2, h[2] + Vector3(-0.1, 0.3, 0.2)), "the left face drags")
 	check_near(touch.get("character_height"), 1.95, 0.0001, "the left face 0.1 m out: a 0.2 m wider box (it is centred)")
-	check_near(_gizmos.get_handle_positions(touch)[2].x, h[2].x - 0.1, 0.0001, "the left face follows the mouse")
+	check_near(_gizmos._get_handle_positions(touch)[2].x, h[2].x - 0.1, 0.0001, "the left face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
-	check(_gizmos.drag_handle(touch, 3, h[3] + Vector3(0, 0, -0.1)), "the front face drags")
+	check(_gizmos._drag_handle(touch, 3, h[3] + Vector3(0, 0, -0.1)), "the front face drags")
 	check_near(touch.get("character_height"), 1.85, 0.0001, "the front face 0.1 m out: 0.1 m more (the box grows forward)")
-	check_near(_gizmos.get_handle_positions(touch)[3].z, h[3].z - 0.1, 0.0001, "the front face follows the mouse")
+	check_near(_gizmos._get_handle_positions(touch)[3].z, h[3].z - 0.1, 0.0001, "the front face follows the mouse")
 	_undo(touch)
 	check_near(touch.get("character_height"), 0.0, 0.0001, "undo restores character_height")
 

@@ -240,8 +240,8 @@ func test_the_detection_volume_follows_the_character_height() -> void:
 	check_near(_node.get_detection_transform().origin, Vector3(0, 0.875 + h * 0.25, -h * 0.5), 0.003,
 		"raised a quarter, pushed half a wingspan forward")
 	check(_node.get_arm_ik(0) != null and _node.get_arm_ik(0).get_parent() == _character.get_skeleton(),
-		"a LimbIK for the left arm under the skeleton")
-	check(_node.get_arm_ik(1) != null and _node.get_arm_ik(1).end_bone == "RightHand", "a LimbIK for the right hand")
+		"an EntwineLimbIK for the left arm under the skeleton")
+	check(_node.get_arm_ik(1) != null and _node.get_arm_ik(1).end_bone == "RightHand", "an EntwineLimbIK for the right hand")
 	# An explicit height wins over the collision shape's.
 	_node.character_height = 2.0
 	await physics_frames(2)
@@ -397,7 +397,7 @@ func test_timeline_is_the_same_at_30_60_and_144_hz() -> void:
 		# the test resumes).
 		while steps < 3.6 * hz:
 			await physics_frame
-			steps = int(_node.get_profile()["frames"])
+			steps = int(_node._get_profile()["frames"])
 			if touch_at < 0.0 and _node.get_state() == EnvironmentInteractionStateMachine.STATE_TOUCH:
 				touch_at = float(steps) / hz
 			if steps == roundi(2.5 * hz):

@@ -1,7 +1,7 @@
 # timeout: 180
 extends EntwineTest
 ## FormationController's soldiers with skeletons: eyes right on their rank's guide during dress()
-## (and front again on the next command), the salute through LimbIK, the head's turning speed
+## (and front again on the next command), the salute through EntwineLimbIK, the head's turning speed
 ## limit, a skeleton freed mid-march, and agents without a skeleton left alone.
 
 const CHARACTER := preload("res://characters/test_character.tscn")
@@ -74,7 +74,7 @@ func test_dress_turns_every_head_toward_its_guide_and_back_to_the_front() -> voi
 	squad.agent_bearing_changed.connect(func(i: int, b: int) -> void: bearings[i] = b)
 	await physics_frames(3)
 	for i in 8:
-		check(squad.get_soldier_bearing(i) != null, "soldier %d got a SoldierBearing" % i)
+		check(squad.get_soldier_bearing(i) != null, "soldier %d got an EntwineSoldierBearing" % i)
 	check(squad.get_agent_guide(0) == -1, "no guide before a dress", -1, squad.get_agent_guide(0))
 	check(squad.dress(), "dress() accepted")
 	check(squad.is_eyes_right(), "eyes right after dress()")
@@ -120,7 +120,7 @@ func test_dress_turns_every_head_toward_its_guide_and_back_to_the_front() -> voi
 
 func test_head_turns_no_faster_than_head_turn_speed() -> void:
 	var squad := _soldiers(4)
-	squad.head_turn_speed = 90.0
+	squad.head_turn_speed = deg_to_rad(90.0)
 	await physics_frames(3)
 	var skeleton := _soldier(squad, 0).get_skeleton()
 	var head := skeleton.find_bone("Head")
@@ -164,11 +164,11 @@ func test_salute_puts_the_right_hand_at_the_brow_and_releases_it() -> void:
 	for i in 4:
 		before.append(_soldier(squad, i).global_position)
 	var rest_hand: Vector3 = _pose(squad, 0)[1].origin
-	var ik := squad.get_soldier_bearing(0).get_node(squad.get_soldier_bearing(0).salute_ik) as LimbIK
-	# The bearing runs the salute's solve in its own pass: the LimbIK stays off (the skeleton does
+	var ik := squad.get_soldier_bearing(0).get_node(squad.get_soldier_bearing(0).salute_ik) as EntwineLimbIK
+	# The bearing runs the salute's solve in its own pass: the EntwineLimbIK stays off (the skeleton does
 	# not run it a second time) at influence 1 (below 1 the skeleton would copy and compare all
 	# its bone poses around it every frame, even with it off).
-	check(not ik.active and ik.influence == 1.0, "before the salute its LimbIK is off at influence 1", "off, 1.0", [ik.active, ik.influence])
+	check(not ik.active and ik.influence == 1.0, "before the salute its EntwineLimbIK is off at influence 1", "off, 1.0", [ik.active, ik.influence])
 	check(squad.salute(), "salute() accepted")
 	check(squad.is_saluting(), "saluting")
 	check(saluting == [true], "salute_changed(true) emitted", [true], saluting)
@@ -176,7 +176,7 @@ func test_salute_puts_the_right_hand_at_the_brow_and_releases_it() -> void:
 	var rising := squad.get_soldier_bearing(0).get_salute_weight()
 	check(rising > 0.0 and rising < 1.0, "the arm is rising", "in (0, 1)", rising)
 	check(not ik.active and ik.influence == 1.0 and is_equal_approx(ik.position_weight, rising) and is_equal_approx(ik.rotation_weight, rising),
-		"while the arm rises, the salute's weight is its LimbIK's position and rotation weight, the LimbIK off",
+		"while the arm rises, the salute's weight is its EntwineLimbIK's position and rotation weight, the EntwineLimbIK off",
 		"off, 1.0, %f, %f" % [rising, rising], [ik.active, ik.influence, ik.position_weight, ik.rotation_weight])
 	var hand_rising: Vector3 = _pose(squad, 0)[1].origin
 	var brow_rising := (_pose(squad, 0)[0] as Transform3D) * (squad.get_soldier_bearing(0).salute_hand_offset as Vector3)
@@ -219,7 +219,7 @@ func test_salute_puts_the_right_hand_at_the_brow_and_releases_it() -> void:
 	squad.halt()  # eyes front, so the hand can be compared with its place before
 	await physics_frames(60)
 	check_near(squad.get_soldier_bearing(0).get_salute_weight(), 0.0, 1e-4, "the salute's weight blended back to 0")
-	check(not ik.active and ik.influence == 1.0, "lowered again, its LimbIK is off at influence 1", "off, 1.0", [ik.active, ik.influence])
+	check(not ik.active and ik.influence == 1.0, "lowered again, its EntwineLimbIK is off at influence 1", "off, 1.0", [ik.active, ik.influence])
 	var hand_down: Vector3 = _pose(squad, 0)[1].origin
 	var local_down := (_pose(squad, 0)[2] as Transform3D).affine_inverse() * hand_down
 	check(local_down.y < 1.0, "the hand is back down by the hip", "< 1.0", local_down.y)
@@ -296,16 +296,16 @@ func test_agents_without_a_skeleton_are_unaffected() -> void:
 	crowds[0].salute()
 	for crowd in crowds:
 		crowd.dress()
-		crowd.advance(1.0)
+		crowd._advance(1.0)
 		crowd.march(Vector3(1, 0, 0), 1.2)
-		crowd.advance(1.0)
+		crowd._advance(1.0)
 	var same := true
 	for i in 300:
 		same = same and crowds[0].get_agent_position(i) == crowds[1].get_agent_position(i) \
 			and crowds[0].get_agent_heading(i) == crowds[1].get_agent_heading(i)
 	check(same, "a saluting crowd moves exactly like one that does not")
 	check(crowds[0].is_saluting() and crowds[0].get_agent_bearing(7) & FormationController.BEARING_SALUTING != 0, "the crowd's agents are in the saluting state")
-	check(crowds[0].get_soldier_bearing(0) == null, "internal agents get no SoldierBearing")
+	check(crowds[0].get_soldier_bearing(0) == null, "internal agents get no EntwineSoldierBearing")
 
 	# Plain Node3D children: no skeleton, no bearing node, no warning.
 	var markers := FormationController.new()
@@ -322,13 +322,13 @@ func test_agents_without_a_skeleton_are_unaffected() -> void:
 	for i in 6:
 		check(markers.get_soldier_bearing(i) == null, "marker %d has no bearing" % i)
 		check(markers.get_child(i).get_child_count() == 0, "nothing was added under marker %d" % i)
-	check(logged_count("SoldierBearing") == 0, "no bearing warnings", 0, logged_count("SoldierBearing"))
+	check(logged_count("EntwineSoldierBearing") == 0, "no bearing warnings", 0, logged_count("EntwineSoldierBearing"))
 
 
 func test_soldier_bearing_bad_setup_warns_once() -> void:
 	var soldier := add(CHARACTER.instantiate()) as TestCharacter
 	soldier.frozen = true
-	var bearing := SoldierBearing.new()
+	var bearing := EntwineSoldierBearing.new()
 	bearing.head_bone = "NoSuchHead"
 	soldier.get_skeleton().add_child(bearing)
 	bearing.looking = true
@@ -340,12 +340,12 @@ func test_soldier_bearing_bad_setup_warns_once() -> void:
 	bearing.head_bone = "Head"
 	await frames(10)
 	expect_warning("saluting needs salute_ik")
-	check(logged_count("saluting needs salute_ik") == 1, "a salute without a LimbIK warns once", 1, logged_count("saluting needs salute_ik"))
+	check(logged_count("saluting needs salute_ik") == 1, "a salute without an EntwineLimbIK warns once", 1, logged_count("saluting needs salute_ik"))
 	# create_salute_ik() fixes it; hostile values fall back safely.
-	check(bearing.create_salute_ik() != null, "create_salute_ik() returns the new LimbIK")
+	check(bearing.create_salute_ik() != null, "create_salute_ik() returns the new EntwineLimbIK")
 	expect_warning("look_target must be finite")
 	bearing.look_target = Vector3(NAN, 0, 0)
-	bearing.turn_speed = -5.0
+	bearing.turn_speed = deg_to_rad(-5.0)
 	bearing.body_forward = Vector3.UP
 	await wait_until(func() -> bool: return bearing.get_salute_weight() > 0.99, 3.0)
 	expect_warning("body_forward must be a horizontal direction")
@@ -354,12 +354,12 @@ func test_soldier_bearing_bad_setup_warns_once() -> void:
 	check(logged_count(": turn_speed must be in 1..=3600") == 1, "a negative turn_speed warns once", 1, logged_count(": turn_speed must be in 1..=3600"))
 	var look := bearing.get_look_angles()
 	check(is_finite(look.x) and is_finite(look.y), "the look stays finite", "finite", look)
-	check(bearing.get_salute_weight() > 0.5, "the salute runs once its LimbIK exists", "> 0.5", bearing.get_salute_weight())
+	check(bearing.get_salute_weight() > 0.5, "the salute runs once its EntwineLimbIK exists", "> 0.5", bearing.get_salute_weight())
 
 
 ## Returns a one-element array holding, after each update of [param skeleton] (its modifiers
 ## applied), the global position of the end bone of [param ik].
-func _follow_end(skeleton: Skeleton3D, ik: LimbIK) -> Array:
+func _follow_end(skeleton: Skeleton3D, ik: EntwineLimbIK) -> Array:
 	var at := [Vector3.INF]
 	var end := skeleton.find_bone(ik.get_resolved_bones()[2])
 	skeleton.skeleton_updated.connect(func() -> void:
@@ -367,17 +367,17 @@ func _follow_end(skeleton: Skeleton3D, ik: LimbIK) -> Array:
 	return at
 
 
-## Returns a SoldierBearing under the skeleton of a new, frozen test character.
-func _lone_bearing() -> SoldierBearing:
+## Returns an EntwineSoldierBearing under the skeleton of a new, frozen test character.
+func _lone_bearing() -> EntwineSoldierBearing:
 	var soldier := add(CHARACTER.instantiate()) as TestCharacter
 	soldier.frozen = true
-	var bearing := SoldierBearing.new()
+	var bearing := EntwineSoldierBearing.new()
 	soldier.get_skeleton().add_child(bearing)
 	return bearing
 
 
 func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
-	# The bearing keeps the LimbIK it found; freeing it, or pointing salute_ik elsewhere, must move
+	# The bearing keeps the EntwineLimbIK it found; freeing it, or pointing salute_ik elsewhere, must move
 	# the salute to the node the path leads to now.
 	var bearing := _lone_bearing()
 	var skeleton := bearing.get_parent() as Skeleton3D
@@ -387,46 +387,46 @@ func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
 	await wait_until(func() -> bool: return bearing.get_salute_weight() > 0.99, 3.0)
 	await frames(2)
 	var miss: float = first_hand[0].distance_to(bearing.get_salute_target().origin)
-	check(miss <= 0.03 and not first.active, "the first LimbIK's hand is at the brow (m), the LimbIK off", "<= 0.03, off", [miss, first.active])
+	check(miss <= 0.03 and not first.active, "the first EntwineLimbIK's hand is at the brow (m), the EntwineLimbIK off", "<= 0.03, off", [miss, first.active])
 	first.free()
 	var second := bearing.create_salute_ik()
-	check(second != null, "create_salute_ik() made a second LimbIK")
+	check(second != null, "create_salute_ik() made a second EntwineLimbIK")
 	var second_hand := _follow_end(skeleton, second)
 	await frames(3)
 	miss = second_hand[0].distance_to(bearing.get_salute_target().origin)
-	check(miss <= 0.03 and not second.active, "the salute moved to the new LimbIK (m)", "<= 0.03, off", [miss, second.active])
-	var third := LimbIK.new()
+	check(miss <= 0.03 and not second.active, "the salute moved to the new EntwineLimbIK (m)", "<= 0.03, off", [miss, second.active])
+	var third := EntwineLimbIK.new()
 	third.name = "OtherIK"
 	skeleton.add_child(third)
 	bearing.salute_ik = bearing.get_path_to(third)
 	var third_hand := _follow_end(skeleton, third)
 	await frames(3)
-	# The third is a default LimbIK: the left arm, which reaches across to the right brow.
+	# The third is a default EntwineLimbIK: the left arm, which reaches across to the right brow.
 	miss = third_hand[0].distance_to(bearing.get_salute_target().origin)
-	check(miss <= 0.03 and not third.active, "salute_ik set to another LimbIK: that one's hand is at the brow (m)", "<= 0.03, off", [miss, third.active])
+	check(miss <= 0.03 and not third.active, "salute_ik set to another EntwineLimbIK: that one's hand is at the brow (m)", "<= 0.03, off", [miss, third.active])
 	var before := second.target_transform
 	await frames(5)
-	check(second.target_transform == before, "the LimbIK no longer named is left alone", before, second.target_transform)
+	check(second.target_transform == before, "the EntwineLimbIK no longer named is left alone", before, second.target_transform)
 
 
 func test_the_salute_is_solved_after_the_look_whatever_the_order_of_the_skeletons_children() -> void:
-	# The salute's LimbIK placed before the bearing: the skeleton would run it first and the look
+	# The salute's EntwineLimbIK placed before the bearing: the skeleton would run it first and the look
 	# would then carry the hand off the brow; the bearing solves it in its own pass, after the look.
 	var bearing := _lone_bearing()
 	var skeleton := bearing.get_parent() as Skeleton3D
 	var ik := bearing.create_salute_ik()
 	var hand := _follow_end(skeleton, ik)
 	skeleton.move_child(ik, bearing.get_index())
-	check(ik.get_index() < bearing.get_index(), "the LimbIK comes before the bearing")
+	check(ik.get_index() < bearing.get_index(), "the EntwineLimbIK comes before the bearing")
 	bearing.look_target = skeleton.global_position + Vector3(2.0, 1.6, -1.0)
 	bearing.looking = true
-	bearing.turn_speed = 720.0
+	bearing.turn_speed = deg_to_rad(720.0)
 	bearing.saluting = true
 	await physics_frames(45)
 	var turned := bearing.get_look_angles().length()
 	check(turned > 0.3, "the head is turned (rad)", "> 0.3", turned)
 	var miss: float = hand[0].distance_to(bearing.get_salute_target().origin)
-	# Solved before the look (the skeleton running the LimbIK first), the hand missed by 0.028 m.
+	# Solved before the look (the skeleton running the EntwineLimbIK first), the hand missed by 0.028 m.
 	check(miss <= 0.005, "the hand is at the turned head's brow (m)", "<= 0.005", miss)
 	print("salute before the look in the children: hand %.4f m from the brow, look %.3f rad" % [miss, turned])
 
@@ -447,14 +447,14 @@ func _still_skeletons(xs: Array) -> Array[Skeleton3D]:
 func test_a_salute_limb_ik_under_another_skeleton_warns_once_and_moves_nothing() -> void:
 	var skeletons := _still_skeletons([0.0, 3.0])
 	var other := skeletons[1]
-	var ik := LimbIK.new()
-	ik.limb = LimbIK.LIMB_RIGHT_ARM
+	var ik := EntwineLimbIK.new()
+	ik.limb = EntwineLimbIK.LIMB_RIGHT_ARM
 	ik.active = false
 	other.add_child(ik)
 	var hand := other.find_bone("RightHand")
 	await frames(2)
 	var hand_before := other.get_bone_global_pose(hand)
-	var bearing := SoldierBearing.new()
+	var bearing := EntwineSoldierBearing.new()
 	skeletons[0].add_child(bearing)
 	bearing.salute_ik = bearing.get_path_to(ik)
 	bearing.saluting = true
@@ -472,10 +472,10 @@ func test_standalone_bearing_on_a_rig_that_faces_plus_z() -> void:
 	soldier.frozen = true
 	var skeleton := soldier.get_skeleton()
 	skeleton.rotation.y = PI
-	var bearing := SoldierBearing.new()
+	var bearing := EntwineSoldierBearing.new()
 	bearing.body_forward = Vector3(0, 0, 1)
 	skeleton.add_child(bearing)
-	check(bearing.create_salute_ik() != null, "create_salute_ik() made the arm's LimbIK")
+	check(bearing.create_salute_ik() != null, "create_salute_ik() made the arm's EntwineLimbIK")
 	var head := skeleton.find_bone("Head")
 	var got := [Transform3D()]
 	skeleton.skeleton_updated.connect(func() -> void:
@@ -496,7 +496,7 @@ func test_standalone_bearing_on_a_rig_that_faces_plus_z() -> void:
 
 
 func test_a_bearing_moved_to_another_skeleton_turns_that_head() -> void:
-	# SoldierBearing keeps its skeleton from pass to pass: moved under another character's
+	# EntwineSoldierBearing keeps its skeleton from pass to pass: moved under another character's
 	# skeleton, it must turn that one's head and leave the first one's alone.
 	var soldiers := _still_skeletons([0.0, 4.0])
 	var head := soldiers[0].find_bone("Head")
@@ -505,10 +505,10 @@ func test_a_bearing_moved_to_another_skeleton_turns_that_head() -> void:
 		var skeleton := soldiers[i]
 		skeleton.skeleton_updated.connect(func() -> void:
 			heads[i] = skeleton.global_transform * skeleton.get_bone_global_pose(head))
-	var bearing := SoldierBearing.new()
+	var bearing := EntwineSoldierBearing.new()
 	soldiers[0].add_child(bearing)
 	bearing.looking = true
-	bearing.turn_speed = 720.0
+	bearing.turn_speed = deg_to_rad(720.0)
 	var aim := func(i: int) -> float:
 		var h: Transform3D = heads[i]
 		return rad_to_deg((-h.basis.orthonormalized().z).angle_to(bearing.look_target - h.origin))
@@ -528,10 +528,10 @@ func test_turning_soldier_bearings_off_removes_them() -> void:
 	var squad := _soldiers(3)
 	await physics_frames(3)
 	var skeleton := _soldier(squad, 0).get_skeleton()
-	check(skeleton.get_node_or_null("SoldierBearing") != null and skeleton.get_node_or_null("SaluteIK") != null, "the controller added SoldierBearing and SaluteIK")
+	check(skeleton.get_node_or_null("EntwineSoldierBearing") != null and skeleton.get_node_or_null("SaluteIK") != null, "the controller added EntwineSoldierBearing and SaluteIK")
 	squad.soldier_bearings = false
 	await frames(2)
-	check(skeleton.get_node_or_null("SoldierBearing") == null and skeleton.get_node_or_null("SaluteIK") == null, "turning soldier_bearings off removed them")
+	check(skeleton.get_node_or_null("EntwineSoldierBearing") == null and skeleton.get_node_or_null("SaluteIK") == null, "turning soldier_bearings off removed them")
 	check(squad.get_soldier_bearing(0) == null, "no bearing reported")
 	squad.soldier_bearings = true
 	await frames(2)

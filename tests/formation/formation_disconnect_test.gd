@@ -44,17 +44,17 @@ func test_server_drops_a_disconnected_peer_in_one_re_form() -> void:
 	check(squad.form("column"), "the server forms a column")
 	check(await wait_until(func() -> bool: return squad.get_pending_acks() == 0, 5.0),
 		"every command acknowledged", 0, squad.get_pending_acks())
-	var relays: int = squad.get_relayout_count()
+	var relays: int = squad._get_relayout_count()
 	check(await wait_until(func() -> bool: return not dropped.is_empty(), 10.0), "the leaving peer is dropped")
 	var leaving: int = left[0] if not left.is_empty() else -1
 	check(dropped == [leaving], "exactly the leaving peer, once", [leaving], dropped)
 	check(left_at.size() == 1 and dropped_at.size() == 1, "both the disconnect and the drop were seen")
 	var delay_ms := (dropped_at[0] - left_at[0]) / 1000.0 if left_at.size() == 1 else 1e9
 	print("FORMATION_DISCONNECT: peer %d dropped %.2f ms after peer_disconnected; re-forms %d" % [
-		leaving, delay_ms, squad.get_relayout_count() - relays])
+		leaving, delay_ms, squad._get_relayout_count() - relays])
 	check(abs(delay_ms) < 50.0, "dropped when the disconnect is seen, not after ack timeouts", "< 50 ms", delay_ms)
-	check(squad.get_relayout_count() - relays == 1, "one re-form", 1, squad.get_relayout_count() - relays)
-	squad.advance(0.1)
+	check(squad._get_relayout_count() - relays == 1, "one re-form", 1, squad._get_relayout_count() - relays)
+	squad._advance(0.1)
 	var staying := 0
 	for i in AGENTS:
 		if ids[i % 2] != leaving:

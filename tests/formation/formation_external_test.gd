@@ -41,7 +41,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	for i in n:
 		bodies[i].position = squad.get_slot_position(i)
 		bodies[i].velocity = Vector3.ZERO
-	squad.advance(0.3)  # settles in place, so the same command is not a duplicate
+	squad._advance(0.3)  # settles in place, so the same command is not a duplicate
 	for i in n:
 		var slot := squad.get_slot_position(i)
 		var offset := Vector2.from_angle(rng.randf() * TAU) * sqrt(rng.randf()) * 1.0
@@ -68,7 +68,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	var heading := 0.0
 	var held := 0
 	for t in 4 * hz:
-		squad.advance(dt)
+		squad._advance(dt)
 		for i in n:
 			var cmd := bodies[i].velocity
 			if rng.randf() < 0.03:
@@ -82,14 +82,14 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 			bodies[i].position += Vector3(rng.randfn(0.0, 0.001), 0, rng.randfn(0.0, 0.001))
 		if not got.is_empty():
 			spacing = maxf(spacing, squad.get_pair_spacing_error())
-			heading = maxf(heading, squad.get_metrics()["heading_std"])
+			heading = maxf(heading, rad_to_deg(squad.get_metrics()["heading_std"]))
 			held += 1
 			if held > hz:
 				break
 	squad.settled.disconnect(on_settled)
 	if got.is_empty() or held <= hz:
 		return [-1.0, spacing, heading]
-	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, got["heading_std"])]
+	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, rad_to_deg(got["heading_std"]))]
 
 
 ## Runs every formation with `count` agents at `latency`, the game's physics at `hz` ticks a

@@ -5,20 +5,20 @@ extends EntwineTest
 ## Peers agree on the squad through the server's state keyframes, over a lossy relay (100 ms ± 20 ms,
 ## 5 % loss). Client 1 is there from the start and gets the commands; client 2 joins after every
 ## command was sent, so only keyframes can bring it to the server's squad. After settling, every
-## agent on every client is compared with the server's at the same server time (NetClock): within
+## agent on every client is compared with the server's at the same server time (EntwineNetClock): within
 ## 5 cm and 3°. Malformed keyframes are dropped with one warning.
 
 const AGENTS := 120
 const SAMPLES := 6
 
-var _clock: NetClock
+var _clock: EntwineNetClock
 var _probe: NetProbe
 var _squad: FormationController
 
 
 func _world() -> void:
-	_clock = add(NetClock.new()) as NetClock
-	_clock.name = "NetClock"
+	_clock = add(EntwineNetClock.new()) as EntwineNetClock
+	_clock.name = "EntwineNetClock"
 	_clock.ping_interval = 0.5
 	_probe = add(NetProbe.new()) as NetProbe
 	_probe.name = "Probe"
@@ -73,7 +73,7 @@ func test_server_keyframes_the_squad() -> void:
 	var samples := []
 	for k in SAMPLES:
 		await physics_frames(1)
-		samples.append(_pose(_clock.server_time()))
+		samples.append(_pose(_clock.get_server_time()))
 		await create_timer(0.3).timeout
 	_probe.share("server_samples", samples)
 	await create_timer(2.0).timeout
@@ -107,7 +107,7 @@ func test_client_agrees_with_the_server() -> void:
 	while not _probe.has("server_samples"):
 		await physics_frames(1)
 		if _clock.get_rtt_ms() >= 0.0:
-			history.append(_pose(_clock.server_time()))
+			history.append(_pose(_clock.get_server_time()))
 		if history.size() > 60 * 60:
 			break
 	check(_probe.has("server_samples"), "the server's samples arrived")

@@ -43,7 +43,7 @@ func _trial(squad: FormationController, f: String, lag: Array[float], rng: Rando
 	for i in n:
 		bodies[i].position = squad.get_slot_position(i)
 		bodies[i].velocity = Vector3.ZERO
-	squad.advance(0.3)
+	squad._advance(0.3)
 	var sent: Array = []
 	var applied: Array[Vector3] = []
 	for i in n:
@@ -68,7 +68,7 @@ func _trial(squad: FormationController, f: String, lag: Array[float], rng: Rando
 	var heading := 0.0
 	var held := 0
 	for t in 240:
-		squad.advance(DT)
+		squad._advance(DT)
 		for i in n:
 			var q: Array[Vector3] = sent[i]
 			q.pop_front()
@@ -83,14 +83,14 @@ func _trial(squad: FormationController, f: String, lag: Array[float], rng: Rando
 			bodies[i].position += Vector3(rng.randfn(0.0, 0.001), 0, rng.randfn(0.0, 0.001))
 		if not got.is_empty():
 			spacing = maxf(spacing, squad.get_pair_spacing_error())
-			heading = maxf(heading, squad.get_metrics()["heading_std"])
+			heading = maxf(heading, rad_to_deg(squad.get_metrics()["heading_std"]))
 			held += 1
 			if held > 60:
 				break
 	squad.settled.disconnect(on_settled)
 	if got.is_empty() or held <= 60:
 		return [-1.0, spacing, heading]
-	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, got["heading_std"])]
+	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, rad_to_deg(got["heading_std"]))]
 
 
 func _lags(count: int, rng: RandomNumberGenerator) -> Array[float]:

@@ -46,7 +46,7 @@ func test_server_sends_commands_and_drops_the_silent_peer() -> void:
 	check(after_ms >= 350 and after_ms < 2000, "dropped after three resends", "350..2000 ms", after_ms)
 	check(await wait_until(func() -> bool: return squad.get_pending_acks() == 0, 3.0),
 		"the other client acknowledged everything", 0, squad.get_pending_acks())
-	squad.advance(0.1)
+	squad._advance(0.1)
 	var m := squad.get_metrics()
 	check(m["active"] == AGENTS / 2, "the dropped peer's agents left the contract", AGENTS / 2, m["active"])
 	expect_warning("never acknowledged")

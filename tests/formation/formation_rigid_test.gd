@@ -63,7 +63,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	for i in n:
 		bodies[i].position = squad.get_slot_position(i) + Vector3(0, y0, 0)
 		bodies[i].linear_velocity = Vector3.ZERO
-	squad.advance(0.3)  # settles in place, so the same command is not a duplicate
+	squad._advance(0.3)  # settles in place, so the same command is not a duplicate
 	var lag := int(round(latency * 60.0))
 	var queues: Array = []
 	var last: Array[Vector3] = []
@@ -95,7 +95,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	for t in 240:
 		for i in n:
 			bodies[i].position += Vector3(rng.randfn(0.0, 0.001), 0, rng.randfn(0.0, 0.001))
-		squad.advance(DT)
+		squad._advance(DT)
 		if t == 0:
 			var since: float = squad.get_metrics()["since_command"]
 			check(since < 1.5 * DT, "%s: the command restarted the settle clock" % f, "< 1.5 ticks", since)
@@ -110,7 +110,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 		await physics_frames(1)
 		if not got.is_empty():
 			spacing = maxf(spacing, squad.get_pair_spacing_error())
-			heading = maxf(heading, squad.get_metrics()["heading_std"])
+			heading = maxf(heading, rad_to_deg(squad.get_metrics()["heading_std"]))
 			held += 1
 			if held > 60:
 				break
@@ -123,7 +123,7 @@ func _trial(squad: FormationController, f: String, latency: float, rng: RandomNu
 	squad.settled.disconnect(on_settled)
 	if got.is_empty() or held <= 60:
 		return [-1.0, spacing, heading]
-	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, got["heading_std"])]
+	return [got["settle_time"], maxf(spacing, got["spacing_error"]), maxf(heading, rad_to_deg(got["heading_std"]))]
 
 
 func _run_case(count: int, latency: float, formations: Array, seed: int, friction := -1.0) -> void:

@@ -24,7 +24,7 @@ func _advance_until_settled(squad: FormationController, seconds: float) -> Dicti
 	squad.settled.connect(on_settled)
 	var steps := int(seconds * 60.0)
 	for i in steps:
-		squad.advance(1.0 / 60.0)
+		squad._advance(1.0 / 60.0)
 		if not got.is_empty():
 			break
 	squad.settled.disconnect(on_settled)
@@ -53,7 +53,7 @@ func test_every_formation_meets_the_contract_with_latency_and_noise() -> void:
 	for f in FORMATIONS:
 		check(squad.form(f), "form('%s') accepted" % f)
 		squad.snap_to_slots()
-		squad.advance(0.3)
+		squad._advance(0.3)
 		# Random starts: up to 1 m from a slot, any heading; then the command under test.
 		_scatter(squad, rng, 1.0)
 		squad.form(f)
@@ -64,13 +64,13 @@ func test_every_formation_meets_the_contract_with_latency_and_noise() -> void:
 		check(m["settle_time"] <= 1.2, "%s: settled within 1.2 s" % f, "<= 1.2", m["settle_time"])
 		check(m["contract_met"], "%s: contract met" % f)
 		check(m["spacing_error"] <= 0.05, "%s: spacing error within 5 cm" % f, "<= 0.05", m["spacing_error"])
-		check(m["heading_std"] <= 3.0, "%s: heading std within 3°" % f, "<= 3", m["heading_std"])
-		print("contract %s: settle %.3f s, spacing error %.4f m, heading std %.2f°" % [f, m["settle_time"], m["spacing_error"], m["heading_std"]])
+		check(m["heading_std"] <= deg_to_rad(3.0), "%s: heading std within 3°" % f, "<= 3", rad_to_deg(m["heading_std"]))
+		print("contract %s: settle %.3f s, spacing error %.4f m, heading std %.2f°" % [f, m["settle_time"], m["spacing_error"], rad_to_deg(m["heading_std"])])
 		worst_settle = maxf(worst_settle, m["settle_time"])
 		worst_spacing = maxf(worst_spacing, m["spacing_error"])
-		worst_heading = maxf(worst_heading, m["heading_std"])
+		worst_heading = maxf(worst_heading, rad_to_deg(m["heading_std"]))
 		# It holds the contract afterwards too.
-		squad.advance(0.5)
+		squad._advance(0.5)
 		check(squad.spacing_error <= 0.05, "%s: still within 5 cm half a second later" % f, "<= 0.05", squad.spacing_error)
 	print("contract: worst settle %.3f s, spacing error %.4f m, heading std %.2f° over %d formations (20 agents, 120 ms latency, 1 mm step noise)" % [
 		worst_settle, worst_spacing, worst_heading, FORMATIONS.size()])
@@ -126,7 +126,7 @@ func test_ten_switches_without_crossings_or_nan() -> void:
 		var ticks := 60 if k % 3 == 1 else 150
 		var finite := true
 		for t in ticks:
-			squad.advance(1.0 / 60.0)
+			squad._advance(1.0 / 60.0)
 			for i in 20:
 				var p := squad.get_agent_position(i)
 				finite = finite and p.is_finite() and is_finite(squad.get_agent_heading(i))
@@ -180,26 +180,26 @@ func test_node3d_children_move_and_march() -> void:
 	add(squad)
 	await physics_frames(2)
 	squad.form("column")
-	squad.advance(2.5)
+	squad._advance(2.5)
 	var before := squad.get_baseline()
 	check(before.has("point"), "baseline available")
 	squad.march(Vector3(0, 0, -1), 1.4)
-	squad.advance(3.0)
+	squad._advance(3.0)
 	var marched: Vector3 = squad.get_baseline()["point"] - before["point"]
 	check(marched.z < -3.0, "the squad marched forward (−Z)", "< -3", marched.z)
 	for i in 8:
 		check_near(wrapf(squad.get_agent_heading(i), -PI, PI), 0.0, deg_to_rad(3.0), "agent %d faces the march" % i)
 	check(squad.halt(), "halt accepted")
-	squad.advance(2.0)
+	squad._advance(2.0)
 	check(squad.get_agent_velocity(0).length() < 0.05, "halted", "< 0.05", squad.get_agent_velocity(0).length())
 	check(squad.face(PI / 2), "face accepted")
-	squad.advance(1.5)
+	squad._advance(1.5)
 	for i in 8:
 		check_near(wrapf(squad.get_agent_heading(i) - PI / 2, -PI, PI), 0.0, deg_to_rad(3.0), "agent %d faced left" % i)
 		var node := squad.get_child(i) as Node3D
 		check_near(node.global_position, squad.get_agent_position(i), 0.05, "child %d drawn where the agent is" % i)
 	squad.march_to(Vector3(5, 0, 5), 2.0)
-	squad.advance(8.0)
+	squad._advance(8.0)
 	var at: Vector3 = squad.get_baseline()["point"]
 	check_near(at * Vector3(1, 0, 1), Vector3(5, 0, 5), 0.3, "marched to the target")
 
@@ -219,7 +219,7 @@ func test_hot_reload_keeps_previous_formation_on_parse_error() -> void:
 	add(squad)
 	await physics_frames(2)
 	check(squad.form("drill") or squad.formation == "drill", "drill formation in use")
-	squad.advance(3.0)
+	squad._advance(3.0)
 	var width := _width(squad)
 	check_near(width, 4.0, 0.01, "line of 5 at 1.0 m spacing is 4 m wide")
 	var rejected: Array[String] = []
@@ -232,7 +232,7 @@ func test_hot_reload_keeps_previous_formation_on_parse_error() -> void:
 		check(rejected[0].contains("drill.ron:3:"), "the report names file and line", "drill.ron:3:", rejected[0])
 	expect_warning("drill.ron:3:")
 	check(logged_count("drill.ron:3:") >= 1, "a warning names file, line and column")
-	squad.advance(1.0)
+	squad._advance(1.0)
 	check_near(_width(squad), 4.0, 0.01, "previous formation kept")
 	await create_timer(1.1).timeout
 	_write(path, "(shape: Line, spacing: 2.0)")
@@ -297,7 +297,7 @@ func test_record_replay_and_export() -> void:
 	var squad := _squad(4)
 	squad.recording = true
 	squad.form("line")
-	squad.advance(20.0)
+	squad._advance(20.0)
 	check(squad.get_recorded_frames() == 1000, "the ring keeps 1,000 frames", 1000, squad.get_recorded_frames())
 	var old: Dictionary = squad.get_recorded_sample(0, 2)
 	check(old.has("position") and old.has("state"), "a recorded sample has position and state")
@@ -318,11 +318,11 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	# Each hostile formation, command and resource below is refused with a warning, on purpose.
 	for text in ["formation 'bad'", "formation 'nan'", "formation 'huge'", "formation 'syntax'",
 			"formation 'deep'", "march: direction", "face: angle must be finite",
-			"add_formation_resource: no FormationShape given"]:
+			"add_formation_resource: no EntwineFormationShape given"]:
 		expect_warning(text)
 	var squad := _squad(6)
 	squad.form("line")
-	squad.advance(2.0)
+	squad._advance(2.0)
 	var slot0 := squad.get_slot_position(0)
 	var reasons: Array[String] = []
 	squad.formation_rejected.connect(func(_n: String, why: String) -> void: reasons.append(why))
@@ -339,7 +339,7 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	expect_warning("unknown formation 'no_such_formation'")
 	check(logged_count("unknown formation 'no_such_formation'") == 1, "one clear warning for it")
 	check(squad.formation == "line", "previous formation kept", "line", squad.formation)
-	squad.advance(1.0)
+	squad._advance(1.0)
 	check_near(squad.get_slot_position(0), slot0, 0.001, "slots unchanged")
 	# Duplicate commands while settling.
 	var refused: Array[String] = []
@@ -353,8 +353,8 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	# Bad tuning values fall back with one warning each.
 	squad.k1 = NAN
 	squad.max_speed = -5.0
-	squad.advance(0.5)
-	squad.advance(0.5)
+	squad._advance(0.5)
+	squad._advance(0.5)
 	expect_warning("k1 must be in")
 	check(logged_count("k1 must be in") == 1, "one warning for k1", 1, logged_count("k1 must be in"))
 	expect_warning("max_speed must be in")
@@ -367,7 +367,7 @@ func test_hostile_input_is_rejected_and_state_kept() -> void:
 	# Zero agents.
 	squad.internal_agent_count = 0
 	check(squad.form("circle"), "forming an empty squad is harmless")
-	squad.advance(0.5)
+	squad._advance(0.5)
 	check(squad.get_agent_count() == 0, "no agents", 0, squad.get_agent_count())
 	check(squad.get_baseline().is_empty(), "no baseline without agents")
 	squad.internal_agent_count = 100000
@@ -395,8 +395,8 @@ func test_custom_points_are_kept_for_any_agent_count() -> void:
 					"%d agents: slot %d (%s)" % [count, i, "a drawn point, not moved" if i < 3 else "behind the points"])
 		if count > 3:
 			expect_warning("custom formation 'tri' has 3 points for 5 agents")
-		squad.advance(0.5)
-		squad.advance(0.5)
+		squad._advance(0.5)
+		squad._advance(0.5)
 		check(logged_count("custom formation 'tri' has 3 points for %d agents" % count) == (1 if count > 3 else 0),
 				"%d agents: one warning naming the formation and the counts only when agents outnumber points" % count)
 
@@ -404,7 +404,7 @@ func test_custom_points_are_kept_for_any_agent_count() -> void:
 func test_dropped_agents_leave_the_contract() -> void:
 	var squad := _squad(20)
 	squad.form("line")
-	squad.advance(1.0)
+	squad._advance(1.0)
 	var before: float = squad.get_baseline()["angle"]
 	for i in [0, 18, 19]:
 		squad.set_agent_active(i, false)
@@ -424,14 +424,14 @@ func test_formation_shape_resource() -> void:
 	# A probe controller outside the tree checks an invalid resource's text below.
 	expect_warning("formation 'probe'")
 	var squad := _squad(8)
-	var shape := FormationShape.new()
+	var shape := EntwineFormationShape.new()
 	shape.kind = 1  # Column
 	shape.files = 4
 	shape.spacing = 1.5
 	check(shape.validate() == "", "a valid resource validates", "", shape.validate())
 	check(squad.add_formation_resource("two_ranks", shape), "the resource registers")
 	check(squad.form("two_ranks"), "and forms")
-	squad.advance(3.0)
+	squad._advance(3.0)
 	check_near(_width(squad), sqrt(4.5 * 4.5 + 1.5 * 1.5), 0.01, "4 files × 2 ranks at 1.5 m")
 	shape.spacing = -2.0
 	check(shape.validate().contains("spacing"), "a negative spacing is named", "spacing", shape.validate())
@@ -454,17 +454,17 @@ func test_dropping_a_peer_re_forms_once() -> void:
 	squad.snap_to_slots()
 	for i in range(0, 300, 3):
 		squad.set_agent_peer(i, 7)
-	var before: int = squad.get_relayout_count()
+	var before: int = squad._get_relayout_count()
 	check(squad.drop_peer(7) == 100, "drop_peer takes the peer's 100 agents out")
-	check(squad.get_relayout_count() == before + 1, "one re-form for the whole peer", before + 1, squad.get_relayout_count())
-	squad.advance(1.0 / 60.0)
+	check(squad._get_relayout_count() == before + 1, "one re-form for the whole peer", before + 1, squad._get_relayout_count())
+	squad._advance(1.0 / 60.0)
 	check(squad.get_metrics()["active"] == 200, "200 agents stay", 200, squad.get_metrics()["active"])
 	check(squad.get_agent_slot(0) == -1 and squad.get_agent_slot(1) >= 0, "dropped agents hold no slot")
 	var back := PackedInt32Array()
 	for i in range(0, 300, 3):
 		back.append(i)
 	check(squad.set_agents_active(back, true) == 100, "set_agents_active brings 100 back")
-	check(squad.get_relayout_count() == before + 2, "again in one re-form", before + 2, squad.get_relayout_count())
+	check(squad._get_relayout_count() == before + 2, "again in one re-form", before + 2, squad._get_relayout_count())
 	# Getters for testers: slot targets and headings, heading errors, neighbouring pairs.
 	check(squad.get_slot_count() == 300, "300 slots", 300, squad.get_slot_count())
 	var s := squad.get_agent_slot(5)

@@ -176,7 +176,7 @@ func test_client_pair_over_the_network() -> void:
 	var show_start := 0.0
 	var sent_before: int = _comps[a].get_network_stats()["sent_bytes"]
 	if me == a:
-		show_start = _clock.server_time()
+		show_start = _clock.get_server_time()
 		_probe.share("show", show_start)
 		var step := 0
 		var tree: AnimationTree = _chars[a].animation_tree
@@ -184,7 +184,7 @@ func test_client_pair_over_the_network() -> void:
 		while true:
 			# Recorded before this frame's changes, as the partner here has seen them.
 			_record(a, b)
-			var s := _clock.server_time() - show_start
+			var s := _clock.get_server_time() - show_start
 			tree.set("parameters/loco/ground/blend_position", _blend_at(s))
 			tree.set("parameters/speed/scale", 1.0 + 0.4 * sin(0.9 * s))
 			if s >= SCRIPT[step][0]:
@@ -199,7 +199,7 @@ func test_client_pair_over_the_network() -> void:
 					tree.set("parameters/shot/request", AnimationNodeOneShot.ONE_SHOT_REQUEST_ABORT)
 				step += 1
 			await physics_frame
-		var seconds: float = _clock.server_time() - show_start
+		var seconds: float = _clock.get_server_time() - show_start
 		var sent: int = _comps[a].get_network_stats()["sent_bytes"] - sent_before
 		print("HOLD_HAND_NET_ANIM: A sent %.0f B/s of frames (payload) during the show" % (sent / seconds))
 		_probe.share("anim_record", {"t": _anim_times, "v": _anim})
@@ -209,7 +209,7 @@ func test_client_pair_over_the_network() -> void:
 		while _anim_times.is_empty() or _anim_times[_anim_times.size() - 1] < show_start + SCRIPT[-1][0]:
 			_record(a, b)
 			await physics_frame
-			if _clock.server_time() > show_start + SCRIPT[-1][0] + 5.0:
+			if _clock.get_server_time() > show_start + SCRIPT[-1][0] + 5.0:
 				break
 	check(await wait_until(func() -> bool: return _probe.has("anim_record"), 20.0), "A's record arrives")
 	var truth: Dictionary = _probe.values["anim_record"]
@@ -261,7 +261,7 @@ func _player_only(me: int, a: int, b: int, interval: float) -> void:
 	var plan := [[0.5, "walk", -1.0], [1.5, "walk", 0.3], [2.5, "idle", -1.0], [3.5, "", -1.0]]
 	var start := 0.0
 	if me == a:
-		start = _clock.server_time()
+		start = _clock.get_server_time()
 		_probe.share("player_show", start)
 	else:
 		check(await wait_until(func() -> bool: return _probe.has("player_show"), 20.0), "A starts its player show")
@@ -276,7 +276,7 @@ func _player_only(me: int, a: int, b: int, interval: float) -> void:
 				var p: AnimationPlayer = _chars[id].animation_player
 				rec.append_array(PackedFloat32Array([float(names.find(p.current_animation)),
 					p.current_animation_position, p.current_animation_length]))
-		var s := _clock.server_time() - start
+		var s := _clock.get_server_time() - start
 		if me == a and step < plan.size() and s >= plan[step][0]:
 			if plan[step][1] == "":
 				break
@@ -285,7 +285,7 @@ func _player_only(me: int, a: int, b: int, interval: float) -> void:
 				p.play(StringName(plan[step][1]))
 			if plan[step][2] >= 0.0:
 				p.seek(plan[step][2], true)
-			events.append(_clock.server_time())
+			events.append(_clock.get_server_time())
 			step += 1
 		if me != a and (times.size() > 0 and times[times.size() - 1] > start + plan[-1][0] or s > plan[-1][0] + 5.0):
 			break

@@ -5,7 +5,7 @@ extends "res://tests/hold_hand/hold_hand_net_test.gd"
 ## second into the walk (a hitch: a level streaming in, a garbage collection, a starved machine).
 ##
 ## Asserted, besides everything the clean suite asserts: ENet's packet throttle never falls on any
-## link during the walk (HoldHandRoom.keep_enet_throttle_open, on by default), every frame the
+## link during the walk (EntwineHoldHandRoom.keep_enet_throttle_open, on by default), every frame the
 ## initiator sent arrives, and the remote views meet the clean contract frame by frame outside the
 ## stall and the 1.5 s after it (while it stalls the initiator shows nothing new, and its stream's
 ## clock catches up afterwards: STALL_SETTLE). With the throttle left to ENet, one try of two saw

@@ -8,7 +8,7 @@ extends EntwineTest
 ## Seed 2.2's sequence: A asks, B accepts, every peer enters the pair when the server's state
 ## arrives, A walks with turns and stops. Every client records its view of the pair (both hands,
 ## both roots) each physics frame with the view time the pair declares on the shared clock
-## ([method HoldHandComponent.get_view_time], a [NetClock]); each remote view is compared frame by
+## ([method HoldHandComponent.get_view_time], a [EntwineNetClock]); each remote view is compared frame by
 ## frame with the initiator's own view at that time. Asserted per view: p95 and maximum error, no
 ## per-frame step larger than 1.25x the largest on the initiator's screen, no overshoot at the stop.
 ## Then (clean network only) a flood of forged frames and a lying initiator, lies and junk, cancel
@@ -20,7 +20,7 @@ extends EntwineTest
 ## 130-160 to 520-600 ms and the onlooker saw the hands 46 mm off at p95. The cause was ENet's
 ## packet throttle: after a hitch of the initiator's process its link's round trips rose, ENet
 ## lowered the throttle (to 14/32 when reproduced by hold_hand_net_stall_test.gd) and dropped that
-## share of the unreliable pair frames for seconds. HoldHandRoom.keep_enet_throttle_open (on by
+## share of the unreliable pair frames for seconds. EntwineHoldHandRoom.keep_enet_throttle_open (on by
 ## default) now keeps it open; every process prints each link's lowest throttle and highest round
 ## trip during the walk.
 
@@ -31,9 +31,9 @@ const STAND := 1.5
 ## Seconds after a stall ends before a view's errors count again (stall suites only).
 const STALL_SETTLE := 1.5
 
-var _room: HoldHandRoom
+var _room: EntwineHoldHandRoom
 var _probe: NetProbe
-var _clock: NetClock
+var _clock: EntwineNetClock
 var _comps := {}
 var _chars := {}
 var _syncs: Array[PlayerSync] = []
@@ -131,13 +131,13 @@ func _base() -> Node3D:
 	world.name = "World"
 	world.scale = Vector3.ONE * world_scale()
 	add_floor(world)
-	_room = HoldHandRoom.new()
+	_room = EntwineHoldHandRoom.new()
 	_room.name = "Room"
 	world.add_child(_room)
 	_probe = NetProbe.new()
 	_probe.name = "Probe"
 	world.add_child(_probe)
-	_clock = NetClock.new()
+	_clock = EntwineNetClock.new()
 	_clock.name = "Clock"
 	_clock.ping_interval = 0.25
 	world.add_child(_clock)
@@ -206,9 +206,9 @@ func _stall_during_walk() -> void:
 	await wait_until(func() -> bool: return _probe.has("walking"), 60.0)
 	await create_timer(1.0).timeout
 	print("HOLD_HAND_NET the %s stalls for %d ms" % [stalled(), stall_ms()])
-	var before := _clock.server_time()
+	var before := _clock.get_server_time()
 	OS.delay_msec(stall_ms())
-	_probe.share("stall", [before, _clock.server_time()])
+	_probe.share("stall", [before, _clock.get_server_time()])
 
 
 func _on_peer_left(id: int) -> void:
@@ -338,7 +338,7 @@ func _on_pose_shown(which: int) -> void:
 	_views.append_array(PackedVector3Array([_shown_hands[0], _shown_hands[1],
 		_chars[ids[1]].global_position, _chars[ids[0]].global_position]))
 	for id in [ids[0], ids[1]]:
-		var ik: LimbIK = _comps[id].get_hand_ik()
+		var ik: EntwineLimbIK = _comps[id].get_hand_ik()
 		_targets.append(ik.target_transform.origin if ik != null else Vector3.ZERO)
 
 
@@ -443,7 +443,7 @@ func test_client_pair_over_the_network() -> void:
 		_stall_during_walk()
 	if me == a:
 		await create_timer(STAND).timeout
-		_probe.share("walking", _clock.server_time())
+		_probe.share("walking", _clock.get_server_time())
 		var start := Time.get_ticks_msec()
 		while Time.get_ticks_msec() - start < WALK * 1000.0:
 			var s := (Time.get_ticks_msec() - start) / 1000.0
@@ -452,13 +452,13 @@ func test_client_pair_over_the_network() -> void:
 			await physics_frame
 		_chars[a].move_input = Vector3.ZERO
 		await create_timer(STAND).timeout
-		_probe.share("walked", _clock.server_time())
+		_probe.share("walked", _clock.get_server_time())
 	if not check(await wait_until(func() -> bool: return _probe.has("walked"), 30.0), "A walked and stopped"):
 		return
 	# The views run behind by their delay: record until they too have shown the end.
 	while _times.is_empty() or _times[_times.size() - 1] < _probe.values["walked"]:
 		await physics_frame
-		if _clock.server_time() > _probe.values["walked"] + 5.0:
+		if _clock.get_server_time() > _probe.values["walked"] + 5.0:
 			break
 	_recording = false
 	check(_chars[a].global_position.distance_to(Vector3.ZERO) > 3.0 * world_scale(),
@@ -633,7 +633,7 @@ func _lie(where: Vector3) -> PackedByteArray:
 	var f := PackedByteArray()
 	f.resize(51)  # a key frame's size with no hand samples; byte 15 (the scale code) 0: scale 1
 	f.encode_u8(0, 0xB1)  # on the shared clock, a key frame
-	f.encode_u16(1, int(round(_clock.server_time() * 1000.0)) % 65536)
+	f.encode_u16(1, int(round(_clock.get_server_time() * 1000.0)) % 65536)
 	f.encode_float(3, where.x)
 	f.encode_float(7, where.y)
 	f.encode_float(11, where.z)

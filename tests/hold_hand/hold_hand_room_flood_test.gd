@@ -2,7 +2,7 @@
 # timeout: 120
 # retries: 1
 extends EntwineTest
-## The server-held HoldHandRoom under a flood, over real ENet on 127.0.0.1 between four processes: a
+## The server-held EntwineHoldHandRoom under a flood, over real ENet on 127.0.0.1 between four processes: a
 ## dedicated server and clients A, B and F (by ascending peer id). F sends 1,000 `submit` calls
 ## within one second — forged (acting for A or B), unknown, and valid-looking ones the room refuses —
 ## while A asks B, B accepts and they walk holding hands. The pair must form and work, A's and B's
@@ -22,7 +22,7 @@ const FLOOD := 1000
 ## Calls F sends per physics frame: 1,000 in about 60 frames, one second at 60 Hz.
 const PER_FRAME := 17
 
-var _room: HoldHandRoom
+var _room: EntwineHoldHandRoom
 var _probe: NetProbe
 var _comps := {}
 var _chars := {}
@@ -34,7 +34,7 @@ func _stage() -> void:
 	var world := add(Node3D.new()) as Node3D
 	world.name = "World"
 	add_floor(world)
-	_room = HoldHandRoom.new()
+	_room = EntwineHoldHandRoom.new()
 	_room.name = "Room"
 	world.add_child(_room)
 	_probe = NetProbe.new()
@@ -120,8 +120,8 @@ func test_server_drops_the_flood_and_warns_once() -> void:
 		"1..10", mine["refusals_sent"])
 	for kind in warned:
 		check(warned[kind] == 1, "one warning about F's %s calls" % kind, 1, warned[kind])
-	expect_warning("HoldHandRoom")
-	check(logged_count("HoldHandRoom") == 3, "and no other room warning", 3, logged_count("HoldHandRoom"))
+	expect_warning("EntwineHoldHandRoom")
+	check(logged_count("EntwineHoldHandRoom") == 3, "and no other room warning", 3, logged_count("EntwineHoldHandRoom"))
 	for id in [a, b]:
 		var s: Dictionary = _room.get_peer_stats(id)
 		var who := "A" if id == a else "B"
@@ -186,7 +186,7 @@ func test_client_pairs_or_floods() -> void:
 		print("HOLD_HAND_ROOM flood: peer %s's room counters %s" % ["A" if me == a else "B", stats])
 		check(stats["refusals_received"] == 0 and stats["rejected"] == 0 and stats["rate_limited"] == 0,
 			"this peer's room counters show nothing of the flood", "0", stats)
-		check(logged_count("HoldHandRoom") == 0, "and its log holds no room warning", 0, logged_count("HoldHandRoom"))
+		check(logged_count("EntwineHoldHandRoom") == 0, "and its log holds no room warning", 0, logged_count("EntwineHoldHandRoom"))
 		if me == b:
 			var stream: Dictionary = _comps[a].get_network_stats()
 			print("HOLD_HAND_ROOM flood: B's copy of A's stream %s" % stream)

@@ -1,14 +1,14 @@
 # processes: server client client client
 # timeout: 90
 extends EntwineTest
-## The server-held HoldHandRoom over real ENet on 127.0.0.1: a dedicated server and three clients,
+## The server-held EntwineHoldHandRoom over real ENet on 127.0.0.1: a dedicated server and three clients,
 ## A, B and C (by ascending peer id). A asks B; B accepts; every peer sees the pair only once the
 ## server's events arrive. C lies: it sends calls on behalf of B and A, which the server drops.
 ## Then B disconnects and the pair ends on every peer.
 
 const CHARACTER := preload("res://characters/test_character.tscn")
 
-var _room: HoldHandRoom
+var _room: EntwineHoldHandRoom
 var _comps := {}
 
 
@@ -17,7 +17,7 @@ func _world(ids: Array) -> void:
 	var world := add(Node3D.new()) as Node3D
 	world.name = "World"
 	add_floor(world)
-	_room = HoldHandRoom.new()
+	_room = EntwineHoldHandRoom.new()
 	_room.name = "Room"
 	world.add_child(_room)
 	for i in ids.size():

@@ -5,7 +5,7 @@ extends EntwineTest
 const CHARACTER := preload("res://characters/test_character.tscn")
 const HAND_BOX := preload("res://tests/lib/hand_box.gd")
 
-var room: HoldHandRoom
+var room: EntwineHoldHandRoom
 ## Hand world positions recorded during each skeleton update, keyed by skeleton.
 var _hands := {}
 ## The hand's visible box (its mesh, in the world) recorded with [member _hands].
@@ -18,7 +18,7 @@ var _contact_at_pose := Vector3.ZERO
 func _scene(count := 2) -> Array:
 	var world := add(Node3D.new()) as Node3D
 	add_floor(world)
-	room = HoldHandRoom.new()
+	room = EntwineHoldHandRoom.new()
 	world.add_child(room)
 	var chars: Array[TestCharacter] = []
 	var comps: Array[HoldHandComponent] = []
@@ -245,7 +245,7 @@ func test_pair_walks_with_turns_hands_meet_and_recipient_follows() -> void:
 					last_bend[k] = Vector3.ZERO
 					continue
 				var j: Array = [ha, hb][k]
-				var ik: LimbIK = comps[k].get_hand_ik()
+				var ik: EntwineLimbIK = comps[k].get_hand_ik()
 				var pole: Vector3 = ik.get_parent().global_basis * ik.pole_direction
 				var line: Vector3 = (j[2] - j[0]).normalized()
 				var bend: Vector3 = (j[1] - j[0]) - line * (j[1] - j[0]).dot(line)

@@ -340,7 +340,7 @@ func test_limb_ik() -> void:
 	var target := Node3D.new()
 	target.position = Vector3(-0.3, 1.2, -0.4)
 	world.add_child(target)
-	var ik := LimbIK.new()
+	var ik := EntwineLimbIK.new()
 	character.get_skeleton().add_child(ik)
 	ik.target_node = ik.get_path_to(target)
 	await physics_frames(5)
@@ -357,7 +357,7 @@ func test_limb_ik() -> void:
 func test_hold_hand() -> void:
 	var world := add(Node3D.new()) as Node3D
 	add_floor(world)
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	world.add_child(room)
 	var comps: Array = []
 	for i in 2:
@@ -414,7 +414,7 @@ func test_rope_bone_chain() -> void:
 	var skeleton := Skeleton3D.new()
 	anchor.add_child(skeleton)
 	var indices := ChainMesh.add_chain(skeleton, "Bone", 8, -1, Vector3.ZERO, Vector3.DOWN, 0.1)
-	var chain := RopeBoneChain.new()
+	var chain := EntwineRopeBoneChain.new()
 	skeleton.add_child(chain)
 	chain.rope = rope
 	chain.root_bone = "Bone1"
@@ -459,8 +459,8 @@ func test_formation_and_bearing() -> void:
 	world.add_child(squad)
 	await physics_frames(5)
 	squad.dress()
-	var bearings := world.find_children("*", "SoldierBearing", true, false)
-	check(not bearings.is_empty(), "the soldiers have a SoldierBearing", "> 0", bearings.size())
+	var bearings := world.find_children("*", "EntwineSoldierBearing", true, false)
+	check(not bearings.is_empty(), "the soldiers have an EntwineSoldierBearing", "> 0", bearings.size())
 	# The bearing first: the controller's own properties may rebuild its agents (and bearings).
 	var targets: Array = []
 	if not bearings.is_empty():

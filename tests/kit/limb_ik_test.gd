@@ -1,5 +1,5 @@
 extends EntwineTest
-## LimbIK on the test character's left arm, through its public API.
+## EntwineLimbIK on the test character's left arm, through its public API.
 
 const CHARACTER := preload("res://characters/test_character.tscn")
 
@@ -7,8 +7,8 @@ var _character: TestCharacter
 var _skeleton: Skeleton3D
 
 
-## A still character (animation off) with a LimbIK on its left arm aiming at a target node.
-func _setup() -> LimbIK:
+## A still character (animation off) with an EntwineLimbIK on its left arm aiming at a target node.
+func _setup() -> EntwineLimbIK:
 	_character = add(CHARACTER.instantiate()) as TestCharacter
 	_character.frozen = true
 	_character.animation_tree.active = false
@@ -16,7 +16,7 @@ func _setup() -> LimbIK:
 	var target := Node3D.new()
 	target.name = "Target"
 	add(target)
-	var ik := LimbIK.new()
+	var ik := EntwineLimbIK.new()
 	_skeleton.add_child(ik)
 	ik.target_node = ik.get_path_to(target)
 	return ik
@@ -75,7 +75,7 @@ func test_reachable_targets_are_reached_within_a_millimetre() -> void:
 
 
 func test_the_hand_follows_whichever_node_the_target_path_leads_to_now() -> void:
-	# LimbIK keeps the target node it found: a freed target replaced by another of the same name,
+	# EntwineLimbIK keeps the target node it found: a freed target replaced by another of the same name,
 	# or target_node set to another node, must be followed at once.
 	var ik := _setup()
 	var shoulder := (await _joints())[0]
@@ -99,7 +99,7 @@ func test_the_hand_follows_whichever_node_the_target_path_leads_to_now() -> void
 
 
 func test_a_cleared_target_node_hands_over_to_target_transform() -> void:
-	# LimbIK keeps whether target_node is set from its setter: clearing the path must make the
+	# EntwineLimbIK keeps whether target_node is set from its setter: clearing the path must make the
 	# hand go to target_transform at once.
 	var ik := _setup()
 	var shoulder := (await _joints())[0]
@@ -115,7 +115,7 @@ func test_a_cleared_target_node_hands_over_to_target_transform() -> void:
 
 
 func test_a_limb_ik_moved_to_another_skeleton_works_on_that_one() -> void:
-	# LimbIK keeps its skeleton from pass to pass: moved under another character's skeleton, it
+	# EntwineLimbIK keeps its skeleton from pass to pass: moved under another character's skeleton, it
 	# must solve that skeleton's arm and leave the first one to its own pose.
 	var ik := _setup()
 	var first := _skeleton
@@ -269,11 +269,11 @@ func test_solve_chain_runs_the_same_solver_without_a_skeleton() -> void:
 	for bone in ["LeftUpperArm", "LeftLowerArm", "LeftHand"]:
 		chain.append(s.get_bone_global_pose(s.find_bone(bone)))
 	var goal := Transform3D(Basis(), chain[0].origin + Vector3(-0.1, -0.2, -0.35))
-	var out := LimbIK.solve_chain(chain[0], chain[1], chain[2], goal, chain[0].origin + Vector3(0, -1, 1), 1.0, 0.0)
+	var out := EntwineLimbIK.solve_chain(chain[0], chain[1], chain[2], goal, chain[0].origin + Vector3(0, -1, 1), 1.0, 0.0)
 	check(out.size() == 3, "three joint transforms come back", 3, out.size())
 	check_near(out[2].origin, goal.origin, 0.001, "the end reaches the target")
 	check_near(out[0].origin.distance_to(out[1].origin), chain[0].origin.distance_to(chain[1].origin), 0.0005,
 		"the upper segment keeps its length")
-	var nan := LimbIK.solve_chain(chain[0], chain[1], chain[2], Transform3D(Basis(), Vector3(NAN, 0, 0)),
+	var nan := EntwineLimbIK.solve_chain(chain[0], chain[1], chain[2], Transform3D(Basis(), Vector3(NAN, 0, 0)),
 		chain[0].origin, 1.0, 0.0)
 	check_near(nan[2].origin, chain[2].origin, 1e-5, "a NaN target returns the input")

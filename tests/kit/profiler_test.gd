@@ -70,7 +70,7 @@ func test_a_large_rope_batch_runs_on_two_threads() -> void:
 		var p0 := EntwineProfiler.process_cpu_usec()
 		var t0 := EntwineProfiler.thread_cpu_usec()
 		for f in 20:
-			RopeSimulation.advance_all(ropes, 1.0 / 60.0)
+			RopeSimulation._advance_all(ropes, 1.0 / 60.0)
 		var thread := EntwineProfiler.thread_cpu_usec() - t0
 		var process := EntwineProfiler.process_cpu_usec() - p0
 		best = maxf(best, process / maxf(thread, 1.0))
@@ -86,7 +86,7 @@ func test_own_timing_counts_a_node_s_own_callbacks_only_while_on() -> void:
 	character.animation_tree.active = false
 	var skeleton := character.get_skeleton()
 	var hips := skeleton.find_bone("Hips")
-	var bearing := SoldierBearing.new()
+	var bearing := EntwineSoldierBearing.new()
 	bearing.looking = true
 	bearing.look_target = character.global_position + Vector3(3.0, 1.6, -1.0)
 	skeleton.add_child(bearing)
@@ -99,8 +99,8 @@ func test_own_timing_counts_a_node_s_own_callbacks_only_while_on() -> void:
 	check(not EntwineProfiler.is_own_timing(), "own timing is off by default")
 	EntwineProfiler.reset_own_time()
 	await frames.call(10)
-	check(EntwineProfiler.own_calls("SoldierBearing") == 0, "off: no call is counted", 0, EntwineProfiler.own_calls("SoldierBearing"))
-	check(EntwineProfiler.own_time_usec("SoldierBearing") == 0.0, "off: no time is counted", 0.0, EntwineProfiler.own_time_usec("SoldierBearing"))
+	check(EntwineProfiler.get_own_call_count("EntwineSoldierBearing") == 0, "off: no call is counted", 0, EntwineProfiler.get_own_call_count("EntwineSoldierBearing"))
+	check(EntwineProfiler.get_own_time_usec("EntwineSoldierBearing") == 0.0, "off: no time is counted", 0.0, EntwineProfiler.get_own_time_usec("EntwineSoldierBearing"))
 
 	EntwineProfiler.set_own_timing(true)
 	check(EntwineProfiler.is_own_timing(), "own timing is on once set")
@@ -108,14 +108,14 @@ func test_own_timing_counts_a_node_s_own_callbacks_only_while_on() -> void:
 	await frames.call(10)
 	var spent := EntwineProfiler.thread_cpu_usec() - t0
 	EntwineProfiler.set_own_timing(false)
-	var calls := EntwineProfiler.own_calls("SoldierBearing")
-	var own := EntwineProfiler.own_time_usec("SoldierBearing")
+	var calls := EntwineProfiler.get_own_call_count("EntwineSoldierBearing")
+	var own := EntwineProfiler.get_own_time_usec("EntwineSoldierBearing")
 	check(calls >= 10 and calls <= 20, "on: the modifier's passes over 10 updating frames are counted", "10..20", calls)
 	check(own > 0.0 and own < spent, "on: their CPU time is counted, less than the frames' own", "0 < t < %.0f" % spent, own)
-	check(EntwineProfiler.own_calls("LimbIK") == 0, "a class with no node in the scene counted nothing", 0, EntwineProfiler.own_calls("LimbIK"))
+	check(EntwineProfiler.get_own_call_count("EntwineLimbIK") == 0, "a class with no node in the scene counted nothing", 0, EntwineProfiler.get_own_call_count("EntwineLimbIK"))
 	await frames.call(3)
-	check(EntwineProfiler.own_calls("SoldierBearing") == calls, "off again: the totals stay as they were", calls, EntwineProfiler.own_calls("SoldierBearing"))
+	check(EntwineProfiler.get_own_call_count("EntwineSoldierBearing") == calls, "off again: the totals stay as they were", calls, EntwineProfiler.get_own_call_count("EntwineSoldierBearing"))
 	EntwineProfiler.reset_own_time()
-	check(EntwineProfiler.own_calls("SoldierBearing") == 0 and EntwineProfiler.own_time_usec("SoldierBearing") == 0.0, "reset clears the totals")
+	check(EntwineProfiler.get_own_call_count("EntwineSoldierBearing") == 0 and EntwineProfiler.get_own_time_usec("EntwineSoldierBearing") == 0.0, "reset clears the totals")
 	expect_error("'Skeleton3D' is not a timed Entwine class")
-	check(EntwineProfiler.own_time_usec("Skeleton3D") == -1.0, "a class Entwine does not time reads -1", -1.0, EntwineProfiler.own_time_usec("Skeleton3D"))
+	check(EntwineProfiler.get_own_time_usec("Skeleton3D") == -1.0, "a class Entwine does not time reads -1", -1.0, EntwineProfiler.get_own_time_usec("Skeleton3D"))

@@ -35,7 +35,7 @@ func test_pair_handlers_call_back_into_both_components() -> void:
 	_heard = {}
 	var world := add(Node3D.new()) as Node3D
 	add_floor(world)
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	room.request_timeout = 0.5
 	world.add_child(room)
 	var chars: Array[TestCharacter] = []

@@ -1,17 +1,17 @@
 # processes: server client client
 # timeout: 60
 extends EntwineTest
-## A server and two clients over real ENet on 127.0.0.1: each client calls NetClock's Rust `ping` RPC
+## A server and two clients over real ENet on 127.0.0.1: each client calls EntwineNetClock's Rust `ping` RPC
 ## on the server, and the server's `pong` answer reaches only that client.
 
 const CLIENT_PINGS := 5
 
 
-func _make_clock() -> NetClock:
-	var clock := NetClock.new()
-	clock.name = "NetClock"
+func _make_clock() -> EntwineNetClock:
+	var clock := EntwineNetClock.new()
+	clock.name = "EntwineNetClock"
 	clock.ping_interval = 0.0  # the test pings by hand
-	return add(clock) as NetClock
+	return add(clock) as EntwineNetClock
 
 
 func test_server_answers_every_client() -> void:
@@ -30,7 +30,7 @@ func test_server_answers_every_client() -> void:
 	check(await wait_until(func() -> bool: return get_multiplayer().get_peers().is_empty(), 30.0),
 		"the clients finished and left", 0, get_multiplayer().get_peers().size())
 	check(clock.get_rtt_ms() < 0.0, "the server never measures a round trip to itself", -1.0, clock.get_rtt_ms())
-	check_near(clock.server_time(), Time.get_ticks_usec() * 1e-6, 0.001, "the server's clock is its own")
+	check_near(clock.get_server_time(), Time.get_ticks_usec() * 1e-6, 0.001, "the server's clock is its own")
 	get_multiplayer().multiplayer_peer = null
 	peer.close()
 
@@ -56,8 +56,8 @@ func test_client_pings_and_gets_answers() -> void:
 		check(rtt >= 0.0 and rtt < 1000.0, "round trip on loopback is under a second", "0..1000 ms", rtt)
 	check(clock.get_rejected_answers() == 0, "no answer rejected", 0, clock.get_rejected_answers())
 	# Two estimates of the server clock taken 0.2 s apart advance by 0.2 s.
-	var a := clock.server_time()
+	var a := clock.get_server_time()
 	await create_timer(0.2).timeout
-	check_near(clock.server_time() - a, 0.2, 0.05, "the estimated server clock advances in real time")
+	check_near(clock.get_server_time() - a, 0.2, 0.05, "the estimated server clock advances in real time")
 	get_multiplayer().multiplayer_peer = null
 	peer.close()

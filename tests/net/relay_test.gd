@@ -3,7 +3,7 @@
 # timeout: 60
 extends EntwineTest
 ## The harness's lossy relay through a real ENet connection: the client dials [method dial_port], so
-## every datagram each way waits 100 ± 20 ms and 5 % are lost. NetClock's round trips must show it
+## every datagram each way waits 100 ± 20 ms and 5 % are lost. EntwineNetClock's round trips must show it
 ## (2 × 80 … 2 × 120 ms, about 200 ms on average), and ENet must still connect and disconnect cleanly.
 
 const DELAY_MS := 100.0
@@ -13,11 +13,11 @@ const ANSWERS := 10
 const SLACK_MS := 120.0
 
 
-func _make_clock() -> NetClock:
-	var clock := NetClock.new()
-	clock.name = "NetClock"
+func _make_clock() -> EntwineNetClock:
+	var clock := EntwineNetClock.new()
+	clock.name = "EntwineNetClock"
 	clock.ping_interval = 0.0  # the test pings by hand
-	return add(clock) as NetClock
+	return add(clock) as EntwineNetClock
 
 
 func test_server_serves_through_the_relay() -> void:
@@ -68,7 +68,7 @@ func test_client_measures_the_relay_delay() -> void:
 	# The mean of ten round trips of 200 ± 16 ms (two uniform jitters) is within ±16 ms of 200 ms at 3 σ.
 	check(mean >= 2.0 * DELAY_MS - 16.0 and mean <= 2.0 * DELAY_MS + SLACK_MS,
 		"the mean round trip is twice the relay's delay", "about %.0f ms" % (2.0 * DELAY_MS), mean)
-	check(clock.get_rtt_ms() >= low, "NetClock's best round trip is no faster than the relay allows",
+	check(clock.get_rtt_ms() >= low, "EntwineNetClock's best round trip is no faster than the relay allows",
 		"≥ %.0f ms" % low, clock.get_rtt_ms())
 	print("relay_test: %d answers to %d pings, round trips %s ms, mean %.1f ms, best %.1f ms" % [
 		answers.size(), pings, str(answers.map(func(r: float) -> int: return roundi(r))), mean,

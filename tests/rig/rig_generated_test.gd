@@ -39,8 +39,8 @@ func test_limb_ik_finds_both_arms_and_reaches_random_targets() -> void:
 		var index: Dictionary = holder.get_meta("godot_index")
 		var worst := 0.0
 		for side in ["Left", "Right"]:
-			var ik := LimbIK.new()
-			ik.limb = LimbIK.LIMB_LEFT_ARM if side == "Left" else LimbIK.LIMB_RIGHT_ARM
+			var ik := EntwineLimbIK.new()
+			ik.limb = EntwineLimbIK.LIMB_LEFT_ARM if side == "Left" else EntwineLimbIK.LIMB_RIGHT_ARM
 			sk.add_child(ik)
 			var expected := PackedStringArray()
 			for b in ["UpperArm", "LowerArm", "Hand"]:
@@ -72,7 +72,7 @@ func test_soldier_bearing_turns_eyes_right_and_salutes_with_no_settings() -> voi
 		var sk := holder.get_node("Skeleton3D") as Skeleton3D
 		var index: Dictionary = holder.get_meta("godot_index")
 		var facing: Vector3 = holder.get_meta("facing")
-		var bearing := SoldierBearing.new()
+		var bearing := EntwineSoldierBearing.new()
 		sk.add_child(bearing)
 		var ik := bearing.create_salute_ik()
 		var head: int = index["Head"]
@@ -99,19 +99,19 @@ func test_soldier_bearing_turns_eyes_right_and_salutes_with_no_settings() -> voi
 		var hand_to_head := poses[1].origin.distance_to(poses[0].origin) / s
 		check(hand_to_head < 0.3, "%s: the salute hand is near the head" % _label(c), "< 0.3", hand_to_head)
 		check(ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("RightHand", c[0]),
-			"%s: the salute LimbIK is on the right arm" % _label(c), GEN.rename("RightHand", c[0]), ik.get_resolved_bones())
+			"%s: the salute EntwineLimbIK is on the right arm" % _label(c), GEN.rename("RightHand", c[0]), ik.get_resolved_bones())
 		print("%s: bearing look error %.2f°, salute hand error %.4f mm (per unit scale)" % [_label(c), look_err, hand_err / s * 1000.0])
 		holder.queue_free()
 		await frames(1)
 
 
-## Setting the hand bone after the bearing exists re-points its salute LimbIK: the new hand moves.
+## Setting the hand bone after the bearing exists re-points its salute EntwineLimbIK: the new hand moves.
 func test_changing_the_salute_hand_rebuilds_its_limb_ik() -> void:
 	_rng.seed = 17
 	var holder := add(GEN.build("blender", Vector3.ONE, -1.0, false, _rng)) as Node3D
 	var sk := holder.get_node("Skeleton3D") as Skeleton3D
 	var index: Dictionary = holder.get_meta("godot_index")
-	var bearing := SoldierBearing.new()
+	var bearing := EntwineSoldierBearing.new()
 	sk.add_child(bearing)
 	var ik := bearing.create_salute_ik()
 	bearing.saluting = true
@@ -120,7 +120,7 @@ func test_changing_the_salute_hand_rebuilds_its_limb_ik() -> void:
 	for i in 40:
 		await physics_frames(1)
 	check(ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[0] == GEN.rename("LeftUpperArm", "blender"),
-		"the salute LimbIK follows hand_bone", GEN.rename("LeftUpperArm", "blender"), ik.get_resolved_bones())
+		"the salute EntwineLimbIK follows hand_bone", GEN.rename("LeftUpperArm", "blender"), ik.get_resolved_bones())
 	var poses := await KIT.world_poses(self, sk, [index["LeftHand"]])
 	var err := poses[0].origin.distance_to(bearing.get_salute_target().origin)
 	check(err <= 0.01, "the new hand reaches the salute target", 0.01, err)
@@ -135,16 +135,16 @@ func test_a_rig_without_arms_warns_once_per_node_with_path_and_names_tried() -> 
 	sk.add_bone("torso")
 	sk.add_bone("skull")
 	sk.set_bone_parent(1, 0)
-	var ik := LimbIK.new()
+	var ik := EntwineLimbIK.new()
 	ik.name = "ArmIK"
 	sk.add_child(ik)
 	for i in 5:
 		await frames(1)
 		ik.is_chain_valid()
-	var text := "LimbIK '%s': upper_bone is empty and no LeftUpperArm bone was found in skeleton '%s' (tried: <side>UpperArm" \
+	var text := "EntwineLimbIK '%s': upper_bone is empty and no LeftUpperArm bone was found in skeleton '%s' (tried: <side>UpperArm" \
 		% [str(ik.get_path()), str(sk.get_path())]
 	expect_warning(text)
-	check(logged_count(text) == 1, "one warning naming the LimbIK's path, the skeleton and the names tried", 1, logged_count(text))
+	check(logged_count(text) == 1, "one warning naming the EntwineLimbIK's path, the skeleton and the names tried", 1, logged_count(text))
 
 
 ## A squad of seven soldiers whose rig has no head: one warning for the squad, naming the soldier
@@ -175,7 +175,7 @@ func test_a_squad_of_headless_rigs_warns_once_naming_a_soldier_and_the_squad() -
 	print("headless squad: %d head warnings, %d naming the squad" % [count, once])
 	check(count == 1, "one head warning for the squad of seven", 1, count)
 	check(once == 1, "the warning names the squad", 1, once)
-	var named := logged_count("SoldierBearing '%s/Soldier" % str(squad.get_path()))
+	var named := logged_count("EntwineSoldierBearing '%s/Soldier" % str(squad.get_path()))
 	check(named == 1, "the warning names the soldier's bearing", 1, named)
 
 
@@ -184,7 +184,7 @@ func test_a_squad_of_headless_rigs_warns_once_naming_a_soldier_and_the_squad() -
 func test_arm_layer_parameters_are_detected_from_the_animation_tree() -> void:
 	var world := add(Node3D.new()) as Node3D
 	add_floor(world)
-	world.add_child(HoldHandRoom.new())
+	world.add_child(EntwineHoldHandRoom.new())
 	var comps := []
 	for i in 2:
 		var c := (load("res://characters/test_character.tscn") as PackedScene).instantiate() as TestCharacter
@@ -270,7 +270,7 @@ func _walk_pairs(cases: Array, arm: float) -> void:
 		var world := add(Node3D.new()) as Node3D
 		world.scale = Vector3.ONE * scale
 		add_floor(world)
-		var room := HoldHandRoom.new()
+		var room := EntwineHoldHandRoom.new()
 		world.add_child(room)
 		var made := []
 		var comps := []
@@ -290,7 +290,7 @@ func _walk_pairs(cases: Array, arm: float) -> void:
 		var samples: int = got["samples"]
 		var worst: float = got["gap"]
 		var worst_overlap: float = got["overlap"]
-		var ik: LimbIK = comps[0].get_hand_ik()
+		var ik: EntwineLimbIK = comps[0].get_hand_ik()
 		check(ik != null and ik.get_resolved_bones().size() == 3 and ik.get_resolved_bones()[2] == GEN.rename("LeftHand", c[0]),
 			"%s: the initiator's left hand is found" % _label(c), GEN.rename("LeftHand", c[0]), ik.get_resolved_bones() if ik else null)
 		check(samples > 30, "%s: hands held while walking" % _label(c), "> 30", samples)
@@ -364,7 +364,7 @@ func test_salute_offset_scales_with_the_rig() -> void:
 		var holder := add(GEN.build("mixamo", Vector3.ONE / rest_scale, -1.0, false, _rng, rest_scale)) as Node3D
 		var sk := holder.get_node("Skeleton3D") as Skeleton3D
 		var index: Dictionary = holder.get_meta("godot_index")
-		var bearing := SoldierBearing.new()
+		var bearing := EntwineSoldierBearing.new()
 		sk.add_child(bearing)
 		bearing.create_salute_ik()
 		bearing.saluting = true

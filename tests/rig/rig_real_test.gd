@@ -145,7 +145,7 @@ func test_the_rig_finds_every_part_the_height_and_the_facing() -> void:
 		var holder := add(Node3D.new()) as Node3D
 		var root := _model(m, holder)
 		var sk := GltfModel.skeleton(root)
-		var d := HumanoidRig.describe(sk)
+		var d := EntwineHumanoidRig.describe(sk)
 		var found: Dictionary = d["bones"]
 		for role in (m["bones"] as Dictionary):
 			print("real %s: %s = %s" % [m["name"], role, found.get(role, "<none>")])
@@ -166,7 +166,7 @@ func test_the_rig_finds_every_part_the_height_and_the_facing() -> void:
 			m["name"], found.size(), height, bounds.size.y, err * 100.0, fwd, angle, m["facing"], up_world])
 
 
-## LimbIK on each arm puts the hand on reachable targets within 1 cm; Godot's TwoBoneIK3D on the
+## EntwineLimbIK on each arm puts the hand on reachable targets within 1 cm; Godot's TwoBoneIK3D on the
 ## same bones reaches the same targets, and the two hands agree within 1 cm. With the targets
 ## turned, the hand's other parts (the robot's palms and thumb) keep their place on the hand.
 func test_limb_ik_and_godot_two_bone_ik_agree_on_each_arm() -> void:
@@ -192,10 +192,10 @@ func test_limb_ik_and_godot_two_bone_ik_agree_on_each_arm() -> void:
 			for t in 4:
 				var dir := Vector3(_rng.randf_range(-1, 1), _rng.randf_range(-1, 1), _rng.randf_range(-1, 1)).normalized()
 				goals.append(rest[0].origin + dir * reach * _rng.randf_range(nearest + 0.1, 0.9))
-			var ik := LimbIK.new()
-			ik.limb = LimbIK.LIMB_LEFT_ARM if side == "Left" else LimbIK.LIMB_RIGHT_ARM
+			var ik := EntwineLimbIK.new()
+			ik.limb = EntwineLimbIK.LIMB_LEFT_ARM if side == "Left" else EntwineLimbIK.LIMB_RIGHT_ARM
 			sk.add_child(ik)
-			check(ik.get_resolved_bones() == PackedStringArray(names), "%s: LimbIK finds the %s arm" % [m["name"], side], names, ik.get_resolved_bones())
+			check(ik.get_resolved_bones() == PackedStringArray(names), "%s: EntwineLimbIK finds the %s arm" % [m["name"], side], names, ik.get_resolved_bones())
 			var ours := []
 			for goal in goals:
 				ik.target_transform = Transform3D(Basis.IDENTITY, goal)
@@ -203,7 +203,7 @@ func test_limb_ik_and_godot_two_bone_ik_agree_on_each_arm() -> void:
 				ours.append(got[2].origin)
 				var err := got[2].origin.distance_to(goal)
 				worst = maxf(worst, err)
-				check(err <= 0.01, "%s: LimbIK puts the %s hand within 1 cm of a reachable target" % [m["name"], side], 0.01, err)
+				check(err <= 0.01, "%s: EntwineLimbIK puts the %s hand within 1 cm of a reachable target" % [m["name"], side], 0.01, err)
 			# The hand turned to a random orientation: every bone of the hand stays where it was on
 			# the hand, relative to the hand bone (the rest pose's offsets, in the hand bone's frame).
 			ik.rotation_weight = 1.0
@@ -227,7 +227,7 @@ func test_limb_ik_and_godot_two_bone_ik_agree_on_each_arm() -> void:
 			godot.set_middle_bone_name(0, names[1])
 			godot.set_end_bone_name(0, names[2])
 			godot.set_target_node(0, godot.get_path_to(marker))
-			# The elbow bends down and back, as LimbIK's default pole does.
+			# The elbow bends down and back, as EntwineLimbIK's default pole does.
 			var pole := Marker3D.new()
 			holder.add_child(pole)
 			pole.global_position = rest[1].origin + Vector3(0, -0.5, -0.3)
@@ -241,7 +241,7 @@ func test_limb_ik_and_godot_two_bone_ik_agree_on_each_arm() -> void:
 				worst_godot = maxf(worst_godot, err)
 				worst_diff = maxf(worst_diff, diff)
 				check(err <= 0.01, "%s: TwoBoneIK3D puts the %s hand within 1 cm of the target" % [m["name"], side], 0.01, err)
-				check(diff <= 0.01, "%s: LimbIK's and TwoBoneIK3D's %s hands within 1 cm" % [m["name"], side], 0.01, diff)
+				check(diff <= 0.01, "%s: EntwineLimbIK's and TwoBoneIK3D's %s hands within 1 cm" % [m["name"], side], 0.01, diff)
 			godot.queue_free()
 			marker.queue_free()
 			pole.queue_free()
@@ -268,7 +268,7 @@ func _character(m: Dictionary, world: Node3D, at: Vector3, stretch := Vector3.ON
 func _walk_pair(m: Dictionary, stretch: Vector3) -> Dictionary:
 	var world := add(Node3D.new()) as Node3D
 	add_floor(world)
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	world.add_child(room)
 	var made := []
 	var comps := []
@@ -289,7 +289,7 @@ func _walk_pair(m: Dictionary, stretch: Vector3) -> Dictionary:
 		print("real %s: %s hand box from its vertices %s m" % [m["name"], sides[i].to_lower(), rest_box[2]])
 	var hand_boxes := func(i: int) -> Array: return KIT.posed_box(made[i][2], bones[i], rest_boxes[i])
 	var got: Dictionary = await KIT.walk_pair(self, [made[0][0], made[1][0]], [made[0][2], made[1][2]], comps, hand_boxes)
-	var ik: LimbIK = comps[0].get_hand_ik()
+	var ik: EntwineLimbIK = comps[0].get_hand_ik()
 	got["hand"] = ik.get_resolved_bones() if ik != null else PackedStringArray()
 	got["k"] = comps[0].get_proportion()
 	world.queue_free()
@@ -390,9 +390,9 @@ func test_rope_hangs_from_the_hand_bone_while_the_model_animates() -> void:
 		await frames(2)
 
 
-## The model's root scaled (1, 1.2, 1) (a stretched import): the height seen in the world, LimbIK on
+## The model's root scaled (1, 1.2, 1) (a stretched import): the height seen in the world, EntwineLimbIK on
 ## each arm and a walking pair, each figure printed and asserted: the height against the stretched
-## mesh's bounds (10 %), LimbIK within 1 cm × 1.2, both hands within 1 cm × 1.2 × k of the contact
+## mesh's bounds (10 %), EntwineLimbIK within 1 cm × 1.2, both hands within 1 cm × 1.2 × k of the contact
 ## and overlapping by at most 5 mm × 1.2 × k.
 func test_a_model_stretched_1_2_times_upward() -> void:
 	_rng.seed = 16
@@ -403,7 +403,7 @@ func test_a_model_stretched_1_2_times_upward() -> void:
 		root.scale = stretch
 		var sk := GltfModel.skeleton(root)
 		await frames(1)
-		var d := HumanoidRig.describe(sk)
+		var d := EntwineHumanoidRig.describe(sk)
 		var height: float = d["height"] * (sk.global_transform.basis * (d["up"] as Vector3)).length()
 		var bounds := GltfModel.skinned_bounds(root)
 		var herr := absf(height - bounds.size.y) / bounds.size.y
@@ -414,8 +414,8 @@ func test_a_model_stretched_1_2_times_upward() -> void:
 			var rest := await KIT.world_poses(self, sk, bones)
 			var reach := rest[0].origin.distance_to(rest[1].origin) + rest[1].origin.distance_to(rest[2].origin)
 			var nearest := absf(rest[0].origin.distance_to(rest[1].origin) - rest[1].origin.distance_to(rest[2].origin)) / reach
-			var ik := LimbIK.new()
-			ik.limb = LimbIK.LIMB_LEFT_ARM if side == "Left" else LimbIK.LIMB_RIGHT_ARM
+			var ik := EntwineLimbIK.new()
+			ik.limb = EntwineLimbIK.LIMB_LEFT_ARM if side == "Left" else EntwineLimbIK.LIMB_RIGHT_ARM
 			sk.add_child(ik)
 			for t in 4:
 				var dir := Vector3(_rng.randf_range(-1, 1), _rng.randf_range(-1, 1), _rng.randf_range(-1, 1)).normalized()
@@ -427,7 +427,7 @@ func test_a_model_stretched_1_2_times_upward() -> void:
 				worst = maxf(worst, got[2].origin.distance_to(goal))
 			ik.queue_free()
 			await frames(2)
-		check(worst <= 0.012, "%s stretched: LimbIK within 1 cm × 1.2 of reachable targets" % m["name"], 0.012, worst)
+		check(worst <= 0.012, "%s stretched: EntwineLimbIK within 1 cm × 1.2 of reachable targets" % m["name"], 0.012, worst)
 		holder.queue_free()
 		var c := maxf(_size(m), 1.0)
 		var got := await _walk_pair(m, stretch)

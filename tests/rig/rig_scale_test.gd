@@ -28,7 +28,7 @@ func _run_scaled(s: Vector3) -> void:
 	world.scale = s
 	add_floor(world)
 	add_box(Vector3(0.9, 1.0, -2.0), Vector3(0.2, 2.0, 6.0), 1, world)
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	world.add_child(room)
 	var chars: Array[TestCharacter] = []
 	var comps: Array[HoldHandComponent] = []
@@ -98,7 +98,7 @@ func test_walking_pair_meets_its_contract_at_each_scale() -> void:
 		var world := add(Node3D.new()) as Node3D
 		world.scale = Vector3.ONE * s
 		add_floor(world)
-		var room := HoldHandRoom.new()
+		var room := EntwineHoldHandRoom.new()
 		world.add_child(room)
 		var chars: Array[TestCharacter] = []
 		var comps: Array[HoldHandComponent] = []

@@ -1,6 +1,6 @@
 # timeout: 120
 extends EntwineTest
-## RopeBoneChain through its public API: a procedural skinned chain follows a swinging rope within
+## EntwineRopeBoneChain through its public API: a procedural skinned chain follows a swinging rope within
 ## 1 cm at every bone, with any bone count against any point count, through length changes, with the
 ## root attached, at influence 0, and bad input warns once and leaves the skeleton alone.
 
@@ -19,7 +19,7 @@ var _shown: Array[Transform3D] = []
 
 ## A swinging anchor with a rope, and a skeleton (riding on the anchor, turned and scaled so that
 ## its space differs from the world's) with a skinned chain of [param bones] bones driven by a
-## RopeBoneChain. Returns [anchor, rope, skeleton, chain, bone indices].
+## EntwineRopeBoneChain. Returns [anchor, rope, skeleton, chain, bone indices].
 func _rig(bones: int, points: int, segment := 0.1, spacing := 0.1) -> Array:
 	var anchor := add(Node3D.new()) as Node3D
 	anchor.name = "Anchor"
@@ -40,7 +40,7 @@ func _rig(bones: int, points: int, segment := 0.1, spacing := 0.1) -> Array:
 	var indices := ChainMesh.add_chain(skeleton, "Bone", bones, -1, Vector3.ZERO, Vector3.DOWN, spacing)
 	var material := StandardMaterial3D.new()
 	skeleton.add_child(ChainMesh.skinned_tube(skeleton, indices, 0.03, 0.01, material))
-	var chain := RopeBoneChain.new()
+	var chain := EntwineRopeBoneChain.new()
 	chain.name = "Chain"
 	skeleton.add_child(chain)
 	chain.rope = rope
@@ -123,12 +123,12 @@ func _swing(anchor: Node3D, seconds: float) -> void:
 
 
 func test_a_skinned_chain_follows_the_swinging_rope_within_a_centimetre() -> void:
-	var warnings_before := logged_count("RopeBoneChain")
+	var warnings_before := logged_count("EntwineRopeBoneChain")
 	var rig := _rig(10, 12)
 	var anchor: Node3D = rig[0]
 	var rope: RopeSimulation = rig[1]
 	var skeleton: Skeleton3D = rig[2]
-	var chain: RopeBoneChain = rig[3]
+	var chain: EntwineRopeBoneChain = rig[3]
 	var indices: PackedInt32Array = rig[4]
 	var started := [0]
 	chain.following_started.connect(func(count: int) -> void: started[0] = count)
@@ -177,11 +177,11 @@ func test_a_skinned_chain_follows_the_swinging_rope_within_a_centimetre() -> voi
 	check(started[0] == 10, "following_started reports the chain's bones", 10, started[0])
 	check(chain.is_following(), "is_following while it works")
 	check((tip_hi - tip_lo).length() > 0.5, "the tip really swung", "> 0.5 m", (tip_hi - tip_lo).length())
-	check(logged_count("RopeBoneChain") == warnings_before, "no warnings", warnings_before, logged_count("RopeBoneChain"))
+	check(logged_count("EntwineRopeBoneChain") == warnings_before, "no warnings", warnings_before, logged_count("EntwineRopeBoneChain"))
 
 
 func test_bone_count_and_point_count_may_differ() -> void:
-	var warnings_before := logged_count("RopeBoneChain")
+	var warnings_before := logged_count("EntwineRopeBoneChain")
 	for setup in [[4, 20, 0.06], [16, 5, 0.3], [2, 2, 0.5]]:
 		var rig := _rig(setup[0], setup[1], setup[2])
 		var anchor: Node3D = rig[0]
@@ -199,7 +199,7 @@ func test_bone_count_and_point_count_may_differ() -> void:
 		check_near(_worst, 0.0, 0.01, "%d bones on %d points: every bone on the resampled rope" % [setup[0], setup[1]])
 		anchor.free()
 		rope.free()
-	check(logged_count("RopeBoneChain") == warnings_before, "a count mismatch is resampled, not rejected", warnings_before, logged_count("RopeBoneChain"))
+	check(logged_count("EntwineRopeBoneChain") == warnings_before, "a count mismatch is resampled, not rejected", warnings_before, logged_count("EntwineRopeBoneChain"))
 
 
 func test_rest_length_fit_keeps_the_spacing() -> void:
@@ -207,9 +207,9 @@ func test_rest_length_fit_keeps_the_spacing() -> void:
 	var anchor: Node3D = rig[0]
 	var rope: RopeSimulation = rig[1]
 	var skeleton: Skeleton3D = rig[2]
-	var chain: RopeBoneChain = rig[3]
+	var chain: EntwineRopeBoneChain = rig[3]
 	var indices: PackedInt32Array = rig[4]
-	chain.fit = RopeBoneChain.FIT_REST_LENGTH
+	chain.fit = EntwineRopeBoneChain.FIT_REST_LENGTH
 	# The chain is 0.5 m of bones in a skeleton scaled 1.25: 0.625 m of a 1.9 m rope.
 	var arc := PackedFloat32Array()
 	for i in 6:
@@ -272,7 +272,7 @@ func test_attach_root_keeps_the_root_on_its_bone() -> void:
 	var anchor: Node3D = rig[0]
 	var rope: RopeSimulation = rig[1]
 	var skeleton: Skeleton3D = rig[2]
-	var chain: RopeBoneChain = rig[3]
+	var chain: EntwineRopeBoneChain = rig[3]
 	var indices: PackedInt32Array = rig[4]
 	chain.attach_root = true
 	await physics_frames(3)
@@ -300,7 +300,7 @@ func test_influence_zero_leaves_the_rest_pose() -> void:
 	var rig := _rig(8, 12)
 	var anchor: Node3D = rig[0]
 	var skeleton: Skeleton3D = rig[2]
-	var chain: RopeBoneChain = rig[3]
+	var chain: EntwineRopeBoneChain = rig[3]
 	var indices: PackedInt32Array = rig[4]
 	chain.influence = 0.0
 	var worst := [0.0, 0]
@@ -324,12 +324,12 @@ func test_influence_zero_leaves_the_rest_pose() -> void:
 
 
 func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
-	var warnings_before := logged_count("RopeBoneChain")
+	var warnings_before := logged_count("EntwineRopeBoneChain")
 	var rig := _rig(6, 12)
 	var anchor: Node3D = rig[0]
 	var rope: RopeSimulation = rig[1]
 	var skeleton: Skeleton3D = rig[2]
-	var chain: RopeBoneChain = rig[3]
+	var chain: EntwineRopeBoneChain = rig[3]
 	var indices: PackedInt32Array = rig[4]
 	var stopped: Array[String] = []
 	chain.following_stopped.connect(func(reason: String) -> void: stopped.append(reason))
@@ -345,7 +345,7 @@ func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
 	# No rope.
 	chain.rope = null
 	await physics_frames(10)
-	var no_rope := "RopeBoneChain '%s': rope is not set" % str(chain.get_path())
+	var no_rope := "EntwineRopeBoneChain '%s': rope is not set" % str(chain.get_path())
 	expect_warning(no_rope)
 	check(logged_count(no_rope) == 1, "no rope: one warning", 1, logged_count(no_rope))
 	check(at_rest.call(), "no rope: the bones are left alone")
@@ -393,16 +393,16 @@ func test_bad_input_warns_once_and_leaves_the_skeleton_alone() -> void:
 	skeleton.position = Vector3.ZERO
 	await physics_frames(5)
 	check(chain.is_following(), "following again after the NaN")
-	check(logged_count("RopeBoneChain") - warnings_before == 5, "five problems, five warnings", 5, logged_count("RopeBoneChain") - warnings_before)
+	check(logged_count("EntwineRopeBoneChain") - warnings_before == 5, "five problems, five warnings", 5, logged_count("EntwineRopeBoneChain") - warnings_before)
 
 
 func test_the_braid_in_the_rope_man_level_follows_its_rope() -> void:
-	var warnings_before := logged_count("RopeBoneChain")
+	var warnings_before := logged_count("EntwineRopeBoneChain")
 	var level: Node3D = add((load("res://demo/rope_demo.gd") as GDScript).new())
 	var runner: TestCharacter = level.get("_character")
 	var braid_rope: RopeSimulation = level.get("_braid_rope")
 	var skeleton := runner.get_skeleton()
-	var chain: RopeBoneChain = skeleton.get_node("BraidChain")
+	var chain: EntwineRopeBoneChain = skeleton.get_node("BraidChain")
 	var tip := skeleton.find_bone("Braid10")
 	var head := skeleton.find_bone("Head")
 	var worst := [0.0, 0, 0.0]
@@ -423,12 +423,12 @@ func test_the_braid_in_the_rope_man_level_follows_its_rope() -> void:
 	check(worst[1] > 100, "frames checked", "> 100", worst[1])
 	check_near(worst[0], 0.0, 0.01, "the braid's tip on its rope's end")
 	check(worst[2] > 0.2, "the braid streams behind the running head", "> 0.2 m", worst[2])
-	check(logged_count("RopeBoneChain") == warnings_before, "no warnings", warnings_before, logged_count("RopeBoneChain"))
+	check(logged_count("EntwineRopeBoneChain") == warnings_before, "no warnings", warnings_before, logged_count("EntwineRopeBoneChain"))
 
 
 func test_debug_draw_shows_the_targets() -> void:
 	var rig := _rig(6, 12)
-	var chain: RopeBoneChain = rig[3]
+	var chain: EntwineRopeBoneChain = rig[3]
 	chain.debug_draw = true
 	await physics_frames(5)
 	var lines := chain.get_node_or_null("RopeBoneChainDebug") as MeshInstance3D

@@ -314,10 +314,10 @@ func test_presets() -> void:
 	check(rope.iterations == 8 and is_equal_approx(rope.segment_length, 0.4), "high: 8 iterations, 0.4 m",
 		[8, 0.4], [rope.iterations, rope.segment_length])
 	check(rope.preset_for_speed(4.0) == "low" and rope.preset_for_speed(8.0) == "mid", "presets by speed")
-	var p: RopePreset = rope.find_preset("low")
+	var p: EntwineRopePreset = rope.find_preset("low")
 	check(p != null and p.iterations == 3 and is_equal_approx(p.segment_length, 0.25), "preset resource")
 	rope.preset = p
-	check(rope.iterations == 3, "assigning a RopePreset applies it", 3, rope.iterations)
+	check(rope.iterations == 3, "assigning an EntwineRopePreset applies it", 3, rope.iterations)
 	check(not rope.apply_preset("warp"), "unknown preset refused")
 	expect_warning("no preset named 'warp'")
 	check(logged_count("no preset named 'warp'") == 1, "one warning for an unknown preset", 1,
@@ -395,23 +395,23 @@ func test_a_resting_rope_keeps_its_tube_and_a_moving_one_uploads_it() -> void:
 	rope.anchor_node = rope.get_path_to(anchor)
 	rope.reset_rope()
 	await frames(10)
-	check(rope.get_tube_upload_count() > 0, "the tube is drawn", "> 0", rope.get_tube_upload_count())
+	check(rope._get_tube_upload_count() > 0, "the tube is drawn", "> 0", rope._get_tube_upload_count())
 	# A hanging rope comes to rest: 30 drawn frames in a row without an upload.
-	var quiet := [0, rope.get_tube_upload_count()]
+	var quiet := [0, rope._get_tube_upload_count()]
 	var at_rest := func() -> bool:
-		var n := rope.get_tube_upload_count()
+		var n := rope._get_tube_upload_count()
 		quiet[0] = quiet[0] + 1 if n == quiet[1] else 0
 		quiet[1] = n
 		return quiet[0] >= 30
 	check(await wait_until(at_rest, 20.0), "a hanging rope stops uploading its tube once at rest",
-		"30 frames without an upload", rope.get_tube_upload_count())
+		"30 frames without an upload", rope._get_tube_upload_count())
 	var points := rope.get_points()
 	# The anchor moves 0.3 m sideways: the rope swings and its tube follows every frame.
 	anchor.position += Vector3(0.3, 0, 0)
-	var before := rope.get_tube_upload_count()
+	var before := rope._get_tube_upload_count()
 	await frames(20)
-	check(rope.get_tube_upload_count() - before >= 15, "a swinging rope uploads its tube (nearly) every drawn frame",
-		">= 15 of 20", rope.get_tube_upload_count() - before)
+	check(rope._get_tube_upload_count() - before >= 15, "a swinging rope uploads its tube (nearly) every drawn frame",
+		">= 15 of 20", rope._get_tube_upload_count() - before)
 	check(rope.get_points()[0].distance_to(points[0]) > 0.25, "the rope's first point followed the anchor",
 		"> 0.25 m", rope.get_points()[0].distance_to(points[0]))
 
@@ -447,16 +447,16 @@ func test_ropes_drawn_together_draw_each_tube_as_the_rope_draws_it_alone() -> vo
 		alone[i].set_process(false)
 		# Drawn now, as its twin is at the end of this frame: from the same points (no physics
 		# step between), so that both keep their tubes when their points move less than 10 µm.
-		alone[i].refresh_mesh()
+		alone[i]._refresh_mesh()
 	var state := {"frame": 0, "same": 0, "compared": 0, "differ": "", "drawn": 0}
 	var start := []
 	for r in together:
-		start.append(r.get_tube_upload_count())
+		start.append(r._get_tube_upload_count())
 	var each_frame := func() -> void:
 		var f: int = state.frame
 		for i in 80:
-			var a := together[i].get_tube_vertices()
-			var b := alone[i].get_tube_vertices()
+			var a := together[i]._get_tube_vertices()
+			var b := alone[i]._get_tube_vertices()
 			if f > 0:
 				state.compared += 1
 				if a == b and a.size() == 94 * 9:
@@ -465,8 +465,8 @@ func test_ropes_drawn_together_draw_each_tube_as_the_rope_draws_it_alone() -> vo
 					var k := 0
 					while k < a.size() and a[k] == b[k]:
 						k += 1
-					state.differ = "rope %d frame %d: %d vertices drawn together, %d alone; first differing vertex %d: %s vs %s; uploads %d %d; engine frame %d physics %d" % [i, f, a.size(), b.size(), k, a[k] if k < a.size() else null, b[k] if k < b.size() else null, together[i].get_tube_upload_count(), alone[i].get_tube_upload_count(), Engine.get_process_frames(), Engine.get_physics_frames()]
-			alone[i].refresh_mesh()
+					state.differ = "rope %d frame %d: %d vertices drawn together, %d alone; first differing vertex %d: %s vs %s; uploads %d %d; engine frame %d physics %d" % [i, f, a.size(), b.size(), k, a[k] if k < a.size() else null, b[k] if k < b.size() else null, together[i]._get_tube_upload_count(), alone[i]._get_tube_upload_count(), Engine.get_process_frames(), Engine.get_physics_frames()]
+			alone[i]._refresh_mesh()
 			# Both swing: each frame their anchors move along a circle of 0.5 m.
 			var home := rope_home(i, 10)
 			var at := home + Vector3(cos(f * 0.2 + i), 0, sin(f * 0.2 + i)) * 0.5
@@ -481,19 +481,19 @@ func test_ropes_drawn_together_draw_each_tube_as_the_rope_draws_it_alone() -> vo
 		state.compared, "%d (first difference: %s)" % [state.same, state.differ])
 	var uploads := 0
 	for i in 80:
-		uploads += together[i].get_tube_upload_count() - start[i]
+		uploads += together[i]._get_tube_upload_count() - start[i]
 	check(uploads >= 80 * 30, "each moving rope drawn together uploads its tube every frame",
 		">= 2400 uploads in 40 frames", uploads)
 	# With its processing off, a rope is left out of the drawing; refresh_mesh still draws it at once.
 	together[0].set_process(false)
-	var before := together[0].get_tube_upload_count()
+	var before := together[0]._get_tube_upload_count()
 	together[0].position += Vector3(0.2, 0, 0)
 	await frames(3)
-	check(together[0].get_tube_upload_count() == before, "a rope with its processing off is not drawn",
-		before, together[0].get_tube_upload_count())
-	together[0].refresh_mesh()
-	check(together[0].get_tube_upload_count() == before + 1, "refresh_mesh draws the rope at once",
-		before + 1, together[0].get_tube_upload_count())
+	check(together[0]._get_tube_upload_count() == before, "a rope with its processing off is not drawn",
+		before, together[0]._get_tube_upload_count())
+	together[0]._refresh_mesh()
+	check(together[0]._get_tube_upload_count() == before + 1, "refresh_mesh draws the rope at once",
+		before + 1, together[0]._get_tube_upload_count())
 
 
 ## RopeSimulation.refresh_meshes draws a list of ropes as a frame draws a world's ropes: each tube,
@@ -511,11 +511,11 @@ func test_ropes_refreshed_together_draw_each_tube_as_refresh_mesh_does() -> void
 	var state := {"frame": 0, "same": 0, "compared": 0, "differ": ""}
 	var each_frame := func() -> void:
 		var f: int = state.frame
-		RopeSimulation.refresh_meshes(together)
+		RopeSimulation._refresh_meshes(together)
 		for i in 80:
-			alone[i].refresh_mesh()
-			var a := together[i].get_tube_vertices()
-			var b := alone[i].get_tube_vertices()
+			alone[i]._refresh_mesh()
+			var a := together[i]._get_tube_vertices()
+			var b := alone[i]._get_tube_vertices()
 			state.compared += 1
 			if a == b and a.size() == 94 * 9:
 				state.same += 1
@@ -533,7 +533,7 @@ func test_ropes_refreshed_together_draw_each_tube_as_refresh_mesh_does() -> void
 		state.compared, "%d (first difference: %s)" % [state.same, state.differ])
 	# A rope listed twice is drawn once; a null and a freed rope are passed over.
 	var twice := together[3]
-	var before := twice.get_tube_upload_count()
+	var before := twice._get_tube_upload_count()
 	twice.position += Vector3(0.3, 0, 0)
 	await physics_frame
 	await physics_frame
@@ -541,11 +541,11 @@ func test_ropes_refreshed_together_draw_each_tube_as_refresh_mesh_does() -> void
 	add(gone)
 	var mixed: Array[RopeSimulation] = [twice, null, gone, twice, together[4]]
 	gone.free()
-	RopeSimulation.refresh_meshes(mixed)
-	check(twice.get_tube_upload_count() == before + 1, "a rope listed twice is drawn once",
-		before + 1, twice.get_tube_upload_count())
+	RopeSimulation._refresh_meshes(mixed)
+	check(twice._get_tube_upload_count() == before + 1, "a rope listed twice is drawn once",
+		before + 1, twice._get_tube_upload_count())
 	var none: Array[RopeSimulation] = []
-	RopeSimulation.refresh_meshes(none)
+	RopeSimulation._refresh_meshes(none)
 
 
 func test_a_resting_rope_sleeps_until_something_around_it_changes() -> void:
@@ -565,19 +565,19 @@ func test_a_resting_rope_sleeps_until_something_around_it_changes() -> void:
 	check(told[0] == 1, "sleeping_state_changed told it once", 1, told[0])
 	# Asleep: not one bit moves and the tube is not uploaded again.
 	var points := rope.get_points()
-	var uploads := rope.get_tube_upload_count()
+	var uploads := rope._get_tube_upload_count()
 	await physics_frames(30)
 	check(rope.get_points() == points, "a sleeping rope stays exactly where it fell asleep", points, rope.get_points())
-	check(rope.get_tube_upload_count() == uploads, "a sleeping rope's tube is not uploaded", uploads,
-		rope.get_tube_upload_count())
+	check(rope._get_tube_upload_count() == uploads, "a sleeping rope's tube is not uploaded", uploads,
+		rope._get_tube_upload_count())
 	# Its tube made again (more sides) while it sleeps: drawn once, where it sleeps, and left so.
 	rope.tube_sides = 12
 	await frames(5)
 	check(rope.sleeping, "a new tube does not wake it", true, rope.sleeping)
-	check(rope.get_tube_upload_count() == uploads + 1, "a sleeping rope's new tube is drawn once", uploads + 1,
-		rope.get_tube_upload_count())
+	check(rope._get_tube_upload_count() == uploads + 1, "a sleeping rope's new tube is drawn once", uploads + 1,
+		rope._get_tube_upload_count())
 	await frames(10)
-	check(rope.get_tube_upload_count() == uploads + 1, "and not again", uploads + 1, rope.get_tube_upload_count())
+	check(rope._get_tube_upload_count() == uploads + 1, "and not again", uploads + 1, rope._get_tube_upload_count())
 	# A body appears beside it (within its collider query, not touching): it wakes, then sleeps again.
 	var body := add_box(Vector3(0.6, 2.5, 0), Vector3(0.2, 0.2, 0.2))
 	check(await wait_until(awake, 2.0), "a body appearing next to it wakes it", "awake", rope.sleeping)
@@ -751,9 +751,9 @@ func test_ropes_share_one_collider_query_and_each_gets_its_own_colliders() -> vo
 	check(cuts[0] == 1, "the rope with the blade on its cutter mask is cut once", 1, cuts[0])
 	check(cuts[1] == 0, "the rope with the blade (an area) only on its collision mask is not cut", 0, cuts[1])
 	check(_lowest(uncut) < 2.2, "that rope hangs through the blade", "< 2.2 m", _lowest(uncut))
-	var before := RopeSimulation.get_collider_query_count()
+	var before := RopeSimulation._get_collider_query_count()
 	await physics_frames(10)
-	var queries := RopeSimulation.get_collider_query_count() - before
+	var queries := RopeSimulation._get_collider_query_count() - before
 	check(queries == 20, "one collider query per tick for each of the two clusters of ropes (10 ticks)", 20, queries)
 
 
@@ -777,9 +777,9 @@ func test_a_full_collider_query_is_split_and_no_rope_misses_a_collider() -> void
 	for rope: RopeSimulation in ropes:
 		var low := _lowest(rope)
 		check(low > 2.15 and low < 2.3, "rope at x=%s rests on its box" % rope.position.x, "2.15-2.3 m", low)
-	var before := RopeSimulation.get_collider_query_count()
+	var before := RopeSimulation._get_collider_query_count()
 	await physics_frames(10)
-	var queries := RopeSimulation.get_collider_query_count() - before
+	var queries := RopeSimulation._get_collider_query_count() - before
 	check(queries == 30, "per tick: the full cluster query, then one per rope (10 ticks)", 30, queries)
 
 
@@ -794,9 +794,9 @@ func _carry_batched_and_alone(batch: Array[RopeSimulation], listed: Array[RopeSi
 		for i in alone.size():
 			listed[i].position = rope_home(i, columns) + offset
 			alone[i].position = rope_home(i, columns) + offset
-		RopeSimulation.advance_all(batch, dt)
+		RopeSimulation._advance_all(batch, dt)
 		for r in alone:
-			r.advance(dt)
+			r._advance(dt)
 
 
 ## A rope listed more than once in [method RopeSimulation.advance_all] is stepped once per call, and
@@ -848,10 +848,10 @@ func test_advance_all_follows_its_array_as_it_changes() -> void:
 			if is_instance_valid(listed[i]):
 				listed[i].position = rope_home(i, 5) + offset
 			alone[i].position = rope_home(i, 5) + offset
-		RopeSimulation.advance_all(ropes, dt)
+		RopeSimulation._advance_all(ropes, dt)
 		for i in 5:
 			if stepped[i]:
-				alone[i].advance(dt)
+				alone[i]._advance(dt)
 	var same := 0
 	for i in [0, 1, 3, 4]:
 		if listed[i].get_points() == alone[i].get_points():

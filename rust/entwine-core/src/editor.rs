@@ -367,7 +367,7 @@ pub fn flag_value<'a, S: AsRef<str>>(args: &'a [S], flag: &str) -> Result<Option
     }
 }
 
-/// The direction a LimbIK's pole handle is drawn along: its `pole_direction`, or +Z (the skeleton's
+/// The direction an EntwineLimbIK's pole handle is drawn along: its `pole_direction`, or +Z (the skeleton's
 /// back) while it is zero, so the handle can be grabbed to set one.
 pub fn pole_handle_direction(direction: Vec3) -> Vec3 {
     if direction == Vec3::ZERO {

@@ -18,7 +18,7 @@ use crate::convert::{affine, pose, quaternion, rotation, transform, transform_sc
 use crate::rig;
 use crate::scene::NodeCache;
 
-/// Which limb a [LimbIK] bends when its bone names are left empty.
+/// Which limb a [EntwineLimbIK] bends when its bone names are left empty.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[godot(via = i64)]
 pub enum Limb {
@@ -68,15 +68,15 @@ impl From<Limb> for skeleton::Limb {
 /// node's path, the skeleton and the names tried, and the modifier leaves the pose alone until the
 /// chain is fixed.
 ///
-/// **Driven by another modifier.** A [SoldierBearing]'s salute runs its [LimbIK]'s solve inside its
-/// own pass, so that the skeleton runs one modifier for both: that [LimbIK] is kept inactive, and
+/// **Driven by another modifier.** A [EntwineSoldierBearing]'s salute runs its [EntwineLimbIK]'s solve inside its
+/// own pass, so that the skeleton runs one modifier for both: that [EntwineLimbIK] is kept inactive, and
 /// its target, pole and weights show what it was last asked.
 ///
 /// **In the editor** the modifier runs as Godot's own IK modifiers do: the limb follows its target
 /// and pole while they are moved, and the editor's gizmo gives the target and the pole a handle
 /// each. Like every skeleton modifier, the bent pose is not saved into the scene.
 #[derive(GodotClass)]
-#[class(tool, init, base = SkeletonModifier3D)]
+#[class(tool, init, base = SkeletonModifier3D, rename = EntwineLimbIK)]
 pub struct LimbIK {
     base: Base<SkeletonModifier3D>,
 
@@ -203,7 +203,7 @@ impl LimbIK {
 
     /// Runs this modifier's solve inside another Entwine modifier's pass on `skeleton`, its
     /// parent (see [`LimbIK::is_on`]), whether this modifier is active or not: a
-    /// [`SoldierBearing`](crate::formation::bearing::SoldierBearing)'s salute, one pass for the
+    /// [`SoldierBearing`](crate::formation::bearing::EntwineSoldierBearing)'s salute, one pass for the
     /// skeleton.
     pub(crate) fn solve_within(&mut self, skeleton: &mut Gd<Skeleton3D>, delta: f64) {
         self.pass(skeleton, delta);

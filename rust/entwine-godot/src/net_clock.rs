@@ -13,15 +13,15 @@ use crate::time::now;
 /// Put one `NetClock` at the same node path on the server and on every client. Clients ping the
 /// server every [member ping_interval] seconds over the game's own [MultiplayerPeer] (ENet,
 /// WebSocket, WebRTC…); the server answers, and each client keeps the estimate from the fastest recent
-/// round trip. [method server_time] then gives the same clock on every peer, which timestamped
+/// round trip. [method get_server_time] then gives the same clock on every peer, which timestamped
 /// commands and snapshots rely on. On the server (or without a network) it is the local clock.
 ///
 /// Only the server answers pings, and answers are only accepted from the server; impossible answers
 /// (non-finite, from the future, older than 10 s) are dropped and counted in [member rejected_answers].
-/// Every NetClock joins the group `entwine_net_clocks`, where [HoldHandComponent] finds it to stamp
+/// Every EntwineNetClock joins the group `entwine_net_clocks`, where [HoldHandComponent] finds it to stamp
 /// its stream.
 #[derive(GodotClass)]
-#[class(init, base = Node)]
+#[class(init, base = Node, rename = EntwineNetClock)]
 pub struct NetClock {
     base: Base<Node>,
 
@@ -58,12 +58,12 @@ impl NetClock {
     fn synced(rtt_ms: f64);
 
     /// Returns the estimated server time in seconds (the local clock on the server).
-    #[func]
+    #[func(rename = get_server_time)]
     pub fn server_time(&self) -> f64 {
         self.sync.server_time(now())
     }
 
-    /// Returns whether [method server_time] is the server's clock: always on the server (and
+    /// Returns whether [method get_server_time] is the server's clock: always on the server (and
     /// without a network, where it is the local clock), on a client once the first answer arrived.
     #[func]
     pub fn is_synced(&self) -> bool {
@@ -89,7 +89,7 @@ impl NetClock {
             let stamp = now();
             // The server has peer id 1 in Godot's high-level multiplayer.
             if let Err(e) = self.rpcs().ping(stamp).call_id(1) {
-                godot_warn!("NetClock: cannot ping the server: {e:?}");
+                godot_warn!("EntwineNetClock: cannot ping the server: {e:?}");
             }
         }
     }
@@ -109,7 +109,7 @@ impl NetClock {
             .pong(client_stamp, now())
             .call_id(i64::from(sender))
         {
-            godot_warn!("NetClock: cannot answer peer {sender}: {e:?}");
+            godot_warn!("EntwineNetClock: cannot answer peer {sender}: {e:?}");
         }
     }
 

@@ -275,7 +275,7 @@ pub fn pick(
 /// description; call [method describe] to see it (for a new character, or a warning that a bone was
 /// not found).
 #[derive(GodotClass)]
-#[class(init, base = RefCounted)]
+#[class(init, base = RefCounted, rename = EntwineHumanoidRig)]
 pub struct HumanoidRig {
     base: Base<RefCounted>,
 }
@@ -297,7 +297,9 @@ impl HumanoidRig {
     fn describe(skeleton: Option<Gd<Skeleton3D>>) -> VarDictionary {
         let mut out = VarDictionary::new();
         let Some(skeleton) = skeleton.filter(|s| s.alive()) else {
-            godot_warn!("HumanoidRig.describe: no skeleton given; returning an empty Dictionary");
+            godot_warn!(
+                "EntwineHumanoidRig.describe: no skeleton given; returning an empty Dictionary"
+            );
             return out;
         };
         let h = humanoid(&skeleton);

@@ -32,7 +32,7 @@ pub fn now() -> f64 {
 /// thread CPU time of its own per-frame callbacks (a skeleton modifier's pass, a node's physics and
 /// process callbacks, the ropes' batched step; the engine calls they make and the signal handlers
 /// they run included) to a total per class, which
-/// [method own_time_usec] and [method own_calls] read. Set against the frame's CPU time above a
+/// [method get_own_time_usec] and [method get_own_call_count] read. Set against the frame's CPU time above a
 /// scene without the node, it tells Entwine's share from the engine's work the node causes after
 /// it returns (a skeleton recomputing its poses after a modifier wrote bones, physics moving a body
 /// it moved). Off by default: each callback then costs one flag check; on, two clock reads, whose
@@ -94,7 +94,7 @@ impl EntwineProfiler {
     /// `"SoldierBearing"`) have spent in their own per-frame callbacks while [method set_own_timing]
     /// was on, since the last [method reset_own_time]; -1 (with an error) for a class that is not
     /// one of Entwine's timed nodes, or where there is no thread CPU clock.
-    #[func]
+    #[func(rename = get_own_time_usec)]
     pub fn own_time_usec(class_name: GString) -> f64 {
         match own_part(&class_name) {
             Some(_) if cpu_seconds(Clock::Thread).is_none() => -1.0,
@@ -103,9 +103,9 @@ impl EntwineProfiler {
         }
     }
 
-    /// Returns how many timed callbacks nodes of `class_name` have run (see [method own_time_usec]);
+    /// Returns how many timed callbacks nodes of `class_name` have run (see [method get_own_time_usec]);
     /// -1 (with an error) for a class that is not one of Entwine's timed nodes.
-    #[func]
+    #[func(rename = get_own_call_count)]
     pub fn own_calls(class_name: GString) -> i64 {
         own_part(&class_name).map_or(-1, |part| part.calls.load(Relaxed) as i64)
     }
@@ -125,9 +125,9 @@ pub enum Own {
 
 /// Each [`Own`]'s class name, in its order (an [`Own`] indexes [`OWN`] and this).
 const OWN_NAMES: [&str; 7] = [
-    "SoldierBearing",
-    "LimbIK",
-    "RopeBoneChain",
+    "EntwineSoldierBearing",
+    "EntwineLimbIK",
+    "EntwineRopeBoneChain",
     "RopeSimulation",
     "HoldHandComponent",
     "FormationController",

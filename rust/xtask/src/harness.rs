@@ -568,27 +568,27 @@ mod tests {
         let clean = judge_log("TEST PASS test_a\n");
         assert_eq!((clean.passed, clean.failed), (1, 0));
         let warned = judge_log(
-            "TEST PASS test_a\nWARNING: LimbIK '/root/Ik': no skeleton\n     at: push_warning\n",
+            "TEST PASS test_a\nWARNING: EntwineLimbIK '/root/Ik': no skeleton\n     at: push_warning\n",
         );
         assert_eq!((warned.passed, warned.failed), (1, 1));
         let user = judge_log("USER WARNING: something\nTEST PASS test_a\n");
         assert_eq!(user.failed, 1);
         let declared = judge_log(
-            "EXPECT WARNING no skeleton\nTEST PASS test_a\nWARNING: LimbIK '/root/Ik': no skeleton\n",
+            "EXPECT WARNING no skeleton\nTEST PASS test_a\nWARNING: EntwineLimbIK '/root/Ik': no skeleton\n",
         );
         assert_eq!((declared.passed, declared.failed), (1, 0));
         // A declaration covers only the warnings containing its text.
         let other = judge_log(
-            "EXPECT WARNING no skeleton\nTEST PASS test_a\nWARNING: LimbIK '/root/Ik': bone missing\n",
+            "EXPECT WARNING no skeleton\nTEST PASS test_a\nWARNING: EntwineLimbIK '/root/Ik': bone missing\n",
         );
         assert_eq!(other.failed, 1);
         // An expected error is not an expected warning, nor the reverse.
         let crossed = judge_log(
-            "EXPECT ERROR no skeleton\nTEST PASS test_a\nWARNING: LimbIK '/root/Ik': no skeleton\n",
+            "EXPECT ERROR no skeleton\nTEST PASS test_a\nWARNING: EntwineLimbIK '/root/Ik': no skeleton\n",
         );
         assert_eq!(crossed.failed, 1);
         let crossed = judge_log(
-            "EXPECT WARNING no skeleton\nTEST PASS test_a\nERROR: LimbIK '/root/Ik': no skeleton\n",
+            "EXPECT WARNING no skeleton\nTEST PASS test_a\nERROR: EntwineLimbIK '/root/Ik': no skeleton\n",
         );
         assert_eq!(crossed.failed, 1);
     }

@@ -31,7 +31,7 @@ use crate::formation::FormationController;
 /// points are kept and the extra agents stand in ranks behind, each a copy of the points moved back
 /// by their depth plus the spacing (the game warns once, naming the formation and the counts).
 #[derive(GodotClass)]
-#[class(tool, init, base = RefCounted)]
+#[class(tool, init, base = RefCounted, rename = EntwineFormationEditor)]
 pub struct FormationEditor {
     base: Base<RefCounted>,
     /// Grid step for snapping, metres (0: no snapping).
@@ -215,20 +215,20 @@ impl FormationEditor {
     #[func]
     pub fn save(&mut self, path: GString) -> bool {
         let Some(draft) = self.draft.as_ref() else {
-            godot_error!("FormationEditor.save: no formation is being edited");
+            godot_error!("EntwineFormationEditor.save: no formation is being edited");
             return false;
         };
         let text = match draft.to_ron() {
             Ok(t) => t,
             Err(e) => {
-                godot_error!("FormationEditor.save: the points make no formation: {e}");
+                godot_error!("EntwineFormationEditor.save: the points make no formation: {e}");
                 return false;
             }
         };
         let Some(mut file) = FileAccess::open(&path, godot::classes::file_access::ModeFlags::WRITE)
         else {
             godot_error!(
-                "FormationEditor.save: cannot write '{path}': {:?}",
+                "EntwineFormationEditor.save: cannot write '{path}': {:?}",
                 FileAccess::get_open_error()
             );
             return false;
@@ -236,7 +236,7 @@ impl FormationEditor {
         file.store_string(&text);
         file.close();
         if file.get_error() != Error::OK {
-            godot_error!("FormationEditor.save: writing '{path}' failed");
+            godot_error!("EntwineFormationEditor.save: writing '{path}' failed");
             return false;
         }
         if let Some(mut fs) = EditorInterface::singleton().get_resource_filesystem() {

@@ -30,9 +30,9 @@ use entwine_core::formation::editor as fe;
 /// Draws Entwine's nodes in the editor's 3D viewport, with handles that edit their properties (each
 /// drag is one undoable action):
 ///
-/// - [LimbIK]: lines from the shoulder; the target handle edits [member LimbIK.target_transform]
-///   (or moves the [member LimbIK.target_node]), the pole handle [member LimbIK.pole_direction]
-///   (or moves the [member LimbIK.pole_node]).
+/// - [EntwineLimbIK]: lines from the shoulder; the target handle edits [member EntwineLimbIK.target_transform]
+///   (or moves the [member EntwineLimbIK.target_node]), the pole handle [member EntwineLimbIK.pole_direction]
+///   (or moves the [member EntwineLimbIK.pole_node]).
 /// - [RopeSimulation]: the rope's points; the anchor handle edits
 ///   [member RopeSimulation.anchor_offset], the end handle the length (as
 ///   [member RopeSimulation.point_count]), and on a rope pinned to an
@@ -47,7 +47,7 @@ use entwine_core::formation::editor as fe;
 ///   (shown at the character's size when [member HoldHandComponent.auto_proportions] is on), and,
 ///   with a humanoid skeleton, each arm's reach sphere (centred on the shoulder, the arm's length
 ///   less the margin), whose handle on the outer side edits [member HoldHandComponent.reach_margin].
-/// - A [FormationController] being edited by the [FormationEditor]: its points, one handle each
+/// - A [FormationController] being edited by the [EntwineFormationEditor]: its points, one handle each
 ///   (a drag slides the point on the controller's ground), and the pairs the contract's spacing is
 ///   measured over (red when crowded).
 #[derive(GodotClass)]
@@ -375,7 +375,7 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
 impl EntwineGizmos {
     /// Returns the handles this plugin gives [param node] (world positions, in handle order; see
     /// the class description), or an empty array for a node it does not draw.
-    #[func]
+    #[func(rename = _get_handle_positions)]
     pub fn get_handle_positions(&mut self, node: Option<Gd<Node3D>>) -> PackedVector3Array {
         let Some(kind) = node.as_ref().and_then(kind_of) else {
             return PackedVector3Array::new();
@@ -388,7 +388,7 @@ impl EntwineGizmos {
 
     /// Returns the property handle [param handle_id] of [param node] edits (`target_transform`,
     /// `follow_offset`…), or an empty string.
-    #[func]
+    #[func(rename = _get_handle_property)]
     pub fn get_handle_property(&mut self, node: Option<Gd<Node3D>>, handle_id: i32) -> GString {
         node.as_ref()
             .and_then(kind_of)
@@ -397,9 +397,9 @@ impl EntwineGizmos {
     }
 
     /// Returns the object whose property handle [param handle_id] of [param node] edits (the node
-    /// itself, its [HoldHandComponent], a [member LimbIK.target_node] or [member LimbIK.pole_node],
+    /// itself, its [HoldHandComponent], a [member EntwineLimbIK.target_node] or [member EntwineLimbIK.pole_node],
     /// or the [FormationController] being edited), or null.
-    #[func]
+    #[func(rename = _get_handle_object)]
     pub fn get_handle_object(
         &mut self,
         node: Option<Gd<Node3D>>,
@@ -412,7 +412,7 @@ impl EntwineGizmos {
     /// Moves handle [param handle_id] of [param node] to the world point [param to] as a drag in
     /// the viewport would end there, as one undoable action. Returns false when the node has no
     /// such handle or the point gives no value.
-    #[func]
+    #[func(rename = _drag_handle)]
     pub fn drag_handle(&mut self, node: Option<Gd<Node3D>>, handle_id: i32, to: Vector3) -> bool {
         let Some(mut node) = node else {
             return false;

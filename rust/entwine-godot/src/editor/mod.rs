@@ -31,7 +31,7 @@ const SCRIPT_ARG: &str = "--entwine-editor-script";
 
 /// Entwine's editor plugin: the gizmos of every Entwine node, the rope's preview while it is
 /// selected (see [member RopeSimulation.editor_preview]), and the formation editor
-/// ([FormationEditor]) with its toolbar in the 3D viewport while a [FormationController] is
+/// ([EntwineFormationEditor]) with its toolbar in the 3D viewport while a [FormationController] is
 /// selected. Added to the editor automatically.
 #[derive(GodotClass)]
 #[class(tool, init, base = EditorPlugin)]
@@ -137,7 +137,7 @@ impl EntwineEditorPlugin {
         self.gizmos.clone()
     }
 
-    /// Returns the formation editor ([FormationEditor]) the toolbar and the gizmos use.
+    /// Returns the formation editor ([EntwineFormationEditor]) the toolbar and the gizmos use.
     #[func]
     fn get_formation_editor(&self) -> Option<Gd<FormationEditor>> {
         self.formations.clone()
@@ -158,7 +158,7 @@ impl EntwineEditorPlugin {
         self.sync_toolbar();
     }
 
-    /// The toolbar's **Mirror** button: [method FormationEditor.mirror].
+    /// The toolbar's **Mirror** button: [method EntwineFormationEditor.mirror].
     #[func]
     fn on_mirror(&mut self) {
         if let Some(mut f) = self.formations.clone() {
@@ -166,7 +166,7 @@ impl EntwineEditorPlugin {
         }
     }
 
-    /// The toolbar's **Snap** button: [method FormationEditor.snap_points].
+    /// The toolbar's **Snap** button: [method EntwineFormationEditor.snap_points].
     #[func]
     fn on_snap(&mut self) {
         if let Some(mut f) = self.formations.clone() {
@@ -174,7 +174,7 @@ impl EntwineEditorPlugin {
         }
     }
 
-    /// The toolbar's grid box: sets [member FormationEditor.grid].
+    /// The toolbar's grid box: sets [member EntwineFormationEditor.grid].
     #[func]
     fn on_grid_changed(&mut self, step: f64) {
         if let Some(mut f) = self.formations.clone() {
@@ -220,7 +220,7 @@ impl EntwineEditorPlugin {
         dialog.popup_file_dialog();
     }
 
-    /// The save dialog's choice: [method FormationEditor.save] to [param path].
+    /// The save dialog's choice: [method EntwineFormationEditor.save] to [param path].
     #[func]
     fn on_save_file(&mut self, path: GString) {
         if let Some(mut f) = self.formations.clone() {

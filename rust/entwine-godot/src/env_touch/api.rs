@@ -136,7 +136,7 @@ impl EnvironmentInteractionStateMachine {
         out
     }
 
-    /// Returns the [LimbIK] driving `side`'s arm, or null before setup.
+    /// Returns the [EntwineLimbIK] driving `side`'s arm, or null before setup.
     #[func]
     pub fn get_arm_ik(&self, side: i64) -> Option<Gd<LimbIK>> {
         self.rig
@@ -169,7 +169,7 @@ impl EnvironmentInteractionStateMachine {
     /// physics frame: `{"logic": …, "queries": …, "engine": …, "frames": n}`. "logic" is the state
     /// machine and the closest-point geometry, "queries" the time in the physics server (detection
     /// shape query and normal ray), "engine" the rest (reading transforms and bones, writing the IK).
-    #[func]
+    #[func(rename = _get_profile)]
     pub fn get_profile(&self) -> VarDictionary {
         let p = self.profile.per_frame();
         let mut d = VarDictionary::new();
@@ -181,7 +181,7 @@ impl EnvironmentInteractionStateMachine {
     }
 
     /// Starts a new measurement for [method get_profile].
-    #[func]
+    #[func(rename = _reset_profile)]
     pub fn reset_profile(&mut self) {
         self.profile = Profile::default();
     }

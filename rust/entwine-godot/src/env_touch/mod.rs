@@ -38,7 +38,7 @@ const WARN_COLLIDER: u32 = 2;
 /// the first physics frame it sizes its detection volume from the character's height (a cube of
 /// side = wingspan, raised a quarter and pushed half a wingspan forward; a shape query on the
 /// [member interactable_mask] layers each physics frame, so static walls are found with any physics
-/// engine) and creates two [LimbIK] modifiers under the skeleton (left and right arm, hand rotation
+/// engine) and creates two [EntwineLimbIK] modifiers under the skeleton (left and right arm, hand rotation
 /// included), then runs the state machine Reset → Search → Approach → Rise → Touch every physics
 /// frame:
 ///
@@ -81,7 +81,7 @@ pub struct EnvironmentInteractionStateMachine {
     skeleton_path: NodePath,
     /// The character's height in metres, which sizes the detection volume (the arm span is taken as
     /// the height, as it is on most people). 0 = the height of the humanoid found in the skeleton (its meshes'
-    /// extent, else its head joint; see [HumanoidRig]), or, when the skeleton has no head, the
+    /// extent, else its head joint; see [EntwineHumanoidRig]), or, when the skeleton has no head, the
     /// character's capsule, cylinder or box [CollisionShape3D]'s (a body's collider need not be the
     /// size of the model it carries).
     #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
@@ -97,6 +97,7 @@ pub struct EnvironmentInteractionStateMachine {
     /// [method get_proportion].
     #[export]
     #[init(val = true)]
+    #[var(get = is_using_auto_proportions)]
     auto_proportions: bool,
     /// Left arm bones: upper arm (its origin is the shoulder joint), forearm, hand. Empty (default):
     /// the left arm of the humanoid found in the skeleton (any common naming convention, twist bones
@@ -153,9 +154,10 @@ pub struct EnvironmentInteractionStateMachine {
     #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = 10.0)]
     reset_blend_duration: f32,
-    /// How fast the hand turns back to its rest rotation in Reset.
-    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
-    #[init(val = 500.0)]
+    /// How fast the hand turns back to its rest rotation in Reset, in radians per second (shown in
+    /// °/s).
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, radians_as_degrees, suffix = "°/s"))]
+    #[init(val = 500f32.to_radians())]
     reset_rotation_speed: f32,
 
     /// Search → Approach when the contact is this close to the character's origin (scaled by
@@ -180,9 +182,9 @@ pub struct EnvironmentInteractionStateMachine {
     #[export(range = (0.0, 30.0, 0.01, or_greater, suffix = "s"))]
     #[init(val = 2.0)]
     approach_duration: f32,
-    /// How fast the palm turns toward the ground in Approach.
-    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
-    #[init(val = 500.0)]
+    /// How fast the palm turns toward the ground in Approach, in radians per second (shown in °/s).
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, radians_as_degrees, suffix = "°/s"))]
+    #[init(val = 500f32.to_radians())]
     approach_rotation_speed: f32,
 
     /// Approach → Rise when the contact is this close to the shoulder (scaled by
@@ -199,9 +201,9 @@ pub struct EnvironmentInteractionStateMachine {
     #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
     #[init(val = 5.0)]
     rise_blend_duration: f32,
-    /// How fast the palm turns against the surface in Rise and Touch.
-    #[export(range = (0.0, 3600.0, 1.0, or_greater, suffix = "°/s"))]
-    #[init(val = 1000.0)]
+    /// How fast the palm turns against the surface in Rise and Touch, in radians per second (shown in °/s).
+    #[export(range = (0.0, 3600.0, 1.0, or_greater, radians_as_degrees, suffix = "°/s"))]
+    #[init(val = 1000f32.to_radians())]
     rise_rotation_speed: f32,
 
     /// Rise → Touch when the IK target is this close to its place on the surface (scaled by
@@ -240,6 +242,7 @@ pub struct EnvironmentInteractionStateMachine {
     /// blue for the right) and the shoulder → target line.
     #[export_group(name = "Debug")]
     #[export]
+    #[var(get = is_debug_draw_enabled)]
     debug_draw: bool,
 
     core: EnvTouch,
@@ -324,6 +327,18 @@ impl INode3D for EnvironmentInteractionStateMachine {
 
 #[godot_api]
 impl EnvironmentInteractionStateMachine {
+    /// Returns [member auto_proportions].
+    #[func]
+    pub fn is_using_auto_proportions(&self) -> bool {
+        self.auto_proportions
+    }
+
+    /// Returns [member debug_draw].
+    #[func]
+    pub fn is_debug_draw_enabled(&self) -> bool {
+        self.debug_draw
+    }
+
     /// Emitted on every state change, with the states left and entered (Reset 0 … Touch 4:
     /// the `STATE_*` constants).
     #[signal]

@@ -14,7 +14,7 @@ use crate::direct::Alive;
 impl FormationController {
     /// Runs the controller for `seconds` of simulated time right now (in 60 Hz ticks), e.g. for
     /// tests, tools or fast-forwarding. Returns the number of ticks run.
-    #[func]
+    #[func(rename = _advance)]
     pub fn advance(&mut self, seconds: f32) -> i32 {
         let mut ticks = 0;
         for dt in entwine_core::formation::advance_steps(seconds) {
@@ -273,7 +273,7 @@ impl FormationController {
     pub(super) fn sync_live(&mut self) {
         let m = *self.squad.metrics();
         self.spacing_error = m.spacing_error;
-        self.heading_std = m.heading_std.to_degrees();
+        self.heading_std = m.heading_std;
         self.settle_time = m.settle_time;
     }
 }

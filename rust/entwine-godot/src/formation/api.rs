@@ -8,6 +8,60 @@ use entwine_core::kit::warn::int_checked;
 
 #[godot_api]
 impl FormationController {
+    /// Returns [member move_bodies].
+    #[func]
+    pub fn is_moving_bodies(&self) -> bool {
+        self.move_bodies
+    }
+
+    /// Returns [member emit_agent_signals].
+    #[func]
+    pub fn is_emitting_agent_signals(&self) -> bool {
+        self.emit_agent_signals
+    }
+
+    /// Returns [member hot_reload].
+    #[func]
+    pub fn is_hot_reload_enabled(&self) -> bool {
+        self.hot_reload
+    }
+
+    /// Returns [member measure_latency].
+    #[func]
+    pub fn is_measuring_latency(&self) -> bool {
+        self.measure_latency
+    }
+
+    /// Returns [member soldier_bearings].
+    #[func]
+    pub fn has_soldier_bearings(&self) -> bool {
+        self.soldier_bearings
+    }
+
+    /// Returns [member networked].
+    #[func]
+    pub fn is_networked(&self) -> bool {
+        self.networked
+    }
+
+    /// Returns [member acknowledge_commands].
+    #[func]
+    pub fn is_acknowledging_commands(&self) -> bool {
+        self.acknowledge_commands
+    }
+
+    /// Returns [member debug_draw].
+    #[func]
+    pub fn is_debug_draw_enabled(&self) -> bool {
+        self.debug_draw
+    }
+
+    /// Returns [member recording].
+    #[func]
+    pub fn is_recording(&self) -> bool {
+        self.recording
+    }
+
     /// [member agent_source] value: drive the controller's children.
     #[constant]
     const AGENTS_CHILDREN: i64 = 0;
@@ -122,7 +176,7 @@ impl FormationController {
     // ----- network (the handlers are in network.rs) --------------------------------------------
 
     /// A command from the server, handled on a client: applied once per id (resends are only
-    /// acknowledged), aged by its time in flight when a [NetClock] is set, then acknowledged.
+    /// acknowledged), aged by its time in flight when a [EntwineNetClock] is set, then acknowledged.
     #[rpc(any_peer, call_remote, reliable)]
     fn net_command(&mut self, id: i64, stamp: f64, kind: i64, name: GString, v: Vector3, s: f32) {
         self.receive_command(id, stamp, kind, name, v, s);

@@ -34,18 +34,18 @@ use rig_data::{rotation_of, salute_arm, Rig};
 ///
 /// - **Look**: while [member looking], the look turns toward [member look_target] (global) — its
 ///   yaw and pitch measured from the head's animated forward, clamped to [member yaw_limit] and
-///   [member pitch_limit] — at most [member turn_speed] degrees per second, and back to the front
+///   [member pitch_limit] — at most [member turn_speed] per second, and back to the front
 ///   at the same rate when [member looking] goes false. [member chest_share] of the look goes to
 ///   [member chest_bone], [member neck_share] to [member neck_bone], the rest to [member head_bone],
 ///   so the head's forward ends exactly on the target.
-/// - **Salute**: while [member saluting], the [LimbIK] [member salute_ik] leads to (see
+/// - **Salute**: while [member saluting], the [EntwineLimbIK] [member salute_ik] leads to (see
 ///   [method create_salute_ik]; a child of the same skeleton) puts the hand bone at
 ///   [member salute_hand_offset] from the head (in the head's frame), fingers toward the brow, the
 ///   elbow out to the side along [member salute_pole]. The salute's weight rises from 0 to 1 over
 ///   [member salute_time] (eased) and falls back the same way when the salute ends; it is the
-///   LimbIK's `position_weight` and `rotation_weight`, so the wrist travels from its animated
-///   place to the brow. The LimbIK's solve runs inside this modifier's pass, after the look (one
-///   pass for the skeleton, whatever the children's order): the LimbIK itself is kept inactive,
+///   EntwineLimbIK's `position_weight` and `rotation_weight`, so the wrist travels from its animated
+///   place to the brow. The EntwineLimbIK's solve runs inside this modifier's pass, after the look (one
+///   pass for the skeleton, whatever the children's order): the EntwineLimbIK itself is kept inactive,
 ///   and its target, pole and weights show what the salute last asked of it.
 ///
 /// Directions use the character's axes: x right, y up, z back, with the character's forward given
@@ -54,10 +54,10 @@ use rig_data::{rotation_of, salute_arm, Rig};
 /// taken from the humanoid found in the skeleton (any common naming convention, the facing from
 /// the rest pose); a set value always wins. A missing head bone gives one warning naming this
 /// node's path, the skeleton and the names tried, and leaves the pose alone; a missing neck or
-/// chest bone hands its share to the head. Changing [member hand_bone] re-points the [LimbIK] that
+/// chest bone hands its share to the head. Changing [member hand_bone] re-points the [EntwineLimbIK] that
 /// [method create_salute_ik] made at the new arm.
 #[derive(GodotClass)]
-#[class(init, base = SkeletonModifier3D)]
+#[class(init, base = SkeletonModifier3D, rename = EntwineSoldierBearing)]
 pub struct SoldierBearing {
     base: Base<SkeletonModifier3D>,
 
@@ -89,28 +89,30 @@ pub struct SoldierBearing {
     /// Turn the look toward [member look_target]; false turns it back to the front.
     #[export_group(name = "Look")]
     #[export]
-    #[var(pub)]
+    #[var(get = is_looking, pub)]
     looking: bool,
     /// The point to look at, global.
     #[export]
     #[var(set = set_look_target)]
     look_target: Vector3,
-    /// Fastest the look turns, degrees per second (1..=3600; outside, clamped with one warning).
-    /// In a squad, the [FormationController]'s `head_turn_speed` drives it.
-    #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
+    /// Fastest the look turns, in radians per second (the inspector shows 1..=3600 °/s; outside,
+    /// clamped with one warning). In a squad, the [FormationController]'s `head_turn_speed` drives
+    /// it.
+    #[export(range = (1.0, 3600.0, 1.0, radians_as_degrees, suffix = "°/s"))]
     #[var(set = set_turn_speed)]
-    #[init(val = 180.0)]
+    #[init(val = 180f32.to_radians())]
     turn_speed: f32,
-    /// Largest look yaw either side of the animation's, degrees (0..=180; outside, clamped with one
-    /// warning).
-    #[export(range = (0.0, 180.0, 0.5, suffix = "°"))]
+    /// Largest look yaw either side of the animation's, in radians (the inspector shows 0..=180°;
+    /// outside, clamped with one warning).
+    #[export(range = (0.0, 180.0, 0.5, radians_as_degrees, suffix = "°"))]
     #[var(pub)]
-    #[init(val = 100.0)]
+    #[init(val = 100f32.to_radians())]
     yaw_limit: f32,
-    /// Largest look pitch up or down, degrees (0..=85; outside, clamped with one warning).
-    #[export(range = (0.0, 85.0, 0.5, suffix = "°"))]
+    /// Largest look pitch up or down, in radians (the inspector shows 0..=85°; outside, clamped
+    /// with one warning).
+    #[export(range = (0.0, 85.0, 0.5, radians_as_degrees, suffix = "°"))]
     #[var(pub)]
-    #[init(val = 40.0)]
+    #[init(val = 40f32.to_radians())]
     pitch_limit: f32,
     /// Share of the look taken by the chest bone (0..=1; outside, clamped with one warning). When
     /// it and [member neck_share] add up to more than 1, both are scaled down to add up to 1.
@@ -127,14 +129,14 @@ pub struct SoldierBearing {
     /// Raise the right hand to the brow; false lowers it.
     #[export_group(name = "Salute")]
     #[export]
-    #[var(pub)]
+    #[var(get = is_saluting, pub)]
     saluting: bool,
     /// Time to raise or lower the salute, seconds (0.01..=10; outside, clamped with one warning).
     #[export(range = (0.01, 10.0, 0.01, suffix = "s"))]
     #[var(pub)]
     #[init(val = 0.4)]
     salute_time: f32,
-    /// A [LimbIK] on the saluting arm, a child of the same skeleton (see
+    /// A [EntwineLimbIK] on the saluting arm, a child of the same skeleton (see
     /// [method create_salute_ik]); this node runs its solve and keeps it inactive. Without one, or
     /// with one under another skeleton, a salute does nothing (one warning).
     #[export]
@@ -167,9 +169,9 @@ pub struct SoldierBearing {
     squad: Option<SquadWarnings>,
     head_global: Vector3,
     head_known: bool,
-    /// The [LimbIK] [method create_salute_ik] made: its bones follow [member hand_bone].
+    /// The [EntwineLimbIK] [method create_salute_ik] made: its bones follow [member hand_bone].
     own_ik: Option<InstanceId>,
-    /// The [LimbIK] [member salute_ik] leads to.
+    /// The [EntwineLimbIK] [member salute_ik] leads to.
     salute_ik_node: NodeCache<LimbIK>,
     salute_target: Transform3D,
     /// This node, kept from the first pass: the salute's path is looked up from it (no handle made
@@ -310,6 +312,18 @@ impl SoldierBearing {
 
 #[godot_api]
 impl SoldierBearing {
+    /// Returns [member looking].
+    #[func]
+    pub fn is_looking(&self) -> bool {
+        self.looking
+    }
+
+    /// Returns [member saluting].
+    #[func]
+    pub fn is_saluting(&self) -> bool {
+        self.saluting
+    }
+
     /// Sets the head bone's name (re-resolves the bones).
     #[func]
     pub fn set_head_bone(&mut self, name: GString) {
@@ -352,8 +366,9 @@ impl SoldierBearing {
     /// Sets [member turn_speed]; outside 1..=3600 (or NaN) it warns once, at once, and is clamped
     /// (NaN: 180).
     #[func]
-    pub fn set_turn_speed(&mut self, degrees_per_second: f32) {
-        self.turn_speed = degrees_per_second;
+    pub fn set_turn_speed(&mut self, radians_per_second: f32) {
+        self.turn_speed = radians_per_second;
+        let degrees_per_second = radians_per_second.to_degrees();
         let node = self.to_gd();
         let (lo, hi) = BearingParam::TurnSpeed.range();
         self.warnings.f32_within(
@@ -416,7 +431,7 @@ impl SoldierBearing {
         self.invalidate();
     }
 
-    /// Sets the [LimbIK] the salute drives (a node path from this node).
+    /// Sets the [EntwineLimbIK] the salute drives (a node path from this node).
     #[func]
     pub fn set_salute_ik(&mut self, path: NodePath) {
         self.salute_ik = path;
@@ -424,16 +439,16 @@ impl SoldierBearing {
         self.warnings.clear(WARN_IK_ELSEWHERE);
     }
 
-    /// Returns the salute's [LimbIK] path.
+    /// Returns the salute's [EntwineLimbIK] path.
     #[func]
     pub fn get_salute_ik(&self) -> NodePath {
         self.salute_ik.clone()
     }
 
-    /// Creates a [LimbIK] for the saluting arm (the grandparent and parent of [member hand_bone] →
+    /// Creates a [EntwineLimbIK] for the saluting arm (the grandparent and parent of [member hand_bone] →
     /// [member hand_bone]; `RightUpperArm` → `RightLowerArm` when the hand is not found) right
     /// after this node under the skeleton, sets [member salute_ik] to it and returns it (the
-    /// existing one when [member salute_ik] already points at a [LimbIK]). Call it while the
+    /// existing one when [member salute_ik] already points at a [EntwineLimbIK]). Call it while the
     /// skeleton is not updating (e.g. from `_ready` or `_physics_process`); null without a parent
     /// skeleton.
     #[func]
@@ -538,12 +553,12 @@ impl SoldierBearing {
         self.squad = Some(squad);
     }
 
-    /// The numeric properties as set, unchecked.
+    /// The numeric properties as set, unchecked, in the inspector's units (degrees for angles).
     fn settings_as_set(&self) -> BearingSettings {
         BearingSettings {
-            turn_speed: self.turn_speed,
-            yaw_limit: self.yaw_limit,
-            pitch_limit: self.pitch_limit,
+            turn_speed: self.turn_speed.to_degrees(),
+            yaw_limit: self.yaw_limit.to_degrees(),
+            pitch_limit: self.pitch_limit.to_degrees(),
             chest_share: self.chest_share,
             neck_share: self.neck_share,
             salute_time: self.salute_time,
@@ -594,7 +609,7 @@ impl SoldierBearing {
         self.salute_ik_node.take(from, &self.salute_ik)
     }
 
-    /// Returns true when [member salute_ik] leads to a [LimbIK] that is off (one look-up of the kept
+    /// Returns true when [member salute_ik] leads to a [EntwineLimbIK] that is off (one look-up of the kept
     /// node and one direct call: see `direct`).
     fn salute_is_off(&mut self) -> bool {
         self.keep_me();
@@ -606,8 +621,8 @@ impl SoldierBearing {
             .is_some_and(|ik| !ik.is_active())
     }
 
-    /// Raises the hand to the brow, by the salute's weight, with its [LimbIK]'s solve run inside
-    /// this pass (after the look moved the head): one modifier pass for the skeleton. The LimbIK
+    /// Raises the hand to the brow, by the salute's weight, with its [EntwineLimbIK]'s solve run inside
+    /// this pass (after the look moved the head): one modifier pass for the skeleton. The EntwineLimbIK
     /// itself is kept off, so the skeleton does not run it a second time.
     fn salute(
         &mut self,
@@ -629,7 +644,7 @@ impl SoldierBearing {
             if self.saluting {
                 self.warn_once(
                     WARN_IK,
-                    "saluting needs salute_ik to point at a LimbIK (see create_salute_ik()); no salute",
+                    "saluting needs salute_ik to point at an EntwineLimbIK (see create_salute_ik()); no salute",
                 );
             }
             return;
@@ -645,7 +660,7 @@ impl SoldierBearing {
         self.salute_ik_node.put_back(ik);
     }
 
-    /// [`Self::salute`] with its LimbIK found: one binding of it for the check that it is this
+    /// [`Self::salute`] with its EntwineLimbIK found: one binding of it for the check that it is this
     /// skeleton's, the salute's target and weights, and the solve.
     fn salute_with(
         &mut self,
@@ -678,7 +693,7 @@ impl SoldierBearing {
             if self.saluting {
                 self.warn_once(
                     WARN_IK_ELSEWHERE,
-                    "salute_ik points at a LimbIK that is not a child of this node's skeleton; no salute",
+                    "salute_ik points at an EntwineLimbIK that is not a child of this node's skeleton; no salute",
                 );
             }
             return;

@@ -52,7 +52,7 @@ impl FormationController {
     }
 
     /// Every agent salutes: soldiers with a skeleton raise the right hand to the brow through their
-    /// [SoldierBearing]'s [LimbIK]. Lasts until [method end_salute], or [member salute_duration]
+    /// [EntwineSoldierBearing]'s [EntwineLimbIK]. Lasts until [method end_salute], or [member salute_duration]
     /// seconds when that is above 0. Positions, headings and the settle clock are untouched.
     #[func]
     pub fn salute(&mut self) -> bool {

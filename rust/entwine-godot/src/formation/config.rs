@@ -24,17 +24,17 @@ impl FormationController {
                 align: self.align_threshold,
                 stable: self.stable_threshold,
                 frames: self.debounce_frames.clamp(0, 255) as u8,
-                heading: self.heading_tolerance.to_radians(),
+                heading: self.heading_tolerance,
             },
             max_speed: self.max_speed,
-            max_turn_rate: self.max_turn_rate.to_radians(),
+            max_turn_rate: self.max_turn_rate,
             repulsion_radius: self.repulsion_radius,
             repulsion_strength: self.repulsion_strength,
             arrival_time: self.arrival_time,
             transition_gain_max: self.transition_gain_max,
             anchor_acceleration: self.march_acceleration,
             contract_spacing: self.contract_spacing,
-            contract_heading: self.contract_heading.to_radians(),
+            contract_heading: self.contract_heading,
             contract_settle: self.contract_settle,
             latency: self.actuation_latency,
             measure_latency: self.measure_latency,
@@ -62,10 +62,10 @@ impl FormationController {
     }
 }
 
-/// The value the property setting `param` holds, in its own units (degrees for angles).
+/// The value the property setting `param` holds, in the inspector's units (degrees for angles).
 fn property_value(c: &FormationController, param: SquadParam) -> f32 {
     use SquadParam as P;
-    match param {
+    let v = match param {
         P::K1 => c.k1,
         P::K2 => c.k2,
         P::K3 => c.k3,
@@ -86,6 +86,11 @@ fn property_value(c: &FormationController, param: SquadParam) -> f32 {
         P::ContractSettle => c.contract_settle,
         P::Latency => c.actuation_latency,
         P::StepNoise => c.step_noise,
+    };
+    if param.is_angle() {
+        v.to_degrees()
+    } else {
+        v
     }
 }
 
@@ -123,11 +128,13 @@ impl FormationController {
             .i32_within(&node, "record_frames", v, 1, MAX_FRAMES as i32) as usize
     }
 
-    /// Returns [member head_turn_speed] (°/s) within 1..=3600 (NaN: 180), checked.
+    /// Returns [member head_turn_speed] (rad/s) within 1..=3600 °/s (NaN: 180 °/s), checked; the
+    /// warning speaks in degrees, as the inspector shows it.
     pub(super) fn head_turn_speed(&mut self) -> f32 {
         let node = self.to_gd();
-        let v = self.head_turn_speed;
+        let v = self.head_turn_speed.to_degrees();
         self.warnings
             .f32_within(&node, "head_turn_speed", v, 1.0, 3600.0, 180.0)
+            .to_radians()
     }
 }

@@ -58,7 +58,7 @@ impl FormationController {
 
     /// Returns whether the editor's slot drawing is shown (true only in the editor, once the
     /// formation could be laid out).
-    #[func]
+    #[func(rename = _has_editor_preview)]
     pub fn has_editor_preview(&self) -> bool {
         self.in_editor
             && self

@@ -97,7 +97,7 @@ pub enum AgentSource {
 /// replaces a built-in one. Files are re-read when they change ([member hot_reload], on in the
 /// editor, off in exported games unless set), and files of new names in the folder are read too; a
 /// file that does not parse is reported with its path, line and column and the previous version stays in use.
-/// A `Custom` formation (points, e.g. drawn with the [FormationEditor]) is laid out exactly as
+/// A `Custom` formation (points, e.g. drawn with the [EntwineFormationEditor]) is laid out exactly as
 /// given for any agent count: fewer agents than points take the first points, head first, where
 /// they are; with more agents than points every point is kept and the extra agents stand in ranks
 /// behind, each a copy of the points moved back by their depth plus the formation's spacing (one
@@ -115,8 +115,8 @@ pub enum AgentSource {
 /// between agents. Rendering interpolates between ticks.
 ///
 /// **Bearing**: every child agent with a [Skeleton3D] (a `get_skeleton()` method such as the
-/// test character's, else its first [Skeleton3D] descendant) gets a [SoldierBearing] modifier (and
-/// a [LimbIK] for the salute) under that skeleton, unless [member soldier_bearings] is off. During
+/// test character's, else its first [Skeleton3D] descendant) gets a [EntwineSoldierBearing] modifier (and
+/// a [EntwineLimbIK] for the salute) under that skeleton, unless [member soldier_bearings] is off. During
 /// [method dress] every soldier with a file-mate on its right turns its eyes right — the head, and
 /// a little of the neck and chest, toward its rank's guide (the last of the file-mates on its
 /// right; the guide keeps eyes front) at most [member head_turn_speed] degrees per second — and
@@ -127,7 +127,7 @@ pub enum AgentSource {
 /// soldier whose skeleton disappears mid-drill gives one warning and keeps marching.
 ///
 /// **Network** (with [member networked]): the server's commands are stamped with the
-/// [NetClock]'s time, sent to every client, acknowledged, resent after 100 ms up to three times; a
+/// [EntwineNetClock]'s time, sent to every client, acknowledged, resent after 100 ms up to three times; a
 /// peer that never acknowledges is dropped ([signal peer_dropped]) and its agents leave the
 /// contract. Commands from anyone but the server are rejected.
 ///
@@ -136,7 +136,7 @@ pub enum AgentSource {
 /// neighbouring pairs the contract's spacing is measured over (blue); it drives nothing, and the
 /// drawing is never saved. The inspector's **Lay out agents** button ([method lay_out_agents])
 /// moves the children onto their slots as one undoable action. The 3D viewport's **Edit formation**
-/// button opens the [FormationEditor]: the formation's points edited in the viewport and saved as a
+/// button opens the [EntwineFormationEditor]: the formation's points edited in the viewport and saved as a
 /// `.ron` file in [member formations_dir].
 #[derive(GodotClass)]
 #[class(tool, base = Node3D)]
@@ -158,9 +158,11 @@ pub struct FormationController {
     /// For CharacterBody3D children: call `move_and_slide()` after setting `velocity`. Turn off
     /// when the body's own script moves it with the velocity it is given.
     #[export]
+    #[var(get = is_moving_bodies)]
     move_bodies: bool,
     /// Emit [signal agent_state_changed] for every agent state change (turn off for huge crowds).
     #[export]
+    #[var(get = is_emitting_agent_signals)]
     emit_agent_signals: bool,
 
     /// Folder scanned for `*.ron` formation files (the file name without extension is the name).
@@ -175,6 +177,7 @@ pub struct FormationController {
     /// while running (checked twice a second). On by default in the editor and when running from
     /// it, off in exported games.
     #[export]
+    #[var(get = is_hot_reload_enabled)]
     hot_reload: bool,
     /// Optional leader: the formation's centre and facing follow this node (global transform).
     #[export]
@@ -184,8 +187,8 @@ pub struct FormationController {
     #[export_group(name = "Motion")]
     #[export(range = (0.01, 100.0, 0.01, suffix = "m/s"))]
     max_speed: f32,
-    /// Fastest an agent turns, degrees per second (0.58..=5729.6, i.e. 0.01..=100 rad/s).
-    #[export(range = (0.58, 5729.6, 0.1, suffix = "°/s"))]
+    /// Fastest an agent turns, in radians per second (0.01..=100; the inspector shows °/s).
+    #[export(range = (0.58, 5729.6, 0.1, radians_as_degrees, suffix = "°/s"))]
     max_turn_rate: f32,
     /// Shortest time for agents to reach new slots after a command, s (0.05..=60). Longer moves
     /// take as long as `max_speed` requires.
@@ -218,9 +221,9 @@ pub struct FormationController {
     /// Ticks (at 60 Hz) a condition must hold before an agent changes state (1..=120).
     #[export(range = (1.0, 120.0, 1.0))]
     debounce_frames: i32,
-    /// δ: heading error under which an agent counts as facing right, degrees (0.0058..=57.29,
-    /// i.e. 0.0001..=1 rad).
-    #[export(range = (0.01, 57.0, 0.01, suffix = "°"))]
+    /// δ: heading error under which an agent counts as facing right, in radians (0.0001..=1; the
+    /// inspector shows degrees).
+    #[export(range = (0.0058, 57.29, 0.01, radians_as_degrees, suffix = "°"))]
     heading_tolerance: f32,
     /// Highest gain reached near the end of a transition (remaining-time guidance), 1/s (0..=30).
     #[export(range = (0.0, 30.0, 0.1))]
@@ -238,8 +241,9 @@ pub struct FormationController {
     #[export_group(name = "Contract")]
     #[export(range = (0.0, 10.0, 0.001, suffix = "m"))]
     contract_spacing: f32,
-    /// Contract: largest standard deviation of heading errors, degrees (0..=183.3, i.e. 0..=3.2 rad).
-    #[export(range = (0.0, 180.0, 0.01, suffix = "°"))]
+    /// Contract: largest standard deviation of heading errors, in radians (0..=3.2; the inspector
+    /// shows degrees).
+    #[export(range = (0.0, 183.3, 0.01, radians_as_degrees, suffix = "°"))]
     contract_heading: f32,
     /// Contract: longest time from a command to settling, s.
     #[export(range = (0.0, 600.0, 0.01, suffix = "s"))]
@@ -262,20 +266,22 @@ pub struct FormationController {
     /// controller's 60 Hz. Read it with [method get_agent_latency]. Off: every agent uses
     /// [member actuation_latency] (internal agents always do), k1 lowered for it the same way.
     #[export]
+    #[var(get = is_measuring_latency)]
     measure_latency: bool,
     /// Internal agents only: standard deviation of a random displacement added every tick, m
     /// (0..=1), to test robustness.
     #[export(range = (0.0, 1.0, 0.0001, suffix = "m"))]
     step_noise: f32,
 
-    /// Give every child agent that has a [Skeleton3D] a [SoldierBearing] (eyes right on
+    /// Give every child agent that has a [Skeleton3D] a [EntwineSoldierBearing] (eyes right on
     /// [method dress], [method salute]). Turning it off removes the ones the controller added.
     #[export_group(name = "Bearing")]
     #[export]
-    #[var(set = set_soldier_bearings)]
+    #[var(get = has_soldier_bearings, set = set_soldier_bearings)]
     soldier_bearings: bool,
-    /// Fastest a soldier's head turns (eyes right and back), degrees per second (1..=3600).
-    #[export(range = (1.0, 3600.0, 1.0, suffix = "°/s"))]
+    /// Fastest a soldier's head turns (eyes right and back), in radians per second (the inspector
+    /// shows 1..=3600 °/s).
+    #[export(range = (1.0, 3600.0, 1.0, radians_as_degrees, suffix = "°/s"))]
     head_turn_speed: f32,
     /// How long [method salute] lasts, seconds; 0 holds it until [method end_salute] (0..=600).
     #[export(range = (0.0, 600.0, 0.1, suffix = "s"))]
@@ -284,12 +290,14 @@ pub struct FormationController {
     /// Send commands over the multiplayer API (server → clients, acknowledged).
     #[export_group(name = "Network")]
     #[export]
+    #[var(get = is_networked)]
     networked: bool,
-    /// A [NetClock] whose server time stamps the commands (local clock when empty).
+    /// A [EntwineNetClock] whose server time stamps the commands (local clock when empty).
     #[export]
     net_clock: NodePath,
     /// Clients acknowledge commands (turn off only to test how the server handles a silent peer).
     #[export]
+    #[var(get = is_acknowledging_commands)]
     acknowledge_commands: bool,
     /// State keyframes the server sends per second (0 = none): the squad's anchor, transition and
     /// every agent's slot, position and heading, quantised and delta-coded in unreliable chunks of
@@ -301,10 +309,11 @@ pub struct FormationController {
     /// of sight to its guide.
     #[export_group(name = "Debug")]
     #[export]
+    #[var(get = is_debug_draw_enabled)]
     debug_draw: bool,
     /// Keep the last `record_frames` ticks of every agent for replay and export.
     #[export]
-    #[var(set = set_recording)]
+    #[var(get = is_recording, set = set_recording)]
     recording: bool,
     /// Frames the recording ring keeps (1..=100000; 1000 ≈ 16.7 s).
     #[export(range = (1.0, 100000.0, 1.0))]
@@ -313,7 +322,7 @@ pub struct FormationController {
     /// Live: largest neighbour-spacing error, m.
     #[var(no_set)]
     spacing_error: f32,
-    /// Live: standard deviation of heading errors, degrees.
+    /// Live: standard deviation of heading errors, radians.
     #[var(no_set)]
     heading_std: f32,
     /// Seconds from the last command to settling, or −1 while settling.

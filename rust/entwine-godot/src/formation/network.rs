@@ -38,7 +38,7 @@ impl FormationController {
     /// by the acknowledgement tracker and its agents ([method set_agent_peer]) leave the contract
     /// at once in one re-form, without waiting for acknowledgement timeouts; [signal peer_dropped]
     /// is emitted when it owned an agent still taking part.
-    #[func]
+    #[func(rename = _on_peer_disconnected)]
     pub fn on_peer_disconnected(&mut self, peer_id: i64) {
         let Some(mp) = self.base().get_multiplayer() else {
             return;
@@ -79,7 +79,7 @@ impl FormationController {
 
 impl FormationController {
     /// A command from the server, handled on a client: applied once per id (resends are only
-    /// acknowledged), aged by its time in flight when a [NetClock] is set, then acknowledged.
+    /// acknowledged), aged by its time in flight when a [EntwineNetClock] is set, then acknowledged.
     pub(super) fn receive_command(
         &mut self,
         id: i64,
@@ -194,7 +194,7 @@ impl FormationController {
         self.kf_agents = agents;
     }
 
-    /// Returns the shared server time from the [NetClock] at [member net_clock], if there is one.
+    /// Returns the shared server time from the [EntwineNetClock] at [member net_clock], if there is one.
     pub(super) fn server_time(&self) -> Option<f64> {
         if self.net_clock.is_empty() {
             return None;
@@ -231,7 +231,7 @@ impl FormationController {
         if !self.watching_peers {
             if let Some(mut mp) = self.base().get_multiplayer() {
                 let this = self.to_gd();
-                mp.connect("peer_disconnected", &this.callable("on_peer_disconnected"));
+                mp.connect("peer_disconnected", &this.callable("_on_peer_disconnected"));
                 self.watching_peers = true;
             }
         }

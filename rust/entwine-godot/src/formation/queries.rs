@@ -12,7 +12,7 @@ impl FormationController {
     /// Returns how many times the formation has been laid out and slots assigned since the squad
     /// was built: one per `form`, `dress`, [method set_agent_active] that changed something,
     /// [method set_agents_active] batch or dropped peer.
-    #[func]
+    #[func(rename = _get_relayout_count)]
     pub fn get_relayout_count(&self) -> i64 {
         self.squad.relayout_count() as i64
     }
@@ -189,7 +189,7 @@ pub(super) fn metrics_dict(m: &Metrics, formation: &str) -> VarDictionary {
     d.set("travel_time", m.travel_time);
     d.set("spacing_error", m.spacing_error);
     d.set("nearest_spacing_error", m.nearest_spacing_error);
-    d.set("heading_std", m.heading_std.to_degrees());
+    d.set("heading_std", m.heading_std);
     d.set("max_slot_error", m.max_slot_error);
     d.set("mean_slot_error", m.mean_slot_error);
     d.set("active", m.active);

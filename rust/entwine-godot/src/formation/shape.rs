@@ -6,7 +6,7 @@ use godot::prelude::*;
 
 use super::FormationController;
 
-/// The layout family of a [FormationShape].
+/// The layout family of a [EntwineFormationShape].
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[godot(via = i64)]
 pub enum FormationKind {
@@ -29,7 +29,7 @@ pub enum FormationKind {
     Custom,
 }
 
-/// Which way agents face in a [FormationShape].
+/// Which way agents face in a [EntwineFormationShape].
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[godot(via = i64)]
 pub enum FormationFacing {
@@ -46,7 +46,7 @@ pub enum FormationFacing {
 /// in the inspector. Register it with [method FormationController.add_formation_resource]; it is
 /// validated exactly like a file.
 #[derive(GodotClass)]
-#[class(init, base = Resource)]
+#[class(init, base = Resource, rename = EntwineFormationShape)]
 pub struct FormationShape {
     base: Base<Resource>,
     /// Layout family.
@@ -56,8 +56,9 @@ pub struct FormationShape {
     #[export(range = (0.05, 100.0, 0.01, suffix = "m"))]
     #[init(val = 1.2)]
     spacing: f32,
-    /// Turn of the layout and facing relative to the anchor, degrees.
-    #[export(range = (-360.0, 360.0, 0.1, suffix = "°"))]
+    /// Turn of the layout and facing relative to the anchor, in radians (the inspector shows
+    /// degrees; the `.ron` files keep degrees).
+    #[export(range = (-360.0, 360.0, 0.1, radians_as_degrees, suffix = "°"))]
     direction: f32,
     /// Offset of the layout's centre from the anchor (x right, y = z back), m.
     #[export]
@@ -83,12 +84,14 @@ pub struct FormationShape {
     #[export(range = (0.01, 100.0, 0.01, suffix = "m"))]
     #[init(val = 0.35)]
     growth: f32,
-    /// Wedge: opening angle between the arms, degrees (10..=170).
-    #[export(range = (10.0, 170.0, 1.0, suffix = "°"))]
-    #[init(val = 90.0)]
+    /// Wedge: opening angle between the arms, in radians (the inspector shows 10..=170°; the
+    /// `.ron` files keep degrees).
+    #[export(range = (10.0, 170.0, 1.0, radians_as_degrees, suffix = "°"))]
+    #[init(val = 90f32.to_radians())]
     wedge_angle: f32,
     /// Box: only the perimeter is occupied.
     #[export]
+    #[var(get = is_hollow)]
     hollow: bool,
     /// Custom: slot positions (x right, y = z back), m, head first.
     #[export]
@@ -97,6 +100,12 @@ pub struct FormationShape {
 
 #[godot_api]
 impl FormationShape {
+    /// Returns [member hollow].
+    #[func]
+    pub fn is_hollow(&self) -> bool {
+        self.hollow
+    }
+
     /// Returns the formation as RON text (the format of the `.ron` files).
     #[func]
     pub fn to_ron(&self) -> GString {
@@ -116,7 +125,7 @@ impl FormationShape {
                 growth: self.growth,
             },
             FormationKind::Wedge => Shape::Wedge {
-                angle: self.wedge_angle,
+                angle: self.wedge_angle.to_degrees(),
             },
             FormationKind::Box => Shape::Box {
                 files: count(self.files),
@@ -134,7 +143,7 @@ impl FormationShape {
         let def = FormationDef {
             shape,
             spacing: self.spacing,
-            direction: self.direction,
+            direction: self.direction.to_degrees(),
             offset: (self.offset.x, self.offset.y),
             facing,
         };
@@ -164,7 +173,7 @@ impl FormationController {
     ) -> bool {
         let Some(shape) = shape else {
             self.warn_plain(&format!(
-                "add_formation_resource: no FormationShape given for '{name}'"
+                "add_formation_resource: no EntwineFormationShape given for '{name}'"
             ));
             return false;
         };

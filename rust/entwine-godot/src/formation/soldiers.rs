@@ -41,7 +41,7 @@ impl FormationController {
         i32::from(self.squad.bearing(index.max(0) as usize).bits())
     }
 
-    /// Returns the [SoldierBearing] driving agent `index`'s skeleton (to tune its bones, limits or
+    /// Returns the [EntwineSoldierBearing] driving agent `index`'s skeleton (to tune its bones, limits or
     /// salute), or null for an agent without a skeleton.
     #[func]
     pub fn get_soldier_bearing(&self, index: i32) -> Option<Gd<SoldierBearing>> {
@@ -51,7 +51,7 @@ impl FormationController {
 }
 
 impl FormationController {
-    /// Finds each child agent's skeleton and gives it a [SoldierBearing] (reusing one already
+    /// Finds each child agent's skeleton and gives it a [EntwineSoldierBearing] (reusing one already
     /// there); frees the modifiers this controller made for agents that left.
     pub(super) fn attach_bearings(&mut self) {
         let old = std::mem::take(&mut self.soldiers);
@@ -93,7 +93,7 @@ impl FormationController {
         self.bearing_watch.restart(eyes, saluting, self.squad.len());
     }
 
-    /// Steers every soldier's [SoldierBearing] from the squad's bearing: eyes on its guide's head,
+    /// Steers every soldier's [EntwineSoldierBearing] from the squad's bearing: eyes on its guide's head,
     /// salute on or off. A skeleton that disappeared gives one warning; the agent marches on.
     pub(super) fn update_bearings(&mut self) {
         let n = self.soldiers.len().min(self.squad.len());
@@ -196,8 +196,8 @@ pub(super) fn find_skeleton(agent: &Gd<Node3D>) -> Option<Gd<Skeleton3D>> {
     crate::scene::first_descendant::<Skeleton3D>(&agent.clone().upcast())
 }
 
-/// Returns the soldier record for `skeleton`: its existing [SoldierBearing] child, or a new one
-/// (with a salute [LimbIK]) whose body forward is the agent's −Z in the skeleton's space.
+/// Returns the soldier record for `skeleton`: its existing [EntwineSoldierBearing] child, or a new one
+/// (with a salute [EntwineLimbIK]) whose body forward is the agent's −Z in the skeleton's space.
 pub(super) fn attach_bearing(
     agent: &Gd<Node3D>,
     skeleton: Gd<Skeleton3D>,
@@ -219,7 +219,7 @@ pub(super) fn attach_bearing(
         });
     }
     let mut bearing = SoldierBearing::new_alloc();
-    bearing.set_name("SoldierBearing");
+    bearing.set_name("EntwineSoldierBearing");
     if agent.is_inside_tree() && skeleton.is_inside_tree() {
         let forward = skeleton.get_global_basis().inverse()
             * (agent.get_global_basis() * Vector3::new(0.0, 0.0, -1.0));

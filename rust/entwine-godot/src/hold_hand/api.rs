@@ -103,14 +103,14 @@ impl HoldHandComponent {
 
     /// Returns how far in the past (seconds) this peer shows the pair this component leads: the
     /// replay's view delay on a remote peer (the true age on the shared clock when the scene has a
-    /// [NetClock]), 0 on the initiator's own peer and when not paired. Read it on the initiator's
+    /// [EntwineNetClock]), 0 on the initiator's own peer and when not paired. Read it on the initiator's
     /// component.
     #[func]
     pub fn get_view_delay(&self) -> f32 {
         self.net.view_delay
     }
 
-    /// Returns the stream-clock time (the [NetClock]'s server time when there is one) of what this
+    /// Returns the stream-clock time (the [EntwineNetClock]'s server time when there is one) of what this
     /// peer shows of the pair this component leads this physics frame: on the initiator's own peer,
     /// the time its current sample is stamped with; on any other peer, the replay's view time.
     /// 0 when not paired. Comparing two peers' views at equal view times compares like with like.

@@ -48,7 +48,7 @@ use state::{NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED, THROTTLE_T
 /// meet at one shared contact point.
 ///
 /// Add one `HoldHandComponent` as a child of each character (a [CharacterBody3D] or any [Node3D]
-/// with a [Skeleton3D] below it) and a [HoldHandRoom] somewhere above them (or set [member room]).
+/// with a [Skeleton3D] below it) and a [EntwineHoldHandRoom] somewhere above them (or set [member room]).
 /// Then, from a game script: `a.request(b)` and, on `b`, `accept()` (e.g. from its
 /// [signal request_received]). The room holds who is paired with whom; each component follows it
 /// through the phases None → Preparing → Active ([signal phase_changed]).
@@ -63,12 +63,12 @@ use state::{NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED, THROTTLE_T
 /// OneShots and play position; without an AnimationTree, the AnimationPlayer's animation and
 /// position),
 /// solves the shared contact point from the two arms' reach spheres, and drives both hands with
-/// [LimbIK] modifiers it adds to each skeleton, fading their weights in and out with a distance
+/// [EntwineLimbIK] modifiers it adds to each skeleton, fading their weights in and out with a distance
 /// hysteresis. The **recipient** is frozen while paired: its `frozen` property (if its script has
 /// one) is set, its own physics processing is suspended and its velocity zeroed; all of it is
 /// restored when the pair ends ([signal frozen_changed]).
 ///
-/// **Over the network** (the [HoldHandRoom] is networked and a peer is connected), set
+/// **Over the network** (the [EntwineHoldHandRoom] is networked and a peer is connected), set
 /// [member player_id] to the peer id that plays the character, on every peer. The initiator's peer
 /// does all of the above and streams the pair to every other peer ([member pose_interval],
 /// [member ik_interval], [member animation_interval]); the others replay it: the recipient's peer
@@ -101,7 +101,7 @@ use state::{NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED, THROTTLE_T
 pub struct HoldHandComponent {
     base: Base<Node>,
 
-    /// The [HoldHandRoom] this character plays in. Empty: the nearest ancestor room, else the first
+    /// The [EntwineHoldHandRoom] this character plays in. Empty: the nearest ancestor room, else the first
     /// node in the group `entwine_hold_hand_rooms`.
     #[export_group(name = "Setup")]
     #[export]
@@ -138,6 +138,7 @@ pub struct HoldHandComponent {
     #[export_group(name = "Follow")]
     #[export]
     #[init(val = true)]
+    #[var(get = is_using_auto_proportions)]
     auto_proportions: bool,
     /// Where the recipient stands, in the initiator's frame (−Z forward, +X right): by default 0.82 m
     /// to the left and 0.17 m behind, a hand-holding stance for a 1.75 m initiator (see
@@ -172,6 +173,7 @@ pub struct HoldHandComponent {
     /// (needs a [CharacterBody3D]); off: it is placed directly.
     #[export]
     #[init(val = true)]
+    #[var(get = is_sweeping_collisions)]
     sweep_collisions: bool,
 
     /// The initiator's contact hand bone; the arm chain is the bone's parent and grandparent. Empty
@@ -193,20 +195,23 @@ pub struct HoldHandComponent {
     /// offsets put both wrists on the one contact point, turned half-way between the two hands.
     #[export]
     #[init(val = true)]
+    #[var(get = is_auto_grip_enabled)]
     auto_grip: bool,
     /// Offset of the initiator's hand from the shared contact point, in the contact's frame (the
     /// half-way rotation of the two hands). Zero, with the other three below, uses
     /// [member auto_grip].
     #[export]
     initiator_contact_offset: Vector3,
-    /// Rotation of the initiator's hand relative to the shared contact rotation (Euler, degrees).
-    #[export]
+    /// Rotation of the initiator's hand relative to the shared contact rotation: Euler angles in
+    /// radians, YXZ like [member Node3D.rotation] (the inspector shows degrees).
+    #[export(range = (-360.0, 360.0, 0.1, or_less, or_greater, radians_as_degrees))]
     initiator_contact_rotation: Vector3,
     /// Offset of the recipient's hand from the shared contact point, in the contact's frame.
     #[export]
     recipient_contact_offset: Vector3,
-    /// Rotation of the recipient's hand relative to the shared contact rotation (Euler, degrees).
-    #[export]
+    /// Rotation of the recipient's hand relative to the shared contact rotation: Euler angles in
+    /// radians, YXZ like [member Node3D.rotation] (the inspector shows degrees).
+    #[export(range = (-360.0, 360.0, 0.1, or_less, or_greater, radians_as_degrees))]
     recipient_contact_rotation: Vector3,
     /// Reach spheres are this much shorter than the arms, so that the contact stays reachable while
     /// the shoulders move between the solve and the skeleton update: metres for the 0.54 m arm of a
@@ -252,6 +257,7 @@ pub struct HoldHandComponent {
     #[export_group(name = "Animation")]
     #[export]
     #[init(val = true)]
+    #[var(get = is_mirroring_animation)]
     mirror_animation: bool,
     /// AnimationTree parameters of the arm layers: never mirrored; blended toward
     /// [member arm_layer_hold_value] on both characters while the hands are held. Empty (default):
@@ -296,8 +302,8 @@ pub struct HoldHandComponent {
     #[export(range = (0.1, 50.0, 0.1, suffix = "m/s"))]
     #[init(val = 4.0)]
     blend_speed: f32,
-    /// The [NetClock] whose shared time stamps the stream. Empty: the first node in the group
-    /// `entwine_net_clocks` (every NetClock joins it). Without one, remote views still interpolate,
+    /// The [EntwineNetClock] whose shared time stamps the stream. Empty: the first node in the group
+    /// `entwine_net_clocks` (every EntwineNetClock joins it). Without one, remote views still interpolate,
     /// but [method get_view_delay] leaves out the network's fastest transit time.
     #[export]
     net_clock: NodePath,
@@ -327,6 +333,7 @@ pub struct HoldHandComponent {
     /// Draw the reach spheres, the shared contact and the connection state.
     #[export_group(name = "Debug")]
     #[export]
+    #[var(get = is_debug_draw_enabled)]
     debug_draw: bool,
 
     lifecycle: Lifecycle,
@@ -419,6 +426,36 @@ impl INode for HoldHandComponent {
 
 #[godot_api]
 impl HoldHandComponent {
+    /// Returns [member auto_proportions].
+    #[func]
+    pub fn is_using_auto_proportions(&self) -> bool {
+        self.auto_proportions
+    }
+
+    /// Returns [member sweep_collisions].
+    #[func]
+    pub fn is_sweeping_collisions(&self) -> bool {
+        self.sweep_collisions
+    }
+
+    /// Returns [member auto_grip].
+    #[func]
+    pub fn is_auto_grip_enabled(&self) -> bool {
+        self.auto_grip
+    }
+
+    /// Returns [member mirror_animation].
+    #[func]
+    pub fn is_mirroring_animation(&self) -> bool {
+        self.mirror_animation
+    }
+
+    /// Returns [member debug_draw].
+    #[func]
+    pub fn is_debug_draw_enabled(&self) -> bool {
+        self.debug_draw
+    }
+
     /// Phase: no interaction. Deprecated: use [method get_phase]'s values (this constant goes in the
     /// next release).
     #[constant]

@@ -2,7 +2,11 @@
 //! (each checked against its inspector range, warned once and replaced when out of it).
 
 use super::*;
+
 use crate::direct::Alive;
+
+/// Degrees in a radian.
+const DEGREES_PER_RADIAN: f32 = 180.0 / std::f32::consts::PI;
 
 impl HoldHandComponent {
     pub(super) fn label(&self) -> String {
@@ -21,7 +25,7 @@ impl HoldHandComponent {
             return self.refused(what, "this character is not in a room".into());
         };
         let Some(mut room) = self.live_room().cloned() else {
-            return self.refused(what, "no HoldHandRoom".into());
+            return self.refused(what, "no EntwineHoldHandRoom".into());
         };
         let op = op(me);
         let result = room.bind_mut().call(op);
@@ -52,7 +56,7 @@ impl HoldHandComponent {
     }
 
     /// Returns the stream clock's time now and whether it is shared by every peer (a synchronised
-    /// [NetClock]); else this process's clock.
+    /// [EntwineNetClock]); else this process's clock.
     pub(super) fn clock_now(&mut self) -> (f64, bool) {
         let valid = self
             .net
@@ -98,7 +102,7 @@ impl HoldHandComponent {
         let Some(mut room) = room else {
             self.warn_once(
                 WARN_NO_ROOM,
-                "no HoldHandRoom found (set `room`, put one above this node, or add one to the \
+                "no EntwineHoldHandRoom found (set `room`, put one above this node, or add one to the \
                  group `entwine_hold_hand_rooms`); requests are refused"
                     .into(),
             );
@@ -305,9 +309,10 @@ impl HoldHandComponent {
                 vec3(self.initiator_contact_offset),
                 vec3(self.recipient_contact_offset),
             ],
+            // The core checks and converts them in degrees, as the inspector shows them.
             contact_rotations: [
-                vec3(self.initiator_contact_rotation),
-                vec3(self.recipient_contact_rotation),
+                vec3(self.initiator_contact_rotation) * DEGREES_PER_RADIAN,
+                vec3(self.recipient_contact_rotation) * DEGREES_PER_RADIAN,
             ],
         }
     }

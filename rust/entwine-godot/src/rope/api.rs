@@ -5,6 +5,42 @@ use super::*;
 
 #[godot_api]
 impl RopeSimulation {
+    /// Returns [member exclude_anchor_body].
+    #[func]
+    pub fn is_anchor_body_excluded(&self) -> bool {
+        self.exclude_anchor_body
+    }
+
+    /// Returns [member apply_tension_to_body].
+    #[func]
+    pub fn is_tension_applied_to_body(&self) -> bool {
+        self.apply_tension_to_body
+    }
+
+    /// Returns [member can_sleep].
+    #[func]
+    pub fn is_able_to_sleep(&self) -> bool {
+        self.can_sleep
+    }
+
+    /// Returns [member ground_enabled].
+    #[func]
+    pub fn is_ground_enabled(&self) -> bool {
+        self.ground_enabled
+    }
+
+    /// Returns [member tube_enabled].
+    #[func]
+    pub fn is_tube_enabled(&self) -> bool {
+        self.tube_enabled
+    }
+
+    /// Returns [member debug_draw].
+    #[func]
+    pub fn is_debug_draw_enabled(&self) -> bool {
+        self.debug_draw
+    }
+
     /// Emitted once when the rope is split: by a cutter, by [method cut_at], or by tearing. `index` is the
     /// segment that was cut (points `0..index` stay attached), `position` where (world).
     #[signal]
@@ -38,7 +74,7 @@ impl RopeSimulation {
 
     /// Returns whether the rope is being simulated in the editor right now (false in the game):
     /// what [member editor_preview] and the editor's selection decide.
-    #[func]
+    #[func(rename = _is_editor_previewing)]
     pub fn is_editor_previewing(&self) -> bool {
         self.in_editor
             && match self.editor_preview {
@@ -380,7 +416,7 @@ impl RopeSimulation {
     /// Advances the rope by one step of `delta` seconds now, as the physics step does (sampling the
     /// anchor, the world and the end). For tools and benchmarks that drive the rope themselves: turn
     /// physics processing off first, or the rope also steps every physics frame.
-    #[func]
+    #[func(rename = _advance)]
     pub fn advance(&mut self, delta: f32) {
         self.physics_step(delta);
     }
@@ -393,13 +429,13 @@ impl RopeSimulation {
     /// is stepped once. Passing the same array every tick is cheapest: the ropes of the array it was
     /// last given are remembered index by index, and an element still holding the same rope is not
     /// converted again (changes to the array between calls are followed).
-    #[func]
+    #[func(rename = _advance_all)]
     pub fn advance_all(ropes: Array<Gd<RopeSimulation>>, delta: f32) {
         server::advance_now(&ropes, delta);
     }
 
     /// Rebuilds the tube mesh (and debug points) from the rope now, as every rendered frame does.
-    #[func]
+    #[func(rename = _refresh_mesh)]
     pub fn refresh_mesh(&mut self) {
         self.drawn_asleep = false;
         self.render();
@@ -412,7 +448,7 @@ impl RopeSimulation {
     /// draw it, to the same vertices. For tools and benchmarks that draw many ropes themselves:
     /// turn their processing off first, or they are also drawn every frame. Freed ropes in the
     /// array are skipped, and a rope listed more than once is drawn once.
-    #[func]
+    #[func(rename = _refresh_meshes)]
     pub fn refresh_meshes(ropes: Array<Gd<RopeSimulation>>) {
         server::draw_now(&ropes);
     }
@@ -431,7 +467,7 @@ impl RopeSimulation {
     /// `RenderingServer` since the node was made. A rope at rest (no point moved more than 10 µm
     /// since the last upload) keeps its tube as drawn and does not count; a moving rope uploads
     /// once per drawn frame.
-    #[func]
+    #[func(rename = _get_tube_upload_count)]
     pub fn get_tube_upload_count(&self) -> i64 {
         self.tube_uploads
     }
@@ -440,7 +476,7 @@ impl RopeSimulation {
     /// (world metres, ring after ring, [member tube_sides] + 1 vertices a ring; the rings the rope
     /// reaches and, after it shrank, those it left). Empty without a tube or before it is first
     /// drawn. Allocates: for tests and tools.
-    #[func]
+    #[func(rename = _get_tube_vertices)]
     pub fn get_tube_vertices(&self) -> PackedVector3Array {
         self.tube
             .as_ref()
@@ -456,7 +492,7 @@ impl RopeSimulation {
     /// again. A rope stepped alone ([method advance]) runs its own query. Ropes with
     /// [member collision_mask] and [member cutter_mask] at 0 take none. Read-only; for tests and
     /// profiling.
-    #[func]
+    #[func(rename = _get_collider_query_count)]
     pub fn get_collider_query_count() -> i64 {
         colliders::query_count()
     }
@@ -478,7 +514,7 @@ impl RopeSimulation {
     }
 
     /// Returns the points' world positions as drawn this frame: between the last two physics steps by
-    /// the engine's physics interpolation fraction (the tube and [RopeBoneChain] use these; inside a
+    /// the engine's physics interpolation fraction (the tube and [EntwineRopeBoneChain] use these; inside a
     /// physics frame, the last step's). Allocates: for scripts and tools.
     #[func]
     pub fn get_interpolated_points(&self) -> PackedVector3Array {

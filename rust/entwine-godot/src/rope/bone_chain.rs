@@ -17,7 +17,7 @@ use crate::warnings::Warnings;
 use super::RopeSimulation;
 use crate::convert::{pose, transform_scaled, vec3, vector3};
 
-/// How [RopeBoneChain] spreads the bones along the rope.
+/// How [EntwineRopeBoneChain] spreads the bones along the rope.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[godot(via = i64)]
 pub enum RopeChainFit {
@@ -58,7 +58,7 @@ pub enum RopeChainFit {
 ///
 /// Cost: nothing is allocated per frame; the work is linear in the bones plus the rope's points.
 #[derive(GodotClass)]
-#[class(init, base = SkeletonModifier3D)]
+#[class(init, base = SkeletonModifier3D, rename = EntwineRopeBoneChain)]
 pub struct RopeBoneChain {
     base: Base<SkeletonModifier3D>,
 
@@ -76,6 +76,7 @@ pub struct RopeBoneChain {
     /// (the rope trails its anchor by a physics frame) fades out linearly toward the tip. For a braid
     /// or tail hung from the bone the rope is anchored to. Off: every bone sits on the rope.
     #[export]
+    #[var(get = is_root_attached)]
     attach_root: bool,
 
     /// First bone of the chain (nearest the rope's anchor), e.g. `Braid1`.
@@ -91,7 +92,7 @@ pub struct RopeBoneChain {
     /// Draw the bones' targets on the rope as a line with a cross at each bone (on top of everything).
     #[export_group(name = "Debug")]
     #[export]
-    #[var(set = set_debug_draw)]
+    #[var(get = is_debug_draw_enabled, set = set_debug_draw)]
     debug_draw: bool,
 
     /// Bone indices root → tip once resolved.
@@ -158,6 +159,18 @@ impl ISkeletonModifier3D for RopeBoneChain {
 
 #[godot_api]
 impl RopeBoneChain {
+    /// Returns [member attach_root].
+    #[func]
+    pub fn is_root_attached(&self) -> bool {
+        self.attach_root
+    }
+
+    /// Returns [member debug_draw].
+    #[func]
+    pub fn is_debug_draw_enabled(&self) -> bool {
+        self.debug_draw
+    }
+
     /// Emitted when the chain starts following the rope (the first good frame, or the first after a
     /// problem was fixed), with the number of bones in the chain.
     #[signal]

@@ -113,7 +113,7 @@ pub struct RopeSimulation {
     /// Keep the points out of the anchor's own physics body (the character holding the rope).
     #[export]
     #[init(val = true)]
-    #[var(set = set_exclude_anchor_body)]
+    #[var(get = is_anchor_body_excluded, set = set_exclude_anchor_body)]
     exclude_anchor_body: bool,
 
     /// Node the far end is attached to. Empty: the end hangs free.
@@ -128,6 +128,7 @@ pub struct RopeSimulation {
     /// When [member end_node] is a [RigidBody3D]: the rope pulls the body with its tension (applied as a
     /// central force each physics frame) instead of pinning it.
     #[export]
+    #[var(get = is_tension_applied_to_body)]
     apply_tension_to_body: bool,
 
     /// Number of points the rope starts with (2 to [member capacity]); its length is
@@ -197,7 +198,7 @@ pub struct RopeSimulation {
     /// tells each change.
     #[export]
     #[init(val = true)]
-    #[var(set = set_can_sleep)]
+    #[var(get = is_able_to_sleep, set = set_can_sleep)]
     can_sleep: bool,
     /// How still the rope must stay to fall asleep: no point strays farther than this, metres, for
     /// a second (a rope longer than 1 m: half its swing, π √(length / gravity)). A swing the rope can
@@ -216,7 +217,7 @@ pub struct RopeSimulation {
     #[export_group(name = "Collision")]
     #[export]
     #[init(val = true)]
-    #[var(set = set_ground_enabled)]
+    #[var(get = is_ground_enabled, set = set_ground_enabled)]
     ground_enabled: bool,
     /// Height of the ground plane, metres (world Y).
     #[export]
@@ -255,7 +256,7 @@ pub struct RopeSimulation {
     #[export_group(name = "Rendering")]
     #[export]
     #[init(val = true)]
-    #[var(set = set_tube_enabled)]
+    #[var(get = is_tube_enabled, set = set_tube_enabled)]
     tube_enabled: bool,
     /// Vertices around the tube (3–64).
     #[export(range = (3.0, 64.0, 1.0))]
@@ -273,10 +274,10 @@ pub struct RopeSimulation {
     material: Option<Gd<Material>>,
     /// Draw a small sphere on every point.
     #[export]
-    #[var(set = set_debug_draw)]
+    #[var(get = is_debug_draw_enabled, set = set_debug_draw)]
     debug_draw: bool,
 
-    /// A preset to apply (its iterations and segment length); see [RopePreset].
+    /// A preset to apply (its iterations and segment length); see [EntwineRopePreset].
     #[export_group(name = "Presets")]
     #[export]
     #[var(set = set_preset)]

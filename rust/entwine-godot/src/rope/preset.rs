@@ -10,7 +10,7 @@ use godot::prelude::*;
 /// Assign one to [member RopeSimulation.preset], or call [method RopeSimulation.apply_preset] with a
 /// name from the built-in table (`"low"`, `"mid"`, `"high"`) or from [member RopeSimulation.presets_file].
 #[derive(GodotClass)]
-#[class(init, base = Resource)]
+#[class(init, base = Resource, rename = EntwineRopePreset)]
 pub struct RopePreset {
     base: Base<Resource>,
     /// Name of the preset, e.g. `"mid"`.

@@ -137,7 +137,7 @@ impl SoldierBearing {
 
 /// Returns the `[upper, lower, hand]` names of the saluting arm: for a named hand its grandparent
 /// and parent, for an empty name the humanoid's right arm (Godot's names when nothing is found, so
-/// the [LimbIK] warns about them).
+/// the [EntwineLimbIK] warns about them).
 pub(super) fn salute_arm(
     skeleton: &Gd<Skeleton3D>,
     hand: &GString,

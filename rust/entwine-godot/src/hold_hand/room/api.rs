@@ -9,6 +9,18 @@ use crate::direct::Alive;
 
 #[godot_api]
 impl HoldHandRoom {
+    /// Returns [member networked].
+    #[func]
+    pub fn is_networked(&self) -> bool {
+        self.networked
+    }
+
+    /// Returns [member keep_enet_throttle_open].
+    #[func]
+    pub fn is_keeping_enet_throttle_open(&self) -> bool {
+        self.keep_enet_throttle_open
+    }
+
     /// Emitted when `from` asks `to` to hold hands.
     #[signal]
     pub(super) fn requested(from: i64, to: i64);
@@ -184,7 +196,7 @@ impl HoldHandRoom {
     }
 
     /// A peer connected (server side): send it the room as it is.
-    #[func]
+    #[func(rename = _on_peer_connected)]
     fn on_peer_connected(&mut self, peer: i64) {
         if self.mode() != Mode::Server {
             return;
@@ -204,7 +216,7 @@ impl HoldHandRoom {
     }
 
     /// A peer disconnected (server side): its player leaves, ending its pair everywhere.
-    #[func]
+    #[func(rename = _on_peer_disconnected)]
     fn on_peer_disconnected(&mut self, peer: i64) {
         if self.mode() == Mode::Server {
             self.remove_player(peer);

@@ -44,7 +44,7 @@ use super::HoldHandComponent;
 /// per 10 seconds, saying how many like it were held back. Per-peer bookkeeping lives in fixed
 /// tables (the 64 most recently heard peers), so memory stays bounded whatever the traffic.
 #[derive(GodotClass)]
-#[class(init, base = Node)]
+#[class(init, base = Node, rename = EntwineHoldHandRoom)]
 pub struct HoldHandRoom {
     base: Base<Node>,
 
@@ -57,6 +57,7 @@ pub struct HoldHandRoom {
     /// Use the MultiplayerAPI when a peer is connected: the server decides, clients follow.
     #[export]
     #[init(val = true)]
+    #[var(get = is_networked)]
     networked: bool,
 
     /// Calls the server takes from one peer per second (and at once, as a burst); the excess is
@@ -75,6 +76,7 @@ pub struct HoldHandRoom {
     /// throttle to shed other unreliable traffic on congested links.
     #[export]
     #[init(val = true)]
+    #[var(get = is_keeping_enet_throttle_open)]
     keep_enet_throttle_open: bool,
 
     room: Room,
@@ -256,7 +258,7 @@ impl HoldHandRoom {
             }
         }
         if before == 0 && !self.events.is_empty() {
-            self.base_mut().call_deferred("flush_events", &[]);
+            self.base_mut().call_deferred("_flush_events", &[]);
         }
     }
 
@@ -340,8 +342,8 @@ impl HoldHandRoom {
             return;
         };
         let this = self.to_gd();
-        mp.connect("peer_connected", &this.callable("on_peer_connected"));
-        mp.connect("peer_disconnected", &this.callable("on_peer_disconnected"));
+        mp.connect("peer_connected", &this.callable("_on_peer_connected"));
+        mp.connect("peer_disconnected", &this.callable("_on_peer_disconnected"));
         self.watching = true;
         if self.keep_enet_throttle_open && self.mode() == Mode::Server {
             for peer in mp.get_peers().as_slice() {

@@ -11,7 +11,7 @@ use crate::direct::Alive;
 #[godot_api(secondary)]
 impl HoldHandRoom {
     /// Emits the signals of the room's pending events (called deferred; you never need to call it).
-    #[func]
+    #[func(rename = _flush_events)]
     fn flush_events(&mut self) {
         let mut events = std::mem::take(&mut self.events);
         let emit: Vec<(RoomEvent, [Option<Gd<HoldHandComponent>>; 2])> = events
