@@ -121,12 +121,12 @@ func own_rounds(classes: Array, rounds: int, frames: int, run: Callable) -> Dict
 	for c in classes:
 		out[c] = []
 	for r in rounds:
-		EntwineProfiler.reset_own_time()
-		EntwineProfiler.set_own_timing(true)
+		EntwineProfiler._reset_own_time()
+		EntwineProfiler._set_own_timing(true)
 		await run.call(frames)
-		EntwineProfiler.set_own_timing(false)
+		EntwineProfiler._set_own_timing(false)
 		for c in classes:
-			out[c].append(EntwineProfiler.get_own_time_usec(c) / frames)
+			out[c].append(EntwineProfiler._get_own_time_usec(c) / frames)
 	return out
 
 

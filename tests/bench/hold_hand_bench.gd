@@ -84,7 +84,7 @@ func _run() -> void:
 		rust_walk[0], rust_walk[1], rust_walk[2], gd_walk[0], gd_walk[1], gd_walk[2],
 		"%.1fx" % (gd_walk[0] / rust_walk[0]) if rust_walk[0] > 0.1 else "n/a: rust within the walking scene's spread"])
 	if own["HoldHandComponent"][0] >= 0.0:
-		print("bench hold_hand: own callbacks (EntwineProfiler.own_time_usec, thread CPU per pair per frame, medians of %d rounds): HoldHandComponent %s, its two LimbIKs %s, of the %.1f µs above; the rest is the engine's work around them" % [
+		print("bench hold_hand: own callbacks (EntwineProfiler._get_own_time_usec, thread CPU per pair per frame, medians of %d rounds): HoldHandComponent %s, its two LimbIKs %s, of the %.1f µs above; the rest is the engine's work around them" % [
 			OWN_ROUNDS, own_line(own["HoldHandComponent"], PAIRS), own_line(own["EntwineLimbIK"], PAIRS), rust_us])
 	quit(0)
 

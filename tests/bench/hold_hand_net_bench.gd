@@ -67,7 +67,7 @@ func _player(side: Dictionary, id: int, slot: int) -> void:
 	var comp := HoldHandComponent.new()
 	comp.name = "HoldHand"
 	comp.player_id = id
-	comp.room = ^"../../Room"  # each side's own room (both are in the rooms group)
+	comp.room_node = ^"../../Room"  # each side's own room (both are in the rooms group)
 	c.add_child(comp)
 	side["chars"][slot] = c
 	side["comps"][slot] = comp

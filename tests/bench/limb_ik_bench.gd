@@ -110,7 +110,7 @@ func _run() -> void:
 		moved_us, (median(samples["arm_read"]) - none) / solves, spread.call("arm_read"),
 		(median(samples["arm_write"]) - none) / solves, spread.call("arm_write")])
 	if own["EntwineLimbIK"][0] >= 0.0:
-		print("bench limb_ik: EntwineLimbIK's own pass (EntwineProfiler.own_time_usec, thread CPU per solve, medians of %d rounds) %s of its %.2f µs; the rest is the engine's work around it" % [
+		print("bench limb_ik: EntwineLimbIK's own pass (EntwineProfiler._get_own_time_usec, thread CPU per solve, medians of %d rounds) %s of its %.2f µs; the rest is the engine's work around it" % [
 			OWN_ROUNDS, own_line(own["EntwineLimbIK"], CHARACTERS * 2), rust_us])
 	for c in _characters:
 		c.free()

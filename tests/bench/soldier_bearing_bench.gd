@@ -102,7 +102,7 @@ func _run() -> void:
 		(median(wall["empty"]) - median(wall["none"])) / CHARACTERS, outlier_note(samples),
 		gd_us / rust_us])
 	if own["rust"]["EntwineSoldierBearing"][0] >= 0.0:
-		print("bench soldier_bearing: own passes (EntwineProfiler.own_time_usec, thread CPU per soldier per frame, medians of %d rounds): EntwineSoldierBearing %s looking; saluting as well, EntwineSoldierBearing %s with its salute's EntwineLimbIK solved in its pass (the LimbIKs' own passes %s); the rest of each figure above is the engine's work around them" % [
+		print("bench soldier_bearing: own passes (EntwineProfiler._get_own_time_usec, thread CPU per soldier per frame, medians of %d rounds): EntwineSoldierBearing %s looking; saluting as well, EntwineSoldierBearing %s with its salute's EntwineLimbIK solved in its pass (the LimbIKs' own passes %s); the rest of each figure above is the engine's work around them" % [
 			OWN_ROUNDS, own_line(own["rust"]["EntwineSoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["EntwineSoldierBearing"], CHARACTERS),
 			own_line(own["rust_salute"]["EntwineLimbIK"], CHARACTERS)])

@@ -164,7 +164,7 @@ func test_salute_puts_the_right_hand_at_the_brow_and_releases_it() -> void:
 	for i in 4:
 		before.append(_soldier(squad, i).global_position)
 	var rest_hand: Vector3 = _pose(squad, 0)[1].origin
-	var ik := squad.get_soldier_bearing(0).get_node(squad.get_soldier_bearing(0).salute_ik) as EntwineLimbIK
+	var ik := squad.get_soldier_bearing(0).get_node(squad.get_soldier_bearing(0).salute_ik_node) as EntwineLimbIK
 	# The bearing runs the salute's solve in its own pass: the EntwineLimbIK stays off (the skeleton does
 	# not run it a second time) at influence 1 (below 1 the skeleton would copy and compare all
 	# its bone poses around it every frame, even with it off).
@@ -339,8 +339,8 @@ func test_soldier_bearing_bad_setup_warns_once() -> void:
 	check(logged_count("head_bone 'NoSuchHead' not found") == 1, "a missing head bone warns once", 1, logged_count("head_bone 'NoSuchHead' not found"))
 	bearing.head_bone = "Head"
 	await frames(10)
-	expect_warning("saluting needs salute_ik")
-	check(logged_count("saluting needs salute_ik") == 1, "a salute without an EntwineLimbIK warns once", 1, logged_count("saluting needs salute_ik"))
+	expect_warning("saluting needs salute_ik_node")
+	check(logged_count("saluting needs salute_ik_node") == 1, "a salute without an EntwineLimbIK warns once", 1, logged_count("saluting needs salute_ik_node"))
 	# create_salute_ik() fixes it; hostile values fall back safely.
 	check(bearing.create_salute_ik() != null, "create_salute_ik() returns the new EntwineLimbIK")
 	expect_warning("look_target must be finite")
@@ -377,7 +377,7 @@ func _lone_bearing() -> EntwineSoldierBearing:
 
 
 func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
-	# The bearing keeps the EntwineLimbIK it found; freeing it, or pointing salute_ik elsewhere, must move
+	# The bearing keeps the EntwineLimbIK it found; freeing it, or pointing salute_ik_node elsewhere, must move
 	# the salute to the node the path leads to now.
 	var bearing := _lone_bearing()
 	var skeleton := bearing.get_parent() as Skeleton3D
@@ -398,12 +398,12 @@ func test_the_salute_drives_whichever_limb_ik_its_path_leads_to_now() -> void:
 	var third := EntwineLimbIK.new()
 	third.name = "OtherIK"
 	skeleton.add_child(third)
-	bearing.salute_ik = bearing.get_path_to(third)
+	bearing.salute_ik_node = bearing.get_path_to(third)
 	var third_hand := _follow_end(skeleton, third)
 	await frames(3)
 	# The third is a default EntwineLimbIK: the left arm, which reaches across to the right brow.
 	miss = third_hand[0].distance_to(bearing.get_salute_target().origin)
-	check(miss <= 0.03 and not third.active, "salute_ik set to another EntwineLimbIK: that one's hand is at the brow (m)", "<= 0.03, off", [miss, third.active])
+	check(miss <= 0.03 and not third.active, "salute_ik_node set to another EntwineLimbIK: that one's hand is at the brow (m)", "<= 0.03, off", [miss, third.active])
 	var before := second.target_transform
 	await frames(5)
 	check(second.target_transform == before, "the EntwineLimbIK no longer named is left alone", before, second.target_transform)
@@ -456,7 +456,7 @@ func test_a_salute_limb_ik_under_another_skeleton_warns_once_and_moves_nothing()
 	var hand_before := other.get_bone_global_pose(hand)
 	var bearing := EntwineSoldierBearing.new()
 	skeletons[0].add_child(bearing)
-	bearing.salute_ik = bearing.get_path_to(ik)
+	bearing.salute_ik_node = bearing.get_path_to(ik)
 	bearing.saluting = true
 	await physics_frames(40)
 	expect_warning("is not a child of this node's skeleton; no salute")

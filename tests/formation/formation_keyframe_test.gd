@@ -29,7 +29,7 @@ func _world() -> void:
 	squad.internal_agent_count = AGENTS
 	squad.keyframe_rate = 2.0
 	_squad = add(squad) as FormationController
-	_squad.net_clock = _squad.get_path_to(_clock)
+	_squad.net_clock_node = _squad.get_path_to(_clock)
 
 
 func _pose(at: float) -> Array:
@@ -84,7 +84,7 @@ func test_server_keyframes_the_squad() -> void:
 	check(per_client > 0.0, "keyframes were sent")
 	# Junk on the keyframe channel: each client drops it with one warning.
 	for k in 8:
-		_squad.rpc("net_keyframe", PackedByteArray([0xF1, 1, 2, 3]))
+		_squad.rpc("_net_keyframe", PackedByteArray([0xF1, 1, 2, 3]))
 		await create_timer(0.05).timeout
 	check(await wait_until(func() -> bool: return _probe.has("done_1") and _probe.has("done_2"), 30.0),
 		"both clients compared their squads")

@@ -83,7 +83,7 @@ func test_client_applies_each_command_once() -> void:
 	expect_warning("only the server issues commands")
 	check(logged_count("only the server issues commands") == 1, "with one clear warning")
 	# Forge a command at the server.
-	squad.rpc_id(1, "net_command", 999, -1.0, 3, "", Vector3.ZERO, 0.0)
+	squad.rpc_id(1, "_net_command", 999, -1.0, 3, "", Vector3.ZERO, 0.0)
 	check(await wait_until(func() -> bool:
 		return peer.get_connection_status() == MultiplayerPeer.CONNECTION_DISCONNECTED, 20.0),
 		"the server ends the session")

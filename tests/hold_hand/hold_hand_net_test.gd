@@ -508,13 +508,13 @@ func test_client_pair_over_the_network() -> void:
 		forged.resize(50)
 		for k in 60:
 			for n in 170:
-				_comps[a].rpc("pair_frame", forged)
+				_comps[a].rpc("_pair_frame", forged)
 			await physics_frame
 		expect_error("sent pair frames for player")
 		expect_warning("sent pair frames for player")
 	if me == a:
 		for k in 5:
-			_comps[a].rpc("pair_frame", _lie(_chars[a].global_position + Vector3(100.0 + k, 0, 0)))
+			_comps[a].rpc("_pair_frame", _lie(_chars[a].global_position + Vector3(100.0 + k, 0, 0)))
 			await physics_frame
 	await create_timer(2.0).timeout
 	if me != a:
@@ -547,8 +547,8 @@ func test_client_pair_over_the_network() -> void:
 		nan.encode_u8(0, 0xB1)
 		nan.encode_float(3, NAN)
 		for k in 3:
-			_comps[a].rpc("pair_frame", PackedByteArray([1, 2, 3]))
-			_comps[a].rpc("pair_frame", nan)
+			_comps[a].rpc("_pair_frame", PackedByteArray([1, 2, 3]))
+			_comps[a].rpc("_pair_frame", nan)
 			await physics_frame
 	if me != a:
 		expect_error("dropped a malformed pair frame")

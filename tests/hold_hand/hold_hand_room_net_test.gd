@@ -98,9 +98,9 @@ func test_client_pairs_through_the_server() -> void:
 		check(await wait_until(func() -> bool: return _comps[b].is_frozen(), 5.0), "B, the recipient, is frozen")
 	if me == c:
 		# Lies: cancel B's pair, accept for B, and ask on A's behalf — straight to the server.
-		_room.rpc_id(1, "submit", 3, b, 0)
-		_room.rpc_id(1, "submit", 1, b, 0)
-		_room.rpc_id(1, "submit", 0, a, c)
+		_room.rpc_id(1, "_submit", 3, b, 0)
+		_room.rpc_id(1, "_submit", 1, b, 0)
+		_room.rpc_id(1, "_submit", 0, a, c)
 		await create_timer(1.0).timeout
 		check(_interaction_of(a) == [0, b], "the lies changed nothing", [0, b], _interaction_of(a))
 	await create_timer(1.5).timeout

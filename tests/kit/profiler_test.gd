@@ -96,26 +96,60 @@ func test_own_timing_counts_a_node_s_own_callbacks_only_while_on() -> void:
 			skeleton.set_bone_pose_rotation(hips, Quaternion(Vector3.UP, 0.05 * sin(f * 0.3)))
 			await process_frame
 	await frames.call(3)
-	check(not EntwineProfiler.is_own_timing(), "own timing is off by default")
-	EntwineProfiler.reset_own_time()
+	# A debug build times from the start: the Debugger's monitors read it.
+	check(EntwineProfiler._is_own_timing() == OS.is_debug_build(), "own timing is on in a debug build, off in a release one")
+	EntwineProfiler._set_own_timing(false)
+	EntwineProfiler._reset_own_time()
 	await frames.call(10)
-	check(EntwineProfiler.get_own_call_count("EntwineSoldierBearing") == 0, "off: no call is counted", 0, EntwineProfiler.get_own_call_count("EntwineSoldierBearing"))
-	check(EntwineProfiler.get_own_time_usec("EntwineSoldierBearing") == 0.0, "off: no time is counted", 0.0, EntwineProfiler.get_own_time_usec("EntwineSoldierBearing"))
+	check(EntwineProfiler._get_own_call_count("EntwineSoldierBearing") == 0, "off: no call is counted", 0, EntwineProfiler._get_own_call_count("EntwineSoldierBearing"))
+	check(EntwineProfiler._get_own_time_usec("EntwineSoldierBearing") == 0.0, "off: no time is counted", 0.0, EntwineProfiler._get_own_time_usec("EntwineSoldierBearing"))
 
-	EntwineProfiler.set_own_timing(true)
-	check(EntwineProfiler.is_own_timing(), "own timing is on once set")
+	EntwineProfiler._set_own_timing(true)
+	check(EntwineProfiler._is_own_timing(), "own timing is on once set")
 	var t0 := EntwineProfiler.thread_cpu_usec()
 	await frames.call(10)
 	var spent := EntwineProfiler.thread_cpu_usec() - t0
-	EntwineProfiler.set_own_timing(false)
-	var calls := EntwineProfiler.get_own_call_count("EntwineSoldierBearing")
-	var own := EntwineProfiler.get_own_time_usec("EntwineSoldierBearing")
+	EntwineProfiler._set_own_timing(false)
+	var calls := EntwineProfiler._get_own_call_count("EntwineSoldierBearing")
+	var own := EntwineProfiler._get_own_time_usec("EntwineSoldierBearing")
 	check(calls >= 10 and calls <= 20, "on: the modifier's passes over 10 updating frames are counted", "10..20", calls)
 	check(own > 0.0 and own < spent, "on: their CPU time is counted, less than the frames' own", "0 < t < %.0f" % spent, own)
-	check(EntwineProfiler.get_own_call_count("EntwineLimbIK") == 0, "a class with no node in the scene counted nothing", 0, EntwineProfiler.get_own_call_count("EntwineLimbIK"))
+	check(EntwineProfiler._get_own_call_count("EntwineLimbIK") == 0, "a class with no node in the scene counted nothing", 0, EntwineProfiler._get_own_call_count("EntwineLimbIK"))
 	await frames.call(3)
-	check(EntwineProfiler.get_own_call_count("EntwineSoldierBearing") == calls, "off again: the totals stay as they were", calls, EntwineProfiler.get_own_call_count("EntwineSoldierBearing"))
-	EntwineProfiler.reset_own_time()
-	check(EntwineProfiler.get_own_call_count("EntwineSoldierBearing") == 0 and EntwineProfiler.get_own_time_usec("EntwineSoldierBearing") == 0.0, "reset clears the totals")
+	check(EntwineProfiler._get_own_call_count("EntwineSoldierBearing") == calls, "off again: the totals stay as they were", calls, EntwineProfiler._get_own_call_count("EntwineSoldierBearing"))
+	EntwineProfiler._reset_own_time()
+	check(EntwineProfiler._get_own_call_count("EntwineSoldierBearing") == 0 and EntwineProfiler._get_own_time_usec("EntwineSoldierBearing") == 0.0, "reset clears the totals")
 	expect_error("'Skeleton3D' is not a timed Entwine class")
-	check(EntwineProfiler.get_own_time_usec("Skeleton3D") == -1.0, "a class Entwine does not time reads -1", -1.0, EntwineProfiler.get_own_time_usec("Skeleton3D"))
+	check(EntwineProfiler._get_own_time_usec("Skeleton3D") == -1.0, "a class Entwine does not time reads -1", -1.0, EntwineProfiler._get_own_time_usec("Skeleton3D"))
+	EntwineProfiler._set_own_timing(OS.is_debug_build())
+
+
+func test_each_node_type_has_a_debugger_monitor_in_ms_per_frame() -> void:
+	var id := &"entwine/EntwineSoldierBearing (ms)"
+	check(Performance.has_custom_monitor(id) == OS.is_debug_build(), "a debug build registers the node's monitor")
+	if not OS.is_debug_build():
+		return
+	for name in ["EntwineLimbIK", "RopeSimulation", "HoldHandComponent", "FormationController", "EnvironmentInteractionStateMachine", "EntwineRopeBoneChain"]:
+		check(Performance.has_custom_monitor(StringName("entwine/%s (ms)" % name)), "%s has a monitor" % name)
+	var character := add(preload("res://characters/test_character.tscn").instantiate()) as TestCharacter
+	character.frozen = true
+	character.animation_tree.active = false
+	var skeleton := character.get_skeleton()
+	var hips := skeleton.find_bone("Hips")
+	var bearing := EntwineSoldierBearing.new()
+	bearing.looking = true
+	bearing.look_target = character.global_position + Vector3(3.0, 1.6, -1.0)
+	skeleton.add_child(bearing)
+	Performance.get_custom_monitor(id)  # starts a new period
+	for f in 20:
+		skeleton.set_bone_pose_rotation(hips, Quaternion(Vector3.UP, 0.05 * sin(f * 0.3)))
+		await process_frame
+	var ms: float = Performance.get_custom_monitor(id)
+	check(ms > 0.0 and ms < 16.7, "the bearing's monitor reads its own ms per frame", "0 < ms < 16.7", ms)
+	bearing.queue_free()
+	await process_frame
+	await process_frame
+	Performance.get_custom_monitor(id)
+	for f in 5:
+		await process_frame
+	check(Performance.get_custom_monitor(id) == 0.0, "with no bearing left, the monitor reads 0", 0.0, Performance.get_custom_monitor(id))

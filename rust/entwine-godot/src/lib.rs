@@ -12,7 +12,9 @@ mod editor;
 mod env_touch;
 mod formation;
 mod hold_hand;
+mod inspector;
 mod limb_ik;
+mod monitors;
 mod names;
 mod net_clock;
 mod rig;
@@ -41,12 +43,16 @@ unsafe impl ExtensionLibrary for Entwine {
         if stage == InitStage::Scene {
             direct::load();
         }
+        if stage == InitStage::MainLoop {
+            monitors::register();
+        }
     }
 
     fn on_stage_deinit(stage: InitStage) {
         // The rope batches' helper threads end here, before the library can be unloaded (the
         // editor reloads it after a rebuild), and the kept StringNames are given back.
         if stage == InitStage::MainLoop {
+            monitors::unregister();
             rope::release_server();
             names::release();
         }

@@ -104,7 +104,7 @@ pub struct LimbIK {
 
     /// A node whose global transform is the target. When empty, [member target_transform] is used.
     #[export_group(name = "Target")]
-    #[export]
+    #[export(node_path = ("Node3D"))]
     #[var(set = set_target_node)]
     target_node: NodePath,
     /// The target's global transform, used when [member target_node] is empty.
@@ -114,7 +114,7 @@ pub struct LimbIK {
 
     /// A node whose global position the elbow/knee bends toward. Overrides [member pole_direction].
     #[export_group(name = "Pole")]
-    #[export]
+    #[export(node_path = ("Node3D"))]
     #[var(set = set_pole_node)]
     pole_node: NodePath,
     /// Direction, in the skeleton's space, from the upper bone toward which the elbow/knee bends.
@@ -171,6 +171,16 @@ pub struct LimbIK {
 
 #[godot_api]
 impl ISkeletonModifier3D for LimbIK {
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        use crate::inspector::hide;
+        hide(
+            property,
+            &["target_transform"],
+            !self.target_node.is_empty(),
+        );
+        hide(property, &["pole_direction"], !self.pole_node.is_empty());
+    }
+
     fn on_notification(&mut self, what: Node3DNotification) {
         if crate::bones::parent_changed(what) {
             self.skeleton = None;
@@ -295,16 +305,16 @@ impl LimbIK {
 impl LimbIK {
     /// [member limb]: the left arm.
     #[constant]
-    const LIMB_LEFT_ARM: i64 = 0;
+    const LIMB_LEFT_ARM: i64 = Limb::LeftArm as i64;
     /// [member limb]: the right arm.
     #[constant]
-    const LIMB_RIGHT_ARM: i64 = 1;
+    const LIMB_RIGHT_ARM: i64 = Limb::RightArm as i64;
     /// [member limb]: the left leg.
     #[constant]
-    const LIMB_LEFT_LEG: i64 = 2;
+    const LIMB_LEFT_LEG: i64 = Limb::LeftLeg as i64;
     /// [member limb]: the right leg.
     #[constant]
-    const LIMB_RIGHT_LEG: i64 = 3;
+    const LIMB_RIGHT_LEG: i64 = Limb::RightLeg as i64;
 
     /// Sets the limb used for empty bone names (re-resolves the chain).
     #[func]
@@ -333,6 +343,7 @@ impl LimbIK {
     pub fn set_target_node(&mut self, path: NodePath) {
         self.target_named = !path.is_empty();
         self.target_node = path;
+        self.base_mut().notify_property_list_changed();
     }
 
     /// Sets [member pole_node].
@@ -340,6 +351,7 @@ impl LimbIK {
     pub fn set_pole_node(&mut self, path: NodePath) {
         self.pole_named = !path.is_empty();
         self.pole_node = path;
+        self.base_mut().notify_property_list_changed();
     }
 
     /// Sets the upper bone's name (re-resolves the chain).

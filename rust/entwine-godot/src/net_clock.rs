@@ -96,6 +96,7 @@ impl NetClock {
 
     /// A client's ping, handled on the server: answers the sender with its stamp and the server time.
     #[rpc(any_peer, call_remote, unreliable_ordered, channel = 0)]
+    #[func(rename = _ping)]
     fn ping(&mut self, client_stamp: f64) {
         let Some(mp) = self.base().get_multiplayer() else {
             return;
@@ -115,6 +116,7 @@ impl NetClock {
 
     /// The server's answer, handled on a client.
     #[rpc(authority, call_remote, unreliable_ordered, channel = 0)]
+    #[func(rename = _pong)]
     fn pong(&mut self, client_stamp: f64, server_time: f64) {
         if let Some(rtt_ms) = self.sync.record_ms(client_stamp, server_time, now()) {
             self.signals().synced().emit(rtt_ms);

@@ -28,15 +28,17 @@ pub fn now() -> f64 {
 /// with a second thread) it gives the work's whole CPU time, where wall time gives how long it
 /// took. Both return -1 where the platform has no such clock (Windows, the web).
 ///
-/// **Where a node's time goes.** With [method set_own_timing] on, each of Entwine's nodes adds the
+/// **Where a node's time goes.** The Debugger's Monitors show, for each kind of Entwine node, the
+/// milliseconds per frame its own callbacks take (`entwine/<Class> (ms)`, debug builds; read them
+/// from a script with `Performance.get_custom_monitor`). Behind them, each of Entwine's nodes adds the
 /// thread CPU time of its own per-frame callbacks (a skeleton modifier's pass, a node's physics and
 /// process callbacks, the ropes' batched step; the engine calls they make and the signal handlers
-/// they run included) to a total per class, which
-/// [method get_own_time_usec] and [method get_own_call_count] read. Set against the frame's CPU time above a
+/// they run included) to a total per class while the timing is on (in debug builds, from the
+/// start). Set against the frame's CPU time above a
 /// scene without the node, it tells Entwine's share from the engine's work the node causes after
 /// it returns (a skeleton recomputing its poses after a modifier wrote bones, physics moving a body
-/// it moved). Off by default: each callback then costs one flag check; on, two clock reads, whose
-/// own cost (measured when the timing is turned on) is taken off each callback's time.
+/// it moved). Off in release builds: each callback then costs one flag check; on, two clock reads,
+/// whose own cost (measured when the timing is turned on) is taken off each callback's time.
 #[derive(GodotClass)]
 #[class(no_init, base = Object)]
 pub struct EntwineProfiler {
@@ -60,8 +62,8 @@ impl EntwineProfiler {
     }
 
     /// Turns the per-class timing of Entwine's own callbacks on or off (off by default; see the
-    /// class description). The totals are kept; [method reset_own_time] clears them.
-    #[func]
+    /// class description). The totals are kept; a reset clears them.
+    #[func(rename = _set_own_timing)]
     pub fn set_own_timing(on: bool) {
         if on {
             // What two clock reads in a row cost (a system call on most platforms): taken off
@@ -75,14 +77,14 @@ impl EntwineProfiler {
         OWN_TIMING.store(on, Relaxed);
     }
 
-    /// Returns whether [method set_own_timing] is on.
-    #[func]
+    /// Returns whether the timing is on.
+    #[func(rename = _is_own_timing)]
     pub fn is_own_timing() -> bool {
         OWN_TIMING.load(Relaxed)
     }
 
     /// Clears every class's totals (time and calls).
-    #[func]
+    #[func(rename = _reset_own_time)]
     pub fn reset_own_time() {
         for part in &OWN {
             part.nanos.store(0, Relaxed);
@@ -91,10 +93,10 @@ impl EntwineProfiler {
     }
 
     /// Returns the thread CPU time, in microseconds, that nodes of `class_name` (e.g.
-    /// `"SoldierBearing"`) have spent in their own per-frame callbacks while [method set_own_timing]
-    /// was on, since the last [method reset_own_time]; -1 (with an error) for a class that is not
+    /// `"SoldierBearing"`) have spent in their own per-frame callbacks while the timing
+    /// was on, since the last a reset; -1 (with an error) for a class that is not
     /// one of Entwine's timed nodes, or where there is no thread CPU clock.
-    #[func(rename = get_own_time_usec)]
+    #[func(rename = _get_own_time_usec)]
     pub fn own_time_usec(class_name: GString) -> f64 {
         match own_part(&class_name) {
             Some(_) if cpu_seconds(Clock::Thread).is_none() => -1.0,
@@ -103,9 +105,9 @@ impl EntwineProfiler {
         }
     }
 
-    /// Returns how many timed callbacks nodes of `class_name` have run (see [method get_own_time_usec]);
+    /// Returns how many timed callbacks nodes of `class_name` have run (see the time);
     /// -1 (with an error) for a class that is not one of Entwine's timed nodes.
-    #[func(rename = get_own_call_count)]
+    #[func(rename = _get_own_call_count)]
     pub fn own_calls(class_name: GString) -> i64 {
         own_part(&class_name).map_or(-1, |part| part.calls.load(Relaxed) as i64)
     }
@@ -124,7 +126,7 @@ pub enum Own {
 }
 
 /// Each [`Own`]'s class name, in its order (an [`Own`] indexes [`OWN`] and this).
-const OWN_NAMES: [&str; 7] = [
+pub const OWN_NAMES: [&str; 7] = [
     "EntwineSoldierBearing",
     "EntwineLimbIK",
     "EntwineRopeBoneChain",
@@ -149,6 +151,13 @@ static OWN: [OwnTotal; OWN_NAMES.len()] = [const {
         calls: AtomicU64::new(0),
     }
 }; OWN_NAMES.len()];
+
+/// Returns the totals (ns, calls) of the class at `index` in [`OWN_NAMES`].
+pub fn own_totals(index: usize) -> (u64, u64) {
+    OWN.get(index).map_or((0, 0), |part| {
+        (part.nanos.load(Relaxed), part.calls.load(Relaxed))
+    })
+}
 
 /// Returns the totals of the class named `name`, or `None` (with an error naming the classes).
 fn own_part(name: &GString) -> Option<&'static OwnTotal> {

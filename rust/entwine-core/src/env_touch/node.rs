@@ -11,11 +11,11 @@ use crate::rig::{Humanoid, Role};
 /// Why the node's setup cannot be used; its text is the warning, naming what to fix.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SetupIssue {
-    /// `character_path` (the path given) is not a Node3D.
+    /// `character_node` (the path given) is not a Node3D.
     NoCharacter(String),
-    /// No Skeleton3D under the character (its name) and no `skeleton_path`.
+    /// No Skeleton3D under the character (its name) and no `skeleton_node`.
     NoSkeleton(String),
-    /// `skeleton_path` (the path given) is not a Skeleton3D.
+    /// `skeleton_node` (the path given) is not a Skeleton3D.
     NotASkeleton(String),
     /// An arm's bone list (the property) names neither 0 nor 3 bones (how many it names).
     ArmBoneCount(&'static str, usize),
@@ -33,14 +33,14 @@ impl core::fmt::Display for SetupIssue {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Self::NoCharacter(path) => {
-                write!(f, "character_path '{path}' does not point at a Node3D")
+                write!(f, "character_node '{path}' does not point at a Node3D")
             }
             Self::NoSkeleton(name) => write!(
                 f,
-                "no Skeleton3D under the character '{name}' (set skeleton_path)"
+                "no Skeleton3D under the character '{name}' (set skeleton_node)"
             ),
             Self::NotASkeleton(path) => {
-                write!(f, "skeleton_path '{path}' does not point at a Skeleton3D")
+                write!(f, "skeleton_node '{path}' does not point at a Skeleton3D")
             }
             Self::ArmBoneCount(property, n) => write!(
                 f,
@@ -327,7 +327,7 @@ mod tests {
     fn setup_warnings_name_what_to_fix() {
         assert_eq!(
             SetupIssue::NoCharacter("../Hero".into()).warning(),
-            "character_path '../Hero' does not point at a Node3D; the node stays idle until this is fixed."
+            "character_node '../Hero' does not point at a Node3D; the node stays idle until this is fixed."
         );
         assert_eq!(
             SetupIssue::Bone("left_arm_bones", "bone 'X' not found".into()).to_string(),
@@ -342,7 +342,7 @@ mod tests {
             .contains("the character 'Bob' has no capsule"));
         assert!(SetupIssue::NoSkeleton("Bob".into())
             .to_string()
-            .ends_with("(set skeleton_path)"));
+            .ends_with("(set skeleton_node)"));
     }
 
     #[test]

@@ -71,14 +71,14 @@ pub struct EnvironmentInteractionStateMachine {
     /// The character this node drives, usually its parent: a [CharacterBody3D] (velocity and
     /// floor are read from it), a [RigidBody3D] or any [Node3D] (velocity from its motion).
     #[export_group(name = "Setup")]
-    #[export]
-    #[var(set = set_character_path)]
+    #[export(node_path = ("Node3D"))]
+    #[var(set = set_character_node)]
     #[init(val = NodePath::from(".."))]
-    character_path: NodePath,
+    character_node: NodePath,
     /// The character's skeleton. Empty: the first [Skeleton3D] found under the character.
-    #[export]
-    #[var(set = set_skeleton_path)]
-    skeleton_path: NodePath,
+    #[export(node_path = ("Skeleton3D"))]
+    #[var(set = set_skeleton_node)]
+    skeleton_node: NodePath,
     /// The character's height in metres, which sizes the detection volume (the arm span is taken as
     /// the height, as it is on most people). 0 = the height of the humanoid found in the skeleton (its meshes'
     /// extent, else its head joint; see [EntwineHumanoidRig]), or, when the skeleton has no head, the
@@ -353,19 +353,19 @@ impl EnvironmentInteractionStateMachine {
 
     /// Reset: letting go.
     #[constant]
-    const STATE_RESET: i64 = 0;
+    const STATE_RESET: i64 = TouchStateKind::Reset as i64;
     /// Search: tracking a collider.
     #[constant]
-    const STATE_SEARCH: i64 = 1;
+    const STATE_SEARCH: i64 = TouchStateKind::Search as i64;
     /// Approach: the hand moves toward it, palm down.
     #[constant]
-    const STATE_APPROACH: i64 = 2;
+    const STATE_APPROACH: i64 = TouchStateKind::Approach as i64;
     /// Rise: the hand rises onto the contact.
     #[constant]
-    const STATE_RISE: i64 = 3;
+    const STATE_RISE: i64 = TouchStateKind::Rise as i64;
     /// Touch: the hand rests on the surface.
     #[constant]
-    const STATE_TOUCH: i64 = 4;
+    const STATE_TOUCH: i64 = TouchStateKind::Touch as i64;
     /// The left hand.
     #[constant]
     const SIDE_LEFT: i64 = 0;
@@ -373,17 +373,17 @@ impl EnvironmentInteractionStateMachine {
     #[constant]
     const SIDE_RIGHT: i64 = 1;
 
-    /// Sets [member character_path] (see the property for its range and effect).
+    /// Sets [member character_node] (see the property for its range and effect).
     #[func]
-    fn set_character_path(&mut self, path: NodePath) {
-        self.character_path = path;
+    fn set_character_node(&mut self, path: NodePath) {
+        self.character_node = path;
         self.invalidate();
     }
 
-    /// Sets [member skeleton_path] (see the property for its range and effect).
+    /// Sets [member skeleton_node] (see the property for its range and effect).
     #[func]
-    fn set_skeleton_path(&mut self, path: NodePath) {
-        self.skeleton_path = path;
+    fn set_skeleton_node(&mut self, path: NodePath) {
+        self.skeleton_node = path;
         self.invalidate();
     }
 

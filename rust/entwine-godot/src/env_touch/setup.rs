@@ -93,15 +93,15 @@ impl EnvironmentInteractionStateMachine {
     pub(super) fn setup(&mut self) -> Result<Rig, SetupIssue> {
         let character = self
             .base()
-            .try_get_node_as::<Node3D>(&self.character_path)
-            .ok_or_else(|| SetupIssue::NoCharacter(self.character_path.to_string()))?;
-        let skeleton = if self.skeleton_path.is_empty() {
+            .try_get_node_as::<Node3D>(&self.character_node)
+            .ok_or_else(|| SetupIssue::NoCharacter(self.character_node.to_string()))?;
+        let skeleton = if self.skeleton_node.is_empty() {
             crate::scene::first_descendant::<Skeleton3D>(&character.clone().upcast())
                 .ok_or_else(|| SetupIssue::NoSkeleton(character.get_name().to_string()))?
         } else {
             self.base()
-                .try_get_node_as::<Skeleton3D>(&self.skeleton_path)
-                .ok_or_else(|| SetupIssue::NotASkeleton(self.skeleton_path.to_string()))?
+                .try_get_node_as::<Skeleton3D>(&self.skeleton_node)
+                .ok_or_else(|| SetupIssue::NotASkeleton(self.skeleton_node.to_string()))?
         };
         let lists = [&self.left_arm_bones, &self.right_arm_bones].map(|list| {
             list.as_slice()

@@ -192,13 +192,16 @@ impl FormationController {
     }
 
     pub(super) fn follow_leader(&mut self) {
-        if self.leader.is_empty() {
+        if self.leader_node.is_empty() {
             return;
         }
-        let Some(leader) = self.base().try_get_node_as::<Node3D>(&self.leader) else {
+        let Some(leader) = self.base().try_get_node_as::<Node3D>(&self.leader_node) else {
             self.warn_once(
                 warn::LEADER,
-                &format!("leader '{}' is not a Node3D; not following", self.leader),
+                &format!(
+                    "leader_node '{}' is not a Node3D; not following",
+                    self.leader_node
+                ),
             );
             return;
         };

@@ -44,6 +44,13 @@ impl FormationController {
         self.networked
     }
 
+    /// Sets [member networked].
+    #[func]
+    pub fn set_networked(&mut self, on: bool) {
+        self.networked = on;
+        self.base_mut().notify_property_list_changed();
+    }
+
     /// Returns [member acknowledge_commands].
     #[func]
     pub fn is_acknowledging_commands(&self) -> bool {
@@ -64,10 +71,10 @@ impl FormationController {
 
     /// [member agent_source] value: drive the controller's children.
     #[constant]
-    const AGENTS_CHILDREN: i64 = 0;
+    const AGENTS_CHILDREN: i64 = AgentSource::Children as i64;
     /// [member agent_source] value: simulate internal agents drawn with a MultiMesh.
     #[constant]
-    const AGENTS_INTERNAL: i64 = 1;
+    const AGENTS_INTERNAL: i64 = AgentSource::Internal as i64;
 
     /// Emitted once per command when the squad meets the contract, with the metrics: `settle_time`
     /// (s), `contract_met`, `spacing_error` (m, over every neighbouring pair: see [method
@@ -122,6 +129,7 @@ impl FormationController {
     #[func]
     pub(super) fn set_agent_source(&mut self, source: AgentSource) {
         self.agent_source = source;
+        self.base_mut().notify_property_list_changed();
         if self.ready {
             self.rebuild_agents(true);
         }
@@ -144,6 +152,7 @@ impl FormationController {
     #[func]
     pub(super) fn set_soldier_bearings(&mut self, on: bool) {
         self.soldier_bearings = on;
+        self.base_mut().notify_property_list_changed();
         if self.ready {
             self.attach_bearings();
         }
@@ -163,6 +172,7 @@ impl FormationController {
     #[func]
     pub(super) fn set_recording(&mut self, on: bool) {
         self.recording = on;
+        self.base_mut().notify_property_list_changed();
         if self.ready {
             if on {
                 self.start_recording();
@@ -178,12 +188,14 @@ impl FormationController {
     /// A command from the server, handled on a client: applied once per id (resends are only
     /// acknowledged), aged by its time in flight when a [EntwineNetClock] is set, then acknowledged.
     #[rpc(any_peer, call_remote, reliable)]
+    #[func(rename = _net_command)]
     fn net_command(&mut self, id: i64, stamp: f64, kind: i64, name: GString, v: Vector3, s: f32) {
         self.receive_command(id, stamp, kind, name, v, s);
     }
 
     /// A client's acknowledgement, handled on the server.
     #[rpc(any_peer, call_remote, reliable)]
+    #[func(rename = _net_ack)]
     fn net_ack(&mut self, id: i64) {
         self.receive_ack(id);
     }
@@ -191,6 +203,7 @@ impl FormationController {
     /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
     /// malformed, stale or foreign chunks are dropped and counted, with one warning.
     #[rpc(any_peer, call_remote, unreliable, channel = 1)]
+    #[func(rename = _net_keyframe)]
     fn net_keyframe(&mut self, chunk: PackedByteArray) {
         self.receive_keyframe(chunk);
     }

@@ -38,7 +38,7 @@ use rig_data::{rotation_of, salute_arm, Rig};
 ///   at the same rate when [member looking] goes false. [member chest_share] of the look goes to
 ///   [member chest_bone], [member neck_share] to [member neck_bone], the rest to [member head_bone],
 ///   so the head's forward ends exactly on the target.
-/// - **Salute**: while [member saluting], the [EntwineLimbIK] [member salute_ik] leads to (see
+/// - **Salute**: while [member saluting], the [EntwineLimbIK] [member salute_ik_node] leads to (see
 ///   [method create_salute_ik]; a child of the same skeleton) puts the hand bone at
 ///   [member salute_hand_offset] from the head (in the head's frame), fingers toward the brow, the
 ///   elbow out to the side along [member salute_pole]. The salute's weight rises from 0 to 1 over
@@ -74,7 +74,7 @@ pub struct SoldierBearing {
     #[export]
     #[var(set = set_chest_bone)]
     chest_bone: GString,
-    /// The saluting arm's hand bone (the end of [member salute_ik]'s chain). Empty: the humanoid's
+    /// The saluting arm's hand bone (the end of [member salute_ik_node]'s chain). Empty: the humanoid's
     /// right hand.
     #[export]
     #[var(set = set_hand_bone)]
@@ -139,9 +139,9 @@ pub struct SoldierBearing {
     /// A [EntwineLimbIK] on the saluting arm, a child of the same skeleton (see
     /// [method create_salute_ik]); this node runs its solve and keeps it inactive. Without one, or
     /// with one under another skeleton, a salute does nothing (one warning).
-    #[export]
-    #[var(get = get_salute_ik, set = set_salute_ik)]
-    salute_ik: NodePath,
+    #[export(node_path = ("EntwineLimbIK"))]
+    #[var(get = get_salute_ik_node, set = set_salute_ik_node)]
+    salute_ik_node: NodePath,
     /// Where the hand bone (the wrist) goes in a salute: metres from the head bone in the head's
     /// frame, character axes (x right, y up, z back), for a 1.75 m human — scaled by the rig's
     /// height (from its rest pose) over 1.75 m. The fingers then reach the right brow.
@@ -171,8 +171,8 @@ pub struct SoldierBearing {
     head_known: bool,
     /// The [EntwineLimbIK] [method create_salute_ik] made: its bones follow [member hand_bone].
     own_ik: Option<InstanceId>,
-    /// The [EntwineLimbIK] [member salute_ik] leads to.
-    salute_ik_node: NodeCache<LimbIK>,
+    /// The [EntwineLimbIK] [member salute_ik_node] leads to.
+    salute_ik_cache: NodeCache<LimbIK>,
     salute_target: Transform3D,
     /// This node, kept from the first pass: the salute's path is looked up from it (no handle made
     /// per frame).
@@ -433,22 +433,22 @@ impl SoldierBearing {
 
     /// Sets the [EntwineLimbIK] the salute drives (a node path from this node).
     #[func]
-    pub fn set_salute_ik(&mut self, path: NodePath) {
-        self.salute_ik = path;
+    pub fn set_salute_ik_node(&mut self, path: NodePath) {
+        self.salute_ik_node = path;
         self.warnings.clear(WARN_IK);
         self.warnings.clear(WARN_IK_ELSEWHERE);
     }
 
     /// Returns the salute's [EntwineLimbIK] path.
     #[func]
-    pub fn get_salute_ik(&self) -> NodePath {
-        self.salute_ik.clone()
+    pub fn get_salute_ik_node(&self) -> NodePath {
+        self.salute_ik_node.clone()
     }
 
     /// Creates a [EntwineLimbIK] for the saluting arm (the grandparent and parent of [member hand_bone] →
     /// [member hand_bone]; `RightUpperArm` → `RightLowerArm` when the hand is not found) right
-    /// after this node under the skeleton, sets [member salute_ik] to it and returns it (the
-    /// existing one when [member salute_ik] already points at a [EntwineLimbIK]). Call it while the
+    /// after this node under the skeleton, sets [member salute_ik_node] to it and returns it (the
+    /// existing one when [member salute_ik_node] already points at a [EntwineLimbIK]). Call it while the
     /// skeleton is not updating (e.g. from `_ready` or `_physics_process`); null without a parent
     /// skeleton.
     #[func]
@@ -474,7 +474,7 @@ impl SoldierBearing {
         let index = self.base().get_index() + 1;
         skeleton.move_child(&ik, index);
         let path = self.base().get_path_to(&ik);
-        self.set_salute_ik(path);
+        self.set_salute_ik_node(path);
         Some(ik)
     }
 
@@ -588,7 +588,7 @@ impl SoldierBearing {
         cfg
     }
 
-    /// Keeps this node's handle (made once: [member salute_ik] is looked up from it every frame).
+    /// Keeps this node's handle (made once: [member salute_ik_node] is looked up from it every frame).
     fn keep_me(&mut self) {
         if self.me.is_none() {
             self.me = Some(self.to_gd().upcast());
@@ -598,26 +598,26 @@ impl SoldierBearing {
     fn ik(&mut self) -> Option<Gd<LimbIK>> {
         self.keep_me();
         let from = self.me.as_ref()?;
-        self.salute_ik_node.get(from, &self.salute_ik)
+        self.salute_ik_cache.get(from, &self.salute_ik_node)
     }
 
     /// [`Self::ik`], the kept handle moved out of its cache (give it back with
-    /// `salute_ik_node.put_back`).
+    /// `salute_ik_cache.put_back`).
     fn take_ik(&mut self) -> Option<Gd<LimbIK>> {
         self.keep_me();
         let from = self.me.as_ref()?;
-        self.salute_ik_node.take(from, &self.salute_ik)
+        self.salute_ik_cache.take(from, &self.salute_ik_node)
     }
 
-    /// Returns true when [member salute_ik] leads to a [EntwineLimbIK] that is off (one look-up of the kept
+    /// Returns true when [member salute_ik_node] leads to a [EntwineLimbIK] that is off (one look-up of the kept
     /// node and one direct call: see `direct`).
     fn salute_is_off(&mut self) -> bool {
         self.keep_me();
         let Some(from) = self.me.as_ref() else {
             return false;
         };
-        self.salute_ik_node
-            .lend(from, &self.salute_ik)
+        self.salute_ik_cache
+            .lend(from, &self.salute_ik_node)
             .is_some_and(|ik| !ik.is_active())
     }
 
@@ -644,7 +644,7 @@ impl SoldierBearing {
             if self.saluting {
                 self.warn_once(
                     WARN_IK,
-                    "saluting needs salute_ik to point at an EntwineLimbIK (see create_salute_ik()); no salute",
+                    "saluting needs salute_ik_node to point at an EntwineLimbIK (see create_salute_ik()); no salute",
                 );
             }
             return;
@@ -657,7 +657,7 @@ impl SoldierBearing {
             delta,
         };
         self.salute_with(&mut ik, skeleton, rig, aim);
-        self.salute_ik_node.put_back(ik);
+        self.salute_ik_cache.put_back(ik);
     }
 
     /// [`Self::salute`] with its EntwineLimbIK found: one binding of it for the check that it is this
@@ -693,7 +693,7 @@ impl SoldierBearing {
             if self.saluting {
                 self.warn_once(
                     WARN_IK_ELSEWHERE,
-                    "salute_ik points at an EntwineLimbIK that is not a child of this node's skeleton; no salute",
+                    "salute_ik_node points at an EntwineLimbIK that is not a child of this node's skeleton; no salute",
                 );
             }
             return;

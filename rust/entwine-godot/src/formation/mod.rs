@@ -180,8 +180,8 @@ pub struct FormationController {
     #[var(get = is_hot_reload_enabled)]
     hot_reload: bool,
     /// Optional leader: the formation's centre and facing follow this node (global transform).
-    #[export]
-    leader: NodePath,
+    #[export(node_path = ("Node3D"))]
+    leader_node: NodePath,
 
     /// Fastest an agent moves, m/s (0.01..=100).
     #[export_group(name = "Motion")]
@@ -290,11 +290,11 @@ pub struct FormationController {
     /// Send commands over the multiplayer API (server → clients, acknowledged).
     #[export_group(name = "Network")]
     #[export]
-    #[var(get = is_networked)]
+    #[var(get = is_networked, set = set_networked)]
     networked: bool,
     /// A [EntwineNetClock] whose server time stamps the commands (local clock when empty).
-    #[export]
-    net_clock: NodePath,
+    #[export(node_path = ("EntwineNetClock"))]
+    net_clock_node: NodePath,
     /// Clients acknowledge commands (turn off only to test how the server handles a silent peer).
     #[export]
     #[var(get = is_acknowledging_commands)]

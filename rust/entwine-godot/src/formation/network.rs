@@ -196,11 +196,11 @@ impl FormationController {
 
     /// Returns the shared server time from the [EntwineNetClock] at [member net_clock], if there is one.
     pub(super) fn server_time(&self) -> Option<f64> {
-        if self.net_clock.is_empty() {
+        if self.net_clock_node.is_empty() {
             return None;
         }
         self.base()
-            .try_get_node_as::<NetClock>(&self.net_clock)
+            .try_get_node_as::<NetClock>(&self.net_clock_node)
             .map(|clock| clock.bind().server_time())
     }
 

@@ -16,6 +16,18 @@ use crate::warnings::Warnings;
 
 #[godot_api]
 impl INode3D for FormationController {
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        use crate::inspector::hide;
+        let internal = self.agent_source == AgentSource::Internal;
+        hide(property, &["internal_agent_count", "agent_mesh"], !internal);
+        hide(property, &["move_bodies", "soldier_bearings"], internal);
+        let bearings = self.soldier_bearings && !internal;
+        hide(property, &["head_turn_speed", "salute_duration"], !bearings);
+        let net = ["net_clock_node", "acknowledge_commands", "keyframe_rate"];
+        hide(property, &net, !self.networked);
+        hide(property, &["record_frames"], !self.recording);
+    }
+
     fn init(base: Base<Node3D>) -> Self {
         let cfg = SquadConfig::default();
         Self {
@@ -28,7 +40,7 @@ impl INode3D for FormationController {
             formations_dir: DEFAULT_FORMATIONS_DIR.into(),
             formation: "line".into(),
             hot_reload: godot::classes::Os::singleton().has_feature("editor"),
-            leader: NodePath::default(),
+            leader_node: NodePath::default(),
             max_speed: cfg.max_speed,
             max_turn_rate: cfg.max_turn_rate,
             arrival_time: cfg.arrival_time,
@@ -51,7 +63,7 @@ impl INode3D for FormationController {
             measure_latency: true,
             step_noise: 0.0,
             networked: false,
-            net_clock: NodePath::default(),
+            net_clock_node: NodePath::default(),
             acknowledge_commands: true,
             keyframe_rate: 2.0,
             kf_since: 0.0,

@@ -2,6 +2,7 @@
 //! same RON path as the `.ron` files, and the controller's `add_formation_resource`.
 
 use entwine_core::formation::{Facing, FormationDef, Shape};
+use godot::classes::IResource;
 use godot::prelude::*;
 
 use super::FormationController;
@@ -51,6 +52,7 @@ pub struct FormationShape {
     base: Base<Resource>,
     /// Layout family.
     #[export]
+    #[var(set = set_kind)]
     kind: FormationKind,
     /// Distance between neighbours, m (0.05..=100).
     #[export(range = (0.05, 100.0, 0.01, suffix = "m"))]
@@ -99,7 +101,30 @@ pub struct FormationShape {
 }
 
 #[godot_api]
+impl IResource for FormationShape {
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        use crate::inspector::hide;
+        use FormationKind as K;
+        let k = self.kind;
+        hide(property, &["files"], !matches!(k, K::Column | K::Box));
+        hide(property, &["ranks"], k != K::Column);
+        hide(property, &["radius"], k != K::Arc);
+        hide(property, &["initial_radius", "growth"], k != K::Spiral);
+        hide(property, &["wedge_angle"], k != K::Wedge);
+        hide(property, &["hollow"], k != K::Box);
+        hide(property, &["points"], k != K::Custom);
+    }
+}
+
+#[godot_api]
 impl FormationShape {
+    /// Sets [member kind]; the inspector then shows the settings of that kind only.
+    #[func]
+    pub fn set_kind(&mut self, kind: FormationKind) {
+        self.kind = kind;
+        self.base_mut().notify_property_list_changed();
+    }
+
     /// Returns [member hollow].
     #[func]
     pub fn is_hollow(&self) -> bool {

@@ -209,7 +209,7 @@ pub(super) fn attach_bearing(
         .find_map(|c| c.try_cast::<SoldierBearing>().ok());
     let id = skeleton.instance_id();
     if let Some(mut bearing) = existing {
-        if bearing.bind().get_salute_ik().is_empty() {
+        if bearing.bind().get_salute_ik_node().is_empty() {
             bearing.bind_mut().create_salute_ik();
         }
         return Some(Soldier {
@@ -241,7 +241,7 @@ pub(super) fn attach_bearing(
 pub(super) fn free_bearing(bearing: Gd<SoldierBearing>) {
     let ik: Option<Gd<LimbIK>> = {
         let b = bearing.bind();
-        let path = b.get_salute_ik();
+        let path = b.get_salute_ik_node();
         if path.is_empty() {
             None
         } else {

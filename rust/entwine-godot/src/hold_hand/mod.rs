@@ -104,8 +104,8 @@ pub struct HoldHandComponent {
     /// The [EntwineHoldHandRoom] this character plays in. Empty: the nearest ancestor room, else the first
     /// node in the group `entwine_hold_hand_rooms`.
     #[export_group(name = "Setup")]
-    #[export]
-    room: NodePath,
+    #[export(node_path = ("EntwineHoldHandRoom"))]
+    room_node: NodePath,
     /// This player's id in the room (e.g. its multiplayer peer id). 0 picks one automatically, unique
     /// per component; at run time this property reads the id actually in use. Set before the
     /// component joins its room: a different id set while in the room warns once and is used only
@@ -114,15 +114,15 @@ pub struct HoldHandComponent {
     #[var(get = get_player_id, set = set_player_id)]
     player_id: i64,
     /// The character this component moves: its root ([CharacterBody3D] or [Node3D]).
-    #[export]
+    #[export(node_path = ("Node3D"))]
     #[init(val = NodePath::from(".."))]
-    character: NodePath,
+    character_node: NodePath,
     /// The character's skeleton. Empty: the first [Skeleton3D] below the character.
-    #[export]
-    skeleton: NodePath,
+    #[export(node_path = ("Skeleton3D"))]
+    skeleton_node: NodePath,
     /// The character's [AnimationTree]. Empty: the first one below the character.
-    #[export]
-    animation_tree: NodePath,
+    #[export(node_path = ("AnimationTree"))]
+    animation_tree_node: NodePath,
 
     /// Scale this node's lengths and speeds with the initiator's size: [member follow_offset],
     /// [member preparation_offset], [member stop_radius], [member min_follow_speed],
@@ -305,8 +305,8 @@ pub struct HoldHandComponent {
     /// The [EntwineNetClock] whose shared time stamps the stream. Empty: the first node in the group
     /// `entwine_net_clocks` (every EntwineNetClock joins it). Without one, remote views still interpolate,
     /// but [method get_view_delay] leaves out the network's fastest transit time.
-    #[export]
-    net_clock: NodePath,
+    #[export(node_path = ("EntwineNetClock"))]
+    net_clock_node: NodePath,
     /// Seconds without IK packets after which the remote hands fade out (they fade back in when
     /// packets resume).
     #[export(range = (0.05, 10.0, 0.05, suffix = "s"))]
@@ -456,27 +456,24 @@ impl HoldHandComponent {
         self.debug_draw
     }
 
-    /// Phase: no interaction. Deprecated: use [method get_phase]'s values (this constant goes in the
-    /// next release).
+    /// [method get_phase]: no interaction.
     #[constant]
-    pub const PHASE_NONE: i32 = PairPhase::None as i32;
-    /// Phase: the interaction arrived; following starts next frame. Deprecated, like
-    /// [constant PHASE_NONE].
+    pub const PHASE_NONE: i64 = PairPhase::None as i64;
+    /// [method get_phase]: the interaction arrived; following starts next frame.
     #[constant]
-    pub const PHASE_PREPARING: i32 = PairPhase::Preparing as i32;
-    /// Phase: following, mirroring and hand IK run. Deprecated, like [constant PHASE_NONE].
+    pub const PHASE_PREPARING: i64 = PairPhase::Preparing as i64;
+    /// [method get_phase]: following, mirroring and hand IK run.
     #[constant]
-    pub const PHASE_ACTIVE: i32 = PairPhase::Active as i32;
-    /// Role: not paired. Deprecated: use [method get_role]'s values (this constant goes in the next
-    /// release).
+    pub const PHASE_ACTIVE: i64 = PairPhase::Active as i64;
+    /// [method get_role]: not paired.
     #[constant]
-    pub const ROLE_NONE: i32 = PairRole::None as i32;
-    /// Role: asked first; walks and is the pair's authority. Deprecated, like [constant ROLE_NONE].
+    pub const ROLE_NONE: i64 = PairRole::None as i64;
+    /// [method get_role]: asked first; walks and is the pair's authority.
     #[constant]
-    pub const ROLE_INITIATOR: i32 = PairRole::Initiator as i32;
-    /// Role: accepted; carried along and frozen. Deprecated, like [constant ROLE_NONE].
+    pub const ROLE_INITIATOR: i64 = PairRole::Initiator as i64;
+    /// [method get_role]: accepted; carried along and frozen.
     #[constant]
-    pub const ROLE_RECIPIENT: i32 = PairRole::Recipient as i32;
+    pub const ROLE_RECIPIENT: i64 = PairRole::Recipient as i64;
 
     /// Emitted on every phase change: None 0, Preparing 1, Active 2 (as [method get_phase]).
     #[signal]
@@ -519,6 +516,7 @@ impl HoldHandComponent {
     /// for a pair this player does not lead, malformed, stale or too fast ones are dropped and
     /// counted, with at most one warning per kind every 10 s.
     #[rpc(any_peer, call_remote, unreliable, channel = 1)]
+    #[func(rename = _pair_frame)]
     fn pair_frame(&mut self, bytes: PackedByteArray) {
         let sender = self
             .base()

@@ -76,8 +76,10 @@ impl HoldHandComponent {
     }
 
     pub(super) fn find_clock(&self) -> Option<Gd<NetClock>> {
-        if !self.net_clock.is_empty() {
-            return self.base().try_get_node_as::<NetClock>(&self.net_clock);
+        if !self.net_clock_node.is_empty() {
+            return self
+                .base()
+                .try_get_node_as::<NetClock>(&self.net_clock_node);
         }
         self.base()
             .get_tree()
@@ -102,7 +104,7 @@ impl HoldHandComponent {
         let Some(mut room) = room else {
             self.warn_once(
                 WARN_NO_ROOM,
-                "no EntwineHoldHandRoom found (set `room`, put one above this node, or add one to the \
+                "no EntwineHoldHandRoom found (set `room_node`, put one above this node, or add one to the \
                  group `entwine_hold_hand_rooms`); requests are refused"
                     .into(),
             );
@@ -126,8 +128,8 @@ impl HoldHandComponent {
     }
 
     pub(super) fn find_room(&self) -> Option<Gd<HoldHandRoom>> {
-        if !self.room.is_empty() {
-            return self.base().try_get_node_as::<HoldHandRoom>(&self.room);
+        if !self.room_node.is_empty() {
+            return self.base().try_get_node_as::<HoldHandRoom>(&self.room_node);
         }
         let mut node = self.base().get_parent();
         while let Some(n) = node {
@@ -154,23 +156,24 @@ impl HoldHandComponent {
         let tick = self.runtime.tick;
         self.runtime.forget_tick();
         self.runtime.tick = tick;
-        self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character);
+        self.runtime.character = self.base().try_get_node_as::<Node3D>(&self.character_node);
         self.runtime.body = self
             .runtime
             .character
             .clone()
             .and_then(|c| c.try_cast::<CharacterBody3D>().ok());
         let root = self.runtime.character.clone().map(|c| c.upcast::<Node>());
-        self.runtime.skeleton = if self.skeleton.is_empty() {
+        self.runtime.skeleton = if self.skeleton_node.is_empty() {
             root.as_ref().and_then(first_descendant::<Skeleton3D>)
         } else {
-            self.base().try_get_node_as::<Skeleton3D>(&self.skeleton)
+            self.base()
+                .try_get_node_as::<Skeleton3D>(&self.skeleton_node)
         };
-        self.runtime.tree = if self.animation_tree.is_empty() {
+        self.runtime.tree = if self.animation_tree_node.is_empty() {
             root.as_ref().and_then(first_descendant::<AnimationTree>)
         } else {
             self.base()
-                .try_get_node_as::<AnimationTree>(&self.animation_tree)
+                .try_get_node_as::<AnimationTree>(&self.animation_tree_node)
         };
         self.runtime.player = if self.runtime.tree.is_none() {
             self.runtime
@@ -184,8 +187,8 @@ impl HoldHandComponent {
             self.warn_once(
                 WARN_NO_CHARACTER,
                 format!(
-                    "`character` ({}) is not a Node3D; this component stays idle",
-                    self.character
+                    "`character_node` ({}) is not a Node3D; this component stays idle",
+                    self.character_node
                 ),
             );
         }

@@ -64,13 +64,13 @@ impl RopeSimulation {
 
     /// [member editor_preview] value: simulate in the editor only while selected.
     #[constant]
-    const EDITOR_PREVIEW_WHILE_SELECTED: i64 = 0;
+    const EDITOR_PREVIEW_WHILE_SELECTED: i64 = EditorPreview::WhileSelected as i64;
     /// [member editor_preview] value: always simulate in the editor.
     #[constant]
-    const EDITOR_PREVIEW_ALWAYS: i64 = 1;
+    const EDITOR_PREVIEW_ALWAYS: i64 = EditorPreview::Always as i64;
     /// [member editor_preview] value: never simulate in the editor.
     #[constant]
-    const EDITOR_PREVIEW_NEVER: i64 = 2;
+    const EDITOR_PREVIEW_NEVER: i64 = EditorPreview::Never as i64;
 
     /// Returns whether the rope is being simulated in the editor right now (false in the game):
     /// what [member editor_preview] and the editor's selection decide.
@@ -118,6 +118,7 @@ impl RopeSimulation {
     pub(super) fn set_end_node(&mut self, path: NodePath) {
         self.end_named = !path.is_empty();
         self.end_node = path;
+        self.base_mut().notify_property_list_changed();
         self.end_detached = false;
         self.exclude_dirty = true;
         self.clear_warning(warn::END_NODE);
@@ -243,6 +244,7 @@ impl RopeSimulation {
     #[func]
     pub(super) fn set_ground_enabled(&mut self, v: bool) {
         self.ground_enabled = v;
+        self.base_mut().notify_property_list_changed();
         self.sync_params();
     }
 
@@ -264,6 +266,7 @@ impl RopeSimulation {
     #[func]
     pub(super) fn set_can_sleep(&mut self, on: bool) {
         self.can_sleep = on;
+        self.base_mut().notify_property_list_changed();
         self.sync_params();
     }
 
@@ -318,6 +321,7 @@ impl RopeSimulation {
     #[func]
     pub(super) fn set_tube_enabled(&mut self, on: bool) {
         self.tube_enabled = on;
+        self.base_mut().notify_property_list_changed();
         self.rebuild_visuals();
     }
 

@@ -182,10 +182,10 @@ impl RopeBoneChain {
 
     /// [member fit]: the bones spread over the whole rope, root on its start, tip on its end.
     #[constant]
-    const FIT_STRETCH: i64 = 0;
+    const FIT_STRETCH: i64 = RopeChainFit::Stretch as i64;
     /// [member fit]: the bones at their rest spacing from the rope's start.
     #[constant]
-    const FIT_REST_LENGTH: i64 = 1;
+    const FIT_REST_LENGTH: i64 = RopeChainFit::RestLength as i64;
 
     /// Sets the rope to follow.
     #[func]

@@ -99,7 +99,7 @@ pub struct RopeSimulation {
     /// The node the rope hangs from: any [Node3D], or a [Skeleton3D] together with [member anchor_bone].
     /// Empty: the rope hangs from this node.
     #[export_group(name = "Anchor")]
-    #[export]
+    #[export(node_path = ("Node3D"))]
     #[var(set = set_anchor_node)]
     anchor_node: NodePath,
     /// Bone of the anchor [Skeleton3D] the rope hangs from (e.g. `RightHand`). Empty: the node itself.
@@ -118,7 +118,7 @@ pub struct RopeSimulation {
 
     /// Node the far end is attached to. Empty: the end hangs free.
     #[export_group(name = "End")]
-    #[export]
+    #[export(node_path = ("Node3D"))]
     #[var(set = set_end_node)]
     end_node: NodePath,
     /// Offset of the end attachment in the end node's space, metres (finite, within ±1e6; else
@@ -436,6 +436,16 @@ mod step;
 
 #[godot_api]
 impl INode3D for RopeSimulation {
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        use crate::inspector::hide;
+        let no_end = self.end_node.is_empty();
+        hide(property, &["end_offset", "apply_tension_to_body"], no_end);
+        hide(property, &["ground_height"], !self.ground_enabled);
+        hide(property, &["sleep_distance"], !self.can_sleep);
+        let no_tube = !self.tube_enabled;
+        hide(property, &["tube_sides", "smoothing", "material"], no_tube);
+    }
+
     fn ready(&mut self) {
         self.in_editor = Engine::singleton().is_editor_hint();
         self.build();

@@ -107,6 +107,7 @@ impl HoldHandRoom {
     /// `actor` (who must be the sending peer) toward `target` (for a request). At most
     /// [member max_calls_per_second] per peer; the excess is dropped and counted.
     #[rpc(any_peer, call_remote, reliable)]
+    #[func(rename = _submit)]
     fn submit(&mut self, op: i32, actor: i64, target: i64) {
         if self.mode() != Mode::Server {
             return;
@@ -176,6 +177,7 @@ impl HoldHandRoom {
     /// The server's refusal of this peer's call, shown as a warning (counted in
     /// [method get_stats] as `refusals_received`).
     #[rpc(authority, call_remote, reliable)]
+    #[func(rename = _refused)]
     fn refused(&mut self, why: GString) {
         self.gate.refusal_received();
         let me = crate::warnings::label(&self.to_gd());
@@ -185,6 +187,7 @@ impl HoldHandRoom {
     /// One event of the server's room, replayed here: `kind` 0 requested, 1 accepted, 2 declined,
     /// 3 expired, 4 withdrawn, 5 ended.
     #[rpc(authority, call_remote, reliable)]
+    #[func(rename = _replay)]
     fn replay(&mut self, kind: i32, a: i64, b: i64, c: i64, expires_at: f64) {
         let Some(event) = RoomEvent::decode((kind, a, b, c, expires_at)) else {
             return;
