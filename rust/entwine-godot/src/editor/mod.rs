@@ -65,6 +65,7 @@ impl IEditorPlugin for EntwineEditorPlugin {
             selection.connect("selection_changed", &callable);
         }
         self.start_driver();
+        settle_help_in_headless_tools();
     }
 
     fn exit_tree(&mut self) {
@@ -406,5 +407,21 @@ impl EntwineEditorPlugin {
         node.set_script(&script);
         self.base_mut().add_child(&node);
         self.driver = Some(node);
+    }
+}
+
+/// Works around a crash of Godot's headless command-line editor (`--import`, `--export-*`; Godot
+/// issue #111048, 4.5 and 4.6): when an extension is found for the first time (a new project, no
+/// `.godot/extension_list.cfg` yet), the editor regenerates its help on a worker thread, which
+/// queues the extensions' part of the help as a deferred call; a short import quits before that
+/// call runs, and it then runs after the help was freed (`FATAL: Index p_index = 1 is out of
+/// bounds`, signal 11). Opening a help page waits for that thread, so the deferred call runs in
+/// this frame, while the help still exists. Only in a headless editor, where no one sees the page.
+fn settle_help_in_headless_tools() {
+    if godot::classes::DisplayServer::singleton().get_name() != "headless" {
+        return;
+    }
+    if let Some(mut editor) = EditorInterface::singleton().get_script_editor() {
+        editor.goto_help("class_name:Node");
     }
 }
