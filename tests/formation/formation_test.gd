@@ -38,6 +38,24 @@ func _scatter(squad: FormationController, rng: RandomNumberGenerator, radius: fl
 		squad.place_agent(i, slot + Vector3(offset.x, 0, offset.y), rng.randf_range(-PI, PI))
 
 
+func test_built_in_formations_are_known_before_ready() -> void:
+	var fresh := FormationController.new()
+	for f in FORMATIONS:
+		check(f in fresh.get_formation_names(), "a new controller knows '%s'" % f, true, fresh.get_formation_names())
+	fresh.free()
+	# Under a parent not yet in the tree, the controller is not ready when it is told to form.
+	var parent := Node3D.new()
+	var squad := FormationController.new()
+	squad.agent_source = FormationController.AGENTS_INTERNAL
+	squad.internal_agent_count = 6
+	parent.add_child(squad)
+	check(squad.form(&"wedge"), "form(&\"wedge\") right after add_child, before ready")
+	add(parent)
+	check(squad.form(&"column"), "form(&\"column\") right after the parent is added")
+	await physics_frames(2)
+	check(squad.formation == "column", "the squad keeps the formation it was told", "column", squad.formation)
+
+
 func test_every_formation_meets_the_contract_with_latency_and_noise() -> void:
 	var squad := _squad(20)
 	squad.actuation_latency = 0.12

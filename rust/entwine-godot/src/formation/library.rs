@@ -1,6 +1,9 @@
 //! The formation library: `.ron` files from `formations_dir` (re-read when they change) and
 //! formations given as text, looked up by name when the squad forms.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use entwine_core::formation::FormationDef;
 use godot::classes::{DirAccess, FileAccess};
 use godot::prelude::*;
@@ -81,14 +84,10 @@ impl FormationController {
     pub(super) fn load_formation_dir(&mut self) {
         // The shipped formations are built into the library (an exported game has them without the
         // files); files in formations_dir, and add_formation(), add to or replace them.
-        for (name, def) in entwine_core::formation::builtin::builtin_formations() {
+        for (name, def) in builtin_defs() {
             self.formations
                 .entry(name.to_string())
-                .or_insert(FormationFile {
-                    path: String::new(),
-                    modified: 0,
-                    def,
-                });
+                .or_insert_with(|| FormationFile::builtin(def));
         }
         let dir = self.formations_dir.to_string();
         if dir.is_empty() {
@@ -207,4 +206,30 @@ pub(super) struct FormationFile {
     pub(super) path: String,
     pub(super) modified: u64,
     pub(super) def: FormationDef,
+}
+
+impl FormationFile {
+    fn builtin(def: &FormationDef) -> Self {
+        FormationFile {
+            path: String::new(),
+            modified: 0,
+            def: def.clone(),
+        }
+    }
+}
+
+/// The formations built into the library, parsed once per process.
+fn builtin_defs() -> &'static [(&'static str, FormationDef)] {
+    static DEFS: OnceLock<Vec<(&'static str, FormationDef)>> = OnceLock::new();
+    DEFS.get_or_init(|| entwine_core::formation::builtin::builtin_formations().collect())
+}
+
+/// A new controller's library: the built-in formations, known from its creation on, so that
+/// `form()` works before the node is ready (right after `new()` or `add_child()`); the files in
+/// `formations_dir` are read when it is ready.
+pub(super) fn builtin_library() -> HashMap<String, FormationFile> {
+    builtin_defs()
+        .iter()
+        .map(|(name, def)| (name.to_string(), FormationFile::builtin(def)))
+        .collect()
 }

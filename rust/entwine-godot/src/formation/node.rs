@@ -10,7 +10,7 @@ use entwine_core::kit::Seq16;
 use godot::classes::INode3D;
 use godot::prelude::*;
 
-use super::library::DEFAULT_FORMATIONS_DIR;
+use super::library::{builtin_library, DEFAULT_FORMATIONS_DIR};
 use super::{AgentSource, FormationController};
 use crate::warnings::Warnings;
 
@@ -80,7 +80,7 @@ impl INode3D for FormationController {
             heading_std: 0.0,
             settle_time: -1.0,
             squad: Squad::new(0, false, cfg),
-            formations: HashMap::new(),
+            formations: builtin_library(),
             new_files: HashMap::new(),
             current: "line".into(),
             agents: Vec::new(),
