@@ -451,17 +451,17 @@ func test_the_toolbar_and_shift_clicks_edit_formation_points() -> void:
 	click.pressed = true
 	click.shift_pressed = true
 	click.position = camera.unproject_position(squad.to_global(Vector3(1.0, 0, 2.5)))
-	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+click is the formation editor's")
+	check(plugin._viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+click is the formation editor's")
 	check(editor.get_points().size() == n + 1, "Shift+click adds a point", n + 1, editor.get_points().size())
 	check_near(editor.get_points()[editor.get_points().size() - 1], Vector2(1.0, 2.5), 0.001, "on the ground under the mouse")
 	click.button_index = MOUSE_BUTTON_RIGHT
-	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+right-click on a point is taken")
+	check(plugin._viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP, "Shift+right-click on a point is taken")
 	check(editor.get_points().size() == n, "and deletes the point", n, editor.get_points().size())
 	click.position = camera.unproject_position(squad.to_global(Vector3(3.0, 0, 4.0)))
-	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "Shift+right-click off the points is the editor's")
+	check(plugin._viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "Shift+right-click off the points is the editor's")
 	click.shift_pressed = false
 	click.button_index = MOUSE_BUTTON_LEFT
-	check(plugin.viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "a click without Shift is the editor's")
+	check(plugin._viewport_input(camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS, "a click without Shift is the editor's")
 	check(editor.get_points().size() == n, "and adds nothing", n, editor.get_points().size())
 	edit.button_pressed = false
 	check(not editor.is_editing(), "Edit formation off stops editing")

@@ -61,7 +61,7 @@ impl IEditorPlugin for EntwineEditorPlugin {
         self.formations = Some(formations);
         self.build_toolbar();
         if let Some(mut selection) = EditorInterface::singleton().get_selection() {
-            let callable = self.base().callable("on_selection_changed");
+            let callable = self.base().callable("_on_selection_changed");
             selection.connect("selection_changed", &callable);
         }
         self.start_driver();
@@ -70,7 +70,7 @@ impl IEditorPlugin for EntwineEditorPlugin {
 
     fn exit_tree(&mut self) {
         if let Some(mut selection) = EditorInterface::singleton().get_selection() {
-            let callable = self.base().callable("on_selection_changed");
+            let callable = self.base().callable("_on_selection_changed");
             if selection.is_connected("selection_changed", &callable) {
                 selection.disconnect("selection_changed", &callable);
             }
@@ -146,7 +146,7 @@ impl EntwineEditorPlugin {
 
     /// The toolbar's **Edit formation** toggle: starts or stops editing the selected
     /// FormationController's formation.
-    #[func]
+    #[func(rename = _on_edit_toggled)]
     fn on_edit_toggled(&mut self, on: bool) {
         let Some(mut f) = self.formations.clone() else {
             return;
@@ -160,7 +160,7 @@ impl EntwineEditorPlugin {
     }
 
     /// The toolbar's **Mirror** button: [method EntwineFormationEditor.mirror].
-    #[func]
+    #[func(rename = _on_mirror)]
     fn on_mirror(&mut self) {
         if let Some(mut f) = self.formations.clone() {
             f.bind_mut().mirror();
@@ -168,7 +168,7 @@ impl EntwineEditorPlugin {
     }
 
     /// The toolbar's **Snap** button: [method EntwineFormationEditor.snap_points].
-    #[func]
+    #[func(rename = _on_snap)]
     fn on_snap(&mut self) {
         if let Some(mut f) = self.formations.clone() {
             f.bind_mut().snap_points();
@@ -176,7 +176,7 @@ impl EntwineEditorPlugin {
     }
 
     /// The toolbar's grid box: sets [member EntwineFormationEditor.grid].
-    #[func]
+    #[func(rename = _on_grid_changed)]
     fn on_grid_changed(&mut self, step: f64) {
         if let Some(mut f) = self.formations.clone() {
             f.bind_mut().set_grid(step as f32);
@@ -185,7 +185,7 @@ impl EntwineEditorPlugin {
 
     /// The toolbar's **Save…** button: asks where to write the formation's `.ron` file (`custom.ron`
     /// in the controller's formations folder by default, `res://`, `user://` or elsewhere).
-    #[func]
+    #[func(rename = _on_save_pressed)]
     fn on_save_pressed(&mut self) {
         let Some(f) = self.formations.clone() else {
             return;
@@ -201,7 +201,7 @@ impl EntwineEditorPlugin {
                 d.set_file_mode(FileMode::SAVE_FILE);
                 d.add_filter_ex("*.ron").description("Formation").done();
                 d.set_title("Save formation");
-                let callable = self.base().callable("on_save_file");
+                let callable = self.base().callable("_on_save_file");
                 d.connect("file_selected", &callable);
                 if let Some(mut base) = EditorInterface::singleton().get_base_control() {
                     base.add_child(&d);
@@ -222,7 +222,7 @@ impl EntwineEditorPlugin {
     }
 
     /// The save dialog's choice: [method EntwineFormationEditor.save] to [param path].
-    #[func]
+    #[func(rename = _on_save_file)]
     fn on_save_file(&mut self, path: GString) {
         if let Some(mut f) = self.formations.clone() {
             f.bind_mut().save(path);
@@ -234,7 +234,7 @@ impl EntwineEditorPlugin {
     /// ground adds a point there and Shift+right-click deletes the point under the mouse, each one
     /// undo step. Returns `AFTER_GUI_INPUT_STOP` when it took [param event], else
     /// `AFTER_GUI_INPUT_PASS`.
-    #[func]
+    #[func(rename = _viewport_input)]
     fn viewport_input(
         &mut self,
         camera: Option<Gd<Camera3D>>,
@@ -283,7 +283,7 @@ impl EntwineEditorPlugin {
     }
 
     /// Tells the ropes whether they are selected (a rope previews while selected).
-    #[func]
+    #[func(rename = _on_selection_changed)]
     fn on_selection_changed(&mut self) {
         let Some(selection) = EditorInterface::singleton().get_selection() else {
             return;
@@ -313,16 +313,16 @@ impl EntwineEditorPlugin {
             "Edit the formation's points: drag a point, Shift+click the ground to add one, \
              Shift+right-click a point to delete it",
         );
-        edit.connect("toggled", &self.base().callable("on_edit_toggled"));
+        edit.connect("toggled", &self.base().callable("_on_edit_toggled"));
         toolbar.add_child(&edit);
         for (name, text, tip, method) in [
             (
                 "Mirror",
                 "Mirror",
                 "Add the mirror image of every point across the forward axis",
-                "on_mirror",
+                "_on_mirror",
             ),
-            ("Snap", "Snap", "Put every point on the grid", "on_snap"),
+            ("Snap", "Snap", "Put every point on the grid", "_on_snap"),
         ] {
             let mut b = Button::new_alloc();
             b.set_name(name);
@@ -343,13 +343,13 @@ impl EntwineEditorPlugin {
             .as_ref()
             .map_or(0.25, |f| f.bind().get_grid());
         grid.set_value(f64::from(step));
-        grid.connect("value_changed", &self.base().callable("on_grid_changed"));
+        grid.connect("value_changed", &self.base().callable("_on_grid_changed"));
         toolbar.add_child(&grid);
         let mut save = Button::new_alloc();
         save.set_name("Save");
         save.set_text("Save…");
         save.set_tooltip_text("Write the formation as a .ron file");
-        save.connect("pressed", &self.base().callable("on_save_pressed"));
+        save.connect("pressed", &self.base().callable("_on_save_pressed"));
         toolbar.add_child(&save);
         toolbar.set_visible(false);
         self.base_mut()
