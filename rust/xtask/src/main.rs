@@ -19,6 +19,8 @@
 //! ```
 
 mod android;
+#[cfg(test)]
+mod class_docs;
 mod demo;
 mod godot;
 mod harness;
