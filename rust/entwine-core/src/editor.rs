@@ -11,20 +11,7 @@ use glam::{Affine3A, Vec2, Vec3};
 
 use crate::formation::editor::{Draft, POINT_RING};
 
-/// Where a ray (`origin`, `direction`) meets the plane through `point` with normal `normal`, if it
-/// meets it in front of the origin (a drag plane facing the camera, or an axis' plane).
-pub fn ray_plane(origin: Vec3, direction: Vec3, point: Vec3, normal: Vec3) -> Option<Vec3> {
-    let denom = direction.dot(normal);
-    if !denom.is_finite() || denom.abs() < 1e-6 {
-        return None;
-    }
-    let t = (point - origin).dot(normal) / denom;
-    if !t.is_finite() || t < 0.0 {
-        return None;
-    }
-    let hit = origin + direction * t;
-    hit.is_finite().then_some(hit)
-}
+pub use crate::kit::ray_plane;
 
 /// The parameter `s` of the point `line_origin + s · line_direction` nearest to the ray
 /// (`origin`, `direction`): how far along an axis a handle dragged with the mouse lies. `None`

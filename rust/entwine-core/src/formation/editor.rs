@@ -80,7 +80,7 @@ pub fn point_from_handle(frame: Affine3A, handle: Vec3) -> Option<Vec2> {
 #[must_use]
 pub fn point_from_ray(frame: Affine3A, origin: Vec3, direction: Vec3) -> Option<Vec2> {
     let up = frame.transform_vector3(Vec3::Y);
-    let hit = crate::editor::ray_plane(origin, direction, frame.translation.into(), up)?;
+    let hit = crate::kit::ray_plane(origin, direction, frame.translation.into(), up)?;
     point_from_handle(frame, hit)
 }
 

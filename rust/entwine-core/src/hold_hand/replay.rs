@@ -46,8 +46,7 @@ use super::stream::{
 
 /// Fastest vertical speed (m/s) accepted for the initiator's root: a long fall, not a lie.
 pub const MAX_FALL_SPEED: f32 = 60.0;
-/// A root farther than this from its last sample (m) was teleported.
-pub const TELEPORT_DISTANCE: f32 = 3.0;
+pub use super::stream::TELEPORT_DISTANCE;
 /// Longest a root is carried on (s) past the newest sample.
 pub const MAX_EXTRAPOLATION: f32 = 0.25;
 /// How fast the largest need seen is forgotten (seconds of delay per second).

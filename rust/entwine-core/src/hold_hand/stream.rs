@@ -51,6 +51,9 @@ use crate::kit::{is_upright, ByteReader, ByteWriter, Pose, ShortBuffer, WRAP_STE
 
 pub use super::anim::{AnimSnapshot, MAX_ANIM_BYTES, MAX_ANIM_VALUES};
 
+/// A root farther than this from its last sample (m) was teleported.
+pub const TELEPORT_DISTANCE: f32 = 3.0;
+
 /// High nibble of a frame's first byte when the stamp is on the sender's own clock…
 pub const FRAME_MARK: u8 = 0xA0;
 /// …and when it is on the clock every peer shares (a synchronised `NetClock`).
@@ -650,13 +653,11 @@ impl PairSender {
 
     /// Takes the initiator's root at this physics tick (`None` while it has none) and marks a
     /// teleport ([`PairSender::teleport`]) when it jumped more than
-    /// [`TELEPORT_DISTANCE`](super::replay::TELEPORT_DISTANCE) times the pair's scale since the
+    /// [`TELEPORT_DISTANCE`] times the pair's scale since the
     /// last tick. A restart forgets the last root.
     pub fn observe_root(&mut self, root: Option<Pose>) {
         if let (Some(now), Some(last)) = (root, self.last_root) {
-            if now.position.distance(last.position)
-                > super::replay::TELEPORT_DISTANCE * self.scale()
-            {
+            if now.position.distance(last.position) > TELEPORT_DISTANCE * self.scale() {
                 self.teleport();
             }
         }
@@ -1463,7 +1464,7 @@ mod tests {
             let mut s = PairSender::default();
             s.set_scale(scale);
             s.restart();
-            let jump = super::super::replay::TELEPORT_DISTANCE * s.scale();
+            let jump = super::super::stream::TELEPORT_DISTANCE * s.scale();
             s.observe_root(at(0.0));
             s.observe_root(at(jump * 0.9));
             assert_eq!(

@@ -20,6 +20,7 @@ pub mod limit;
 pub mod param;
 pub mod pose;
 pub mod quant;
+pub mod quat;
 pub mod seq;
 pub mod shape;
 pub mod smoothing;
@@ -44,3 +45,20 @@ pub use smoothing::{
     slerp_shortest, smooth_damp, smooth_damp_vec3, smooth_damp_vec3_ramped, wrap_angle,
 };
 pub use warn::WarnOnce;
+
+use glam::Vec3;
+
+/// Where a ray (`origin`, `direction`) meets the plane through `point` with normal `normal`, if it
+/// meets it in front of the origin (a drag plane facing the camera, or an axis' plane).
+pub fn ray_plane(origin: Vec3, direction: Vec3, point: Vec3, normal: Vec3) -> Option<Vec3> {
+    let denom = direction.dot(normal);
+    if !denom.is_finite() || denom.abs() < 1e-6 {
+        return None;
+    }
+    let t = (point - origin).dot(normal) / denom;
+    if !t.is_finite() || t < 0.0 {
+        return None;
+    }
+    let hit = origin + direction * t;
+    hit.is_finite().then_some(hit)
+}

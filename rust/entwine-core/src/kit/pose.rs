@@ -5,9 +5,10 @@
 //! non-finite components propagate to the result rather than panicking, so
 //! check [`Pose::is_finite`] on data from untrusted sources.
 
-use glam::{DVec3, Quat, Vec3, Vec4};
+use glam::{DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
+pub use super::quat::unit_quat;
 use super::smoothing::{saturate, slerp_shortest};
 
 /// A rigid transform: metres for `position`, a unit quaternion for `rotation`.
@@ -147,20 +148,6 @@ pub(crate) fn mul_quat(a: Quat, b: Quat) -> Quat {
     } else {
         unit_quat(a) * unit_quat(b)
     }
-}
-
-/// Returns `q` scaled to unit length, or the identity if `q` is zero or non-finite. Any finite
-/// length normalises exactly (within glam's unit tolerance): `q` is first divided by its largest
-/// component, so neither a huge nor a subnormal length loses the result's precision.
-pub fn unit_quat(q: Quat) -> Quat {
-    let v = Vec4::from(q);
-    let m = v.abs().max_element();
-    if !m.is_finite() || m <= 0.0 {
-        return Quat::IDENTITY;
-    }
-    (v / m)
-        .try_normalize()
-        .map_or(Quat::IDENTITY, Quat::from_vec4)
 }
 
 /// Returns the rotation of a linear map given by its three columns (the images of +X, +Y, +Z), with

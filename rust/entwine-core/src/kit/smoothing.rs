@@ -10,7 +10,7 @@ use core::ops::{Add, Mul, Sub};
 
 use glam::{Quat, Vec3};
 
-use super::pose::unit_quat;
+use super::quat::unit_quat;
 
 /// Smallest smooth time (seconds) accepted by [`smooth_damp`], as in Unity.
 const MIN_SMOOTH_TIME: f32 = 1e-4;
