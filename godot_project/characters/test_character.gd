@@ -114,6 +114,9 @@ var _model_rest := {}
 var _bone_length := {}
 var _move_blend := 0.0
 var _time_scale := 1.0
+## The Att_<Bone> nodes and their bones' indices, moved by _follow_bones.
+var _attachments: Array[Node3D] = []
+var _attached_bones := PackedInt32Array()
 
 
 func _init() -> void:
@@ -123,6 +126,9 @@ func _init() -> void:
 		animation_player = get_node_or_null(^"AnimationPlayer")
 		animation_tree = get_node_or_null(^"AnimationTree")
 		collision_shape = get_node_or_null(^"CollisionShape3D")
+		for att in skeleton.get_children():
+			if att is BoneAttachment3D:
+				_attach(att)
 		return
 	_build_collision()
 	_build_skeleton()
@@ -358,6 +364,7 @@ func _build_meshes() -> void:
 		att.name = "Att_" + bone_name
 		att.bone_name = bone_name
 		skeleton.add_child(att)
+		_attach(att)
 		var length: float = _bone_length[bone_name]
 		match bone_name:
 			"Hips":
@@ -409,6 +416,30 @@ func _build_meshes() -> void:
 				_add_capsule(att, 0.07, length, mat)
 			"LeftLowerLeg", "RightLowerLeg":
 				_add_capsule(att, 0.052, length, mat)
+
+
+## Moves [param att] with its bone from here (_follow_bones) instead of binding it to the skeleton:
+## it keeps its bone's name (what rigid parts on a bone look like, as glTF imports them), but with
+## an external skeleton left unset it never binds. Godot 4.6's release export template cannot undo
+## a BoneAttachment3D's binding ("Attempt to disconnect a nonexistent connection … Signal:
+## 'skeleton_updated', callable: ''" for every attachment leaving the tree), and an exported
+## game's log must hold only what the game says.
+func _attach(att: BoneAttachment3D) -> void:
+	att.use_external_skeleton = true
+	var bone := skeleton.find_bone(att.bone_name)
+	if bone < 0:
+		return
+	att.transform = skeleton.get_bone_global_pose(bone)
+	_attachments.append(att)
+	_attached_bones.append(bone)
+	if not skeleton.skeleton_updated.is_connected(_follow_bones):
+		skeleton.skeleton_updated.connect(_follow_bones)
+
+
+## Puts each Att_<Bone> node on its bone's pose, as the skeleton finishes a pose (IK included).
+func _follow_bones() -> void:
+	for i in _attachments.size():
+		_attachments[i].transform = skeleton.get_bone_global_pose(_attached_bones[i])
 
 
 ## Capsule along the bone's +Y from its head to its tip. Twelve sides are smooth enough at a limb's
