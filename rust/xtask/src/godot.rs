@@ -34,9 +34,13 @@ const SID_PACKAGES: &[&str] = &[
 pub enum Godot {
     /// An executable on this system.
     Native(PathBuf),
-    /// Godot installed inside a Debian sid root, run through `chroot` with the repo bind-mounted at
-    /// the same path.
-    SidRoot { root: PathBuf, repo: PathBuf },
+    /// Godot installed inside a Debian sid root, run through `chroot` with the repo (and each of
+    /// `shared`) bind-mounted at the same path.
+    SidRoot {
+        root: PathBuf,
+        repo: PathBuf,
+        shared: Vec<PathBuf>,
+    },
 }
 
 impl Godot {
@@ -65,9 +69,18 @@ impl Godot {
         if !root.join(".entwine-ready").exists() {
             provision_sid_root(&root)?;
         }
+        // A target folder outside the repo (`CARGO_TARGET_DIR`) holds exports Godot writes and runs.
+        let target = crate::target_dir(repo);
+        let shared = if target.starts_with(repo) {
+            Vec::new()
+        } else {
+            let _ = fs::create_dir_all(&target);
+            vec![target]
+        };
         let godot = Godot::SidRoot {
             root,
             repo: repo.to_path_buf(),
+            shared,
         };
         let version = godot.version()?;
         check_version(&version, "the provisioned Godot")?;
@@ -105,6 +118,16 @@ impl Godot {
         }
     }
 
+    /// Returns this Godot able to read and write `dir` (an existing folder outside the repo) at
+    /// the same path.
+    pub fn sharing(&self, dir: &Path) -> Godot {
+        let mut godot = self.clone();
+        if let Godot::SidRoot { shared, .. } = &mut godot {
+            shared.push(dir.to_path_buf());
+        }
+        godot
+    }
+
     /// Returns a command that runs Godot with `args`, in `cwd` (the repo when `None`).
     ///
     /// The returned process *is* Godot (every wrapper `exec`s), so killing its process group ends it.
@@ -135,10 +158,18 @@ impl Godot {
                 cmd.envs(envs.iter().copied());
                 cmd
             }
-            Godot::SidRoot { root, repo } => {
+            Godot::SidRoot { root, repo, shared } => {
                 let cwd = cwd.unwrap_or(repo);
-                let inner_repo = root.join(repo.strip_prefix("/").unwrap_or(repo));
-                let _ = fs::create_dir_all(&inner_repo);
+                let mut binds = String::new();
+                for dir in std::iter::once(repo).chain(shared) {
+                    let inner = root.join(dir.strip_prefix("/").unwrap_or(dir));
+                    let _ = fs::create_dir_all(&inner);
+                    binds += &format!(
+                        "mount --bind {} {}; ",
+                        shell_quote(&dir.display().to_string()),
+                        shell_quote(&inner.display().to_string())
+                    );
+                }
                 let _ = fs::create_dir_all(root.join("proc"));
                 // Inside the root, Godot's home is the root's own home folder, whatever HOME the caller
                 // has: its settings and export templates live there.
@@ -161,11 +192,9 @@ impl Godot {
                     program
                 );
                 let script = format!(
-                    "set -e; mount --bind {repo} {inner_repo}; mount -t proc proc {root}/proc; \
+                    "set -e; {binds}mount -t proc proc {root}/proc; \
                      mount --bind /dev {root}/dev; mount --bind /dev/shm {root}/dev/shm 2>/dev/null || true; \
                      exec chroot {root} sh -c {inner} godot \"$@\"",
-                    repo = shell_quote(&repo.display().to_string()),
-                    inner_repo = shell_quote(&inner_repo.display().to_string()),
                     root = shell_quote(&root.display().to_string()),
                     inner = shell_quote(&inner),
                 );

@@ -24,6 +24,7 @@ mod class_docs;
 mod demo;
 mod godot;
 mod harness;
+mod install;
 mod package;
 #[cfg(test)]
 mod portable;
@@ -103,7 +104,7 @@ pub(crate) enum Slot {
 }
 
 impl Slot {
-    fn file_name(self) -> &'static str {
+    pub(crate) fn file_name(self) -> &'static str {
         match self {
             Slot::Editor => "libentwine.linux.editor.x86_64.so",
             Slot::Debug => "libentwine.linux.template_debug.x86_64.so",
@@ -150,7 +151,10 @@ pub(crate) fn build_slot(repo: &Path, slot: Slot, release: bool) -> Result<PathB
         .map_err(|e| format!("cannot strip the release library (is binutils installed?): {e}"))?;
     }
     if slot == Slot::Debug {
-        split_debug_info(&tmp, &target_dir(repo).join(profile).join(format!("{name}.debug")))?;
+        split_debug_info(
+            &tmp,
+            &target_dir(repo).join(profile).join(format!("{name}.debug")),
+        )?;
     }
     fs::rename(&tmp, &dest).map_err(|e| format!("cannot place {}: {e}", dest.display()))?;
     println!(
@@ -226,16 +230,33 @@ fn cmd_test(repo: &Path, filter: Option<&str>, godot_only: bool) -> Result<()> {
         rust_checks(repo, filter)?
     };
     println!("== build the extension");
-    build_extension(repo, false)?;
+    let editor_lib = build_slot(repo, Slot::Editor, false)?;
+    // The install path's check also exports a game: it needs the debug export's library.
+    let debug_lib = if filter.is_none_or(|f| "install".contains(f)) {
+        Some(build_slot(repo, Slot::Debug, false)?)
+    } else {
+        None
+    };
     let godot = locate_godot(repo)?;
     import_project(&godot, repo)?;
     println!("== engine suites in headless Godot");
     let suites = harness::discover(repo)?;
     let engine = harness::run_suites(&godot, repo, &suites, filter)?;
+    let installed = match &debug_lib {
+        Some(debug_lib) => {
+            println!("== the install path: the addon in a new project, imported, run, exported");
+            install::check(&godot, repo, &editor_lib, debug_lib)?
+        }
+        None => harness::Tally::default(),
+    };
     println!("rust: {} passed, {} failed", rust.passed, rust.failed);
     println!("godot: {} passed, {} failed", engine.passed, engine.failed);
-    let passed = rust.passed + engine.passed;
-    let failed = rust.failed + engine.failed;
+    println!(
+        "install path: {} passed, {} failed",
+        installed.passed, installed.failed
+    );
+    let passed = rust.passed + engine.passed + installed.passed;
+    let failed = rust.failed + engine.failed + installed.failed;
     println!("total: {passed} passed, {failed} failed");
     if failed > 0 || passed == 0 {
         return Err(format!("{failed} test(s) failed"));

@@ -30,7 +30,7 @@ pub fn packaged_gdextension(text: &str, release_file: &str) -> String {
 }
 
 /// Returns the files git tracks under `dirs` (repo-relative).
-fn tracked(repo: &Path, dirs: &[&str]) -> Result<Vec<String>> {
+pub(crate) fn tracked(repo: &Path, dirs: &[&str]) -> Result<Vec<String>> {
     let out = Command::new("git")
         .current_dir(repo)
         .arg("ls-files")
@@ -47,7 +47,7 @@ fn tracked(repo: &Path, dirs: &[&str]) -> Result<Vec<String>> {
         .collect())
 }
 
-fn copy(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy(from: &Path, to: &Path) -> Result<()> {
     if let Some(dir) = to.parent() {
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
