@@ -34,13 +34,15 @@ var _squad: FormationController
 var _crowd: FormationController
 var _soldiers: Array[TestCharacter] = []
 var _metrics: Label
+var _metrics_box: Panel
 var _command := "column"
 var _time := 0.0
 var _next := 0
 var _crowd_time := 0.0
 var _crowd_shape := 0
 var _last_settle := "—"
-var _formation_picker: OptionButton
+## The panel's formation button: each press forms the next formation.
+var _formation_picker: Button
 
 
 func _ready() -> void:
@@ -141,6 +143,7 @@ func _process(delta: float) -> void:
 		("%.2f s" % settle) if settle >= 0.0 else "settling…", _last_settle,
 		m["idle"], m["moving"], m["aligning"], m["stabilizing"],
 		_crowd.get_agent_count(), CROWD_SHAPES[_crowd_shape].trim_prefix("crowd_")]
+	_metrics_box.size = _metrics.get_combined_minimum_size() + Vector2(20, 20)
 
 
 func _run(step: Array) -> void:
@@ -172,73 +175,82 @@ func _run(step: Array) -> void:
 
 
 func _on_formation_changed(formation: String) -> void:
-	if _formation_picker == null:
-		return
-	for i in _formation_picker.item_count:
-		if _formation_picker.get_item_text(i) == formation:
-			_formation_picker.select(i)
+	if _formation_picker != null:
+		_formation_picker.text = "formation: %s  ▸" % formation
 
 
 func _on_settled(m: Dictionary) -> void:
 	_last_settle = "%.2f s %s" % [m["settle_time"], "✓ contract met" if m["contract_met"] else "✗"]
 
 
+## The panels are plain Panels with their children placed by hand, not Containers: Godot 4.6's
+## release export template cannot undo a Container's connections to its children (an "Attempt to
+## disconnect a nonexistent connection" error for each child as the scene is freed), and an
+## exported game's log must hold only what the game says.
 func _build_ui() -> void:
 	var layer := CanvasLayer.new()
 	add_child(layer)
-	var box := PanelContainer.new()
-	box.position = Vector2(16, 52)
 	var style := StyleBoxFlat.new()
 	style.bg_color = Color(0.05, 0.07, 0.1, 0.72)
-	style.set_content_margin_all(10)
-	box.add_theme_stylebox_override("panel", style)
+	_metrics_box = Panel.new()
+	_metrics_box.position = Vector2(16, 52)
+	_metrics_box.add_theme_stylebox_override("panel", style)
 	_metrics = Label.new()
+	_metrics.position = Vector2(10, 10)
 	_metrics.add_theme_font_size_override("font_size", 17)
-	box.add_child(_metrics)
-	layer.add_child(box)
+	_metrics_box.add_child(_metrics)
+	layer.add_child(_metrics_box)
 
-	var panel := PanelContainer.new()
+	var panel := Panel.new()
 	panel.add_theme_stylebox_override("panel", style)
 	panel.anchor_left = 1.0
 	panel.anchor_right = 1.0
 	panel.offset_left = -290
 	panel.offset_right = -16
 	panel.offset_top = 52
-	var rows := VBoxContainer.new()
-	panel.add_child(rows)
 	var heading := Label.new()
 	heading.text = "Tuning (live)"
 	heading.add_theme_font_size_override("font_size", 17)
-	rows.add_child(heading)
-	_formation_picker = OptionButton.new()
-	for f in _squad.get_formation_names():
-		_formation_picker.add_item(f)
-	_formation_picker.item_selected.connect(func(i: int) -> void:
-		_squad.form(_formation_picker.get_item_text(i))
-		_command = "form %s (panel)" % _formation_picker.get_item_text(i))
-	rows.add_child(_formation_picker)
+	var y := _place(panel, heading, 10.0, 0.0)
+	_formation_picker = Button.new()
+	_formation_picker.alignment = HORIZONTAL_ALIGNMENT_LEFT
+	_formation_picker.pressed.connect(func() -> void:
+		var names := _squad.get_formation_names()
+		var next: String = names[(names.find(_squad.formation) + 1) % names.size()]
+		_squad.form(next)
+		_command = "form %s (panel)" % next)
+	y = _place(panel, _formation_picker, y, 31.0)
 	_on_formation_changed(_squad.formation)
-	_slider(rows, "ε align threshold (m)", "align_threshold", 0.01, 0.2, 0.005)
-	_slider(rows, "δ heading tolerance (°)", "heading_tolerance", 0.5, 10.0, 0.1, true)
-	_slider(rows, "k1 position gain", "k1", 0.0, 6.0, 0.05)
-	_slider(rows, "k2 heading gain", "k2", 0.0, 6.0, 0.05)
-	_slider(rows, "k3 integral gain", "k3", 0.0, 1.0, 0.01)
+	y = _slider(panel, y, "ε align threshold (m)", "align_threshold", 0.01, 0.2, 0.005)
+	y = _slider(panel, y, "δ heading tolerance (°)", "heading_tolerance", 0.5, 10.0, 0.1, true)
+	y = _slider(panel, y, "k1 position gain", "k1", 0.0, 6.0, 0.05)
+	y = _slider(panel, y, "k2 heading gain", "k2", 0.0, 6.0, 0.05)
+	y = _slider(panel, y, "k3 integral gain", "k3", 0.0, 1.0, 0.01)
+	panel.offset_bottom = panel.offset_top + y + 6.0
 	layer.add_child(panel)
 
 
+## Puts [param control] in [param panel] at height [param y], as wide as the panel's inside (and
+## [param height] tall when above 0); returns the height below it.
+func _place(panel: Panel, control: Control, y: float, height: float) -> float:
+	control.position = Vector2(10, y)
+	control.size = Vector2(254, height if height > 0.0 else control.get_combined_minimum_size().y)
+	panel.add_child(control)
+	return y + control.size.y + 4.0
+
+
 ## `degrees`: the property is an angle in radians, shown in degrees.
-func _slider(rows: VBoxContainer, text: String, property: String, lo: float, hi: float, step: float, degrees := false) -> void:
+func _slider(panel: Panel, y: float, text: String, property: String, lo: float, hi: float, step: float, degrees := false) -> float:
 	var label := Label.new()
 	var slider := HSlider.new()
 	slider.min_value = lo
 	slider.max_value = hi
 	slider.step = step
 	slider.value = rad_to_deg(_squad.get(property)) if degrees else _squad.get(property)
-	slider.custom_minimum_size = Vector2(240, 0)
 	var show := func(v: float) -> void: label.text = "%s: %.3f" % [text, v]
 	show.call(slider.value)
 	slider.value_changed.connect(func(v: float) -> void:
 		_squad.set(property, deg_to_rad(v) if degrees else v)
 		show.call(v))
-	rows.add_child(label)
-	rows.add_child(slider)
+	y = _place(panel, label, y, 0.0)
+	return _place(panel, slider, y, 16.0)
