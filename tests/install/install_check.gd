@@ -5,11 +5,11 @@ extends Node
 ## first headless import, and again as the project's headless debug export.
 ##
 ## Every Entwine node is created from GDScript, the way a game's own script would, and each is
-## checked to do its job: LimbIK reaches, a HoldHandComponent pair becomes active in its
-## HoldHandRoom, a RopeSimulation hangs and a RopeBoneChain follows it, an
+## checked to do its job: EntwineLimbIK reaches, a HoldHandComponent pair becomes active in its
+## EntwineHoldHandRoom, a RopeSimulation hangs and a EntwineRopeBoneChain follows it, an
 ## EnvironmentInteractionStateMachine runs, a FormationController forms a wedge right after
 ## `add_child` (its built-in formations are known at once) with SoldierBearings on its soldiers,
-## a NetClock tells the time and HumanoidRig.describe finds the bones. Prints
+## a EntwineNetClock tells the time and EntwineHumanoidRig.describe finds the bones. Prints
 ## `INSTALL CHECK OK …` and quits with 0, or `INSTALL CHECK FAILED: …` and quits with 1; the
 ## harness also fails it on any error or warning in the log.
 
@@ -111,20 +111,20 @@ func _formation(world: Node3D) -> void:
 
 func _humanoid_rig() -> void:
 	var c := CHARACTER.instantiate() as TestCharacter
-	var d := HumanoidRig.describe(c.get_skeleton())
+	var d := EntwineHumanoidRig.describe(c.get_skeleton())
 	var bones: Dictionary = d.get("bones", {})
 	_check(bones.get("LeftHand", "") == "LeftHand" and bones.get("Head", "") == "Head",
-		"HumanoidRig.describe finds the hands and the head")
+		"EntwineHumanoidRig.describe finds the hands and the head")
 	_check(absf(float(d.get("height", 0.0)) - TestCharacter.HEIGHT) < 0.2,
-		"HumanoidRig.describe measures the height (%s)" % d.get("height", 0.0))
+		"EntwineHumanoidRig.describe measures the height (%s)" % d.get("height", 0.0))
 	c.free()
 
 
 func _net_clock(world: Node3D) -> void:
-	var clock := NetClock.new()
+	var clock := EntwineNetClock.new()
 	world.add_child(clock)
 	var now := Time.get_ticks_usec() * 1e-6
-	_check(absf(clock.server_time() - now) < 0.05, "NetClock.server_time() without a peer is the local clock")
+	_check(absf(clock.get_server_time() - now) < 0.05, "EntwineNetClock.get_server_time() without a peer is the local clock")
 	clock.queue_free()
 
 
@@ -134,18 +134,18 @@ func _limb_ik(world: Node3D) -> void:
 	var target := Node3D.new()
 	target.position = c.position + Vector3(-0.35, 1.2, -0.35)
 	world.add_child(target)
-	var ik := LimbIK.new()
+	var ik := EntwineLimbIK.new()
 	c.get_skeleton().add_child(ik)
 	ik.target_node = ik.get_path_to(target)
 	await _physics_frames(SETTLE)
 	var sk := c.get_skeleton()
 	var hand := await _shown_bone(sk, sk.find_bone("LeftHand"))
 	_check(hand.origin.distance_to(target.global_position) < 0.05,
-		"LimbIK puts the hand on its target (%.3f m off)" % hand.origin.distance_to(target.global_position))
+		"EntwineLimbIK puts the hand on its target (%.3f m off)" % hand.origin.distance_to(target.global_position))
 
 
 func _hold_hand(world: Node3D) -> void:
-	var room := HoldHandRoom.new()
+	var room := EntwineHoldHandRoom.new()
 	world.add_child(room)
 	var comps: Array[HoldHandComponent] = []
 	for i in 2:
@@ -154,8 +154,8 @@ func _hold_hand(world: Node3D) -> void:
 		c.add_child(comp)
 		comps.append(comp)
 	await _physics_frames(2)
-	_check(comps[0].request(comps[1]), "HoldHandComponent.request() accepted by the HoldHandRoom")
-	_check(comps[1].accept(), "HoldHandComponent.accept() accepted by the HoldHandRoom")
+	_check(comps[0].request(comps[1]), "HoldHandComponent.request() accepted by the EntwineHoldHandRoom")
+	_check(comps[1].accept(), "HoldHandComponent.accept() accepted by the EntwineHoldHandRoom")
 	var active := false
 	for i in 120:
 		await get_tree().physics_frame
@@ -184,7 +184,7 @@ func _rope(world: Node3D) -> void:
 			skeleton.set_bone_parent(i, i - 1)
 			skeleton.set_bone_rest(i, Transform3D(Basis(), Vector3(0, -0.1, 0)))
 	skeleton.reset_bone_poses()
-	var chain := RopeBoneChain.new()
+	var chain := EntwineRopeBoneChain.new()
 	skeleton.add_child(chain)
 	chain.rope = rope
 	chain.root_bone = "Bone1"
@@ -198,7 +198,7 @@ func _rope(world: Node3D) -> void:
 	var along := INF
 	for p in rope.get_points():
 		along = minf(along, p.distance_to(tip.origin))
-	_check(along < 0.1, "RopeBoneChain lays its bones along the rope (tip %.3f m off)" % along)
+	_check(along < 0.1, "EntwineRopeBoneChain lays its bones along the rope (tip %.3f m off)" % along)
 
 
 func _environment(world: Node3D) -> void:
@@ -243,8 +243,8 @@ func _soldiers(world: Node3D) -> void:
 	world.add_child(squad)
 	_check(squad.form(&"wedge"), "FormationController with soldiers forms a wedge right after add_child")
 	await _physics_frames(SETTLE)
-	var bearings := squad.find_children("*", "SoldierBearing", true, false)
-	_check(bearings.size() == 4, "each soldier has a SoldierBearing (%d)" % bearings.size())
+	var bearings := squad.find_children("*", "EntwineSoldierBearing", true, false)
+	_check(bearings.size() == 4, "each soldier has a EntwineSoldierBearing (%d)" % bearings.size())
 	_check(squad.salute(), "the squad salutes through its SoldierBearings")
 	await _physics_frames(10)
 	squad.end_salute()
