@@ -485,3 +485,35 @@ fn regression_tiny_rotations_normalise_before_they_rotate() {
         .receive(&buf[..n], 0.0, true, &ReplayTuning::default())
         .is_ok());
 }
+
+/// `cargo xtask fuzz` (seeds 0xe4f58b2d0f735e3f and 0x9ec8b2c963d4bd73, twice in two tries): a
+/// world boundary's normal so short that its squared length is subnormal (1.9e-22, or 6.8e-23)
+/// normalised to a vector glam does not count as unit, and `from_rotation_arc` asserted
+/// `to.is_normalized()`. Any finite non-zero normal now names its plane.
+#[test]
+fn regression_world_boundary_tiny_normal() {
+    let normals = [
+        // The two seeds' normals, bit for bit.
+        Vec3::new(0.0, f32::from_bits(0x1b60_9d54), f32::from_bits(1)),
+        Vec3::new(f32::from_bits(0x1aa5_0fd6), f32::from_bits(1), 0.0),
+        Vec3::new(1e-22, 0.0, 0.0),
+        Vec3::new(-1e-38, 0.0, 0.0),
+        Vec3::new(f32::MAX, f32::MAX, 0.0),
+    ];
+    for normal in normals {
+        for d in [0.0, 1.0, 1e30, f32::MAX] {
+            let (shape, placed) = Shape::world_boundary(normal, d).expect("a plane");
+            assert_eq!(shape, Shape::Plane);
+            assert!(placed.is_finite(), "{normal} {d}: {placed:?}");
+            let up = placed.transform_vector3(Vec3::Y);
+            let expected = normal / normal.abs().max_element();
+            assert!(
+                up.dot(expected.normalize()) > 0.999_99,
+                "{normal}: the plane's normal is {up}"
+            );
+        }
+    }
+    for normal in [Vec3::ZERO, Vec3::new(f32::NAN, 1.0, 0.0), Vec3::INFINITY] {
+        assert!(Shape::world_boundary(normal, 0.0).is_none(), "{normal}");
+    }
+}

@@ -150,6 +150,30 @@ pub(crate) fn mul_quat(a: Quat, b: Quat) -> Quat {
     }
 }
 
+/// Returns `v` scaled to unit length, or `None` if it is zero or not finite. Like [`unit_quat`],
+/// any finite length normalises exactly (within glam's unit tolerance, so the result may go to
+/// glam's asserting helpers): `v` is first divided by its largest component, so a length whose
+/// square underflows (10⁻²²) or overflows (10²⁰) does not lose the result's precision.
+#[must_use]
+pub fn unit_vec3(v: Vec3) -> Option<Vec3> {
+    let m = v.abs().max_element();
+    if !m.is_finite() || m <= 0.0 {
+        return None;
+    }
+    (v / m).try_normalize()
+}
+
+/// Returns the shortest rotation that turns the direction `from` into the direction `to` (any
+/// lengths): glam's `from_rotation_arc` of the two normalised by [`unit_vec3`], but total. A zero
+/// or non-finite direction gives the identity.
+#[must_use]
+pub fn rotation_arc(from: Vec3, to: Vec3) -> Quat {
+    match (unit_vec3(from), unit_vec3(to)) {
+        (Some(from), Some(to)) => unit_quat(Quat::from_rotation_arc(from, to)),
+        _ => Quat::IDENTITY,
+    }
+}
+
 /// Returns the rotation of a linear map given by its three columns (the images of +X, +Y, +Z), with
 /// any scale and shear dropped — Godot's `Basis::get_rotation_quaternion`, but total: it never
 /// asserts and never returns NaN.

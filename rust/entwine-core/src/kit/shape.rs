@@ -160,15 +160,16 @@ impl Shape {
 
     /// Returns Godot's world boundary (the half-space `normal · p ≤ d` is solid) as a
     /// [`Shape::Plane`] and the transform that places it in the boundary's space, or `None` for a
-    /// zero or non-finite normal or a non-finite `d`.
+    /// zero or non-finite normal or a non-finite `d`. Any finite non-zero normal counts, however
+    /// short (10⁻²² along X is the +X plane).
     #[must_use]
     pub fn world_boundary(normal: Vec3, d: f32) -> Option<(Self, Affine3A)> {
-        let n = normal.try_normalize()?;
+        let n = super::pose::unit_vec3(normal)?;
         if !d.is_finite() {
             return None;
         }
         let placed =
-            Affine3A::from_rotation_translation(glam::Quat::from_rotation_arc(Vec3::Y, n), n * d);
+            Affine3A::from_rotation_translation(super::pose::rotation_arc(Vec3::Y, n), n * d);
         Some((Self::Plane, placed))
     }
 

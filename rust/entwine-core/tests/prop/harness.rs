@@ -9,6 +9,9 @@
 //! * `ENTWINE_PROP_SECONDS=S`: at most S seconds per category (default 1.5);
 //! * `ENTWINE_PROP_BASE=N`: the base the case seeds derive from (default fixed, so a plain
 //!   `cargo test` is reproducible; `cargo xtask fuzz` draws a new one per run).
+//!
+//! Every run of a category first replays the seeds fuzz runs found failing in it ([`FOUND`]), so
+//! each finding stays a regression test of the case that found it.
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -295,6 +298,15 @@ fn name_hash(name: &str) -> u64 {
     })
 }
 
+/// Seeds fresh-seed runs found failing, by category: each is replayed first by every run of its
+/// category (a new finding goes here, and its minimal input into `tests/regressions.rs`).
+pub const FOUND: &[(&str, u64)] = &[
+    // A world boundary's normal with a subnormal squared length: `to.is_normalized()` in
+    // `from_rotation_arc`.
+    ("prop_env_touch_shapes", 0xe4f5_8b2d_0f73_5e3f),
+    ("prop_env_touch_shapes", 0x9ec8_b2c9_63d4_bd73),
+];
+
 /// What a case found wrong (a panic is caught and reported the same way).
 pub type Outcome = Result<(), String>;
 
@@ -335,6 +347,11 @@ pub fn run(name: &str, case: impl Fn(&Gen) -> Outcome) {
         }
         println!("prop {name}: seed {seed:#x} passed");
         return;
+    }
+    for &(_, seed) in FOUND.iter().filter(|(category, _)| *category == name) {
+        if let Some(msg) = run_one(seed) {
+            fail(seed, msg);
+        }
     }
     let max_cases = env_u64("ENTWINE_PROP_CASES").unwrap_or(400);
     let seconds = std::env::var("ENTWINE_PROP_SECONDS")
