@@ -298,6 +298,14 @@ fn prop_hold_hand_decoders() {
             let anim = random_snapshot(g);
             let mut out = [0u8; MAX_FRAME_BYTES];
             let anim = g.chance(0.5).then_some(&anim);
+            if g.chance(0.5) {
+                // Earlier offsets, so this frame's are compared with them.
+                let earlier = HandOffsets {
+                    initiator: g.pose(),
+                    recipient: g.pose(),
+                };
+                let _ = sender.write(now, g.chance(0.5), pair(), earlier, None, &mut out);
+            }
             if let Ok(n) = sender.write(now, g.chance(0.5), pair(), offsets, anim, &mut out) {
                 bytes = out[..n].to_vec();
                 for _ in 0..g.below(3) {

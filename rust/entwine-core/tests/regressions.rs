@@ -517,3 +517,63 @@ fn regression_world_boundary_tiny_normal() {
         assert!(Shape::world_boundary(normal, 0.0).is_none(), "{normal}");
     }
 }
+
+/// Issue "A server no client can flood, bloat or crash": a hand offset whose rotation is not unit
+/// length (zero, scaled, subnormal, NaN) reached glam's `angle_between` in the pair stream writer
+/// on the frame after the first, which asserted. The writer sends the offsets sanitised: unit
+/// rotations (the identity for zero or NaN), a non-finite position at the contact.
+#[test]
+fn regression_pair_writer_non_unit_hand_offsets() {
+    use entwine_core::hold_hand::stream::Frame;
+    let rotations = [
+        Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+        Quat::from_xyzw(0.0, 2.0, 0.0, 0.0),
+        Quat::from_xyzw(1e-22, 0.0, 0.0, f32::from_bits(1)),
+        Quat::from_xyzw(1e30, 1e30, 0.0, 0.0),
+        Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+        Quat::from_xyzw(0.0, 0.0, f32::INFINITY, 1.0),
+    ];
+    let pair = PairSample {
+        initiator: Pose::IDENTITY,
+        recipient_local: Pose::new(Vec3::X, Quat::IDENTITY),
+        contact_rotation: Quat::IDENTITY,
+    };
+    let mut sender = PairSender::default();
+    sender.restart();
+    let mut buf = [0u8; MAX_FRAME_BYTES];
+    let mut now = 0.0;
+    for (i, a) in rotations.iter().enumerate() {
+        for b in rotations {
+            let position = if i % 2 == 0 { Vec3::NAN } else { Vec3::Y * 0.1 };
+            let offsets = HandOffsets {
+                initiator: Pose::new(position, *a),
+                recipient: Pose::new(Vec3::ZERO, b),
+            };
+            now += 0.05;
+            let n = sender
+                .write(now, true, pair, offsets, None, &mut buf)
+                .unwrap();
+            let frame = Frame::decode(&buf[..n], Some(Vec3::ZERO), 1.0).unwrap();
+            if let Some(sent) = frame.offsets {
+                for hand in [sent.initiator, sent.recipient] {
+                    assert!(hand.is_finite(), "{a:?} {b:?}: {hand:?}");
+                    assert!((hand.rotation.length() - 1.0).abs() < 1e-3, "{hand:?}");
+                }
+            }
+        }
+    }
+    let sane = HandOffsets {
+        initiator: Pose::new(Vec3::ZERO, Quat::from_rotation_y(0.5)),
+        recipient: Pose::IDENTITY,
+    };
+    let tiny = HandOffsets {
+        initiator: Pose::new(Vec3::ZERO, Quat::from_rotation_y(0.5) * 1e-20),
+        recipient: Pose::IDENTITY,
+    };
+    assert_eq!(tiny.sanitized().initiator.position, Vec3::ZERO);
+    let turned = tiny.sanitized().initiator.rotation;
+    assert!(
+        turned.angle_between(sane.initiator.rotation) < 1e-3,
+        "{turned:?}"
+    );
+}

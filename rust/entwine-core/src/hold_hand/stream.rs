@@ -243,6 +243,28 @@ pub fn tick_samples(
     (pair, hand, hands.map(|h| h.offsets).unwrap_or_default())
 }
 
+impl HandOffsets {
+    /// Returns the offsets as they can be sent: each rotation scaled to unit length (the identity
+    /// when zero or not finite), each non-finite position at the contact itself.
+    #[must_use]
+    pub fn sanitized(self) -> Self {
+        let hand = |p: Pose| {
+            Pose::new(
+                if p.position.is_finite() {
+                    p.position
+                } else {
+                    Vec3::ZERO
+                },
+                crate::kit::pose::unit_quat(p.rotation),
+            )
+        };
+        Self {
+            initiator: hand(self.initiator),
+            recipient: hand(self.recipient),
+        }
+    }
+}
+
 impl Default for HandOffsets {
     fn default() -> Self {
         Self {
@@ -847,6 +869,8 @@ impl PairSender {
         let scale = scale_of_code(self.scale);
         // Hand offsets travel in key frames: a change (beyond what a receiver would notice) starts
         // new ones; the offsets sent are the ones last announced, so a receiver holds exactly them.
+        // Sanitised first: glam's `angle_between` asserts unit rotations.
+        let offsets = offsets.sanitized();
         let changed = self.offsets.is_none_or(|sent| {
             [
                 (sent.initiator, offsets.initiator),
@@ -856,7 +880,6 @@ impl PairSender {
             .any(|(a, b)| {
                 a.position.distance(b.position) > OFFSET_TOLERANCE * scale
                     || a.rotation.angle_between(b.rotation) > OFFSET_ANGLE_TOLERANCE
-                    || !b.is_finite()
             })
         });
         if changed {
