@@ -713,6 +713,17 @@ fn touch_config(g: &Gen) -> TouchConfig {
             *f = g.f32();
         }
     }
+    let axes: [&mut Vec3; 4] = [
+        &mut c.palm_axis,
+        &mut c.finger_axis,
+        &mut c.right_palm_axis,
+        &mut c.right_finger_axis,
+    ];
+    for axis in axes {
+        if g.mode != Mode::Sane && g.chance(0.3) {
+            *axis = g.vec3_scaled(1.0);
+        }
+    }
     c
 }
 

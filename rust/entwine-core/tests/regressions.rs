@@ -577,3 +577,61 @@ fn regression_pair_writer_non_unit_hand_offsets() {
         "{turned:?}"
     );
 }
+
+/// Issue "A server no client can flood, bloat or crash": a surface normal of 10⁻²² (a ray hit on a
+/// degenerate face) normalised to a vector glam does not count as unit, and the hand frame built
+/// from it asserted in `Quat::from_mat3`. The normal is normalised exactly and the frame taken by
+/// the total `rotation_of_axes`; hand axes as short are accepted the same way.
+#[test]
+fn regression_env_touch_tiny_surface_normal_and_hand_axes() {
+    use entwine_core::env_touch::TouchState;
+    let tiny_axes = TouchConfig {
+        palm_axis: Vec3::new(0.0, 0.0, 1e-22),
+        finger_axis: Vec3::new(0.0, -1e-22, f32::from_bits(1)),
+        right_palm_axis: Vec3::new(0.0, 0.0, -1e-22),
+        right_finger_axis: Vec3::new(0.0, -3e-23, 0.0),
+        ..TouchConfig::default()
+    };
+    assert_eq!(tiny_axes.check(), None, "short axes are axes");
+    for config in [TouchConfig::default(), tiny_axes] {
+        // Walking at 1.4 m/s beside a wall 0.45 m to the right (its face's normal −X).
+        let rest = [
+            Pose::new(Vec3::new(-0.25, 0.9, 0.0), Quat::IDENTITY),
+            Pose::new(Vec3::new(0.25, 0.9, 0.0), Quat::IDENTITY),
+        ];
+        let mut m = EnvTouch::new(config, rest);
+        let mut touched = false;
+        for k in 0..360 {
+            let z = -1.4 * k as f32 / 60.0;
+            let root = Pose::new(Vec3::new(0.0, 0.0, z), Quat::IDENTITY);
+            let wall = [Candidate {
+                id: 7,
+                closest_point: Vec3::new(0.45, 1.45, z),
+            }];
+            let normal = [
+                Vec3::new(-1e-22, 0.0, 0.0),
+                Vec3::new(-1.8e-22, f32::from_bits(1), 0.0),
+                Vec3::new(-f32::MAX, 0.0, 0.0),
+            ][k % 3];
+            let hands = m.step(&TouchInput {
+                dt: 1.0 / 60.0,
+                root,
+                shoulders: [Vec3::new(-0.18, 1.45, z), Vec3::new(0.18, 1.45, z)],
+                velocity: Vec3::new(0.0, 0.0, -1.4),
+                move_input: Some(Vec3::NEG_Z),
+                grounded: true,
+                candidates: &wall,
+                surface_normal: m.wants_surface_normal().then_some(normal),
+            });
+            for h in hands {
+                assert!(h.pose.is_finite(), "{h:?}");
+                assert!((h.pose.rotation.length() - 1.0).abs() < 1e-3, "{h:?}");
+            }
+            if let Some(n) = m.surface_normal() {
+                assert!((n - Vec3::NEG_X).length() < 1e-5, "{n}");
+            }
+            touched |= m.state() == TouchState::Touch;
+        }
+        assert!(touched, "the hand reached the wall");
+    }
+}

@@ -1,10 +1,10 @@
 //! The wall touch's tunables: [`TouchConfig`], checked by [`TouchConfig::sanitized`], which
 //! reports each bad value as a typed [`ConfigIssue`]; and the setup's measurements ([`calibrate`]).
 
-use glam::{Mat3, Quat, Vec3};
+use glam::{Quat, Vec3};
 
 use super::{detection_box, DetectionBox};
-use crate::kit::pose::unit_quat;
+use crate::kit::pose::{rotation_of_axes, unit_vec3};
 
 /// Tunables, in metres, seconds, radians and radians per second. Defaults are the seed's values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -584,15 +584,19 @@ pub fn calibrate(m: &Measurements) -> Result<Calibration, CalibrationIssue> {
 }
 
 /// Returns the rotation taking the frame (X = `primary`, Y = `secondary` made perpendicular, Z = X × Y)
-/// from the identity, or `None` when a vector is zero, non-finite or they are parallel.
+/// from the identity, or `None` when a vector is zero, non-finite or they are parallel (within
+/// 10⁻⁴ rad). Any finite non-zero lengths count (a 10⁻²² axis is an axis): both are normalised by
+/// [`unit_vec3`] first, and the rotation is taken by [`rotation_of_axes`], which never asserts.
 pub(crate) fn hand_frame(primary: Vec3, secondary: Vec3) -> Option<Quat> {
-    let x = primary.try_normalize()?;
-    let y = (secondary - x * x.dot(secondary)).try_normalize()?;
-    if y.length_squared() < 0.5 {
+    let x = unit_vec3(primary)?;
+    let s = unit_vec3(secondary)?;
+    let across = s - x * x.dot(s);
+    if across.length_squared() < 1e-8 {
         return None;
     }
-    let z = x.cross(y).try_normalize()?;
-    Some(unit_quat(Quat::from_mat3(&Mat3::from_cols(x, y, z))))
+    let y = unit_vec3(across)?;
+    let z = unit_vec3(x.cross(y))?;
+    Some(rotation_of_axes(x, y, z))
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ use crate::kit::Shape;
 
 use super::config::{hand_frame, TouchConfig};
 
-use crate::kit::pose::{rotate, unit_quat};
+use crate::kit::pose::{rotate, unit_quat, unit_vec3};
 use crate::kit::{exp_alpha, slerp_shortest, Pose};
 
 /// The frame rate (Hz) at which the closed-form blends reproduce the seed's per-frame `Lerp`.
@@ -561,11 +561,7 @@ impl EnvTouch {
             move_input: input.move_input.filter(|m| m.is_finite()),
             grounded: input.grounded,
         };
-        if let Some(n) = input
-            .surface_normal
-            .filter(|n| n.is_finite())
-            .and_then(Vec3::try_normalize)
-        {
+        if let Some(n) = input.surface_normal.and_then(unit_vec3) {
             self.normal = Some(n);
         }
         self.root = root;
@@ -823,7 +819,7 @@ impl EnvTouch {
                 if let Some(point) = self.closest {
                     let normal = self
                         .normal
-                        .or_else(|| (self.query_point(self.root) - point).try_normalize())
+                        .or_else(|| unit_vec3(self.query_point(self.root) - point))
                         .unwrap_or(Vec3::Y);
                     self.push(TouchEvent::TouchStarted {
                         side: self.side,
