@@ -635,3 +635,49 @@ fn regression_env_touch_tiny_surface_normal_and_hand_axes() {
         assert!(touched, "the hand reached the wall");
     }
 }
+
+/// Issue "A server no client can flood, bloat or crash": `FormationController.march()` under a
+/// parent scaled to zero inverted the node's basis, and glam asserted on the zero determinant.
+/// The node's frame is now the core's `PlacedFrame`, whose inverse falls back to the rotation.
+#[test]
+fn regression_march_under_a_parent_scaled_to_zero() {
+    use entwine_core::formation::command::{Command, Order, PlacedFrame};
+    use entwine_core::kit::affine_inverse;
+    use glam::Affine3A;
+    let turned = Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
+    let origin = Vec3::new(3.0, 0.0, -2.0);
+    // Marching along world −X is marching along the node's own −Z (turned 90° left), whatever its
+    // scale; scaled to zero along every axis it has no rotation left, and marches in the parent's.
+    let own = glam::Vec2::new(0.0, -1.0);
+    let placements = [
+        (Vec3::ZERO, origin, glam::Vec2::new(-1.0, 0.0)),
+        (Vec3::new(0.0, 1.0, 1.0), origin, own),
+        (Vec3::new(1.0, 0.0, 1.0), origin, own),
+        (Vec3::splat(1e-30), origin, own),
+        (Vec3::splat(1e30), origin, own),
+        (Vec3::ONE, Vec3::NAN, own),
+    ];
+    for (scale, at, expected) in placements {
+        let to_parent = Affine3A::from_scale_rotation_translation(scale, turned, at);
+        let inverse = affine_inverse(to_parent);
+        assert!(inverse.is_finite(), "{to_parent:?}: {inverse:?}");
+        let frame = PlacedFrame::new(to_parent, std::f32::consts::FRAC_PI_2);
+        match Command::march(Vec3::NEG_X, 1.5).localize(&frame) {
+            Ok(Order::March { direction, speed }) => {
+                assert_eq!(speed, 1.5);
+                let d = direction.normalize();
+                assert!((d - expected).length() < 1e-4, "{scale}: {d}");
+            }
+            other => panic!("{to_parent:?}: {other:?}"),
+        }
+        match Command::march_to(Vec3::new(3.0, 0.0, -7.0), 1.0).localize(&frame) {
+            Ok(Order::MarchTo { target, .. }) => assert!(target.is_finite(), "{target}"),
+            other => panic!("{to_parent:?}: {other:?}"),
+        }
+    }
+    // An invertible frame is inverted exactly.
+    let scaled = Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), turned, origin);
+    let p = Vec3::new(1.0, 2.0, 3.0);
+    let back = affine_inverse(scaled).transform_point3(scaled.transform_point3(p));
+    assert!((back - p).length() < 1e-5, "{back}");
+}

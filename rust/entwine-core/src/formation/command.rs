@@ -245,6 +245,40 @@ pub trait Frame {
     fn yaw(&self) -> f32;
 }
 
+/// The frame of a node placed by its global transform `to_parent` (any scale), for
+/// [`Command::localize`]: directions and points are taken into it by
+/// [`crate::kit::affine_inverse`], so a node (or a parent) scaled to zero maps them by its
+/// rotation alone instead of failing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlacedFrame {
+    to_local: glam::Affine3A,
+    yaw: f32,
+}
+
+impl PlacedFrame {
+    /// Returns the frame of the global transform `to_parent`, whose yaw in the parent frame is
+    /// `yaw` (radians; a non-finite yaw counts as 0).
+    #[must_use]
+    pub fn new(to_parent: glam::Affine3A, yaw: f32) -> Self {
+        Self {
+            to_local: crate::kit::affine_inverse(to_parent),
+            yaw: if yaw.is_finite() { yaw } else { 0.0 },
+        }
+    }
+}
+
+impl Frame for PlacedFrame {
+    fn direction_to_local(&self, v: Vec3) -> Vec3 {
+        self.to_local.transform_vector3(v)
+    }
+    fn point_to_local(&self, p: Vec3) -> Vec3 {
+        self.to_local.transform_point3(p)
+    }
+    fn yaw(&self) -> f32 {
+        self.yaw
+    }
+}
+
 /// A command in the squad's own frame, validated.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Order<'a> {

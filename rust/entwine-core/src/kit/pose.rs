@@ -5,7 +5,7 @@
 //! non-finite components propagate to the result rather than panicking, so
 //! check [`Pose::is_finite`] on data from untrusted sources.
 
-use glam::{DVec3, Quat, Vec3};
+use glam::{Affine3A, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 pub use super::quat::unit_quat;
@@ -171,6 +171,39 @@ pub fn rotation_arc(from: Vec3, to: Vec3) -> Quat {
     match (unit_vec3(from), unit_vec3(to)) {
         (Some(from), Some(to)) => unit_quat(Quat::from_rotation_arc(from, to)),
         _ => Quat::IDENTITY,
+    }
+}
+
+/// Returns the inverse of the affine map `a` (a node's transform with any scale), never
+/// asserting: the exact inverse when `a` is finite and invertible with a finite inverse; else the
+/// inverse of its rigid part (its rotation by [`rotation_of_axes`] and its origin, zero when not
+/// finite), so a node scaled to zero still maps directions and points by its rotation.
+#[must_use]
+pub fn affine_inverse(a: Affine3A) -> Affine3A {
+    let det = a.matrix3.determinant();
+    if a.is_finite() && det.is_finite() && det != 0.0 {
+        let inverse = a.inverse();
+        if inverse.is_finite() {
+            return inverse;
+        }
+    }
+    let rotation = rotation_of_axes(
+        a.matrix3.x_axis.into(),
+        a.matrix3.y_axis.into(),
+        a.matrix3.z_axis.into(),
+    );
+    let origin = Vec3::from(a.translation);
+    let origin = if origin.is_finite() {
+        origin
+    } else {
+        Vec3::ZERO
+    };
+    let back = rotation.conjugate();
+    let inverse = Affine3A::from_rotation_translation(back, -rotate(back, origin));
+    if inverse.is_finite() {
+        inverse
+    } else {
+        Affine3A::from_quat(back)
     }
 }
 

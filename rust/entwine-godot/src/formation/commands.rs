@@ -5,7 +5,7 @@ use entwine_core::formation::command::{self, route, Command, Order, Rejection, R
 use godot::prelude::*;
 
 use super::FormationController;
-use crate::convert::{vec3, vector3};
+use crate::convert::{affine, vec3};
 use crate::time::now;
 
 #[godot_api(secondary)]
@@ -109,7 +109,7 @@ impl FormationController {
             self.refuse(cmd.kind.name(), &r);
             return false;
         }
-        let frame = NodeFrame(self.to_gd().upcast());
+        let frame = node_frame(&self.to_gd().upcast());
         let ok = match cmd.localize(&frame) {
             Err(r) => {
                 self.refuse(cmd.kind.name(), &r);
@@ -139,16 +139,9 @@ impl FormationController {
 }
 
 /// The node's frame for [`Command::localize`]: the parent frame is global.
-pub(super) struct NodeFrame(Gd<Node3D>);
-
-impl command::Frame for NodeFrame {
-    fn direction_to_local(&self, v: glam::Vec3) -> glam::Vec3 {
-        vec3(self.0.get_global_basis().inverse() * vector3(v))
-    }
-    fn point_to_local(&self, p: glam::Vec3) -> glam::Vec3 {
-        vec3(self.0.to_local(vector3(p)))
-    }
-    fn yaw(&self) -> f32 {
-        self.0.get_global_rotation().y
-    }
+fn node_frame(node: &Gd<Node3D>) -> command::PlacedFrame {
+    command::PlacedFrame::new(
+        affine(node.get_global_transform()),
+        node.get_global_rotation().y,
+    )
 }
