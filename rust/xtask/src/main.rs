@@ -4,13 +4,15 @@
 //! ```text
 //! cargo xtask godot [-- ARGS...]   find or provision Godot ≥ 4.5; print it; or run it with ARGS
 //! cargo xtask build [--release]    build the extension into addons/entwine/bin/
-//! cargo xtask test [FILTER]        fmt, clippy, mobile checks, cargo test, then every engine suite
-//!                  [--godot-only]   (skip fmt, clippy and cargo test: for iterating on engine suites)
+//! cargo xtask test [FILTER]        fmt, clippy, mobile checks, cargo test, the property suite on a
+//!                  [--godot-only]   new seed (~25 s), then every engine suite (skip fmt, clippy and
+//!                                   cargo test: for iterating on engine suites)
 //! cargo xtask demo editor          the editor on the editor tour, a screenshot per selected node
 //! cargo xtask demo [NAME]          run the demo (a window, or each scene's screenshots to target/demo/
 //!                                  when headless, one Godot and one time limit per scene)
 //! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
 //! cargo xtask fuzz [SECONDS]       the core's property suite for SECONDS (default 60), new seeds
+//!                  [--base SEED]    (or the seeds of a printed base, to repeat a run)
 //! cargo xtask export linux         export release and debug builds of the demo, run each, check
 //!                                  the extension and its data loaded
 //! cargo xtask export android       build the Android library with cargo-ndk and export a debug APK
@@ -42,7 +44,7 @@ use godot::Godot;
 use proc::{Ending, Guarded};
 use util::{cargo, repo_root, run_checked, Result};
 
-const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | fuzz [SECONDS] | export linux|android | package>";
+const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | fuzz [SECONDS] [--base SEED] | export linux|android | package>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -57,7 +59,7 @@ fn main() -> ExitCode {
         }
         Some("demo") => cmd_demo(&repo, args.get(1).map(String::as_str)),
         Some("bench") => cmd_bench(&repo, args.get(1).map(String::as_str)),
-        Some("fuzz") => cmd_fuzz(&repo, args.get(1).map(String::as_str)),
+        Some("fuzz") => cmd_fuzz(&repo, &args[1..]),
         Some("export") => cmd_export(&repo, args.get(1).map(String::as_str)),
         Some("package") => cmd_package(&repo),
         _ => Err(USAGE.to_string()),
@@ -283,7 +285,135 @@ fn rust_checks(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
     ]))?;
     mobile_checks(repo)?;
     println!("== cargo test --workspace");
-    cargo_tests(repo, filter)
+    let mut tally = cargo_tests(repo, filter)?;
+    let fresh = fresh_seed_run(repo, filter)?;
+    tally.passed += fresh.passed;
+    tally.failed += fresh.failed;
+    Ok(tally)
+}
+
+/// Seconds the fresh-seed run of the property suite in `cargo xtask test` takes in all (about).
+const FRESH_SECONDS: f64 = 25.0;
+
+/// Returns a base seed no earlier run drew (the clock's nanoseconds, mixed).
+fn new_base_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let mut z = nanos ^ u64::from(std::process::id()).rotate_left(32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Parses a seed written as `0x…` hex or decimal.
+fn parse_seed(text: &str) -> Option<u64> {
+    let text = text.trim();
+    text.strip_prefix("0x")
+        .map_or_else(|| text.parse().ok(), |h| u64::from_str_radix(h, 16).ok())
+}
+
+/// The property suite's categories (`fn prop_…` in `rust/entwine-core/tests/prop.rs`).
+fn prop_categories(repo: &Path) -> Result<Vec<String>> {
+    let suite = repo.join("rust/entwine-core/tests/prop.rs");
+    let text =
+        fs::read_to_string(&suite).map_err(|e| format!("cannot read {}: {e}", suite.display()))?;
+    Ok(text
+        .split("\nfn ")
+        .skip(1)
+        .filter_map(|rest| rest.split('(').next())
+        .filter(|name| name.starts_with("prop_"))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Runs the property suite once more after the fixed-seed `cargo test`, on a new base seed it
+/// prints, for about [`FRESH_SECONDS`] in all (the test profile `cargo test` built: debug
+/// assertions on). A failure prints the failing case's seed and the command that reproduces it.
+/// Skipped when `filter` names no category. Returns the counts of its `cargo test` run.
+fn fresh_seed_run(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
+    let categories = prop_categories(repo)?;
+    let chosen = categories
+        .iter()
+        .filter(|c| filter.is_none_or(|f| c.contains(f)))
+        .count();
+    if chosen == 0 {
+        println!("== property suite on a new seed: skipped (the filter names no prop_ test)");
+        return Ok(harness::Tally::default());
+    }
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_category = (FRESH_SECONDS * threads as f64 / chosen as f64).clamp(0.5, FRESH_SECONDS);
+    let base = new_base_seed();
+    println!(
+        "== property suite on a new seed: base {base:#x}, {chosen} categories × {per_category:.1} s on {threads} threads"
+    );
+    let mut cmd = cargo();
+    cmd.current_dir(repo)
+        .args([
+            "test",
+            "-p",
+            "entwine-core",
+            "--test",
+            "prop",
+            "--color",
+            "never",
+        ])
+        .env("ENTWINE_PROP_SECONDS", format!("{per_category}"))
+        .env("ENTWINE_PROP_CASES", u64::MAX.to_string())
+        .env("ENTWINE_PROP_BASE", format!("{base:#x}"))
+        .env_remove("ENTWINE_PROP_SEED")
+        .args(["--", "--test-threads", &threads.to_string()])
+        .arg(filter.unwrap_or("prop_"));
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    print!("{stdout}");
+    let mut tally = count_results(&stdout);
+    if out.status.success() {
+        println!("property suite on base {base:#x}: clean");
+        return Ok(tally);
+    }
+    eprint!("{stderr}");
+    if tally.failed == 0 {
+        tally.failed += 1;
+    }
+    println!("FAIL property suite on the new base seed {base:#x}:");
+    let mut named = false;
+    for line in stdout.lines().chain(stderr.lines()) {
+        if line.contains(" failed (") || line.trim_start().starts_with("reproduce:") {
+            println!("  {}", line.trim());
+            named |= line.contains("reproduce:");
+        }
+    }
+    if !named {
+        println!("  (no case named its seed: the suite itself failed; see its output above)");
+    }
+    println!(
+        "  the whole run again: cargo xtask fuzz {FRESH_SECONDS} --base {base:#x}; make each finding a regression test (tests/regressions.rs, and its seed in FOUND in tests/prop/harness.rs)"
+    );
+    Ok(tally)
+}
+
+/// Sums the `test result:` lines of `cargo test` output.
+fn count_results(stdout: &str) -> harness::Tally {
+    let mut tally = harness::Tally::default();
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            for part in rest.split([';', '.']) {
+                let mut words = part.split_whitespace();
+                if let (Some(n), Some(kind)) = (words.next(), words.next()) {
+                    match (n.parse::<usize>(), kind) {
+                        (Ok(n), "passed") => tally.passed += n,
+                        (Ok(n), "failed") => tally.failed += n,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    tally
 }
 
 /// Mobile targets `cargo check`ed by `cargo xtask test` when their standard library is installed
@@ -330,21 +460,7 @@ fn cargo_tests(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     print!("{stdout}");
     eprint!("{stderr}");
-    let mut tally = harness::Tally::default();
-    for line in stdout.lines() {
-        if let Some(rest) = line.strip_prefix("test result: ") {
-            for part in rest.split([';', '.']) {
-                let mut words = part.split_whitespace();
-                if let (Some(n), Some(kind)) = (words.next(), words.next()) {
-                    match (n.parse::<usize>(), kind) {
-                        (Ok(n), "passed") => tally.passed += n,
-                        (Ok(n), "failed") => tally.failed += n,
-                        _ => {}
-                    }
-                }
-            }
-        }
-    }
+    let mut tally = count_results(&stdout);
     if !out.status.success() && tally.failed == 0 {
         tally.failed += 1;
         println!("FAIL cargo test exited with {}", out.status);
@@ -354,25 +470,32 @@ fn cargo_tests(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
 
 /// Runs the core's property suite (`rust/entwine-core/tests/prop.rs`) for about `seconds` in
 /// total: an optimised build with debug assertions and overflow checks on (its own target
-/// directory), new seeds each run, every category given an equal share of the time.
-fn cmd_fuzz(repo: &Path, seconds: Option<&str>) -> Result<()> {
-    let seconds: f64 = match seconds {
-        None => 60.0,
-        Some(s) => s
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s > 0.0)
-            .ok_or_else(|| format!("fuzz: SECONDS must be a positive number, not '{s}'"))?,
-    };
-    let suite = repo.join("rust/entwine-core/tests/prop.rs");
-    let text =
-        fs::read_to_string(&suite).map_err(|e| format!("cannot read {}: {e}", suite.display()))?;
-    let categories = text.matches("\nfn prop_").count().max(1);
+/// directory), new seeds each run (or the seeds of `--base SEED`, a base an earlier run printed),
+/// every category given an equal share of the time.
+fn cmd_fuzz(repo: &Path, args: &[String]) -> Result<()> {
+    let mut seconds: f64 = 60.0;
+    let mut base = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--base" {
+            let text = rest
+                .next()
+                .ok_or("fuzz: --base needs a seed (0x… or decimal)")?;
+            base = Some(parse_seed(text).ok_or_else(|| {
+                format!("fuzz: --base takes a seed (0x… or decimal), not '{text}'")
+            })?);
+        } else {
+            seconds = arg
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                .ok_or_else(|| format!("fuzz: SECONDS must be a positive number, not '{arg}'"))?;
+        }
+    }
+    let categories = prop_categories(repo)?.len().max(1);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let per_category = (seconds * threads as f64 / categories as f64).max(0.5);
-    let base = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
+    let base = base.unwrap_or_else(new_base_seed);
     // Builds `cargo test` of the property suite with the fuzz run's profile, directory and seeds.
     let prop_suite = || {
         let mut cmd = cargo();
@@ -435,7 +558,9 @@ fn cmd_fuzz(repo: &Path, seconds: Option<&str>) -> Result<()> {
     if out.status.success() {
         Ok(())
     } else {
-        Err("the property suite found a failure (its seed is printed above)".into())
+        Err(format!(
+            "the property suite found a failure (the case's seed and the command that reproduces it are printed above; the whole run again: cargo xtask fuzz {seconds} --base {base:#x})"
+        ))
     }
 }
 
