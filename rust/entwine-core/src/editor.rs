@@ -51,7 +51,7 @@ pub fn pole_handle(frame: Affine3A, root: Vec3, direction: Vec3, length: f32) ->
 /// The pole direction (in `frame`'s space, unit length) for a handle dragged to `handle`; `None`
 /// when the handle sits on the root.
 pub fn pole_from_handle(frame: Affine3A, root: Vec3, handle: Vec3) -> Option<Vec3> {
-    let local = frame.inverse().transform_vector3(handle - root);
+    let local = crate::kit::affine_inverse(frame).transform_vector3(handle - root);
     let unit = local.normalize_or_zero();
     (unit != Vec3::ZERO && unit.is_finite()).then_some(unit)
 }
@@ -68,7 +68,7 @@ pub fn offset_from_handle(body: Affine3A, handle: Vec3, k: f32) -> Option<Vec3> 
     if !(k.is_finite() && k > 0.0) {
         return None;
     }
-    let local = body.inverse().transform_point3(handle) / k;
+    let local = crate::kit::affine_inverse(body).transform_point3(handle) / k;
     local.is_finite().then_some(local)
 }
 

@@ -681,3 +681,95 @@ fn regression_march_under_a_parent_scaled_to_zero() {
     let back = affine_inverse(scaled).transform_point3(scaled.transform_point3(p));
     assert!((back - p).length() < 1e-5, "{back}");
 }
+
+/// The audit of glam's asserting calls (issue "A server no client can flood, bloat or crash"):
+/// each input here reached one before it was guarded — a cutter turning at 10⁻²² rad/s
+/// (`from_scaled_axis`), a collider's non-unit rotation (`Quat::inverse`, `Mat3::from_quat`), a
+/// hand's palm axis of 10⁻²² (`from_mat3`), a root's non-unit rotation in the pair's hand sample
+/// (`Quat::inverse`), and a character scaled to zero (`Affine3A::inverse`).
+#[test]
+fn regression_audited_glam_assertions() {
+    use entwine_core::env_touch::node::ShoulderMemory;
+    use entwine_core::hold_hand::{palm_to_palm, HandShape};
+    use entwine_core::rope::{Collider, Motion};
+    use glam::Affine3A;
+    let tiny = Vec3::new(1e-22, f32::from_bits(1), 0.0);
+    let odd = [
+        Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+        Quat::from_xyzw(0.0, 3.0, 0.0, 0.0),
+        Quat::from_xyzw(1e-22, 0.0, 0.0, f32::from_bits(1)),
+    ];
+    for rotation in odd {
+        let motion = Motion::between(
+            Pose::new(Vec3::ZERO, rotation),
+            Pose::new(Vec3::X, Quat::IDENTITY),
+            0.1,
+        );
+        assert!(motion.velocity.is_finite() && motion.angular_velocity.is_finite());
+        for angular_velocity in [tiny, Vec3::new(0.0, 1000.0, 0.0), Vec3::Y * 1e-30] {
+            let collider = Collider {
+                motion: Motion {
+                    velocity: Vec3::X,
+                    angular_velocity,
+                    pivot: Vec3::ZERO,
+                },
+                ..Collider::still(
+                    Pose::new(Vec3::Z, rotation),
+                    Shape::Sphere { radius: 0.5 },
+                    true,
+                    true,
+                )
+            };
+            let back = collider.rewound(0.01);
+            assert!(back.pose.is_finite(), "{back:?}");
+            assert!((back.pose.rotation.length() - 1.0).abs() < 1e-3, "{back:?}");
+        }
+        let mut world = World::with_capacity(1);
+        world.push(Collider::still(
+            Pose::new(Vec3::ZERO, rotation),
+            Shape::Box {
+                half_extents: Vec3::ONE,
+            },
+            true,
+            false,
+        ));
+        let mut rope = Rope::new(
+            16,
+            8,
+            RopeParams::default(),
+            Vec3::new(0.0, 3.0, 0.0),
+            Vec3::NEG_Y,
+        );
+        for _ in 0..5 {
+            let _ = rope.step(
+                1.0 / 60.0,
+                Vec3::new(0.0, 3.0, 0.0),
+                EndAttachment::Free,
+                &world,
+            );
+        }
+        assert!(rope.points().iter().all(|p| p.is_finite()));
+    }
+    let hand = HandShape {
+        palm: Vec3::new(0.0, 0.0, 1e-22),
+        finger: Vec3::new(0.0, -1e-22, f32::from_bits(1)),
+        length: 0.16,
+        thickness: 0.03,
+    };
+    for palm_back in [true, false] {
+        let (offset, rotation) = palm_to_palm(&hand, palm_back).expect("a grip");
+        assert!(offset.is_finite() && (rotation.length() - 1.0).abs() < 1e-3);
+    }
+    let mut shoulders = ShoulderMemory::new([Vec3::X, -Vec3::X]);
+    for character in [
+        Affine3A::from_scale(Vec3::ZERO),
+        Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0)),
+        Affine3A::from_scale(Vec3::splat(1e-30)),
+    ] {
+        let _ = shoulders.read(character, [Vec3::Y, -Vec3::Y]);
+        assert!(shoulders
+            .carried(Affine3A::IDENTITY)
+            .iter()
+            .all(|s| s.is_finite()));
+    }
+}

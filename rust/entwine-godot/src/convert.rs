@@ -2,7 +2,7 @@
 //! colours and physics shapes. Godot's builtins and glam share a memory layout only by accident
 //! of the current versions, so the conversions go through fields; they are cheap and inlined.
 
-use entwine_core::kit::{rotation_of_axes, Pose, Shape};
+use entwine_core::kit::{rotation_of_axes, unit_quat, Pose, Shape};
 use glam::{Affine3A, Quat, Vec2, Vec3};
 use godot::builtin::{
     Basis, PackedVector3Array, Plane, Quaternion, Rid, Transform3D, VarDictionary, Vector3,
@@ -62,7 +62,7 @@ pub fn rotation(b: Basis) -> Quat {
 #[inline]
 pub fn rigid_transform(p: Pose) -> Transform3D {
     Transform3D::new(
-        Basis::from_quaternion(quaternion(p.rotation)),
+        Basis::from_quaternion(quaternion(unit_quat(p.rotation))),
         vector3(p.position),
     )
 }
@@ -70,7 +70,8 @@ pub fn rigid_transform(p: Pose) -> Transform3D {
 /// Returns a Godot transform with the pose's position and rotation and the given per-axis scale.
 #[inline]
 pub fn transform_scaled(p: Pose, scale: Vector3) -> Transform3D {
-    let basis = Basis::from_quaternion(quaternion(p.rotation)) * Basis::from_scale(scale);
+    let basis =
+        Basis::from_quaternion(quaternion(unit_quat(p.rotation))) * Basis::from_scale(scale);
     Transform3D::new(basis, vector3(p.position))
 }
 
@@ -83,6 +84,14 @@ pub fn affine(t: Transform3D) -> glam::Affine3A {
         vec3(t.basis.col_c()).into(),
         vec3(t.origin).into(),
     )
+}
+
+/// Returns the inverse of a Godot transform at any scale, never asserting: godot-rust's
+/// `affine_inverse()` and `Basis::inverse()` assert on a zero determinant (a node scaled to zero);
+/// see [`entwine_core::kit::affine_inverse`] for the fallback.
+#[inline]
+pub fn affine_inverse(t: Transform3D) -> Transform3D {
+    transform(entwine_core::kit::affine_inverse(affine(t)))
 }
 
 /// Returns the Godot transform of an affine map (rotation, scale, shear and origin).

@@ -14,7 +14,9 @@ use crate::warnings::Warnings;
 /// Warning kind: the chain cannot be resolved (printed once until it resolves).
 const WARN_CHAIN: u32 = 0;
 
-use crate::convert::{affine, pose, quaternion, rotation, transform, transform_scaled, vec3};
+use crate::convert::{
+    affine, affine_inverse, pose, quaternion, rotation, transform, transform_scaled, vec3,
+};
 use crate::rig;
 use crate::scene::NodeCache;
 
@@ -532,7 +534,7 @@ impl LimbIK {
             f32::MAX,
             Vector3::ZERO,
         );
-        let to_skeleton = skeleton.global_transform().affine_inverse();
+        let to_skeleton = affine_inverse(skeleton.global_transform());
         let target_global = if !self.target_named {
             self.target_transform
         } else {

@@ -147,7 +147,7 @@ impl ShoulderMemory {
     /// Remembers the shoulders read this frame (`world`) relative to the `character`'s transform
     /// in the world, and returns them.
     pub fn read(&mut self, character: Affine3A, world: [Vec3; 2]) -> [Vec3; 2] {
-        let to_character = character.inverse();
+        let to_character = crate::kit::affine_inverse(character);
         self.local = world.map(|w| to_character.transform_point3(w));
         world
     }

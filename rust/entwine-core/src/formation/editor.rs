@@ -70,7 +70,7 @@ pub fn point_handle(frame: Affine3A, p: Vec2, lift: f32) -> Vec3 {
 /// [`point_handle`], dropping the height. `None` for a degenerate frame or input.
 #[must_use]
 pub fn point_from_handle(frame: Affine3A, handle: Vec3) -> Option<Vec2> {
-    let local = frame.inverse().transform_point3(handle);
+    let local = crate::kit::affine_inverse(frame).transform_point3(handle);
     let p = Vec2::new(local.x, local.z);
     p.is_finite().then_some(p)
 }

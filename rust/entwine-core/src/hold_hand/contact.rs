@@ -10,7 +10,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::kit::pose::unit_quat;
+use crate::kit::pose::{rotation_of_axes, unit_quat};
 use crate::kit::{clamp_finite, move_towards, slerp_shortest, smooth_damp_vec3_ramped, Pose};
 
 /// A sphere an arm can reach: every point within `radius` of `center`.
@@ -193,8 +193,8 @@ impl HandShape {
     /// The palm and finger directions as a unit, perpendicular pair, or `None` when they are
     /// degenerate (zero, non-finite or parallel).
     fn axes(&self) -> Option<(Vec3, Vec3)> {
-        let palm = self.palm.try_normalize()?;
-        let finger = (self.finger - palm * palm.dot(self.finger)).try_normalize()?;
+        let palm = crate::kit::pose::unit_vec3(self.palm)?;
+        let finger = crate::kit::pose::unit_vec3(self.finger - palm * palm.dot(self.finger))?;
         Some((palm, finger))
     }
 
@@ -222,9 +222,9 @@ pub fn palm_to_palm(hand: &HandShape, palm_back: bool) -> Option<(Vec3, Quat)> {
     let grip = hand.grip_point()?;
     let target_palm = if palm_back { Vec3::Z } else { Vec3::NEG_Z };
     let target_finger = Vec3::NEG_Y;
-    let to = glam::Mat3::from_cols(target_palm, target_finger, target_palm.cross(target_finger));
-    let from = glam::Mat3::from_cols(palm, finger, palm.cross(finger));
-    let rotation = unit_quat(Quat::from_mat3(&to) * Quat::from_mat3(&from).inverse());
+    let to = rotation_of_axes(target_palm, target_finger, target_palm.cross(target_finger));
+    let from = rotation_of_axes(palm, finger, palm.cross(finger));
+    let rotation = unit_quat(to * from.conjugate());
     let offset = -crate::kit::pose::rotate(rotation, grip);
     offset.is_finite().then_some((offset, rotation))
 }

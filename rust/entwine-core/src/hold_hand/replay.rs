@@ -543,8 +543,9 @@ impl PairReplay {
                     let d = s.position - raw[k].position;
                     if d.length() < 100.0 * scale {
                         self.blend[k] = d;
-                        self.blend_rotation[k] =
-                            crate::kit::pose::unit_quat(s.rotation * raw[k].rotation.inverse());
+                        self.blend_rotation[k] = crate::kit::pose::unit_quat(
+                            s.rotation * crate::kit::pose::ensure_unit(raw[k].rotation).conjugate(),
+                        );
                     }
                 }
             }

@@ -199,7 +199,9 @@ impl SentHands {
     ) -> Self {
         Self {
             contact: me.inverse_transform_point(out.contact),
-            rotation: crate::kit::pose::unit_quat(me.rotation.inverse() * out.rotation),
+            rotation: crate::kit::pose::unit_quat(
+                crate::kit::pose::ensure_unit(me.rotation).conjugate() * out.rotation,
+            ),
             offsets: HandOffsets {
                 initiator: Pose::new(initiator.offset, initiator.rotation),
                 recipient: Pose::new(recipient.offset, recipient.rotation),

@@ -32,7 +32,10 @@ pub(crate) mod test_util;
 pub use ik::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
 pub use limit::{KeyedTable, RateLimit, RateLimiter, TokenBucket, WarnThrottle};
 pub use param::Correction;
-pub use pose::{affine_inverse, rotation_arc, rotation_of_axes, unit_quat, unit_vec3, Pose};
+pub use pose::{
+    affine_inverse, ensure_unit, rotation_arc, rotation_of_axes, rotation_of_scaled_axis,
+    unit_quat, unit_vec3, Pose,
+};
 pub use quant::{
     decode_half, decode_position, decode_rotation, decode_unit, decode_wrapped, decode_yaw,
     encode_half, encode_position, encode_rotation, encode_unit, encode_wrapped, encode_yaw,

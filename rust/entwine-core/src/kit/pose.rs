@@ -169,9 +169,44 @@ pub fn unit_vec3(v: Vec3) -> Option<Vec3> {
 #[must_use]
 pub fn rotation_arc(from: Vec3, to: Vec3) -> Quat {
     match (unit_vec3(from), unit_vec3(to)) {
-        (Some(from), Some(to)) => unit_quat(Quat::from_rotation_arc(from, to)),
+        (Some(from), Some(to)) => ensure_unit(Quat::from_rotation_arc(from, to)),
         _ => Quat::IDENTITY,
     }
+}
+
+/// Returns `q` itself when glam counts it as unit length (so it may go to glam's asserting
+/// helpers unchanged, bit for bit), else [`unit_quat`]`(q)`.
+#[must_use]
+pub fn ensure_unit(q: Quat) -> Quat {
+    if q.is_normalized() {
+        q
+    } else {
+        unit_quat(q)
+    }
+}
+
+/// Returns the rotation by the angle `v.length()` (radians) about `v`'s direction, never
+/// asserting (glam's `from_scaled_axis` asserts on an axis whose squared length underflows): the
+/// identity for a zero, non-finite or overflowing `v`.
+#[must_use]
+pub fn rotation_of_scaled_axis(v: Vec3) -> Quat {
+    // glam's own arithmetic whenever it holds, so results match it to the bit.
+    let length = v.length();
+    if length.is_finite() && length > 0.0 {
+        let axis = v / length;
+        if axis.is_normalized() {
+            return Quat::from_axis_angle(axis, length);
+        }
+    }
+    let m = v.abs().max_element();
+    let Some(axis) = unit_vec3(v) else {
+        return Quat::IDENTITY;
+    };
+    let angle = (v / m).length() * m;
+    if !angle.is_finite() {
+        return Quat::IDENTITY;
+    }
+    unit_quat(Quat::from_axis_angle(axis, angle))
 }
 
 /// Returns the inverse of the affine map `a` (a node's transform with any scale), never

@@ -36,7 +36,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::kit::pose::rotate;
+use crate::kit::pose::{rotate, unit_vec3};
 
 pub mod skeleton;
 
@@ -735,7 +735,7 @@ impl Humanoid {
                 .filter(|p| p.is_finite())
         };
         let pair = |a: Role, b: Role| Some((at(a)?, at(b)?));
-        let unit = |v: Vec3| v.try_normalize();
+        let unit = crate::kit::pose::unit_vec3;
 
         let up = pair(Role::Hips, Role::Head)
             .or_else(|| pair(Role::Spine, Role::Neck))
@@ -982,7 +982,7 @@ impl Humanoid {
         };
         let mut axis = Vec3::ZERO;
         axis[k] = 1.0;
-        let Some(mut palm) = rotate(rotation, axis).try_normalize() else {
+        let Some(mut palm) = unit_vec3(rotate(rotation, axis)) else {
             return;
         };
         let mut surface = hi[k];
@@ -990,8 +990,7 @@ impl Humanoid {
             palm = -palm;
             surface = -lo[k];
         }
-        let Some(finger) = (self.finger[s] - palm * palm.dot(self.finger[s])).try_normalize()
-        else {
+        let Some(finger) = unit_vec3(self.finger[s] - palm * palm.dot(self.finger[s])) else {
             return;
         };
         if surface.is_nan() || surface <= 0.0 {

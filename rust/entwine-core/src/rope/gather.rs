@@ -67,7 +67,7 @@ impl Bounds {
     /// extents is [`Bounds::Everywhere`].
     #[must_use]
     pub fn of(shape: &Shape, pose: Pose) -> Self {
-        let m = Mat3::from_quat(pose.rotation);
+        let m = Mat3::from_quat(crate::kit::pose::unit_quat(pose.rotation));
         let a = Mat3::from_cols(m.x_axis.abs(), m.y_axis.abs(), m.z_axis.abs());
         let c = pose.position;
         let extent = match shape {

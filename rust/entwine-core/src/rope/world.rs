@@ -8,6 +8,7 @@
 
 use glam::Vec3;
 
+use crate::kit::pose::{ensure_unit, rotation_of_scaled_axis, unit_vec3};
 use crate::kit::shape::{box_distance, capsule_distance, sphere_distance};
 use crate::kit::Pose;
 
@@ -46,7 +47,7 @@ impl Motion {
         if seconds.is_nan() || seconds <= 0.0 || !from.is_finite() || !to.is_finite() {
             return Self::NONE;
         }
-        let mut turn = to.rotation * from.rotation.inverse();
+        let mut turn = ensure_unit(to.rotation) * ensure_unit(from.rotation).conjugate();
         if turn.w < 0.0 {
             turn = -turn;
         }
@@ -117,12 +118,12 @@ impl Collider {
         if m.is_still() || back == 0.0 {
             return self.clone();
         }
-        let turn = glam::Quat::from_scaled_axis(-m.angular_velocity * back);
+        let turn = rotation_of_scaled_axis(-m.angular_velocity * back);
         let pivot = m.pivot - m.velocity * back;
         Self {
             pose: Pose::new(
                 pivot + turn * (self.pose.position - m.pivot),
-                (turn * self.pose.rotation).normalize(),
+                (turn * ensure_unit(self.pose.rotation)).normalize(),
             ),
             ..self.clone()
         }
@@ -449,7 +450,7 @@ fn overlap_at(
         Shape::Sphere { radius: r } => {
             let n = q
                 .try_normalize()
-                .or_else(|| d.try_normalize().map(Vec3::any_orthonormal_vector))
+                .or_else(|| unit_vec3(d).map(Vec3::any_orthonormal_vector))
                 .unwrap_or(Vec3::Y);
             (n, r + radius - q.length())
         }

@@ -23,7 +23,7 @@ use godot::prelude::*;
 
 use super::formation::{handle_at, FormationEditor};
 use super::targets::*;
-use crate::convert::{affine, vec3, vector3};
+use crate::convert::{affine, affine_inverse, vec3, vector3};
 use crate::formation::FormationController;
 use entwine_core::formation::editor as fe;
 
@@ -100,12 +100,12 @@ impl EntwineGizmos {
             Kind::Rope(rope) => {
                 let mut rope = rope.clone();
                 if id == 2 {
-                    let local = end_frame(&rope)?.affine_inverse() * vector3(p);
+                    let local = affine_inverse(end_frame(&rope)?) * vector3(p);
                     return local.is_finite().then(|| local.to_variant());
                 }
                 let frame = rope.bind_mut().anchor_frame();
                 if id == 0 {
-                    let local = frame.affine_inverse() * vector3(p);
+                    let local = affine_inverse(frame) * vector3(p);
                     return local.is_finite().then(|| local.to_variant());
                 }
                 let anchor = vec3(frame * rope.get("anchor_offset").to::<Vector3>());
@@ -169,7 +169,7 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
         let Some(kind) = kind_of(&node) else {
             return;
         };
-        let to_local = node.get_global_transform().affine_inverse();
+        let to_local = affine_inverse(node.get_global_transform());
         let local = |p: Vec3| to_local * vector3(p);
         let handles = handles(&mut self.points, &self.formations, &kind);
         let mut lines = PackedVector3Array::new();

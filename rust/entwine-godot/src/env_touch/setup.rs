@@ -17,7 +17,7 @@ use godot::prelude::*;
 
 use super::frame::set_ik;
 use super::{EnvironmentInteractionStateMachine, Rig, WARN_COLLIDER, WARN_CONFIG};
-use crate::convert::{affine, vec3, vector3};
+use crate::convert::{affine, affine_inverse, vec3, vector3};
 use crate::direct::Alive;
 use crate::limb_ik::LimbIK;
 use crate::warnings::key_of;
@@ -128,7 +128,7 @@ impl EnvironmentInteractionStateMachine {
         let (body_height, centre) = self.character_size(&character)?;
         // Heights and rest poses in the character's frame, read once ("locked") from the rest pose.
         let to_character =
-            character.get_global_transform().affine_inverse() * skeleton.get_global_transform();
+            affine_inverse(character.get_global_transform()) * skeleton.get_global_transform();
         let rest_of = |s: usize, k: usize| affine(skeleton.get_bone_global_rest(bones[s][k]));
         let at_rest = RestRig::new(
             &humanoid,

@@ -6,14 +6,14 @@ use entwine_core::formation::bearing::{
     BearingConfig, BearingMotion, BearingParam, BearingSettings, BodyFrame, SALUTE_HAND_OFFSET,
     SALUTE_POLE,
 };
-use entwine_core::kit::Pose;
+use entwine_core::kit::{unit_quat, Pose};
 use glam::{Quat, Vec2, Vec3};
 use godot::classes::notify::Node3DNotification;
 use godot::classes::{ISkeletonModifier3D, Skeleton3D, SkeletonModifier3D};
 use godot::prelude::*;
 
 use crate::bones::is_uniform;
-use crate::convert::{quaternion, transform_scaled, vec3, vector3};
+use crate::convert::{affine_inverse, quaternion, transform_scaled, vec3, vector3};
 use crate::direct::Lent;
 use crate::limb_ik::LimbIK;
 use crate::rig;
@@ -240,7 +240,7 @@ impl SoldierBearing {
             return;
         };
         let skeleton_global = skeleton.global_transform();
-        let to_skeleton = skeleton_global.affine_inverse();
+        let to_skeleton = affine_inverse(skeleton_global);
         let head_pose = skeleton.global_pose(rig.head);
         let head_rot = rotation_of(head_pose.basis);
         let forward = rotate_vec(head_rot, rig.head_forward);
@@ -298,7 +298,7 @@ impl SoldierBearing {
                         continue;
                     }
                     let g = skeleton.global_pose(bone);
-                    let basis = Basis::from_quaternion(quaternion(d)) * g.basis;
+                    let basis = Basis::from_quaternion(quaternion(unit_quat(d))) * g.basis;
                     skeleton.set_global_pose(bone, Transform3D::new(basis, g.origin));
                 }
             }

@@ -14,7 +14,7 @@ use godot::classes::{
 use godot::prelude::*;
 
 use super::{place_on_ground, AgentSource, FormationController};
-use crate::convert::{color, from_ground};
+use crate::convert::{affine_inverse, color, from_ground};
 use crate::direct::Alive;
 
 impl FormationController {
@@ -178,7 +178,7 @@ impl FormationController {
         // Eyes right (cyan): each soldier's head to the head it dresses on.
         if self.squad.is_eyes_right() {
             mesh.surface_set_color(color(look::EYES_RGB));
-            let to_local = self.base().get_global_transform().affine_inverse();
+            let to_local = affine_inverse(self.base().get_global_transform());
             for i in 0..self.heads.len().min(n) {
                 let (Some(Some(from)), Some(g)) = (self.heads.get(i), self.squad.guide(i)) else {
                     continue;

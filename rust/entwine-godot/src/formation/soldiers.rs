@@ -7,7 +7,7 @@ use godot::classes::Skeleton3D;
 use godot::prelude::*;
 
 use super::{bearing, AgentSource, FormationController, SoldierBearing};
-use crate::convert::{vec3, vector3};
+use crate::convert::{affine_inverse, vec3, vector3};
 use crate::direct::Alive;
 use crate::limb_ik::LimbIK;
 
@@ -221,7 +221,7 @@ pub(super) fn attach_bearing(
     let mut bearing = SoldierBearing::new_alloc();
     bearing.set_name("EntwineSoldierBearing");
     if agent.is_inside_tree() && skeleton.is_inside_tree() {
-        let forward = skeleton.get_global_basis().inverse()
+        let forward = affine_inverse(skeleton.get_global_transform()).basis
             * (agent.get_global_basis() * Vector3::new(0.0, 0.0, -1.0));
         if forward.is_finite() && forward.length() > 1e-4 {
             bearing.bind_mut().set_body_forward(forward);

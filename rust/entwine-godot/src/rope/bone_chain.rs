@@ -15,7 +15,7 @@ use crate::direct::{Alive, Lent};
 use crate::warnings::Warnings;
 
 use super::RopeSimulation;
-use crate::convert::{pose, transform_scaled, vec3, vector3};
+use crate::convert::{affine_inverse, pose, transform_scaled, vec3, vector3};
 
 /// How [EntwineRopeBoneChain] spreads the bones along the rope.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -306,7 +306,7 @@ impl RopeBoneChain {
                 "the skeleton's global transform is not finite or has zero scale".to_string(),
             )));
         }
-        let to_skeleton = to_world.affine_inverse();
+        let to_skeleton = affine_inverse(to_world);
         let n = {
             let rope = rope.bind();
             let capacity = rope.point_capacity();
@@ -365,7 +365,7 @@ impl RopeBoneChain {
         };
         for ((&bone, target), &scale) in self.bones.iter().zip(solved).zip(&self.scales) {
             let global = transform_scaled(*target, scale);
-            let local = parent.affine_inverse() * global;
+            let local = affine_inverse(parent) * global;
             if !(local.origin.is_finite() && local.basis.is_finite()) {
                 continue;
             }
