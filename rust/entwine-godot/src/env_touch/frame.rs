@@ -261,7 +261,7 @@ impl EnvironmentInteractionStateMachine {
         let hit = space.intersect_ray(&*ray);
         self.profile.query_usec += start.elapsed().as_secs_f64() * 1e6;
         let normal = hit.get_or_nil(&key).try_to::<Vector3>().ok()?;
-        let n = vec3(normal).try_normalize()?;
+        let n = entwine_core::kit::unit_vec3(vec3(normal))?;
         n.is_finite().then_some(n)
     }
 
