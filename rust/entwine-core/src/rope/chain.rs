@@ -239,6 +239,17 @@ impl BoneChain {
         pin_root: bool,
         fit: ChainFit,
     ) -> Result<(), ChainError> {
+        self.check_input(points, root_reference)?;
+        self.place_bones(points, fit);
+        if pin_root {
+            self.pin_to_root(root_reference.position);
+        }
+        self.orient_bones(root_reference);
+        Ok(())
+    }
+
+    /// Rejects a chain too short to bend, too few or unusable rope points and a bad root pose.
+    fn check_input(&self, points: &[Vec3], root_reference: Pose) -> Result<(), ChainError> {
         let n = self.axis.len();
         if n < 2 {
             return Err(ChainError::TooFewBones);
@@ -252,6 +263,12 @@ impl BoneChain {
         if !root_reference.is_finite() || !super::usable(root_reference.position) {
             return Err(ChainError::BadReference);
         }
+        Ok(())
+    }
+
+    /// Places each bone at its arc length along the rope's points.
+    fn place_bones(&mut self, points: &[Vec3], fit: ChainFit) {
+        let n = self.axis.len();
         self.reserve_points(points.len());
         let cumulative = &mut self.cumulative[..points.len()];
         cumulative[0] = 0.0;
@@ -290,20 +307,26 @@ impl BoneChain {
                 points[seg].lerp(points[seg + 1], t)
             };
         }
-        if pin_root {
-            let offset = root_reference.position - self.out[0].position;
-            let span = self.arc[n - 1];
-            for (i, (out, &s)) in self.out.iter_mut().zip(&self.arc).enumerate() {
-                let along = if span > MIN_CHORD {
-                    s / span
-                } else {
-                    i as f32 / (n - 1) as f32
-                };
-                out.position += offset * (1.0 - along.clamp(0.0, 1.0));
-            }
-        }
+    }
 
-        // Orientations: minimal-rotation frames down the chain.
+    /// Shifts the bones toward the root's reference position: all the way at the root, none at the tip.
+    fn pin_to_root(&mut self, root_position: Vec3) {
+        let n = self.axis.len();
+        let offset = root_position - self.out[0].position;
+        let span = self.arc[n - 1];
+        for (i, (out, &s)) in self.out.iter_mut().zip(&self.arc).enumerate() {
+            let along = if span > MIN_CHORD {
+                s / span
+            } else {
+                i as f32 / (n - 1) as f32
+            };
+            out.position += offset * (1.0 - along.clamp(0.0, 1.0));
+        }
+    }
+
+    /// Turns each bone along its chord with minimal-rotation frames down the chain.
+    fn orient_bones(&mut self, root_reference: Pose) {
+        let n = self.axis.len();
         let fold_start = FOLD_START_DEGREES.to_radians().cos();
         let fold_full = FOLD_FULL_DEGREES.to_radians().cos();
         let reference = unit_quat(root_reference.rotation);
@@ -343,7 +366,6 @@ impl BoneChain {
             frame = solved;
             previous_dir = dir;
         }
-        Ok(())
     }
 
     /// Returns the first non-degenerate chord direction of the current output.

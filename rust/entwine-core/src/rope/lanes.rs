@@ -121,6 +121,21 @@ fn segment_direction(
     (*last, core::array::from_fn(|l| rest[l] - len[l]))
 }
 
+/// Moves the chain's last point by its share of the last segment's correction, per lane: lanes
+/// whose end weighs nothing (pinned or held) keep it where it is.
+#[inline(always)]
+fn move_last_point([x, y, z]: [&mut Lane; 3], w_last: &Lane, a: &Lane, [ax, ay, az]: [&Lane; 3]) {
+    let (px, py, pz) = (*x, *y, *z);
+    let s: Lane = core::array::from_fn(|l| w_last[l] * CHAIN_RELAXATION);
+    let keep: [bool; LANES] = core::array::from_fn(|l| w_last[l] <= 0.0);
+    let nx: Lane = core::array::from_fn(|l| px[l] + (0.0 + a[l] * ax[l]) * s[l]);
+    let ny: Lane = core::array::from_fn(|l| py[l] + (0.0 + a[l] * ay[l]) * s[l]);
+    let nz: Lane = core::array::from_fn(|l| pz[l] + (0.0 + a[l] * az[l]) * s[l]);
+    *x = core::array::from_fn(|l| if keep[l] { px[l] } else { nx[l] });
+    *y = core::array::from_fn(|l| if keep[l] { py[l] } else { ny[l] });
+    *z = core::array::from_fn(|l| if keep[l] { pz[l] } else { nz[l] });
+}
+
 /// The dot products of two rows of directions, per lane.
 #[inline(always)]
 fn dot(a: &[Lane; 3], b: &[Lane; 3]) -> Lane {
@@ -266,17 +281,12 @@ impl Lanes {
         let s = 1.0 * CHAIN_RELAXATION;
         let a = lambda[m - 1];
         let (ax, ay, az) = (dx[m - 1], dy[m - 1], dz[m - 1]);
-        {
-            let (px, py, pz) = (x[m], y[m], z[m]);
-            let s: Lane = core::array::from_fn(|l| w_last[l] * CHAIN_RELAXATION);
-            let keep: [bool; LANES] = core::array::from_fn(|l| w_last[l] <= 0.0);
-            let nx: Lane = core::array::from_fn(|l| px[l] + (0.0 + a[l] * ax[l]) * s[l]);
-            let ny: Lane = core::array::from_fn(|l| py[l] + (0.0 + a[l] * ay[l]) * s[l]);
-            let nz: Lane = core::array::from_fn(|l| pz[l] + (0.0 + a[l] * az[l]) * s[l]);
-            x[m] = core::array::from_fn(|l| if keep[l] { px[l] } else { nx[l] });
-            y[m] = core::array::from_fn(|l| if keep[l] { py[l] } else { ny[l] });
-            z[m] = core::array::from_fn(|l| if keep[l] { pz[l] } else { nz[l] });
-        }
+        move_last_point(
+            [&mut x[m], &mut y[m], &mut z[m]],
+            &w_last,
+            &a,
+            [&ax, &ay, &az],
+        );
         let c = core::array::from_fn(|l| -a[l] * Vec3::new(ax[l], ay[l], az[l]));
         let mut max_lambda: Lane = core::array::from_fn(|l| 0.0f32.max(a[l].abs()));
         // Back substitution; each interior point i = j + 1 moves as soon as λ_j is final:

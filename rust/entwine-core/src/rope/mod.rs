@@ -215,8 +215,16 @@ impl RopeParams {
     /// `issue` once for each parameter that was corrected.
     #[must_use]
     pub fn sanitized(self, mut issue: impl FnMut(ParamIssue)) -> Self {
-        let d = Self::default();
         let mut p = self;
+        p.clamp_ranged(&mut issue);
+        p.fix_unranged(&mut issue);
+        p
+    }
+
+    /// Clamps the parameters that have a range (lengths, damping, friction, masses, times).
+    fn clamp_ranged(&mut self, issue: &mut impl FnMut(ParamIssue)) {
+        let d = Self::default();
+        let p = self;
         let mut check = |value: &mut f32, lo: f32, hi: f32, fallback: f32, which: ParamIssue| {
             let (v, bad) = fix(*value, lo, hi, fallback);
             *value = v;
@@ -270,6 +278,12 @@ impl RopeParams {
             d.sleep_distance,
             ParamIssue::SleepDistance,
         );
+    }
+
+    /// Fixes the ground height, tear ratio, gravity, iteration and substep counts.
+    fn fix_unranged(&mut self, issue: &mut impl FnMut(ParamIssue)) {
+        let d = Self::default();
+        let p = self;
         if p.ground_height.is_nan() || p.ground_height.abs() > MAX_COORDINATE {
             p.ground_height = if p.ground_height.is_nan() {
                 d.ground_height
@@ -297,7 +311,6 @@ impl RopeParams {
             p.substeps = p.substeps.clamp(1, MAX_SUBSTEPS);
             issue(ParamIssue::Substeps);
         }
-        p
     }
 }
 

@@ -813,12 +813,9 @@ mod tests {
         }
     }
 
-    /// The split build (frames, then vertices) gives the old build's rings bit for bit, and
-    /// `write_vertices` the bytes the glue encoded from them: swinging, growing and shrinking
-    /// ropes, the extent of the last build passed on, bad points, several ring sizes and layouts.
-    #[test]
-    fn the_split_build_and_the_direct_encoding_match_the_old_ones_bit_for_bit() {
-        let layouts = [
+    /// Three vertex layouts: with tangents after the normals, with padding, and without tangents.
+    fn three_layouts() -> [VertexLayout; 3] {
+        [
             VertexLayout {
                 position_stride: 12,
                 normal_stride: 8,
@@ -837,7 +834,48 @@ mod tests {
                 normal_offset: 0,
                 tangent_offset: None,
             },
-        ];
+        ]
+    }
+
+    /// A swinging rope's points at `frame`, growing and shrinking, with a bad point now and then
+    /// and, now and then, a straight rope along x with a repeated point.
+    fn swinging_points(frame: usize) -> Vec<Vec3> {
+        let t = frame as f32 / 60.0;
+        let count = match frame % 40 {
+            0..=9 => 12,
+            10..=19 => 32,
+            20..=24 => 2,
+            _ => 12 + frame % 7,
+        };
+        let mut points: Vec<Vec3> = (0..count)
+            .map(|i| {
+                let i = i as f32;
+                Vec3::new(
+                    (t * 6.0).cos() + (i * 0.3 + t).sin() * 0.2,
+                    12.0 - 0.25 * i,
+                    (t * 6.0).sin() + 0.05 * i * (t * 3.0).cos(),
+                )
+            })
+            .collect();
+        if frame % 29 == 28 {
+            points[count / 2] = Vec3::NAN;
+        }
+        if frame % 31 == 30 {
+            // A straight rope along x (the seed changes axis) and repeated points.
+            points.iter_mut().enumerate().for_each(|(i, p)| {
+                *p = Vec3::new(i as f32 * 0.1, 1.0, 0.0);
+            });
+            points[1] = points[0];
+        }
+        points
+    }
+
+    /// The split build (frames, then vertices) gives the old build's rings bit for bit, and
+    /// `write_vertices` the bytes the glue encoded from them: swinging, growing and shrinking
+    /// ropes, the extent of the last build passed on, bad points, several ring sizes and layouts.
+    #[test]
+    fn the_split_build_and_the_direct_encoding_match_the_old_ones_bit_for_bit() {
+        let layouts = three_layouts();
         let mut checked = 0;
         for (sides, subdivisions) in [(8, 3), (3, 1), (6, 1), (64, 8), (5, 2)] {
             for layout in &layouts {
@@ -854,32 +892,7 @@ mod tests {
                 let (mut old_at, mut new_at, mut direct_at) = (0, 0, 0);
                 for frame in 0..120 {
                     let t = frame as f32 / 60.0;
-                    let count = match frame % 40 {
-                        0..=9 => 12,
-                        10..=19 => 32,
-                        20..=24 => 2,
-                        _ => 12 + frame % 7,
-                    };
-                    let mut points: Vec<Vec3> = (0..count)
-                        .map(|i| {
-                            let i = i as f32;
-                            Vec3::new(
-                                (t * 6.0).cos() + (i * 0.3 + t).sin() * 0.2,
-                                12.0 - 0.25 * i,
-                                (t * 6.0).sin() + 0.05 * i * (t * 3.0).cos(),
-                            )
-                        })
-                        .collect();
-                    if frame % 29 == 28 {
-                        points[count / 2] = Vec3::NAN;
-                    }
-                    if frame % 31 == 30 {
-                        // A straight rope along x (the seed changes axis) and repeated points.
-                        points.iter_mut().enumerate().for_each(|(i, p)| {
-                            *p = Vec3::new(i as f32 * 0.1, 1.0, 0.0);
-                        });
-                        points[1] = points[0];
-                    }
+                    let points = swinging_points(frame);
                     let radius = 0.03 + 0.01 * (t * 2.0).sin();
                     let a = old_build_upto(&mut old, &points, radius, old_at);
                     old_at = (old.active_rings() + 1).min(old.max_rings());
