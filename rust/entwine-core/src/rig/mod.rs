@@ -322,6 +322,22 @@ pub fn role_from_name(name: &str) -> Option<Role> {
         }
     }
     let key = core::str::from_utf8(&key[..key_len]).ok()?;
+    if let Some(side) = side {
+        return sided_role(side, key);
+    }
+    Some(match key {
+        "hips" | "hip" | "pelvis" => Role::Hips,
+        "spine" | "torso" | "abdomen" => Role::Spine,
+        "chest" => Role::Chest,
+        "upperchest" => Role::UpperChest,
+        "neck" => Role::Neck,
+        "head" => Role::Head,
+        _ => return None,
+    })
+}
+
+/// Returns the role of a left or right bone (arm, leg, finger) from its name's key, or `None`.
+fn sided_role(side: Side, key: &str) -> Option<Role> {
     let finger = |k: &str| -> Option<usize> {
         [
             &["index"][..],
@@ -332,38 +348,27 @@ pub fn role_from_name(name: &str) -> Option<Role> {
         .iter()
         .position(|names| names.iter().any(|n| k.contains(n)))
     };
-    if let Some(side) = side {
-        if let Some(f) = finger(key) {
-            return Some(Role::fingers(side)[f]);
-        }
-        if key.contains("thumb") {
-            return None;
-        }
-        let [upper_arm, lower_arm, hand] = Role::arm(side);
-        let [upper_leg, lower_leg, foot] = Role::leg(side);
-        let (shoulder, toes) = match side {
-            Side::Left => (Role::LeftShoulder, Role::LeftToes),
-            Side::Right => (Role::RightShoulder, Role::RightToes),
-        };
-        return Some(match key {
-            "shoulder" | "clavicle" | "collar" | "collarbone" => shoulder,
-            "upperarm" | "arm" | "uparm" => upper_arm,
-            "lowerarm" | "forearm" | "lowarm" | "elbow" => lower_arm,
-            "hand" | "wrist" => hand,
-            "upperleg" | "thigh" | "upleg" | "femur" => upper_leg,
-            "lowerleg" | "leg" | "shin" | "calf" | "knee" | "lowleg" => lower_leg,
-            "foot" | "ankle" => foot,
-            "toes" | "toe" | "toebase" | "ball" => toes,
-            _ => return None,
-        });
+    if let Some(f) = finger(key) {
+        return Some(Role::fingers(side)[f]);
     }
+    if key.contains("thumb") {
+        return None;
+    }
+    let [upper_arm, lower_arm, hand] = Role::arm(side);
+    let [upper_leg, lower_leg, foot] = Role::leg(side);
+    let (shoulder, toes) = match side {
+        Side::Left => (Role::LeftShoulder, Role::LeftToes),
+        Side::Right => (Role::RightShoulder, Role::RightToes),
+    };
     Some(match key {
-        "hips" | "hip" | "pelvis" => Role::Hips,
-        "spine" | "torso" | "abdomen" => Role::Spine,
-        "chest" => Role::Chest,
-        "upperchest" => Role::UpperChest,
-        "neck" => Role::Neck,
-        "head" => Role::Head,
+        "shoulder" | "clavicle" | "collar" | "collarbone" => shoulder,
+        "upperarm" | "arm" | "uparm" => upper_arm,
+        "lowerarm" | "forearm" | "lowarm" | "elbow" => lower_arm,
+        "hand" | "wrist" => hand,
+        "upperleg" | "thigh" | "upleg" | "femur" => upper_leg,
+        "lowerleg" | "leg" | "shin" | "calf" | "knee" | "lowleg" => lower_leg,
+        "foot" | "ankle" => foot,
+        "toes" | "toe" | "toebase" | "ball" => toes,
         _ => return None,
     })
 }
@@ -414,6 +419,314 @@ impl<'a> Iterator for Words<'a> {
             self.at += 1;
         }
         Some(&self.s[start..self.at])
+    }
+}
+
+/// Returns the rest position of the bone playing `role`, when it has one and it is finite.
+fn rest_position(
+    bones: &[Option<usize>; ROLE_COUNT],
+    rest: &[(Vec3, Quat)],
+    role: Role,
+) -> Option<Vec3> {
+    bones[role as usize]
+        .and_then(|i| rest.get(i))
+        .map(|r| r.0)
+        .filter(|p| p.is_finite())
+}
+
+/// A skeleton's bone names, parents and rest poses, as far as all three have entries.
+struct Skeleton<'a, S> {
+    names: &'a [S],
+    parents: &'a [i32],
+    rest: &'a [(Vec3, Quat)],
+    n: usize,
+}
+
+impl<S: AsRef<str>> Skeleton<'_, S> {
+    /// Returns how many parents are above a bone (at most one more than the bone count).
+    fn depth(&self, mut bone: usize) -> usize {
+        let (parents, n) = (self.parents, self.n);
+        let mut d = 0;
+        while d <= n {
+            match usize::try_from(parents[bone]) {
+                Ok(p) if p < n => bone = p,
+                _ => break,
+            }
+            d += 1;
+        }
+        d
+    }
+
+    /// Returns whether bone `a` is an ancestor of bone `b`.
+    fn is_ancestor(&self, a: usize, mut b: usize) -> bool {
+        let (parents, n) = (self.parents, self.n);
+        for _ in 0..=n {
+            match usize::try_from(parents[b]) {
+                Ok(p) if p < n => {
+                    if p == a {
+                        return true;
+                    }
+                    b = p;
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Returns a bone's parent, when it has one in the skeleton.
+    fn parent_of(&self, b: usize) -> Option<usize> {
+        usize::try_from(self.parents[b])
+            .ok()
+            .filter(|&p| p < self.n)
+    }
+
+    /// Returns the bones named after `role` (plus a number) in depth order when they form one
+    /// chain, each a descendant of the one before; else none.
+    fn numbered_chain(&self, role: Role) -> Vec<usize> {
+        let (names, n) = (self.names, self.n);
+        let mut chain: Vec<(usize, usize)> = names
+            .iter()
+            .enumerate()
+            .take(n)
+            .filter(|(_, name)| role_from_name(name.as_ref()) == Some(role))
+            .map(|(i, _)| (self.depth(i), i))
+            .collect();
+        chain.sort_unstable();
+        let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
+        if c.windows(2).all(|w| self.is_ancestor(w[0], w[1])) {
+            c
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Returns the nearest ancestor of a bone that is not a twist, roll or bend bone.
+    fn usable_parent(&self, bone: usize) -> Option<usize> {
+        let (names, parents, n) = (self.names, self.parents, self.n);
+        let mut b = bone;
+        for _ in 0..=n {
+            let p = usize::try_from(parents[b]).ok().filter(|&p| p < n)?;
+            let twist =
+                Words::new(names[p].as_ref()).any(|w| Lower(w).eq_any(&["twist", "roll", "bend"]));
+            if !twist {
+                return Some(p);
+            }
+            b = p;
+        }
+        None
+    }
+
+    /// Finds each role's bone by its name (the shallowest bone when several names give one role).
+    fn bones_by_name(&self) -> [Option<usize>; ROLE_COUNT] {
+        let (names, n) = (self.names, self.n);
+        let mut bones = [None; ROLE_COUNT];
+        let mut best_depth = [usize::MAX; ROLE_COUNT];
+        for (i, name) in names.iter().enumerate().take(n) {
+            if let Some(role) = role_from_name(name.as_ref()) {
+                let d = self.depth(i);
+                if d < best_depth[role as usize] {
+                    best_depth[role as usize] = d;
+                    bones[role as usize] = Some(i);
+                }
+            }
+        }
+        bones
+    }
+
+    /// Finds arms named only "arm" and legs named only "leg" plus a number.
+    fn numbered_limbs(&self, bones: &mut [Option<usize>; ROLE_COUNT]) {
+        // An arm named only "arm" (upper arm, forearm, hand) or a leg named only "leg" (thigh,
+        // shin, foot, toes) when its end bone has no name of its own.
+        for side in [Side::Left, Side::Right] {
+            let [upper_arm, lower_arm, hand] = Role::arm(side);
+            let [upper_leg, lower_leg, foot] = Role::leg(side);
+            let toes = match side {
+                Side::Left => Role::LeftToes,
+                Side::Right => Role::RightToes,
+            };
+            if bones[hand as usize].is_none() && bones[lower_arm as usize].is_none() {
+                let c = self.numbered_chain(upper_arm);
+                if c.len() >= 3 {
+                    for (role, &bone) in [upper_arm, lower_arm, hand].iter().zip(&c) {
+                        bones[*role as usize] = Some(bone);
+                    }
+                }
+            }
+            if bones[foot as usize].is_none() && bones[upper_leg as usize].is_none() {
+                let c = self.numbered_chain(lower_leg);
+                if c.len() >= 3 {
+                    for (role, &bone) in [upper_leg, lower_leg, foot, toes].iter().zip(&c) {
+                        bones[*role as usize] = Some(bone);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Finds a neck named only "neck" and a torso named only "spine" or "torso" plus a number,
+    /// and Rigify's numbered torso.
+    fn numbered_neck_and_torso(&self, bones: &mut [Option<usize>; ROLE_COUNT]) {
+        let (names, n) = (self.names, self.n);
+        // A neck named only "neck" with no head bone: the last of its chain is the head.
+        if bones[Role::Head as usize].is_none() {
+            let c = self.numbered_chain(Role::Neck);
+            if c.len() >= 2 {
+                bones[Role::Neck as usize] = Some(c[0]);
+                bones[Role::Head as usize] = c.last().copied();
+            }
+        }
+        // A torso named only "spine" or "torso" plus a number, with no hips bone. With the head
+        // found, the chain is the body below the neck: hips, spine, chest, upper chest.
+        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_some() {
+            let c = self.numbered_chain(Role::Spine);
+            if c.len() >= 2 {
+                let roles = [Role::Hips, Role::Spine, Role::Chest, Role::UpperChest];
+                for (role, &bone) in roles.iter().zip(&c) {
+                    bones[*role as usize] = Some(bone);
+                }
+            }
+        }
+        // Rigify numbers its torso: `spine` (the pelvis), `spine.001` … up to the head (`DEF-`
+        // prefixes are noise, `ORG-`/`MCH-` bones are skipped), so no bone is called hips or head.
+        // With neither found by name, a chain of at least four bones named only "spine" (plus a
+        // number) is read that way, in depth order: hips, spine, chest, upper chest (with six or
+        // more), the neck (third from the end with seven or more, else second), the head (last).
+        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_none() {
+            let mut chain: Vec<(usize, usize)> = names
+                .iter()
+                .enumerate()
+                .take(n)
+                .filter(|(_, name)| role_from_name(name.as_ref()) == Some(Role::Spine))
+                .map(|(i, _)| (self.depth(i), i))
+                .collect();
+            chain.sort_unstable();
+            let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
+            let len = c.len();
+            if len >= 4 {
+                let neck = if len >= 7 { len - 3 } else { len - 2 };
+                bones[Role::Hips as usize] = Some(c[0]);
+                bones[Role::Spine as usize] = Some(c[1]);
+                bones[Role::Chest as usize] = (neck > 2).then(|| c[2]);
+                bones[Role::UpperChest as usize] = (neck > 3).then(|| c[3]);
+                bones[Role::Neck as usize] = Some(c[neck]);
+                bones[Role::Head as usize] = Some(c[len - 1]);
+            }
+        }
+    }
+
+    /// Finds a hand with no bone of its own from the bones that carry its fingers.
+    fn hands_from_fingers(&self, bones: &mut [Option<usize>; ROLE_COUNT]) {
+        let n = self.n;
+        // A hand with no bone of its own (Blender rigs whose palm bones and thumb leave the forearm
+        // at the wrist, as `Palm1.L`, `Palm2.L`… under `LowerArm.L`): the bone that carries the
+        // fingers. With the forearm found and the fingers' nearest common ancestor the forearm (or
+        // above it), that is the forearm's child on the way to the middle finger (else the index,
+        // ring, little); otherwise the fingers' nearest common ancestor (one finger: its parent).
+        for side in [Side::Left, Side::Right] {
+            let [_, lower_arm, hand] = Role::arm(side);
+            if bones[hand as usize].is_some() {
+                continue;
+            }
+            let fingers = Role::fingers(side);
+            let found: Vec<usize> = [fingers[1], fingers[0], fingers[2], fingers[3]]
+                .iter()
+                .filter_map(|r| bones[*r as usize])
+                .collect();
+            let Some(&first) = found.first() else {
+                continue;
+            };
+            let mut common = self.parent_of(first);
+            for &f in &found[1..] {
+                while let Some(c) = common {
+                    if self.is_ancestor(c, f) {
+                        break;
+                    }
+                    common = self.parent_of(c);
+                }
+            }
+            let Some(common) = common else {
+                continue;
+            };
+            bones[hand as usize] = match bones[lower_arm as usize] {
+                Some(fore) if common == fore || self.is_ancestor(common, fore) => {
+                    let mut b = first;
+                    let mut carrier = None;
+                    for _ in 0..=n {
+                        match self.parent_of(b) {
+                            Some(p) if p == fore => {
+                                carrier = Some(b);
+                                break;
+                            }
+                            Some(p) => b = p,
+                            None => break,
+                        }
+                    }
+                    carrier
+                }
+                _ => Some(common),
+            };
+        }
+    }
+
+    /// Fills the arms', legs', neck's and chest's bones with unknown names from the hierarchy.
+    fn chains_from_hierarchy(&self, bones: &mut [Option<usize>; ROLE_COUNT]) {
+        // Chains whose middle bones have unknown names: take them from the hierarchy.
+        for side in [Side::Left, Side::Right] {
+            for [upper, lower, end] in [Role::arm(side), Role::leg(side)] {
+                if bones[lower as usize].is_none() {
+                    bones[lower as usize] = bones[end as usize].and_then(|b| self.usable_parent(b));
+                }
+                if bones[upper as usize].is_none() {
+                    bones[upper as usize] =
+                        bones[lower as usize].and_then(|b| self.usable_parent(b));
+                }
+            }
+        }
+        if bones[Role::Neck as usize].is_none() {
+            bones[Role::Neck as usize] =
+                bones[Role::Head as usize].and_then(|b| self.usable_parent(b));
+        }
+        if bones[Role::Chest as usize].is_none() {
+            bones[Role::Chest as usize] = bones[Role::UpperChest as usize]
+                .or_else(|| bones[Role::Neck as usize].and_then(|b| self.usable_parent(b)));
+        }
+    }
+
+    /// Finds the bones that turn with each hand besides the hand bone.
+    fn find_hand_parts(&self, h: &mut Humanoid) {
+        let (names, rest, n) = (self.names, self.rest, self.n);
+        // The hand's other parts: bones beside the hand bone (the same parent, not twist or helper
+        // bones) that start at the wrist, within half the forearm's length of the hand's origin
+        // (the robot's other palm bones and thumb); they turn with the hand.
+        for side in [Side::Left, Side::Right] {
+            let Some(hand) = h.bone(Role::arm(side)[2]) else {
+                continue;
+            };
+            let Some(fore) = self.parent_of(hand) else {
+                continue;
+            };
+            let wrist = rest[hand].0;
+            let reach = 0.5 * wrist.distance(rest[fore].0);
+            let mut k = 0;
+            for b in 0..n {
+                if k == MAX_HAND_PARTS {
+                    break;
+                }
+                let helper = Words::new(names[b].as_ref()).any(|w| {
+                    let w = Lower(w);
+                    w.eq_any(SKIP_WORDS) && !w.eq_any(&["palm", "meta", "metacarpal"])
+                });
+                if b != hand
+                    && self.parent_of(b) == Some(fore)
+                    && !helper
+                    && rest[b].0.distance(wrist) <= reach
+                {
+                    h.hand_parts[side as usize][k] = Some(b);
+                    k += 1;
+                }
+            }
+        }
     }
 }
 
@@ -477,245 +790,19 @@ impl Humanoid {
     #[must_use]
     pub fn derive<S: AsRef<str>>(names: &[S], parents: &[i32], rest: &[(Vec3, Quat)]) -> Self {
         let n = names.len().min(parents.len()).min(rest.len());
-        let depth = |mut bone: usize| {
-            let mut d = 0;
-            while d <= n {
-                match usize::try_from(parents[bone]) {
-                    Ok(p) if p < n => bone = p,
-                    _ => break,
-                }
-                d += 1;
-            }
-            d
+        let skeleton = Skeleton {
+            names,
+            parents,
+            rest,
+            n,
         };
-        let mut bones = [None; ROLE_COUNT];
-        let mut best_depth = [usize::MAX; ROLE_COUNT];
-        for (i, name) in names.iter().enumerate().take(n) {
-            if let Some(role) = role_from_name(name.as_ref()) {
-                let d = depth(i);
-                if d < best_depth[role as usize] {
-                    best_depth[role as usize] = d;
-                    bones[role as usize] = Some(i);
-                }
-            }
-        }
-        // Bones all named after one part plus a number (`arm_joint_L_1`, `arm_joint_L_2`, …;
-        // `neck_1`, `neck_2`; `torso_1` …): the bones that name gives, in depth order, when each
-        // is a descendant of the one before (one chain, not two branches).
-        let is_ancestor = |a: usize, mut b: usize| {
-            for _ in 0..=n {
-                match usize::try_from(parents[b]) {
-                    Ok(p) if p < n => {
-                        if p == a {
-                            return true;
-                        }
-                        b = p;
-                    }
-                    _ => return false,
-                }
-            }
-            false
-        };
-        let numbered_chain = |role: Role| -> Vec<usize> {
-            let mut chain: Vec<(usize, usize)> = names
-                .iter()
-                .enumerate()
-                .take(n)
-                .filter(|(_, name)| role_from_name(name.as_ref()) == Some(role))
-                .map(|(i, _)| (depth(i), i))
-                .collect();
-            chain.sort_unstable();
-            let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
-            if c.windows(2).all(|w| is_ancestor(w[0], w[1])) {
-                c
-            } else {
-                Vec::new()
-            }
-        };
-        // An arm named only "arm" (upper arm, forearm, hand) or a leg named only "leg" (thigh,
-        // shin, foot, toes) when its end bone has no name of its own.
-        for side in [Side::Left, Side::Right] {
-            let [upper_arm, lower_arm, hand] = Role::arm(side);
-            let [upper_leg, lower_leg, foot] = Role::leg(side);
-            let toes = match side {
-                Side::Left => Role::LeftToes,
-                Side::Right => Role::RightToes,
-            };
-            if bones[hand as usize].is_none() && bones[lower_arm as usize].is_none() {
-                let c = numbered_chain(upper_arm);
-                if c.len() >= 3 {
-                    for (role, &bone) in [upper_arm, lower_arm, hand].iter().zip(&c) {
-                        bones[*role as usize] = Some(bone);
-                    }
-                }
-            }
-            if bones[foot as usize].is_none() && bones[upper_leg as usize].is_none() {
-                let c = numbered_chain(lower_leg);
-                if c.len() >= 3 {
-                    for (role, &bone) in [upper_leg, lower_leg, foot, toes].iter().zip(&c) {
-                        bones[*role as usize] = Some(bone);
-                    }
-                }
-            }
-        }
-        // A neck named only "neck" with no head bone: the last of its chain is the head.
-        if bones[Role::Head as usize].is_none() {
-            let c = numbered_chain(Role::Neck);
-            if c.len() >= 2 {
-                bones[Role::Neck as usize] = Some(c[0]);
-                bones[Role::Head as usize] = c.last().copied();
-            }
-        }
-        // A torso named only "spine" or "torso" plus a number, with no hips bone. With the head
-        // found, the chain is the body below the neck: hips, spine, chest, upper chest.
-        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_some() {
-            let c = numbered_chain(Role::Spine);
-            if c.len() >= 2 {
-                let roles = [Role::Hips, Role::Spine, Role::Chest, Role::UpperChest];
-                for (role, &bone) in roles.iter().zip(&c) {
-                    bones[*role as usize] = Some(bone);
-                }
-            }
-        }
-        // Rigify numbers its torso: `spine` (the pelvis), `spine.001` … up to the head (`DEF-`
-        // prefixes are noise, `ORG-`/`MCH-` bones are skipped), so no bone is called hips or head.
-        // With neither found by name, a chain of at least four bones named only "spine" (plus a
-        // number) is read that way, in depth order: hips, spine, chest, upper chest (with six or
-        // more), the neck (third from the end with seven or more, else second), the head (last).
-        if bones[Role::Hips as usize].is_none() && bones[Role::Head as usize].is_none() {
-            let mut chain: Vec<(usize, usize)> = names
-                .iter()
-                .enumerate()
-                .take(n)
-                .filter(|(_, name)| role_from_name(name.as_ref()) == Some(Role::Spine))
-                .map(|(i, _)| (depth(i), i))
-                .collect();
-            chain.sort_unstable();
-            let c: Vec<usize> = chain.into_iter().map(|(_, i)| i).collect();
-            let len = c.len();
-            if len >= 4 {
-                let neck = if len >= 7 { len - 3 } else { len - 2 };
-                bones[Role::Hips as usize] = Some(c[0]);
-                bones[Role::Spine as usize] = Some(c[1]);
-                bones[Role::Chest as usize] = (neck > 2).then(|| c[2]);
-                bones[Role::UpperChest as usize] = (neck > 3).then(|| c[3]);
-                bones[Role::Neck as usize] = Some(c[neck]);
-                bones[Role::Head as usize] = Some(c[len - 1]);
-            }
-        }
-        // A hand with no bone of its own (Blender rigs whose palm bones and thumb leave the forearm
-        // at the wrist, as `Palm1.L`, `Palm2.L`… under `LowerArm.L`): the bone that carries the
-        // fingers. With the forearm found and the fingers' nearest common ancestor the forearm (or
-        // above it), that is the forearm's child on the way to the middle finger (else the index,
-        // ring, little); otherwise the fingers' nearest common ancestor (one finger: its parent).
-        let parent_of = |b: usize| usize::try_from(parents[b]).ok().filter(|&p| p < n);
-        for side in [Side::Left, Side::Right] {
-            let [_, lower_arm, hand] = Role::arm(side);
-            if bones[hand as usize].is_some() {
-                continue;
-            }
-            let fingers = Role::fingers(side);
-            let found: Vec<usize> = [fingers[1], fingers[0], fingers[2], fingers[3]]
-                .iter()
-                .filter_map(|r| bones[*r as usize])
-                .collect();
-            let Some(&first) = found.first() else {
-                continue;
-            };
-            let mut common = parent_of(first);
-            for &f in &found[1..] {
-                while let Some(c) = common {
-                    if is_ancestor(c, f) {
-                        break;
-                    }
-                    common = parent_of(c);
-                }
-            }
-            let Some(common) = common else {
-                continue;
-            };
-            bones[hand as usize] = match bones[lower_arm as usize] {
-                Some(fore) if common == fore || is_ancestor(common, fore) => {
-                    let mut b = first;
-                    let mut carrier = None;
-                    for _ in 0..=n {
-                        match parent_of(b) {
-                            Some(p) if p == fore => {
-                                carrier = Some(b);
-                                break;
-                            }
-                            Some(p) => b = p,
-                            None => break,
-                        }
-                    }
-                    carrier
-                }
-                _ => Some(common),
-            };
-        }
-        // Chains whose middle bones have unknown names: take them from the hierarchy.
-        let usable_parent = |bone: usize| -> Option<usize> {
-            let mut b = bone;
-            for _ in 0..=n {
-                let p = usize::try_from(parents[b]).ok().filter(|&p| p < n)?;
-                let twist = Words::new(names[p].as_ref())
-                    .any(|w| Lower(w).eq_any(&["twist", "roll", "bend"]));
-                if !twist {
-                    return Some(p);
-                }
-                b = p;
-            }
-            None
-        };
-        for side in [Side::Left, Side::Right] {
-            for [upper, lower, end] in [Role::arm(side), Role::leg(side)] {
-                if bones[lower as usize].is_none() {
-                    bones[lower as usize] = bones[end as usize].and_then(usable_parent);
-                }
-                if bones[upper as usize].is_none() {
-                    bones[upper as usize] = bones[lower as usize].and_then(usable_parent);
-                }
-            }
-        }
-        if bones[Role::Neck as usize].is_none() {
-            bones[Role::Neck as usize] = bones[Role::Head as usize].and_then(usable_parent);
-        }
-        if bones[Role::Chest as usize].is_none() {
-            bones[Role::Chest as usize] = bones[Role::UpperChest as usize]
-                .or_else(|| bones[Role::Neck as usize].and_then(usable_parent));
-        }
+        let mut bones = skeleton.bones_by_name();
+        skeleton.numbered_limbs(&mut bones);
+        skeleton.numbered_neck_and_torso(&mut bones);
+        skeleton.hands_from_fingers(&mut bones);
+        skeleton.chains_from_hierarchy(&mut bones);
         let mut h = Self::from_bones(bones, &rest[..n]);
-        // The hand's other parts: bones beside the hand bone (the same parent, not twist or helper
-        // bones) that start at the wrist, within half the forearm's length of the hand's origin
-        // (the robot's other palm bones and thumb); they turn with the hand.
-        for side in [Side::Left, Side::Right] {
-            let Some(hand) = h.bone(Role::arm(side)[2]) else {
-                continue;
-            };
-            let Some(fore) = parent_of(hand) else {
-                continue;
-            };
-            let wrist = rest[hand].0;
-            let reach = 0.5 * wrist.distance(rest[fore].0);
-            let mut k = 0;
-            for b in 0..n {
-                if k == MAX_HAND_PARTS {
-                    break;
-                }
-                let helper = Words::new(names[b].as_ref()).any(|w| {
-                    let w = Lower(w);
-                    w.eq_any(SKIP_WORDS) && !w.eq_any(&["palm", "meta", "metacarpal"])
-                });
-                if b != hand
-                    && parent_of(b) == Some(fore)
-                    && !helper
-                    && rest[b].0.distance(wrist) <= reach
-                {
-                    h.hand_parts[side as usize][k] = Some(b);
-                    k += 1;
-                }
-            }
-        }
+        skeleton.find_hand_parts(&mut h);
         h
     }
 
@@ -728,12 +815,60 @@ impl Humanoid {
 
     /// Measures the body from bones already assigned to roles.
     fn from_bones(bones: [Option<usize>; ROLE_COUNT], rest: &[(Vec3, Quat)]) -> Self {
-        let at = |role: Role| {
-            bones[role as usize]
-                .and_then(|i| rest.get(i))
-                .map(|r| r.0)
-                .filter(|p| p.is_finite())
+        let at = |role: Role| rest_position(&bones, rest, role);
+        let pair = |a: Role, b: Role| Some((at(a)?, at(b)?));
+        let (up, right, forward) = Self::body_axes(&bones, rest);
+        let height = Self::body_height(&bones, rest, up);
+
+        let limb = |[a, b, c]: [Role; 3]| match (at(a), at(b), at(c)) {
+            (Some(a), Some(b), Some(c)) => {
+                let l = a.distance(b) + b.distance(c);
+                if l.is_finite() {
+                    l
+                } else {
+                    0.0
+                }
+            }
+            _ => 0.0,
         };
+        let arm_length = [Side::Left, Side::Right].map(|s| limb(Role::arm(s)));
+        let leg_length = [Side::Left, Side::Right].map(|s| limb(Role::leg(s)));
+        let shoulder_width = pair(Role::LeftUpperArm, Role::RightUpperArm)
+            .map(|(l, r)| l.distance(r))
+            .filter(|w| w.is_finite())
+            .unwrap_or(height * 0.36 / REFERENCE_HEIGHT);
+        let head_size = height * (1.0 - HEAD_JOINT_FRACTION);
+
+        let (palm, finger, hand_width, knuckle_reach) =
+            Self::hand_frames(&bones, rest, up, right, height);
+        let mut h = Self {
+            bones,
+            up,
+            right,
+            forward,
+            height,
+            arm_length,
+            leg_length,
+            shoulder_width,
+            head_size,
+            hand_width,
+            knuckles: knuckle_reach,
+            measured_hand: [None; 2],
+            hand_parts: [[None; MAX_HAND_PARTS]; 2],
+            palm,
+            finger,
+        };
+        if !h.is_finite() {
+            h = Self::from_bones([None; ROLE_COUNT], &[]);
+            h.bones = bones;
+        }
+        h
+    }
+
+    /// Works out the body's up, right and forward axes from the spine and the arms, legs,
+    /// shoulders or hands across it.
+    fn body_axes(bones: &[Option<usize>; ROLE_COUNT], rest: &[(Vec3, Quat)]) -> (Vec3, Vec3, Vec3) {
+        let at = |role: Role| rest_position(bones, rest, role);
         let pair = |a: Role, b: Role| Some((at(a)?, at(b)?));
         let unit = crate::kit::pose::unit_vec3;
 
@@ -758,7 +893,13 @@ impl Humanoid {
             unit(Vec3::X - up * up.dot(Vec3::X)).unwrap_or_else(|| up.any_orthonormal_vector())
         });
         let forward = up.cross(right);
+        (up, right, forward)
+    }
 
+    /// Works out the character's height from the head joint's height over the feet (or the
+    /// skeleton's extent along `up`).
+    fn body_height(bones: &[Option<usize>; ROLE_COUNT], rest: &[(Vec3, Quat)], up: Vec3) -> f32 {
+        let at = |role: Role| rest_position(bones, rest, role);
         let heights = [
             Role::LeftToes,
             Role::RightToes,
@@ -784,25 +925,20 @@ impl Humanoid {
             height = REFERENCE_HEIGHT;
         }
 
-        let limb = |[a, b, c]: [Role; 3]| match (at(a), at(b), at(c)) {
-            (Some(a), Some(b), Some(c)) => {
-                let l = a.distance(b) + b.distance(c);
-                if l.is_finite() {
-                    l
-                } else {
-                    0.0
-                }
-            }
-            _ => 0.0,
-        };
-        let arm_length = [Side::Left, Side::Right].map(|s| limb(Role::arm(s)));
-        let leg_length = [Side::Left, Side::Right].map(|s| limb(Role::leg(s)));
-        let shoulder_width = pair(Role::LeftUpperArm, Role::RightUpperArm)
-            .map(|(l, r)| l.distance(r))
-            .filter(|w| w.is_finite())
-            .unwrap_or(height * 0.36 / REFERENCE_HEIGHT);
-        let head_size = height * (1.0 - HEAD_JOINT_FRACTION);
+        height
+    }
 
+    /// Works out each hand's palm and finger directions, width and knuckle reach.
+    fn hand_frames(
+        bones: &[Option<usize>; ROLE_COUNT],
+        rest: &[(Vec3, Quat)],
+        up: Vec3,
+        right: Vec3,
+        height: f32,
+    ) -> ([Vec3; 2], [Vec3; 2], [f32; 2], [f32; 2]) {
+        let at = |role: Role| rest_position(bones, rest, role);
+        let pair = |a: Role, b: Role| Some((at(a)?, at(b)?));
+        let unit = |v: Vec3| v.try_normalize();
         let mut palm = [Vec3::ZERO; 2];
         let mut finger = [Vec3::ZERO; 2];
         let mut hand_width = [height / 20.0; 2];
@@ -824,7 +960,7 @@ impl Humanoid {
                     knuckle_reach[s] = d;
                 }
             }
-            let godot_named = hand_bone.is_some() && Self::godot_convention(&bones, rest);
+            let godot_named = hand_bone.is_some() && Self::godot_convention(bones, rest);
             // Fingers: wrist → knuckles; else the hand bone's +Y on a Godot-convention rig; else
             // the forearm's direction.
             let f = wrist
@@ -869,28 +1005,7 @@ impl Humanoid {
             finger[s] = f;
             palm[s] = unit(p - f * f.dot(p)).unwrap_or_else(|| f.any_orthonormal_vector());
         }
-        let mut h = Self {
-            bones,
-            up,
-            right,
-            forward,
-            height,
-            arm_length,
-            leg_length,
-            shoulder_width,
-            head_size,
-            hand_width,
-            knuckles: knuckle_reach,
-            measured_hand: [None; 2],
-            hand_parts: [[None; MAX_HAND_PARTS]; 2],
-            palm,
-            finger,
-        };
-        if !h.is_finite() {
-            h = Self::from_bones([None; ROLE_COUNT], &[]);
-            h.bones = bones;
-        }
-        h
+        (palm, finger, hand_width, knuckle_reach)
     }
 
     /// Whether the hands follow Godot's humanoid bone convention (+Y along every arm bone): then a

@@ -117,6 +117,35 @@ fn blender_limb(base: &str) -> Option<&'static str> {
     })
 }
 
+/// A bone's Mixamo name without the side, from its Godot name without the side.
+fn mixamo_base(base: &str) -> &str {
+    match base {
+        "UpperArm" => "Arm",
+        "LowerArm" => "ForeArm",
+        "UpperLeg" => "UpLeg",
+        "LowerLeg" => "Leg",
+        "Toes" => "ToeBase",
+        "IndexProximal" => "HandIndex1",
+        "MiddleProximal" => "HandMiddle1",
+        "RingProximal" => "HandRing1",
+        "LittleProximal" => "HandPinky1",
+        "Chest" => "Spine1",
+        "UpperChest" => "Spine2",
+        other => other,
+    }
+}
+
+/// A bone's VRoid name without the side, from its Godot name without the side.
+fn vroid_base(base: &str) -> &str {
+    match base {
+        "IndexProximal" => "Index1",
+        "MiddleProximal" => "Middle1",
+        "RingProximal" => "Ring1",
+        "LittleProximal" => "Little1",
+        other => other,
+    }
+}
+
 /// The bone's name in a convention, from its Godot name.
 fn rename(godot: &str, c: Convention) -> String {
     let (side, base) = if let Some(b) = godot.strip_prefix("Left") {
@@ -150,20 +179,7 @@ fn rename(godot: &str, c: Convention) -> String {
             None => base.to_string(),
         },
         Convention::Mixamo => {
-            let b = match base {
-                "UpperArm" => "Arm",
-                "LowerArm" => "ForeArm",
-                "UpperLeg" => "UpLeg",
-                "LowerLeg" => "Leg",
-                "Toes" => "ToeBase",
-                "IndexProximal" => "HandIndex1",
-                "MiddleProximal" => "HandMiddle1",
-                "RingProximal" => "HandRing1",
-                "LittleProximal" => "HandPinky1",
-                "Chest" => "Spine1",
-                "UpperChest" => "Spine2",
-                other => other,
-            };
+            let b = mixamo_base(base);
             format!("mixamorig:{}{b}", side_word("Left", "Right"))
         }
         Convention::Vrm => {
@@ -177,13 +193,7 @@ fn rename(godot: &str, c: Convention) -> String {
             }
         }
         Convention::VRoid => {
-            let b = match base {
-                "IndexProximal" => "Index1",
-                "MiddleProximal" => "Middle1",
-                "RingProximal" => "Ring1",
-                "LittleProximal" => "Little1",
-                other => other,
-            };
+            let b = vroid_base(base);
             format!(
                 "J_Bip_{}_{b}",
                 side.map_or("C".to_string(), |s| s.to_string())
@@ -291,6 +301,7 @@ fn derive_rolled(body: &[(&str, &str, Vec3)], rng: &mut Lcg) -> Humanoid {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // reason: every convention, scale and facing checked in one loop, read top to bottom
 fn every_convention_scale_and_facing_finds_the_bones_and_measures_the_body() {
     let mut rng = Lcg(1515);
     for c in CONVENTIONS {
@@ -665,6 +676,7 @@ fn a_hand_measured_from_its_vertices() {
 /// turn with it, the fingers give the palm; a forearm twist bone at the wrist is not a hand part;
 /// the abdomen is the spine and the torso above it the chest.
 #[test]
+#[allow(clippy::too_many_lines)] // reason: one skeleton built and checked top to bottom
 fn a_hand_made_of_palm_bones_leaving_the_forearm() {
     let mut rng = Lcg(16);
     let mut body: Vec<(&str, &str, Vec3)> = vec![
