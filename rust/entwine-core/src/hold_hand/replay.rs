@@ -337,6 +337,20 @@ impl PairReplay {
             self.scale
         };
         let scale = scale_of_code(s);
+        let (t, sender_now) = self.sender_time(&frame, now, shared_clock);
+        if self.poses.contains(t) || self.view_time.is_some_and(|v| t < v - TOO_OLD) {
+            self.stale += 1;
+            return Err(Refused::Stale);
+        }
+        let teleport = self.check_speed(&frame, t, scale, tuning)?;
+        self.measure_network(&frame, t, sender_now, tuning);
+        let got = self.keep(&frame, t, s, teleport);
+        Ok(got)
+    }
+
+    /// Puts a frame's stamp on the sender's clock (estimating the offset between the clocks when
+    /// they are not shared) and returns it with the sender's time now.
+    fn sender_time(&mut self, frame: &Frame, now: f64, shared_clock: bool) -> (f64, f64) {
         let now = if now.is_finite() { now } else { 0.0 };
         // Both ends on the shared clock, or else the offset between the two is estimated; a
         // change of mode (a clock synchronised late) starts the estimate over.
@@ -352,10 +366,18 @@ impl PairReplay {
             self.clock_offset = Some(self.clock_offset.map_or(o, |c| c.min(o)));
         }
         let sender_now = now - self.clock_offset.unwrap_or(0.0);
-        if self.poses.contains(t) || self.view_time.is_some_and(|v| t < v - TOO_OLD) {
-            self.stale += 1;
-            return Err(Refused::Stale);
-        }
+        (t, sender_now)
+    }
+
+    /// Refuses a root that moved faster than the speed limit since (or until) the samples on
+    /// either side in time, unless it teleported; returns whether it did.
+    fn check_speed(
+        &mut self,
+        frame: &Frame,
+        t: f64,
+        scale: f32,
+        tuning: &ReplayTuning,
+    ) -> Result<bool, Refused> {
         // The speed limit, against the samples on either side in time.
         let flagged = frame.flags & TELEPORT != 0;
         let teleport = flagged
@@ -386,6 +408,12 @@ impl PairReplay {
         {
             self.teleport_at = Some(t);
         }
+        Ok(teleport)
+    }
+
+    /// Measures the network from a frame: how far back the view must stay, the transit and the
+    /// frames lost.
+    fn measure_network(&mut self, frame: &Frame, t: f64, sender_now: f64, tuning: &ReplayTuning) {
         // How old the newest sample had grown by now: the view must stay at least that far back.
         let interval = tuning.rates.sanitized().pose_interval;
         let late = (sender_now - t).max(0.0) as f32;
@@ -409,6 +437,11 @@ impl PairReplay {
             }
             self.loss -= self.loss * LOSS_WEIGHT;
         }
+    }
+
+    /// Keeps a frame's pair, hand offsets, hand samples and animation snapshot; returns what was
+    /// kept.
+    fn keep(&mut self, frame: &Frame, t: f64, s: i8, teleport: bool) -> Received {
         let pair = frame.pair;
         self.poses.insert(
             t,
@@ -440,7 +473,7 @@ impl PairReplay {
         }
         self.silence = 0.0;
         self.frames += 1;
-        Ok(got)
+        got
     }
 
     /// Advances the view by `dt` seconds at receiver time `now` and returns the pair to show, or
@@ -462,6 +495,55 @@ impl PairReplay {
             0.0
         };
         let now = if now.is_finite() { now } else { 0.0 };
+        let t = self.advance_view(now, dt, &rates);
+        let (raw, contact_rotation, crossed_teleport) = self.sample(t);
+        let speed = self.take_corrections(t, &raw, crossed_teleport, scale);
+        if crossed_teleport {
+            self.correction = [Vec3::ZERO; 2];
+            self.correction_rotation = [Quat::IDENTITY; 2];
+            self.blend = [Vec3::ZERO; 2];
+            self.blend_rotation = [Quat::IDENTITY; 2];
+        }
+        self.glide_in_from(&seen, &raw, scale);
+        let speed = if speed.is_finite() {
+            speed.min(50.0 * scale)
+        } else {
+            0.0
+        };
+        self.last_raw = Some((t, raw));
+        let alpha = exp_alpha(dt, CORRECTION_TIME);
+        let correction_floor = (speed * CORRECTION_SHARE + CORRECTION_FLOOR * scale) * dt;
+        let blend_cap = tuning.blend_speed.max(0.0) * scale * dt;
+        let mut shown = raw;
+        for k in 0..2 {
+            let large = (self.correction[k].length() - CORRECTION_SMALL * scale).max(0.0);
+            let standing = (1.0 - speed / (CORRECTION_SLOW * scale)).max(0.0);
+            let correction_cap = correction_floor
+                + (large * CORRECTION_RATE).min(CORRECTION_LARGE * scale * standing) * dt;
+            self.correction[k] = fade(self.correction[k], alpha, correction_cap);
+            self.blend[k] = fade(self.blend[k], alpha, blend_cap);
+            self.correction_rotation[k] =
+                slerp_shortest(self.correction_rotation[k], Quat::IDENTITY, alpha);
+            self.blend_rotation[k] = slerp_shortest(self.blend_rotation[k], Quat::IDENTITY, alpha);
+            shown[k] = Pose::new(
+                raw[k].position + self.correction[k] + self.blend[k],
+                crate::kit::pose::unit_quat(
+                    self.blend_rotation[k] * self.correction_rotation[k] * raw[k].rotation,
+                ),
+            );
+        }
+        let hands = self.hands_at(t, shown[0], contact_rotation, dt, tuning);
+        Some(PairView {
+            initiator: shown[0],
+            recipient: shown[1],
+            hands,
+            time: t,
+        })
+    }
+
+    /// Advances the view clock by `dt` toward the delay the network needs, and returns the view's
+    /// sender time.
+    fn advance_view(&mut self, now: f64, dt: f32, rates: &StreamRates) -> f64 {
         self.silence += dt;
         self.hand_silence += dt;
         self.need = (self.need - NEED_DECAY * dt).max(rates.pose_interval);
@@ -500,8 +582,18 @@ impl PairReplay {
         };
         self.view_time = Some(t);
         self.view_delay = (sender_now - t) as f32;
+        t
+    }
 
-        let (raw, contact_rotation, crossed_teleport) = self.sample(t);
+    /// Turns what new samples changed about the last frame's moment into corrections to fade, and
+    /// returns the roots' own speed measured on the new samples.
+    fn take_corrections(
+        &mut self,
+        t: f64,
+        raw: &[Pose; 2],
+        crossed_teleport: bool,
+        scale: f32,
+    ) -> f32 {
         // What new samples changed about the last frame's moment becomes a correction to fade; the
         // roots' own speed (which sets how fast it may fade) is measured on the new samples alone.
         let mut speed = 0.0f32;
@@ -530,12 +622,11 @@ impl PairReplay {
                 }
             }
         }
-        if crossed_teleport {
-            self.correction = [Vec3::ZERO; 2];
-            self.correction_rotation = [Quat::IDENTITY; 2];
-            self.blend = [Vec3::ZERO; 2];
-            self.blend_rotation = [Quat::IDENTITY; 2];
-        }
+        speed
+    }
+
+    /// On the first view, lets each root glide in from where this peer saw it.
+    fn glide_in_from(&mut self, seen: &[Option<Pose>; 2], raw: &[Pose; 2], scale: f32) {
         if !self.started {
             self.started = true;
             for k in 0..2 {
@@ -550,40 +641,6 @@ impl PairReplay {
                 }
             }
         }
-        let speed = if speed.is_finite() {
-            speed.min(50.0 * scale)
-        } else {
-            0.0
-        };
-        self.last_raw = Some((t, raw));
-        let alpha = exp_alpha(dt, CORRECTION_TIME);
-        let correction_floor = (speed * CORRECTION_SHARE + CORRECTION_FLOOR * scale) * dt;
-        let blend_cap = tuning.blend_speed.max(0.0) * scale * dt;
-        let mut shown = raw;
-        for k in 0..2 {
-            let large = (self.correction[k].length() - CORRECTION_SMALL * scale).max(0.0);
-            let standing = (1.0 - speed / (CORRECTION_SLOW * scale)).max(0.0);
-            let correction_cap = correction_floor
-                + (large * CORRECTION_RATE).min(CORRECTION_LARGE * scale * standing) * dt;
-            self.correction[k] = fade(self.correction[k], alpha, correction_cap);
-            self.blend[k] = fade(self.blend[k], alpha, blend_cap);
-            self.correction_rotation[k] =
-                slerp_shortest(self.correction_rotation[k], Quat::IDENTITY, alpha);
-            self.blend_rotation[k] = slerp_shortest(self.blend_rotation[k], Quat::IDENTITY, alpha);
-            shown[k] = Pose::new(
-                raw[k].position + self.correction[k] + self.blend[k],
-                crate::kit::pose::unit_quat(
-                    self.blend_rotation[k] * self.correction_rotation[k] * raw[k].rotation,
-                ),
-            );
-        }
-        let hands = self.hands_at(t, shown[0], contact_rotation, dt, tuning);
-        Some(PairView {
-            initiator: shown[0],
-            recipient: shown[1],
-            hands,
-            time: t,
-        })
     }
 
     /// Returns both roots and the contact rotation at sender time `t`, and whether a teleport lies

@@ -179,6 +179,51 @@ fn run_scaled(net: &Net, seed: u64, seen: [Option<Pose>; 2], scale: f32) -> Run 
     run_walk(net, seed, seen, scale, (0.5, 6.0, 0.2))
 }
 
+impl Run {
+    /// A run of nine seconds with nothing measured yet.
+    fn nine_seconds() -> Self {
+        Run {
+            errors: Vec::new(),
+            hand_errors: Vec::new(),
+            steps: 0.0,
+            truth_steps: 0.0,
+            overshoot: 0.0,
+            delays: Vec::new(),
+            bytes: 0,
+            seconds: 9.0,
+            too_fast: 0,
+            scale: 1.0,
+        }
+    }
+}
+
+/// The walk's roots and contact for characters `scale` times the size of a 1.75 m human.
+fn scaled((i, r, c): (Pose, Pose, Vec3), scale: f32) -> (Pose, Pose, Vec3) {
+    (
+        Pose::new(i.position * scale, i.rotation),
+        Pose::new(r.position * scale, r.rotation),
+        c * scale,
+    )
+}
+
+/// The walk's hand offsets for characters `scale` times the size of a 1.75 m human.
+fn scaled_offsets(scale: f32) -> HandOffsets {
+    let o = offsets();
+    HandOffsets {
+        initiator: Pose::new(o.initiator.position * scale, o.initiator.rotation),
+        recipient: Pose::new(o.recipient.position * scale, o.recipient.rotation),
+    }
+}
+
+/// Hands the receiver the frames that have arrived by `now`, in order of arrival.
+fn deliver(inbox: &mut Vec<(f64, Vec<u8>)>, rx: &mut PairReplay, now: f64, tuning: &ReplayTuning) {
+    inbox.sort_by(|a, b| a.0.total_cmp(&b.0));
+    while inbox.first().is_some_and(|m| m.0 <= now) {
+        let (_, bytes) = inbox.remove(0);
+        let _ = rx.receive(&bytes, now, true, tuning);
+    }
+}
+
 /// [`run_scaled`] for a walk from `start` to `stop` with speed ramps of `ramp` s ([`truth_walk`]).
 fn run_walk(
     net: &Net,
@@ -188,39 +233,15 @@ fn run_walk(
     (start, stop, ramp): (f64, f64, f64),
 ) -> Run {
     let tuning = ReplayTuning::default();
-    let truth = |t: f64, stop: f64| {
-        let (i, r, c) = truth_walk(t, start, stop, ramp);
-        (
-            Pose::new(i.position * scale, i.rotation),
-            Pose::new(r.position * scale, r.rotation),
-            c * scale,
-        )
-    };
-    let offsets = || {
-        let o = offsets();
-        HandOffsets {
-            initiator: Pose::new(o.initiator.position * scale, o.initiator.rotation),
-            recipient: Pose::new(o.recipient.position * scale, o.recipient.rotation),
-        }
-    };
+    let truth = |t: f64, stop: f64| scaled(truth_walk(t, start, stop, ramp), scale);
+    let offsets = || scaled_offsets(scale);
     let mut sender = PairSender::default();
     sender.set_scale(scale);
     sender.restart();
     let mut rx = PairReplay::default();
     let mut rng = Lcg(seed);
     let mut inbox: Vec<(f64, Vec<u8>)> = Vec::new();
-    let mut out = Run {
-        errors: Vec::new(),
-        hand_errors: Vec::new(),
-        steps: 0.0,
-        truth_steps: 0.0,
-        overshoot: 0.0,
-        delays: Vec::new(),
-        bytes: 0,
-        seconds: 9.0,
-        too_fast: 0,
-        scale: 1.0,
-    };
+    let mut out = Run::nine_seconds();
     let mut last_frame = Vec::new();
     let mut last_shown: Option<[Vec3; 2]> = None;
     let mut last_truth: Option<[Vec3; 2]> = None;
@@ -247,11 +268,7 @@ fn run_walk(
             &mut last_frame,
             &mut send,
         );
-        inbox.sort_by(|a, b| a.0.total_cmp(&b.0));
-        while inbox.first().is_some_and(|m| m.0 <= now) {
-            let (_, bytes) = inbox.remove(0);
-            let _ = rx.receive(&bytes, now, true, &tuning);
-        }
+        deliver(&mut inbox, &mut rx, now, &tuning);
         let Some(view) = rx.render(now, DT, seen, &tuning) else {
             continue;
         };
@@ -609,6 +626,7 @@ fn anim_truth(t: f64) -> AnimSnapshot {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // reason: one lossy-network scenario read top to bottom: the sends, the view and the checks
 fn animation_follows_the_view_time_over_a_lossy_network() {
     let tuning = ReplayTuning::default();
     let interval = f64::from(tuning.rates.animation_interval);

@@ -349,6 +349,203 @@ impl<F: FnMut(PairIssue)> Checker<F> {
         );
         *v = default;
     }
+
+    /// Checks the follow tuning: offsets, spring, speeds and stop radius.
+    fn follow(&mut self, f: &mut FollowTuning, d: &PairSettings) {
+        use PairParam as P;
+        self.vector(
+            P::FollowOffset,
+            &mut f.follow_offset,
+            MAX_OFFSET,
+            d.follow.follow_offset,
+        );
+        self.vector(
+            P::PreparationOffset,
+            &mut f.preparation_offset,
+            MAX_OFFSET,
+            d.follow.preparation_offset,
+        );
+        self.range(
+            P::SpringCoefficient,
+            &mut f.spring_coefficient,
+            (0.0, 100.0),
+            d.follow.spring_coefficient,
+            true,
+        );
+        self.range(
+            P::MinFollowSpeed,
+            &mut f.min_follow_speed,
+            (0.0, 100.0),
+            d.follow.min_follow_speed,
+            false,
+        );
+        let floor = (P::MinFollowSpeed, f.min_follow_speed);
+        self.above(
+            P::MaxFollowSpeed,
+            &mut f.max_follow_speed,
+            100.0,
+            d.follow.max_follow_speed,
+            floor,
+        );
+        self.range(
+            P::StopRadius,
+            &mut f.stop_radius,
+            (0.0, 1.0),
+            d.follow.stop_radius,
+            true,
+        );
+    }
+
+    /// Checks the contact tuning: smoothing, distances, fades and weights.
+    fn contact(&mut self, k: &mut ContactTuning, d: &PairSettings) {
+        use PairParam as P;
+        let dc = d.contact;
+        self.range(
+            P::ContactSmoothTime,
+            &mut k.contact_smooth_time,
+            (0.0, 1.0),
+            dc.contact_smooth_time,
+            true,
+        );
+        self.range(
+            P::ReconnectDistance,
+            &mut k.reconnect_distance,
+            (0.0, 5.0),
+            dc.reconnect_distance,
+            false,
+        );
+        let floor = (P::ReconnectDistance, k.reconnect_distance);
+        self.above(
+            P::DisconnectDistance,
+            &mut k.disconnect_distance,
+            5.0,
+            dc.disconnect_distance,
+            floor,
+        );
+        self.range(
+            P::FadeInTime,
+            &mut k.fade_in_time,
+            (0.0, 2.0),
+            dc.fade_in_time,
+            true,
+        );
+        self.range(
+            P::FadeOutTime,
+            &mut k.fade_out_time,
+            (0.0, 2.0),
+            dc.fade_out_time,
+            true,
+        );
+        self.range(
+            P::MaxPositionWeight,
+            &mut k.max_position_weight,
+            (0.0, 1.0),
+            1.0,
+            true,
+        );
+        self.range(
+            P::MaxRotationWeight,
+            &mut k.max_rotation_weight,
+            (0.0, 1.0),
+            1.0,
+            true,
+        );
+    }
+
+    /// Checks the replay tuning: stream rates, root speed, blend speed and IK timing.
+    fn replay(&mut self, r: &mut ReplayTuning, d: &PairSettings) {
+        use PairParam as P;
+        let (dr, rates) = (d.replay, d.replay.rates);
+        self.range(
+            P::PoseInterval,
+            &mut r.rates.pose_interval,
+            (0.02, 1.0),
+            rates.pose_interval,
+            true,
+        );
+        self.range(
+            P::IkInterval,
+            &mut r.rates.ik_interval,
+            (0.02, 1.0),
+            rates.ik_interval,
+            true,
+        );
+        self.range(
+            P::AnimationInterval,
+            &mut r.rates.animation_interval,
+            (0.0, 1.0),
+            rates.animation_interval,
+            true,
+        );
+        r.rates = StreamRates::sanitized(r.rates);
+        self.range(
+            P::MaxRootSpeed,
+            &mut r.max_root_speed,
+            (0.5, 100.0),
+            dr.max_root_speed,
+            true,
+        );
+        self.range(
+            P::BlendSpeed,
+            &mut r.blend_speed,
+            (0.1, 50.0),
+            dr.blend_speed,
+            true,
+        );
+        self.range(
+            P::IkTimeout,
+            &mut r.ik_timeout,
+            (0.05, 10.0),
+            dr.ik_timeout,
+            true,
+        );
+        self.range(
+            P::IkFadeTime,
+            &mut r.ik_fade_time,
+            (0.0, 2.0),
+            dr.ik_fade_time,
+            true,
+        );
+    }
+
+    /// Checks the pair's own settings: reach margin, timeouts, arm layer and contact offsets.
+    fn pair(&mut self, s: &mut PairSettings, d: &PairSettings) {
+        use PairParam as P;
+        self.range(
+            P::ReachMargin,
+            &mut s.reach_margin,
+            (0.0, 0.2),
+            d.reach_margin,
+            true,
+        );
+        self.range(
+            P::InitiatorTimeout,
+            &mut s.initiator_timeout,
+            (0.2, 60.0),
+            d.initiator_timeout,
+            true,
+        );
+        self.range(
+            P::InitiatorStartTimeout,
+            &mut s.initiator_start_timeout,
+            (0.2, 120.0),
+            d.initiator_start_timeout,
+            true,
+        );
+        self.range(
+            P::ArmLayerHoldValue,
+            &mut s.arm_layer_hold_value,
+            (0.0, 1.0),
+            d.arm_layer_hold_value,
+            true,
+        );
+        let [io, ro] = &mut s.contact_offsets;
+        let [ir, rr] = &mut s.contact_rotations;
+        self.vector(P::InitiatorContactOffset, io, MAX_OFFSET, Vec3::ZERO);
+        self.vector(P::InitiatorContactRotation, ir, MAX_ROTATION, Vec3::ZERO);
+        self.vector(P::RecipientContactOffset, ro, MAX_OFFSET, Vec3::ZERO);
+        self.vector(P::RecipientContactRotation, rr, MAX_ROTATION, Vec3::ZERO);
+    }
 }
 
 impl PairSettings {
@@ -362,192 +559,12 @@ impl PairSettings {
     /// while it lasts: its value here is only a stand-in.
     #[must_use]
     pub fn sanitized(mut self, on_issue: impl FnMut(PairIssue)) -> Self {
-        use PairParam as P;
         let d = Self::default();
         let mut c = Checker { on_issue };
-        let f = &mut self.follow;
-        c.vector(
-            P::FollowOffset,
-            &mut f.follow_offset,
-            MAX_OFFSET,
-            d.follow.follow_offset,
-        );
-        c.vector(
-            P::PreparationOffset,
-            &mut f.preparation_offset,
-            MAX_OFFSET,
-            d.follow.preparation_offset,
-        );
-        c.range(
-            P::SpringCoefficient,
-            &mut f.spring_coefficient,
-            (0.0, 100.0),
-            d.follow.spring_coefficient,
-            true,
-        );
-        c.range(
-            P::MinFollowSpeed,
-            &mut f.min_follow_speed,
-            (0.0, 100.0),
-            d.follow.min_follow_speed,
-            false,
-        );
-        let floor = (P::MinFollowSpeed, f.min_follow_speed);
-        c.above(
-            P::MaxFollowSpeed,
-            &mut f.max_follow_speed,
-            100.0,
-            d.follow.max_follow_speed,
-            floor,
-        );
-        c.range(
-            P::StopRadius,
-            &mut f.stop_radius,
-            (0.0, 1.0),
-            d.follow.stop_radius,
-            true,
-        );
-
-        let k = &mut self.contact;
-        let dc = d.contact;
-        c.range(
-            P::ContactSmoothTime,
-            &mut k.contact_smooth_time,
-            (0.0, 1.0),
-            dc.contact_smooth_time,
-            true,
-        );
-        c.range(
-            P::ReconnectDistance,
-            &mut k.reconnect_distance,
-            (0.0, 5.0),
-            dc.reconnect_distance,
-            false,
-        );
-        let floor = (P::ReconnectDistance, k.reconnect_distance);
-        c.above(
-            P::DisconnectDistance,
-            &mut k.disconnect_distance,
-            5.0,
-            dc.disconnect_distance,
-            floor,
-        );
-        c.range(
-            P::FadeInTime,
-            &mut k.fade_in_time,
-            (0.0, 2.0),
-            dc.fade_in_time,
-            true,
-        );
-        c.range(
-            P::FadeOutTime,
-            &mut k.fade_out_time,
-            (0.0, 2.0),
-            dc.fade_out_time,
-            true,
-        );
-        c.range(
-            P::MaxPositionWeight,
-            &mut k.max_position_weight,
-            (0.0, 1.0),
-            1.0,
-            true,
-        );
-        c.range(
-            P::MaxRotationWeight,
-            &mut k.max_rotation_weight,
-            (0.0, 1.0),
-            1.0,
-            true,
-        );
-
-        let r = &mut self.replay;
-        let (dr, rates) = (d.replay, d.replay.rates);
-        c.range(
-            P::PoseInterval,
-            &mut r.rates.pose_interval,
-            (0.02, 1.0),
-            rates.pose_interval,
-            true,
-        );
-        c.range(
-            P::IkInterval,
-            &mut r.rates.ik_interval,
-            (0.02, 1.0),
-            rates.ik_interval,
-            true,
-        );
-        c.range(
-            P::AnimationInterval,
-            &mut r.rates.animation_interval,
-            (0.0, 1.0),
-            rates.animation_interval,
-            true,
-        );
-        r.rates = StreamRates::sanitized(r.rates);
-        c.range(
-            P::MaxRootSpeed,
-            &mut r.max_root_speed,
-            (0.5, 100.0),
-            dr.max_root_speed,
-            true,
-        );
-        c.range(
-            P::BlendSpeed,
-            &mut r.blend_speed,
-            (0.1, 50.0),
-            dr.blend_speed,
-            true,
-        );
-        c.range(
-            P::IkTimeout,
-            &mut r.ik_timeout,
-            (0.05, 10.0),
-            dr.ik_timeout,
-            true,
-        );
-        c.range(
-            P::IkFadeTime,
-            &mut r.ik_fade_time,
-            (0.0, 2.0),
-            dr.ik_fade_time,
-            true,
-        );
-
-        c.range(
-            P::ReachMargin,
-            &mut self.reach_margin,
-            (0.0, 0.2),
-            d.reach_margin,
-            true,
-        );
-        c.range(
-            P::InitiatorTimeout,
-            &mut self.initiator_timeout,
-            (0.2, 60.0),
-            d.initiator_timeout,
-            true,
-        );
-        c.range(
-            P::InitiatorStartTimeout,
-            &mut self.initiator_start_timeout,
-            (0.2, 120.0),
-            d.initiator_start_timeout,
-            true,
-        );
-        c.range(
-            P::ArmLayerHoldValue,
-            &mut self.arm_layer_hold_value,
-            (0.0, 1.0),
-            d.arm_layer_hold_value,
-            true,
-        );
-        let [io, ro] = &mut self.contact_offsets;
-        let [ir, rr] = &mut self.contact_rotations;
-        c.vector(P::InitiatorContactOffset, io, MAX_OFFSET, Vec3::ZERO);
-        c.vector(P::InitiatorContactRotation, ir, MAX_ROTATION, Vec3::ZERO);
-        c.vector(P::RecipientContactOffset, ro, MAX_OFFSET, Vec3::ZERO);
-        c.vector(P::RecipientContactRotation, rr, MAX_ROTATION, Vec3::ZERO);
+        c.follow(&mut self.follow, &d);
+        c.contact(&mut self.contact, &d);
+        c.replay(&mut self.replay, &d);
+        c.pair(&mut self, &d);
         self
     }
 }

@@ -357,26 +357,7 @@ impl Frame {
         let stamp = r.get_u16().map_err(short)?;
         let key = flags & KEY != 0;
         let tilted = flags & TILTED != 0;
-        let position = if key {
-            let mut p = [0.0f32; 3];
-            for c in &mut p {
-                *c = r.get_f32().map_err(short)?;
-                if !c.is_finite() || c.abs() > MAX_WORLD {
-                    return Err(Malformed::Value);
-                }
-            }
-            Vec3::from_array(p)
-        } else {
-            if !scale.is_finite() || scale <= 0.0 {
-                return Err(Malformed::Value);
-            }
-            let reference = reference.ok_or(Malformed::Value)?;
-            let p = r.get_wrapped(reference, WRAP_STEP * scale).map_err(short)?;
-            if !p.is_finite() || p.abs().max_element() > MAX_WORLD {
-                return Err(Malformed::Value);
-            }
-            p
-        };
+        let position = Self::decode_position(&mut r, key, reference, scale)?;
         let scale = if key {
             scale_of_code(r.get_u8().map_err(short)? as i8)
         } else {
@@ -405,30 +386,7 @@ impl Frame {
         } else {
             None
         };
-        let count = r.get_u8().map_err(short)?;
-        let corner = count & CORNER != 0;
-        let hand_count = usize::from(count & !CORNER);
-        if hand_count > MAX_HAND_SAMPLES {
-            return Err(Malformed::Value);
-        }
-        let mut hands = [HandSample::default(); MAX_HAND_SAMPLES];
-        let mut previous_age = f64::INFINITY;
-        for h in &mut hands[..hand_count] {
-            let age = f64::from(r.get_u8().map_err(short)?) / 1000.0;
-            if age > previous_age {
-                return Err(Malformed::Value); // samples are sent oldest first
-            }
-            previous_age = age;
-            let packed = r.get_u8().map_err(short)?;
-            *h = HandSample {
-                time: age,
-                contact: r.get_position(LOCAL_RANGE * scale).map_err(short)?,
-                weight: f32::from(packed & 0x1F) / 31.0,
-                connected: packed & 0x20 != 0,
-                arm_override: packed & 0x40 != 0,
-                has_shared_reach: packed & 0x80 != 0,
-            };
-        }
+        let (hands, hand_count, corner) = Self::decode_hands(&mut r, scale)?;
         let anim = if flags & ANIM != 0 {
             Some(AnimSnapshot::decode(&mut r).map_err(|e| match e {
                 super::anim::BadSection::Size => Malformed::Size,
@@ -456,6 +414,69 @@ impl Frame {
             corner,
             anim,
         })
+    }
+
+    /// Reads the initiator's position: in full in a key frame, else near `reference`.
+    fn decode_position(
+        r: &mut ByteReader,
+        key: bool,
+        reference: Option<Vec3>,
+        scale: f32,
+    ) -> Result<Vec3, Malformed> {
+        let short = |_| Malformed::Size;
+        Ok(if key {
+            let mut p = [0.0f32; 3];
+            for c in &mut p {
+                *c = r.get_f32().map_err(short)?;
+                if !c.is_finite() || c.abs() > MAX_WORLD {
+                    return Err(Malformed::Value);
+                }
+            }
+            Vec3::from_array(p)
+        } else {
+            if !scale.is_finite() || scale <= 0.0 {
+                return Err(Malformed::Value);
+            }
+            let reference = reference.ok_or(Malformed::Value)?;
+            let p = r.get_wrapped(reference, WRAP_STEP * scale).map_err(short)?;
+            if !p.is_finite() || p.abs().max_element() > MAX_WORLD {
+                return Err(Malformed::Value);
+            }
+            p
+        })
+    }
+
+    /// Reads the hand samples (oldest first) and whether the frame is a corner of the motion.
+    fn decode_hands(
+        r: &mut ByteReader,
+        scale: f32,
+    ) -> Result<([HandSample; MAX_HAND_SAMPLES], usize, bool), Malformed> {
+        let short = |_| Malformed::Size;
+        let count = r.get_u8().map_err(short)?;
+        let corner = count & CORNER != 0;
+        let hand_count = usize::from(count & !CORNER);
+        if hand_count > MAX_HAND_SAMPLES {
+            return Err(Malformed::Value);
+        }
+        let mut hands = [HandSample::default(); MAX_HAND_SAMPLES];
+        let mut previous_age = f64::INFINITY;
+        for h in &mut hands[..hand_count] {
+            let age = f64::from(r.get_u8().map_err(short)?) / 1000.0;
+            if age > previous_age {
+                return Err(Malformed::Value); // samples are sent oldest first
+            }
+            previous_age = age;
+            let packed = r.get_u8().map_err(short)?;
+            *h = HandSample {
+                time: age,
+                contact: r.get_position(LOCAL_RANGE * scale).map_err(short)?,
+                weight: f32::from(packed & 0x1F) / 31.0,
+                connected: packed & 0x20 != 0,
+                arm_override: packed & 0x40 != 0,
+                has_shared_reach: packed & 0x80 != 0,
+            };
+        }
+        Ok((hands, hand_count, corner))
     }
 }
 
@@ -869,45 +890,8 @@ impl PairSender {
         out: &mut [u8],
     ) -> Result<usize, ShortBuffer> {
         let scale = scale_of_code(self.scale);
-        // Hand offsets travel in key frames: a change (beyond what a receiver would notice) starts
-        // new ones; the offsets sent are the ones last announced, so a receiver holds exactly them.
-        // Sanitised first: glam's `angle_between` asserts unit rotations.
-        let offsets = offsets.sanitized();
-        let changed = self.offsets.is_none_or(|sent| {
-            [
-                (sent.initiator, offsets.initiator),
-                (sent.recipient, offsets.recipient),
-            ]
-            .iter()
-            .any(|(a, b)| {
-                a.position.distance(b.position) > OFFSET_TOLERANCE * scale
-                    || a.rotation.angle_between(b.rotation) > OFFSET_ANGLE_TOLERANCE
-            })
-        });
-        if changed {
-            self.offsets = Some(offsets);
-            self.keys_left = KEY_REPEATS;
-        }
-        let offsets = self.offsets.unwrap_or(offsets);
-        if self.key_age >= KEY_INTERVAL {
-            self.keys_left = self.keys_left.max(1);
-        }
-        let key = self.keys_left > 0;
-        // Events (nodes, travels, one-shots, a jump of a play position) go out at once; values
-        // that only moved go out every ANIM_VALUE_INTERVAL, as the receiver interpolates them.
-        let age = self.anim_age;
-        let mut event = false;
-        let send_anim = anim.is_some_and(|now| match self.last_anim {
-            None => true,
-            Some(last) => {
-                event = now.switched(&last);
-                now.events_differ(&last, age)
-                    || self.anim_repeat
-                    || (now.values_differ(&last, ANIM_DEADBAND)
-                        && age + 1e-3 >= ANIM_VALUE_INTERVAL)
-                    || age >= ANIM_KEEPALIVE
-            }
-        });
+        let (offsets, key) = self.key_offsets(offsets, scale);
+        let (send_anim, event) = self.anim_due(anim);
         let tilted = !is_upright(pair.initiator.rotation, UPRIGHT_TOLERANCE)
             || !is_upright(pair.recipient_local.rotation, UPRIGHT_TOLERANCE);
         let flags = (u8::from(key) * KEY)
@@ -951,6 +935,71 @@ impl PairSender {
             }
         }
         w.put_u8(self.hand_count as u8 | if corner { CORNER } else { 0 })?;
+        self.write_hands(&mut w, now, scale)?;
+        if let (true, Some(snapshot)) = (send_anim, anim) {
+            snapshot.encode(&mut w)?;
+            self.anim_repeat = event;
+            self.last_anim = Some(*snapshot);
+            self.anim_age = 0.0;
+        }
+        let n = w.written().len();
+        self.frame_written(now, &pair, scale, corner, key);
+        Ok(n)
+    }
+
+    /// Announces changed hand offsets in key frames and says whether this frame is a key frame.
+    fn key_offsets(&mut self, offsets: HandOffsets, scale: f32) -> (HandOffsets, bool) {
+        // Hand offsets travel in key frames: a change (beyond what a receiver would notice) starts
+        // new ones; the offsets sent are the ones last announced, so a receiver holds exactly them.
+        // Sanitised first: glam's `angle_between` asserts unit rotations.
+        let offsets = offsets.sanitized();
+        let changed = self.offsets.is_none_or(|sent| {
+            [
+                (sent.initiator, offsets.initiator),
+                (sent.recipient, offsets.recipient),
+            ]
+            .iter()
+            .any(|(a, b)| {
+                a.position.distance(b.position) > OFFSET_TOLERANCE * scale
+                    || a.rotation.angle_between(b.rotation) > OFFSET_ANGLE_TOLERANCE
+                    || !b.is_finite()
+            })
+        });
+        if changed {
+            self.offsets = Some(offsets);
+            self.keys_left = KEY_REPEATS;
+        }
+        let offsets = self.offsets.unwrap_or(offsets);
+        if self.key_age >= KEY_INTERVAL {
+            self.keys_left = self.keys_left.max(1);
+        }
+        let key = self.keys_left > 0;
+        (offsets, key)
+    }
+
+    /// Says whether the animation snapshot goes out in this frame, and whether it switched
+    /// something (so it goes out again in the next).
+    fn anim_due(&self, anim: Option<&AnimSnapshot>) -> (bool, bool) {
+        // Events (nodes, travels, one-shots, a jump of a play position) go out at once; values
+        // that only moved go out every ANIM_VALUE_INTERVAL, as the receiver interpolates them.
+        let age = self.anim_age;
+        let mut event = false;
+        let send_anim = anim.is_some_and(|now| match self.last_anim {
+            None => true,
+            Some(last) => {
+                event = now.switched(&last);
+                now.events_differ(&last, age)
+                    || self.anim_repeat
+                    || (now.values_differ(&last, ANIM_DEADBAND)
+                        && age + 1e-3 >= ANIM_VALUE_INTERVAL)
+                    || age >= ANIM_KEEPALIVE
+            }
+        });
+        (send_anim, event)
+    }
+
+    /// Writes the hand samples taken since the last frame, with their ages at `now`.
+    fn write_hands(&self, w: &mut ByteWriter, now: f64, scale: f32) -> Result<(), ShortBuffer> {
         for h in &self.hands[..self.hand_count] {
             let age = ((now - h.time) * 1000.0).round();
             let age = if age.is_finite() {
@@ -967,13 +1016,13 @@ impl PairSender {
             w.put_u8(packed)?;
             w.put_position(h.contact, LOCAL_RANGE * scale)?;
         }
-        if let (true, Some(snapshot)) = (send_anim, anim) {
-            snapshot.encode(&mut w)?;
-            self.anim_repeat = event;
-            self.last_anim = Some(*snapshot);
-            self.anim_age = 0.0;
-        }
-        let n = w.written().len();
+        Ok(())
+    }
+
+    /// Makes a written frame's side effects stick: the repeat after a corner or a sharp change
+    /// of speed, the motion last sent, the hand samples and the key frames left.
+    fn frame_written(&mut self, now: f64, pair: &PairSample, scale: f32, corner: bool, key: bool) {
+        let p = pair.initiator.position;
         // Written: the frame's side effects stick.
         let flat = Vec3::new(p.x, 0.0, p.z);
         let (velocity, sharp) = match self.last_motion {
@@ -987,7 +1036,7 @@ impl PairSender {
         if corner {
             self.corner_tokens -= 1.0;
         }
-        self.last_sent = Some((now, roots(&pair)));
+        self.last_sent = Some((now, roots(pair)));
         self.last_motion = flat.is_finite().then_some((
             now,
             flat,
@@ -1003,7 +1052,6 @@ impl PairSender {
             self.keys_left = self.keys_left.saturating_sub(1);
             self.key_age = 0.0;
         }
-        Ok(n)
     }
 }
 
