@@ -90,6 +90,22 @@ impl Assigner {
         // u = min(c − v) per row the potentials stay feasible and matched edges tight: all the
         // augmenting phase below needs, so the optimum is the same. Only the rows still free then
         // (few, when agents stand near their slots) cost a shortest-path search each.
+        self.reduce(n);
+        self.augmenting_row_reduction(n);
+        self.tighten_rows(n);
+        if !self.augment_free_rows(n) {
+            return;
+        }
+        for j in 1..=n {
+            if self.p[j] > 0 {
+                slot_of[self.p[j] - 1] = (j - 1) as u32;
+            }
+        }
+    }
+
+    /// Gives feasible potentials by a row and a column reduction, and each column's zero to its
+    /// row if that row is free.
+    fn reduce(&mut self, n: usize) {
         reset(&mut self.row_done, n + 1, false);
         for i in 1..=n {
             let row = &self.cost[(i - 1) * n..i * n];
@@ -111,6 +127,11 @@ impl Assigner {
                 self.p[j] = at;
             }
         }
+    }
+
+    /// Moves the free rows onto their cheapest column (twice), lowering that column's potential
+    /// so the row it displaces, if any, is freed.
+    fn augmenting_row_reduction(&mut self, n: usize) {
         self.free.clear();
         self.free.extend((1..=n).filter(|i| !self.row_done[*i]));
         for _pass in 0..2 {
@@ -166,6 +187,10 @@ impl Assigner {
                 break;
             }
         }
+    }
+
+    /// Sets each row's potential to its least reduced cost, so matched edges are tight.
+    fn tighten_rows(&mut self, n: usize) {
         for i in 1..=n {
             let row = &self.cost[(i - 1) * n..i * n];
             self.u[i] = row
@@ -174,6 +199,11 @@ impl Assigner {
                 .map(|(c, v)| c - v)
                 .fold(f64::INFINITY, f64::min);
         }
+    }
+
+    /// Matches each row still free by a shortest augmenting path; false if one cannot be found
+    /// (only with non-finite costs).
+    fn augment_free_rows(&mut self, n: usize) -> bool {
         for i in 1..=n {
             if self.row_done[i] {
                 continue;
@@ -210,7 +240,7 @@ impl Assigner {
                 if j1 == 0 || !delta.is_finite() {
                     // Only reachable with non-finite costs, which `assign` and `dist` rule out:
                     // keep the caller's permutation.
-                    return;
+                    return false;
                 }
                 let columns = self.used.iter().zip(&self.p).zip(&mut self.v);
                 for (((used, p), v), minv) in columns.zip(&mut self.minv) {
@@ -235,11 +265,7 @@ impl Assigner {
                 }
             }
         }
-        for j in 1..=n {
-            if self.p[j] > 0 {
-                slot_of[self.p[j] - 1] = (j - 1) as u32;
-            }
-        }
+        true
     }
 
     fn banded(&mut self, agents: &[Vec2], slots: &[Vec2], slot_of: &mut [u32]) {

@@ -251,6 +251,28 @@ pub fn decode_chunk(
     if !header.server_time.is_finite() {
         return Err(KeyframeError::Value);
     }
+    decode_motion(&mut r, header)?;
+    let ok = header.values_in_range();
+    if !ok {
+        return Err(KeyframeError::Value);
+    }
+    let len = r.u8()? as usize;
+    if len > MAX_NAME {
+        return Err(KeyframeError::Name);
+    }
+    let name = r.take(len)?;
+    let name = core::str::from_utf8(name).map_err(|_| KeyframeError::Name)?;
+    header.formation.clear();
+    header.formation.push_str(name);
+    decode_agents(&mut r, header, agents)?;
+    if r.at != bytes.len() {
+        return Err(KeyframeError::Trailing);
+    }
+    Ok(())
+}
+
+/// Reads the anchor's pose, velocities, goal and the transition's progress into `header`.
+fn decode_motion(r: &mut Reader, header: &mut KeyframeHeader) -> Result<(), KeyframeError> {
     let mut f = [0.0f32; 10];
     for x in &mut f {
         *x = r.f32()?;
@@ -274,18 +296,15 @@ pub fn decode_chunk(
         }
         _ => return Err(KeyframeError::Value),
     };
-    let ok = header.values_in_range();
-    if !ok {
-        return Err(KeyframeError::Value);
-    }
-    let len = r.u8()? as usize;
-    if len > MAX_NAME {
-        return Err(KeyframeError::Name);
-    }
-    let name = r.take(len)?;
-    let name = core::str::from_utf8(name).map_err(|_| KeyframeError::Name)?;
-    header.formation.clear();
-    header.formation.push_str(name);
+    Ok(())
+}
+
+/// Reads each agent's slot, position and heading (each relative to the one before).
+fn decode_agents(
+    r: &mut Reader,
+    header: &KeyframeHeader,
+    agents: &mut Vec<KeyAgent>,
+) -> Result<(), KeyframeError> {
     let (mut px, mut pz) = quant_pos(header.anchor_pos);
     let mut ph: u16 = 0;
     for _ in 0..header.count {
@@ -318,9 +337,6 @@ pub fn decode_chunk(
             heading: dequant_heading(hq),
         });
         (px, pz, ph) = (x, z, hq);
-    }
-    if r.at != bytes.len() {
-        return Err(KeyframeError::Trailing);
     }
     Ok(())
 }

@@ -335,6 +335,13 @@ impl FormationDef {
             column: 0,
             message,
         })?;
+        self.place_slots(n, pos);
+        self.centre_and_face(n, pos, heading);
+        Ok(())
+    }
+
+    /// Places `n` slots in the shape's own frame, before centring, turning and offsetting.
+    fn place_slots(&self, n: usize, pos: &mut Vec<Vec2>) {
         let s = self.spacing;
         match &self.shape {
             Shape::Line => {
@@ -401,52 +408,32 @@ impl FormationDef {
                     pos.push(Vec2::new(side * d * half.sin(), d * half.cos()));
                 }
             }
-            Shape::Box { files, hollow } => {
-                if *hollow && n >= 4 {
-                    // Perimeter of a square with `side` slots per edge (corners shared).
-                    let side = (n.div_ceil(4) + 1).max(2);
-                    let edge = (side - 1) as f32 * s;
-                    let perimeter = 4.0 * edge;
-                    let step = perimeter / n as f32;
-                    for i in 0..n {
-                        let t = step * i as f32;
-                        let (e, u) = ((t / edge) as usize % 4, t % edge);
-                        let p = match e {
-                            0 => Vec2::new(u, 0.0),
-                            1 => Vec2::new(edge, u),
-                            2 => Vec2::new(edge - u, edge),
-                            _ => Vec2::new(0.0, edge - u),
-                        };
-                        pos.push(p);
-                    }
-                } else {
-                    let files = if *files > 0 {
-                        *files as usize
-                    } else {
-                        (n as f32).sqrt().ceil() as usize
-                    };
-                    for i in 0..n {
-                        pos.push(Vec2::new((i % files) as f32 * s, (i / files) as f32 * s));
-                    }
-                }
-            }
-            Shape::Custom { points } => {
-                for &(x, z) in points.iter().take(n) {
-                    pos.push(Vec2::new(x, z));
-                }
-                // More agents than points: the points again, rank after rank behind them, each
-                // copy their depth plus the spacing further back, so no copy comes nearer the one
-                // in front than the spacing.
-                let (front, back) = points.iter().fold((f32::MAX, f32::MIN), |(lo, hi), p| {
-                    (lo.min(p.1), hi.max(p.1))
-                });
-                let step = back - front + s;
-                for k in 0..self.extra_agents(n) {
-                    let (copy, (x, z)) = (k / points.len() + 1, points[k % points.len()]);
-                    pos.push(Vec2::new(x, z + copy as f32 * step));
-                }
-            }
+            Shape::Box { files, hollow } => place_box(*files, *hollow, n, s, pos),
+            Shape::Custom { points } => self.place_custom(points, n, s, pos),
         }
+    }
+
+    /// Places a custom formation's points, then copies of them rank after rank behind.
+    fn place_custom(&self, points: &[(f32, f32)], n: usize, s: f32, pos: &mut Vec<Vec2>) {
+        for &(x, z) in points.iter().take(n) {
+            pos.push(Vec2::new(x, z));
+        }
+        // More agents than points: the points again, rank after rank behind them, each
+        // copy their depth plus the spacing further back, so no copy comes nearer the one
+        // in front than the spacing.
+        let (front, back) = points.iter().fold((f32::MAX, f32::MIN), |(lo, hi), p| {
+            (lo.min(p.1), hi.max(p.1))
+        });
+        let step = back - front + s;
+        for k in 0..self.extra_agents(n) {
+            let (copy, (x, z)) = (k / points.len() + 1, points[k % points.len()]);
+            pos.push(Vec2::new(x, z + copy as f32 * step));
+        }
+    }
+
+    /// Centres the slots, turns them by the direction, moves them by the offset, and gives each
+    /// its heading (forward, outward or inward).
+    fn centre_and_face(&self, n: usize, pos: &mut [Vec2], heading: &mut Vec<f32>) {
         // Centre on the centroid (a custom formation's: its points', so the drawn points stay put
         // whatever the agent count), then apply direction and offset.
         let centroid = match &self.shape {
@@ -473,7 +460,38 @@ impl FormationDef {
                 Facing::Inward => wrap(out + yaw + PI),
             });
         }
-        Ok(())
+    }
+}
+
+/// Places `n` slots of a box: its perimeter when hollow (four or more agents), else rows of
+/// `files` (a square's when 0).
+fn place_box(files: u32, hollow: bool, n: usize, s: f32, pos: &mut Vec<Vec2>) {
+    if hollow && n >= 4 {
+        // Perimeter of a square with `side` slots per edge (corners shared).
+        let side = (n.div_ceil(4) + 1).max(2);
+        let edge = (side - 1) as f32 * s;
+        let perimeter = 4.0 * edge;
+        let step = perimeter / n as f32;
+        for i in 0..n {
+            let t = step * i as f32;
+            let (e, u) = ((t / edge) as usize % 4, t % edge);
+            let p = match e {
+                0 => Vec2::new(u, 0.0),
+                1 => Vec2::new(edge, u),
+                2 => Vec2::new(edge - u, edge),
+                _ => Vec2::new(0.0, edge - u),
+            };
+            pos.push(p);
+        }
+    } else {
+        let files = if files > 0 {
+            files as usize
+        } else {
+            (n as f32).sqrt().ceil() as usize
+        };
+        for i in 0..n {
+            pos.push(Vec2::new((i % files) as f32 * s, (i / files) as f32 * s));
+        }
     }
 }
 

@@ -324,9 +324,17 @@ impl SquadConfig {
     /// for every parameter it corrected. `latency_gains` is corrected silently.
     #[must_use]
     pub fn sanitized(mut self, mut on_issue: impl FnMut(Correction<SquadParam>)) -> Self {
-        use SquadParam as P;
         let d = Self::default();
         let on = &mut on_issue;
+        self.check_control(&d, on);
+        self.check_motion(&d, on);
+        self.check_contract(&d, on);
+        self
+    }
+
+    /// Checks the control law's gains and the agents' state thresholds.
+    fn check_control(&mut self, d: &Self, on: &mut impl FnMut(Correction<SquadParam>)) {
+        use SquadParam as P;
         let g = &mut self.gains;
         check(&mut g.k1, 0.0, 20.0, d.gains.k1, P::K1, on);
         check(&mut g.k2, 0.0, 20.0, d.gains.k2, P::K2, on);
@@ -363,6 +371,11 @@ impl SquadConfig {
             P::Heading,
             on,
         );
+    }
+
+    /// Checks the agents' speed and turn rate, the soft walls, the arrival time and the anchor.
+    fn check_motion(&mut self, d: &Self, on: &mut impl FnMut(Correction<SquadParam>)) {
+        use SquadParam as P;
         check(
             &mut self.max_speed,
             0.01,
@@ -424,6 +437,11 @@ impl SquadConfig {
             P::AnchorAcceleration,
             on,
         );
+    }
+
+    /// Checks the formation contract, the latency and the step noise.
+    fn check_contract(&mut self, d: &Self, on: &mut impl FnMut(Correction<SquadParam>)) {
+        use SquadParam as P;
         let spacing = d.contract_spacing;
         check(
             &mut self.contract_spacing,
@@ -469,7 +487,6 @@ impl SquadConfig {
             P::StepNoise,
             on,
         );
-        self
     }
 }
 
@@ -1302,6 +1319,20 @@ impl Squad {
         header.since_command = self.since_command;
     }
 
+    /// Takes the authority's anchor from a keyframe, carried forward by its velocity over `age`.
+    fn take_key_anchor(&mut self, h: &KeyframeHeader, age: f32) {
+        let anchor = h.anchor_pos + h.anchor_vel * age;
+        if usable(anchor) && h.layout_yaw.is_finite() && h.facing_yaw.is_finite() {
+            self.anchor.pos = anchor;
+            self.anchor.layout_yaw = wrap_angle(h.layout_yaw);
+            self.anchor.facing_yaw = wrap_angle(h.facing_yaw);
+            self.anchor.vel = h.anchor_vel;
+            self.anchor.desired_vel = h.desired_vel;
+            self.anchor.goal = h.goal;
+            self.anchor.goal_speed = h.goal_speed;
+        }
+    }
+
     /// Converges this copy of the squad on the authority's: applies one keyframe chunk taken
     /// `age` seconds ago (its time in flight, clamped to 0..=1 s). In order:
     /// - the chunk's agents take part or not as the authority's do (one re-form if that changes);
@@ -1339,16 +1370,7 @@ impl Squad {
             let def = self.def.clone();
             let _ = self.apply_formation(&def, true);
         }
-        let anchor = h.anchor_pos + h.anchor_vel * age;
-        if usable(anchor) && h.layout_yaw.is_finite() && h.facing_yaw.is_finite() {
-            self.anchor.pos = anchor;
-            self.anchor.layout_yaw = wrap_angle(h.layout_yaw);
-            self.anchor.facing_yaw = wrap_angle(h.facing_yaw);
-            self.anchor.vel = h.anchor_vel;
-            self.anchor.desired_vel = h.desired_vel;
-            self.anchor.goal = h.goal;
-            self.anchor.goal_speed = h.goal_speed;
-        }
+        self.take_key_anchor(h, age);
         // The same point of the same transition, so the references agree.
         if h.transition.is_finite() && h.transition > 0.0 && h.since_command.is_finite() {
             self.transition = h.transition.min(600.0);
@@ -1804,6 +1826,21 @@ impl Squad {
     /// each agent's command to `frame_sum` (what [`Squad::advance`] averages).
     fn tick_once(&mut self, sum_frame: bool) {
         let dt = TICK;
+        self.advance_clock(dt);
+        let (t, mut gains) = self.begin_tick(dt);
+        let mut sums = MetricSums::default();
+        for i in 0..self.n {
+            self.tick_agent(i, &t, &mut gains, &mut sums, sum_frame);
+        }
+        if t.in_flight {
+            self.delay_head = t.read_at;
+        }
+        self.update_metrics(&sums);
+        self.record_tick();
+    }
+
+    /// Counts the tick, runs down the salute and moves the anchor.
+    fn advance_clock(&mut self, dt: f32) {
         self.tick += 1;
         self.since_command += dt;
         if self.saluting && self.salute_left.is_finite() {
@@ -1813,12 +1850,14 @@ impl Squad {
             }
         }
         self.step_anchor(dt);
+    }
+
+    /// Sets up a tick: measures the latencies, predicts where the soft walls act, and works out
+    /// what every agent shares this tick (the transition's blend, the gains, the layout).
+    fn begin_tick(&mut self, dt: f32) -> (TickShared, Gains) {
         let cfg = self.cfg;
         let r = cfg.repulsion_radius;
         let repel = r > 0.0 && cfg.repulsion_strength > 0.0;
-        // Soft walls act between *predicted* positions (where each agent will be once its
-        // commands in flight have acted), so that under latency two agents do not keep pushing
-        // on where they were and oscillate.
         self.measure_latencies(dt);
         let cols = self.delay_cols();
         let simulate = self.simulate;
@@ -1826,17 +1865,62 @@ impl Squad {
         let write_at = self.delay_head;
         let read_at = (self.delay_head + 1) % cols;
         if repel {
-            self.pred.clear();
-            self.pred.extend_from_slice(&self.pos);
-            if in_flight {
-                for i in 0..self.n {
-                    let (v, _) = self.in_flight(i, cols, write_at);
-                    self.pred[i] += v * dt;
-                }
-            }
-            let active = &self.active;
-            self.hash.rebuild(&self.pred, r, |i| active[i]);
+            self.predict_positions(dt, r, cols, in_flight);
         }
+        let (lead_pos, blend, blend_yaw) = self.transition_blend();
+        let slot_moving = self.anchor.vel.length_squared() > 1e-6
+            || self.anchor.desired_vel.length_squared() > 1e-6
+            || self.anchor.goal.is_some();
+        let (gains, guide) = self.guided_gains();
+        // What is the same for every agent this tick: the layout's rotation (`slot_pos`), and k₁
+        // unless each agent has its own measured latency (`agent_latency`).
+        let (sin_l, cos_l) = self.anchor.layout_yaw.sin_cos();
+        let shared = TickShared {
+            dt,
+            cfg,
+            r,
+            repel,
+            cols,
+            simulate,
+            in_flight,
+            write_at,
+            read_at,
+            lead_pos,
+            blend,
+            blend_yaw,
+            slot_moving,
+            guide,
+            anchor: self.anchor.pos,
+            facing_yaw: self.anchor.facing_yaw,
+            sin_l,
+            cos_l,
+            per_agent_k1: !simulate && cfg.measure_latency,
+            shared_k1: (cfg.gains.k1 * cfg.latency_gains.k1_scale(cfg.latency)).max(guide),
+            hold: HOLD_FRACTION * cfg.thresholds.stable,
+        };
+        (shared, gains)
+    }
+
+    /// Predicts where each agent will be once its commands in flight have acted, and hashes
+    /// those positions for the soft walls (so that under latency two agents do not keep pushing
+    /// on where they were and oscillate).
+    fn predict_positions(&mut self, dt: f32, r: f32, cols: usize, in_flight: bool) {
+        self.pred.clear();
+        self.pred.extend_from_slice(&self.pos);
+        if in_flight {
+            let write_at = self.delay_head;
+            for i in 0..self.n {
+                let (v, _) = self.in_flight(i, cols, write_at);
+                self.pred[i] += v * dt;
+            }
+        }
+        let active = &self.active;
+        self.hash.rebuild(&self.pred, r, |i| active[i]);
+    }
+
+    /// Returns the position lead and how far along the transition the reference is, for the
+    /// position and for the heading.
+    fn transition_blend(&self) -> (f32, f32, f32) {
         // The reference leads by the actuation latency: a command sent now acts `latency` from
         // now, so it aims at where the reference will be then, and the agent arrives when the
         // transition ends rather than `latency` later. External agents turn at once (their
@@ -1850,9 +1934,12 @@ impl Squad {
         } else {
             (1.0, 1.0)
         };
-        let slot_moving = self.anchor.vel.length_squared() > 1e-6
-            || self.anchor.desired_vel.length_squared() > 1e-6
-            || self.anchor.goal.is_some();
+        (lead_pos, blend, blend_yaw)
+    }
+
+    /// Returns this tick's gains and the transition's guidance gain.
+    fn guided_gains(&self) -> (Gains, f32) {
+        let cfg = &self.cfg;
         // During a transition the gain rises as the deadline nears (remaining-time guidance: the
         // reference's remaining fraction over its remaining time), so a disturbance early in the
         // move (a shove from a neighbour) is gone by arrival; after it, the seed's gains hold.
@@ -1868,168 +1955,195 @@ impl Squad {
             guide = (2.0 / (self.transition * (1.0 - u))).min(cfg.transition_gain_max);
             gains.k2 = gains.k2.max(guide);
         }
-        // What is the same for every agent this tick: the layout's rotation (`slot_pos`), and k₁
-        // unless each agent has its own measured latency (`agent_latency`).
-        let anchor = self.anchor.pos;
-        let facing_yaw = self.anchor.facing_yaw;
-        let (sin_l, cos_l) = self.anchor.layout_yaw.sin_cos();
-        let per_agent_k1 = !simulate && cfg.measure_latency;
-        let shared_k1 = (cfg.gains.k1 * cfg.latency_gains.k1_scale(cfg.latency)).max(guide);
-        let hold = HOLD_FRACTION * cfg.thresholds.stable;
-        let mut sums = MetricSums::default();
-        for i in 0..self.n {
-            if !self.active[i] {
-                self.vel[i] = Vec2::ZERO;
-                self.omega[i] = 0.0;
-                if simulate {
-                    self.prev_pos[i] = self.pos[i];
-                    self.prev_heading[i] = self.heading[i];
-                }
-                if sum_frame {
-                    self.frame_sum[i] += self.vel[i];
-                }
-                continue;
-            }
-            let s = self.slot_of.get(i).copied().unwrap_or(NONE);
-            // The agent's slot (as `slot_pos` and `slot_yaw` give it), when it holds one.
-            let mut seat = None;
-            let (v, w) = if s == NONE {
-                if simulate {
-                    self.prev_pos[i] = self.pos[i];
-                    self.prev_heading[i] = self.heading[i];
-                }
-                (Vec2::ZERO, 0.0)
-            } else {
-                let s = s as usize;
-                let local = self.slots.get(s).copied().unwrap_or(Vec2::ZERO);
-                let slot = anchor + rotate_by(local, sin_l, cos_l);
-                let off = self.slot_heading.get(s).copied().unwrap_or(0.0);
-                let slot_yaw = wrap_angle(facing_yaw + off);
-                seat = Some((slot, slot_yaw));
-                let blend = if simulate {
-                    blend
-                } else if self.transition > 0.0 {
-                    move_profile(
-                        self.since_command + self.lead_of(i, lead_pos),
-                        self.transition,
-                    )
-                } else {
-                    1.0
-                };
-                let target = anchor + self.start_rel[i].lerp(slot - anchor, blend);
-                let start_heading = self.start_heading[i];
-                let target_yaw = wrap_angle(
-                    start_heading + angle_difference(start_heading, slot_yaw) * blend_yaw,
-                );
-                let v_ff = (target - self.ref_prev[i]) / dt;
-                let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / dt;
-                self.ref_prev[i] = target;
-                self.ref_heading_prev[i] = target_yaw;
-                // Smith predictor: compare the reference with where the agent will be once the
-                // commands already sent (and not yet acted on) have played out, so that latency
-                // neither makes it overshoot nor double-counts the feed-forward.
-                let (pending_v, pending_w) = if in_flight {
-                    self.in_flight(i, cols, write_at)
-                } else {
-                    (Vec2::ZERO, 0.0)
-                };
-                gains.k1 = if per_agent_k1 {
-                    (cfg.gains.k1 * cfg.latency_gains.k1_scale(self.agent_latency(i))).max(guide)
-                } else {
-                    shared_k1
-                };
-                let (aim, aim_yaw) = (
-                    target - pending_v * dt,
-                    wrap_angle(target_yaw - pending_w * dt),
-                );
-                let p = self.pos[i];
-                let heading = self.heading[i];
-                let state = next_state(
-                    self.state[i],
-                    &mut self.counter[i],
-                    slot.distance(p),
-                    angle_difference(heading, slot_yaw),
-                    slot_moving,
-                    &cfg.thresholds,
-                );
-                self.state[i] = state;
-                let mut v = position_command(
-                    state,
-                    aim - p,
-                    v_ff,
-                    &mut self.integral[i],
-                    &gains,
-                    dt,
-                    cfg.max_speed,
-                    hold,
-                );
-                if repel {
-                    let p = self.pred[i];
-                    let push = soft_wall_push(&self.hash, i, p, r, cfg.repulsion_strength);
-                    v = (v + push.clamp_length_max(cfg.max_speed)).clamp_length_max(cfg.max_speed);
-                }
-                let w = turn_command(
-                    angle_difference(heading, aim_yaw),
-                    w_ff,
-                    &gains,
-                    cfg.max_turn_rate,
-                );
-                (v, w)
-            };
-            self.vel[i] = v;
-            self.omega[i] = w;
-            // Actuate.
-            let base = i * cols;
-            if simulate {
-                let (v, w) = if self.delay_ticks > 0 {
-                    self.delay_vel[base + write_at] = v;
-                    self.delay_omega[base + write_at] = w;
-                    (
-                        self.delay_vel[base + read_at],
-                        self.delay_omega[base + read_at],
-                    )
-                } else {
-                    (v, w)
-                };
+        (gains, guide)
+    }
+
+    /// One agent's share of the fused tick: its control law, its actuation and its metrics.
+    #[inline(always)]
+    fn tick_agent(
+        &mut self,
+        i: usize,
+        t: &TickShared,
+        gains: &mut Gains,
+        sums: &mut MetricSums,
+        sum_frame: bool,
+    ) {
+        if !self.active[i] {
+            self.vel[i] = Vec2::ZERO;
+            self.omega[i] = 0.0;
+            if t.simulate {
                 self.prev_pos[i] = self.pos[i];
                 self.prev_heading[i] = self.heading[i];
-                let mut step = v * dt;
-                if cfg.step_noise > 0.0 {
-                    step += Vec2::new(self.rng.gauss(), self.rng.gauss()) * cfg.step_noise;
-                }
-                let (pos, heading) = (self.pos[i] + step, self.heading[i] + w * dt);
-                if usable(pos) && heading.is_finite() {
-                    self.pos[i] = pos;
-                    self.heading[i] = wrap_angle(heading);
-                } else {
-                    // A command that overflowed (hostile input upstream): stay put, stop.
-                    self.vel[i] = Vec2::ZERO;
-                    self.omega[i] = 0.0;
-                }
-            } else {
-                // External agents: their motion lags, their heading (set by the squad) does not,
-                // so only velocities count as in flight for the predictor. The history is kept at
-                // every candidate latency, for the predictor and the latency measurement.
-                self.delay_vel[base + write_at] = v;
-                self.delay_omega[base + write_at] = 0.0;
-                self.prev_heading[i] = self.heading[i];
-                self.heading[i] = wrap_angle(self.heading[i] + w * dt);
-            }
-            if let Some((slot, slot_yaw)) = seat {
-                sums.add(
-                    self.state[i],
-                    slot.distance(self.pos[i]),
-                    angle_difference(slot_yaw, self.heading[i]),
-                );
             }
             if sum_frame {
                 self.frame_sum[i] += self.vel[i];
             }
+            return;
         }
-        if in_flight {
-            self.delay_head = read_at;
+        let s = self.slot_of.get(i).copied().unwrap_or(NONE);
+        // The agent's slot (as `slot_pos` and `slot_yaw` give it), when it holds one.
+        let mut seat = None;
+        let (v, w) = if s == NONE {
+            if t.simulate {
+                self.prev_pos[i] = self.pos[i];
+                self.prev_heading[i] = self.heading[i];
+            }
+            (Vec2::ZERO, 0.0)
+        } else {
+            let (v, w, at) = self.control_agent(i, s as usize, t, gains);
+            seat = Some(at);
+            (v, w)
+        };
+        self.vel[i] = v;
+        self.omega[i] = w;
+        self.actuate_agent(i, v, w, t);
+        if let Some((slot, slot_yaw)) = seat {
+            sums.add(
+                self.state[i],
+                slot.distance(self.pos[i]),
+                angle_difference(slot_yaw, self.heading[i]),
+            );
         }
-        self.update_metrics(&sums);
+        if sum_frame {
+            self.frame_sum[i] += self.vel[i];
+        }
+    }
+
+    /// Returns an agent's slot and its heading, and where its reference is on the way there.
+    #[inline(always)]
+    fn slot_reference(&self, i: usize, s: usize, t: &TickShared) -> (Vec2, f32, Vec2, f32) {
+        let local = self.slots.get(s).copied().unwrap_or(Vec2::ZERO);
+        let slot = t.anchor + rotate_by(local, t.sin_l, t.cos_l);
+        let off = self.slot_heading.get(s).copied().unwrap_or(0.0);
+        let slot_yaw = wrap_angle(t.facing_yaw + off);
+        let blend = if t.simulate {
+            t.blend
+        } else if self.transition > 0.0 {
+            move_profile(
+                self.since_command + self.lead_of(i, t.lead_pos),
+                self.transition,
+            )
+        } else {
+            1.0
+        };
+        let target = t.anchor + self.start_rel[i].lerp(slot - t.anchor, blend);
+        let start_heading = self.start_heading[i];
+        let target_yaw =
+            wrap_angle(start_heading + angle_difference(start_heading, slot_yaw) * t.blend_yaw);
+        (slot, slot_yaw, target, target_yaw)
+    }
+
+    /// Runs an agent's control law toward slot `s`: returns its velocity and turn rate commands,
+    /// and its slot and the slot's heading.
+    #[inline(always)]
+    fn control_agent(
+        &mut self,
+        i: usize,
+        s: usize,
+        t: &TickShared,
+        gains: &mut Gains,
+    ) -> (Vec2, f32, (Vec2, f32)) {
+        let (slot, slot_yaw, target, target_yaw) = self.slot_reference(i, s, t);
+        let v_ff = (target - self.ref_prev[i]) / t.dt;
+        let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / t.dt;
+        self.ref_prev[i] = target;
+        self.ref_heading_prev[i] = target_yaw;
+        // Smith predictor: compare the reference with where the agent will be once the
+        // commands already sent (and not yet acted on) have played out, so that latency
+        // neither makes it overshoot nor double-counts the feed-forward.
+        let (pending_v, pending_w) = if t.in_flight {
+            self.in_flight(i, t.cols, t.write_at)
+        } else {
+            (Vec2::ZERO, 0.0)
+        };
+        gains.k1 = if t.per_agent_k1 {
+            (t.cfg.gains.k1 * t.cfg.latency_gains.k1_scale(self.agent_latency(i))).max(t.guide)
+        } else {
+            t.shared_k1
+        };
+        let (aim, aim_yaw) = (
+            target - pending_v * t.dt,
+            wrap_angle(target_yaw - pending_w * t.dt),
+        );
+        let p = self.pos[i];
+        let heading = self.heading[i];
+        let state = next_state(
+            self.state[i],
+            &mut self.counter[i],
+            slot.distance(p),
+            angle_difference(heading, slot_yaw),
+            t.slot_moving,
+            &t.cfg.thresholds,
+        );
+        self.state[i] = state;
+        let mut v = position_command(
+            state,
+            aim - p,
+            v_ff,
+            &mut self.integral[i],
+            gains,
+            t.dt,
+            t.cfg.max_speed,
+            t.hold,
+        );
+        if t.repel {
+            let p = self.pred[i];
+            let push = soft_wall_push(&self.hash, i, p, t.r, t.cfg.repulsion_strength);
+            v = (v + push.clamp_length_max(t.cfg.max_speed)).clamp_length_max(t.cfg.max_speed);
+        }
+        let w = turn_command(
+            angle_difference(heading, aim_yaw),
+            w_ff,
+            gains,
+            t.cfg.max_turn_rate,
+        );
+        (v, w, (slot, slot_yaw))
+    }
+
+    /// Actuates an agent's commands: a simulated agent moves (after the latency), an external
+    /// one's commands are kept for the predictor and its heading turns.
+    #[inline(always)]
+    fn actuate_agent(&mut self, i: usize, v: Vec2, w: f32, t: &TickShared) {
+        let base = i * t.cols;
+        if t.simulate {
+            let (v, w) = if self.delay_ticks > 0 {
+                self.delay_vel[base + t.write_at] = v;
+                self.delay_omega[base + t.write_at] = w;
+                (
+                    self.delay_vel[base + t.read_at],
+                    self.delay_omega[base + t.read_at],
+                )
+            } else {
+                (v, w)
+            };
+            self.prev_pos[i] = self.pos[i];
+            self.prev_heading[i] = self.heading[i];
+            let mut step = v * t.dt;
+            if t.cfg.step_noise > 0.0 {
+                step += Vec2::new(self.rng.gauss(), self.rng.gauss()) * t.cfg.step_noise;
+            }
+            let (pos, heading) = (self.pos[i] + step, self.heading[i] + w * t.dt);
+            if usable(pos) && heading.is_finite() {
+                self.pos[i] = pos;
+                self.heading[i] = wrap_angle(heading);
+            } else {
+                // A command that overflowed (hostile input upstream): stay put, stop.
+                self.vel[i] = Vec2::ZERO;
+                self.omega[i] = 0.0;
+            }
+        } else {
+            // External agents: their motion lags, their heading (set by the squad) does not,
+            // so only velocities count as in flight for the predictor. The history is kept at
+            // every candidate latency, for the predictor and the latency measurement.
+            self.delay_vel[base + t.write_at] = v;
+            self.delay_omega[base + t.write_at] = 0.0;
+            self.prev_heading[i] = self.heading[i];
+            self.heading[i] = wrap_angle(self.heading[i] + w * t.dt);
+        }
+    }
+
+    /// Records the agents' positions, headings, speeds and states at this tick, when recording.
+    fn record_tick(&mut self) {
         if let Some(rec) = self.recorder.as_mut() {
             let (pos, heading, state) = (&self.pos, &self.heading, &self.state);
             let vel = &self.vel;
@@ -2148,6 +2262,31 @@ impl Squad {
         }
         self.metrics = m;
     }
+}
+
+/// What every agent's control law and actuation share in one tick.
+struct TickShared {
+    dt: f32,
+    cfg: SquadConfig,
+    r: f32,
+    repel: bool,
+    cols: usize,
+    simulate: bool,
+    in_flight: bool,
+    write_at: usize,
+    read_at: usize,
+    lead_pos: f32,
+    blend: f32,
+    blend_yaw: f32,
+    slot_moving: bool,
+    guide: f32,
+    anchor: Vec2,
+    facing_yaw: f32,
+    sin_l: f32,
+    cos_l: f32,
+    per_agent_k1: bool,
+    shared_k1: f32,
+    hold: f32,
 }
 
 /// The agents' own shares of the metrics, summed in agent order over a tick's pass.

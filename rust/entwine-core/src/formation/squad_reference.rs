@@ -3,9 +3,11 @@
 
 use glam::Vec2;
 
-use super::{angle_difference, move_profile, usable, wrap_angle, Squad, HOLD_FRACTION, NONE, TICK};
-use crate::formation::agent::{next_state, position_command, turn_command};
-use crate::formation::record::Sample;
+use super::{
+    angle_difference, move_profile, usable, wrap_angle, Squad, TickShared, HOLD_FRACTION, NONE,
+    TICK,
+};
+use crate::formation::agent::{next_state, position_command, turn_command, Gains};
 use crate::formation::squad::Metrics;
 
 impl Squad {
@@ -13,193 +15,153 @@ impl Squad {
     /// for the metrics.
     pub(super) fn reference_step(&mut self) {
         let dt = TICK;
-        self.tick += 1;
-        self.since_command += dt;
-        if self.saluting && self.salute_left.is_finite() {
-            self.salute_left -= dt;
-            if self.salute_left <= 0.0 {
-                self.end_salute();
-            }
+        self.advance_clock(dt);
+        let (t, mut gains) = self.begin_tick(dt);
+        for i in 0..self.n {
+            self.reference_control(i, &t, &mut gains);
         }
-        self.step_anchor(dt);
-        let cfg = self.cfg;
-        let r = cfg.repulsion_radius;
-        // Soft walls act between *predicted* positions (where each agent will be once its
-        // commands in flight have acted), so that under latency two agents do not keep pushing
-        // on where they were and oscillate.
-        self.measure_latencies(dt);
-        let cols = self.delay_cols();
-        let in_flight = !self.simulate || self.delay_ticks > 0;
-        if r > 0.0 && cfg.repulsion_strength > 0.0 {
-            self.pred.clear();
-            self.pred.extend_from_slice(&self.pos);
-            if in_flight {
-                let write_at = self.delay_head;
-                for i in 0..self.n {
-                    let (v, _) = self.in_flight(i, cols, write_at);
-                    self.pred[i] += v * dt;
-                }
-            }
-            let active = &self.active;
-            self.hash.rebuild(&self.pred, r, |i| active[i]);
+        self.reference_actuate(&t);
+        if t.in_flight {
+            self.delay_head = t.read_at;
         }
-        // The reference leads by the actuation latency: a command sent now acts `latency` from
-        // now, so it aims at where the reference will be then, and the agent arrives when the
-        // transition ends rather than `latency` later. External agents turn at once (their
-        // heading is the squad's own), so only their position leads.
-        let (lead_pos, lead_yaw) = self.leads();
-        let (blend, blend_yaw) = if self.transition > 0.0 {
-            (
-                move_profile(self.since_command + lead_pos, self.transition),
-                move_profile(self.since_command + lead_yaw, self.transition),
+        self.reference_metrics();
+        self.record_tick();
+    }
+
+    /// The control law's pass for one agent: its velocity and turn rate commands.
+    fn reference_control(&mut self, i: usize, t: &TickShared, gains: &mut Gains) {
+        let s = self.slot_of.get(i).copied().unwrap_or(NONE);
+        if !self.active[i] || s == NONE {
+            self.vel[i] = Vec2::ZERO;
+            self.omega[i] = 0.0;
+            if self.simulate {
+                self.prev_pos[i] = self.pos[i];
+                self.prev_heading[i] = self.heading[i];
+            }
+            return;
+        }
+        let s = s as usize;
+        let slot = self.slot_pos(s);
+        let slot_yaw = self.slot_yaw(s);
+        let blend = if self.simulate {
+            t.blend
+        } else if self.transition > 0.0 {
+            move_profile(
+                self.since_command + self.lead_of(i, t.lead_pos),
+                self.transition,
             )
-        } else {
-            (1.0, 1.0)
-        };
-        let slot_moving = self.anchor.vel.length_squared() > 1e-6
-            || self.anchor.desired_vel.length_squared() > 1e-6
-            || self.anchor.goal.is_some();
-        // During a transition the gain rises as the deadline nears (remaining-time guidance: the
-        // reference's remaining fraction over its remaining time), so a disturbance early in the
-        // move (a shove from a neighbour) is gone by arrival; after it, the seed's gains hold.
-        // Each agent's own k₁ is first lowered for its latency (slow agents overshoot at full gain).
-        let mut gains = cfg.gains;
-        let u = if self.transition > 0.0 {
-            self.since_command / self.transition
         } else {
             1.0
         };
-        let mut guide = 0.0f32;
-        if u < 1.0 {
-            guide = (2.0 / (self.transition * (1.0 - u))).min(cfg.transition_gain_max);
-            gains.k2 = gains.k2.max(guide);
+        let target = self.anchor.pos + self.start_rel[i].lerp(slot - self.anchor.pos, blend);
+        let target_yaw = wrap_angle(
+            self.start_heading[i] + angle_difference(self.start_heading[i], slot_yaw) * t.blend_yaw,
+        );
+        let v_ff = (target - self.ref_prev[i]) / t.dt;
+        let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / t.dt;
+        self.ref_prev[i] = target;
+        self.ref_heading_prev[i] = target_yaw;
+        // Smith predictor: compare the reference with where the agent will be once the
+        // commands already sent (and not yet acted on) have played out, so that latency
+        // neither makes it overshoot nor double-counts the feed-forward.
+        let (pending_v, pending_w) = if t.in_flight {
+            self.in_flight(i, t.cols, t.write_at)
+        } else {
+            (Vec2::ZERO, 0.0)
+        };
+        gains.k1 =
+            (t.cfg.gains.k1 * t.cfg.latency_gains.k1_scale(self.agent_latency(i))).max(t.guide);
+        let (aim, aim_yaw) = (
+            target - pending_v * t.dt,
+            wrap_angle(target_yaw - pending_w * t.dt),
+        );
+        let p = self.pos[i];
+        let state = next_state(
+            self.state[i],
+            &mut self.counter[i],
+            slot.distance(p),
+            angle_difference(self.heading[i], slot_yaw),
+            t.slot_moving,
+            &t.cfg.thresholds,
+        );
+        self.state[i] = state;
+        let mut v = position_command(
+            state,
+            aim - p,
+            v_ff,
+            &mut self.integral[i],
+            gains,
+            t.dt,
+            t.cfg.max_speed,
+            HOLD_FRACTION * t.cfg.thresholds.stable,
+        );
+        if t.r > 0.0 && t.cfg.repulsion_strength > 0.0 {
+            let push = self.reference_push(i, t);
+            v = (v + push.clamp_length_max(t.cfg.max_speed)).clamp_length_max(t.cfg.max_speed);
         }
-        let write_at = self.delay_head;
-        let read_at = (self.delay_head + 1) % cols;
-        for i in 0..self.n {
-            let s = self.slot_of.get(i).copied().unwrap_or(NONE);
-            if !self.active[i] || s == NONE {
-                self.vel[i] = Vec2::ZERO;
-                self.omega[i] = 0.0;
-                if self.simulate {
-                    self.prev_pos[i] = self.pos[i];
-                    self.prev_heading[i] = self.heading[i];
-                }
-                continue;
-            }
-            let s = s as usize;
-            let slot = self.slot_pos(s);
-            let slot_yaw = self.slot_yaw(s);
-            let blend = if self.simulate {
-                blend
-            } else if self.transition > 0.0 {
-                move_profile(
-                    self.since_command + self.lead_of(i, lead_pos),
-                    self.transition,
-                )
-            } else {
-                1.0
-            };
-            let target = self.anchor.pos + self.start_rel[i].lerp(slot - self.anchor.pos, blend);
-            let target_yaw = wrap_angle(
-                self.start_heading[i]
-                    + angle_difference(self.start_heading[i], slot_yaw) * blend_yaw,
-            );
-            let v_ff = (target - self.ref_prev[i]) / dt;
-            let w_ff = angle_difference(self.ref_heading_prev[i], target_yaw) / dt;
-            self.ref_prev[i] = target;
-            self.ref_heading_prev[i] = target_yaw;
-            // Smith predictor: compare the reference with where the agent will be once the
-            // commands already sent (and not yet acted on) have played out, so that latency
-            // neither makes it overshoot nor double-counts the feed-forward.
-            let (pending_v, pending_w) = if in_flight {
-                self.in_flight(i, cols, write_at)
-            } else {
-                (Vec2::ZERO, 0.0)
-            };
-            gains.k1 =
-                (cfg.gains.k1 * cfg.latency_gains.k1_scale(self.agent_latency(i))).max(guide);
-            let (aim, aim_yaw) = (
-                target - pending_v * dt,
-                wrap_angle(target_yaw - pending_w * dt),
-            );
-            let p = self.pos[i];
-            let state = next_state(
-                self.state[i],
-                &mut self.counter[i],
-                slot.distance(p),
-                angle_difference(self.heading[i], slot_yaw),
-                slot_moving,
-                &cfg.thresholds,
-            );
-            self.state[i] = state;
-            let mut v = position_command(
-                state,
-                aim - p,
-                v_ff,
-                &mut self.integral[i],
-                &gains,
-                dt,
-                cfg.max_speed,
-                HOLD_FRACTION * cfg.thresholds.stable,
-            );
-            if r > 0.0 && cfg.repulsion_strength > 0.0 {
-                let mut push = Vec2::ZERO;
-                let pos = &self.pred;
-                let p = pos[i];
-                self.hash.for_each_near(p, |j| {
-                    if j != i {
-                        let d = pos[j].distance(p);
-                        if d < r {
-                            let away = if d > 1e-4 {
-                                (p - pos[j]) / d
-                            } else {
-                                // Coincident: split deterministically by index.
-                                if i < j {
-                                    Vec2::X
-                                } else {
-                                    -Vec2::X
-                                }
-                            };
-                            push += away * cfg.repulsion_strength * (1.0 / d.max(0.02) - 1.0 / r);
+        let w = turn_command(
+            angle_difference(self.heading[i], aim_yaw),
+            w_ff,
+            gains,
+            t.cfg.max_turn_rate,
+        );
+        self.vel[i] = v;
+        self.omega[i] = w;
+    }
+
+    /// Returns the soft walls' push on agent `i` from the agents near its predicted position.
+    fn reference_push(&self, i: usize, t: &TickShared) -> Vec2 {
+        let r = t.r;
+        let mut push = Vec2::ZERO;
+        let pos = &self.pred;
+        let p = pos[i];
+        self.hash.for_each_near(p, |j| {
+            if j != i {
+                let d = pos[j].distance(p);
+                if d < r {
+                    let away = if d > 1e-4 {
+                        (p - pos[j]) / d
+                    } else {
+                        // Coincident: split deterministically by index.
+                        if i < j {
+                            Vec2::X
+                        } else {
+                            -Vec2::X
                         }
-                    }
-                });
-                v = (v + push.clamp_length_max(cfg.max_speed)).clamp_length_max(cfg.max_speed);
+                    };
+                    push += away * t.cfg.repulsion_strength * (1.0 / d.max(0.02) - 1.0 / r);
+                }
             }
-            let w = turn_command(
-                angle_difference(self.heading[i], aim_yaw),
-                w_ff,
-                &gains,
-                cfg.max_turn_rate,
-            );
-            self.vel[i] = v;
-            self.omega[i] = w;
-        }
-        // Actuate.
+        });
+        push
+    }
+
+    /// The actuation pass: simulated agents move (after the latency), external agents' commands
+    /// are kept for the predictor and their headings turn.
+    fn reference_actuate(&mut self, t: &TickShared) {
         for i in 0..self.n {
             if !self.active[i] {
                 continue;
             }
             if self.simulate {
                 let (v, w) = if self.delay_ticks > 0 {
-                    let base = i * cols;
-                    self.delay_vel[base + write_at] = self.vel[i];
-                    self.delay_omega[base + write_at] = self.omega[i];
+                    let base = i * t.cols;
+                    self.delay_vel[base + t.write_at] = self.vel[i];
+                    self.delay_omega[base + t.write_at] = self.omega[i];
                     (
-                        self.delay_vel[base + read_at],
-                        self.delay_omega[base + read_at],
+                        self.delay_vel[base + t.read_at],
+                        self.delay_omega[base + t.read_at],
                     )
                 } else {
                     (self.vel[i], self.omega[i])
                 };
                 self.prev_pos[i] = self.pos[i];
                 self.prev_heading[i] = self.heading[i];
-                let mut step = v * dt;
-                if cfg.step_noise > 0.0 {
-                    step += Vec2::new(self.rng.gauss(), self.rng.gauss()) * cfg.step_noise;
+                let mut step = v * t.dt;
+                if t.cfg.step_noise > 0.0 {
+                    step += Vec2::new(self.rng.gauss(), self.rng.gauss()) * t.cfg.step_noise;
                 }
-                let (pos, heading) = (self.pos[i] + step, self.heading[i] + w * dt);
+                let (pos, heading) = (self.pos[i] + step, self.heading[i] + w * t.dt);
                 if usable(pos) && heading.is_finite() {
                     self.pos[i] = pos;
                     self.heading[i] = wrap_angle(heading);
@@ -212,26 +174,12 @@ impl Squad {
                 // External agents: their motion lags, their heading (set by the squad) does not,
                 // so only velocities count as in flight for the predictor. The history is kept at
                 // every candidate latency, for the predictor and the latency measurement.
-                let base = i * cols;
-                self.delay_vel[base + write_at] = self.vel[i];
-                self.delay_omega[base + write_at] = 0.0;
+                let base = i * t.cols;
+                self.delay_vel[base + t.write_at] = self.vel[i];
+                self.delay_omega[base + t.write_at] = 0.0;
                 self.prev_heading[i] = self.heading[i];
-                self.heading[i] = wrap_angle(self.heading[i] + self.omega[i] * dt);
+                self.heading[i] = wrap_angle(self.heading[i] + self.omega[i] * t.dt);
             }
-        }
-        if in_flight {
-            self.delay_head = read_at;
-        }
-        self.reference_metrics();
-        if let Some(rec) = self.recorder.as_mut() {
-            let (pos, heading, state) = (&self.pos, &self.heading, &self.state);
-            let vel = &self.vel;
-            rec.push(self.tick, |i| Sample {
-                pos: pos[i],
-                heading: heading[i],
-                speed: vel[i].length(),
-                state: state[i],
-            });
         }
     }
 
@@ -304,6 +252,12 @@ impl Squad {
         if !m.nearest_spacing_error.is_finite() {
             m.nearest_spacing_error = f32::MAX;
         }
+        self.reference_settle(&mut m);
+        self.metrics = m;
+    }
+
+    /// Counts the ticks the contract has held and, once it has held long enough, settles.
+    fn reference_settle(&mut self, m: &mut Metrics) {
         let within = m.spacing_error <= self.cfg.contract_spacing
             && m.heading_std <= self.cfg.contract_heading
             && m.max_slot_error <= self.cfg.thresholds.align
@@ -314,13 +268,12 @@ impl Squad {
                 if self.settle_counter >= self.cfg.thresholds.frames {
                     m.settle_time = self.since_command;
                     m.contract_met = m.settle_time <= self.cfg.contract_settle;
-                    self.settled_pending = Some(m);
+                    self.settled_pending = Some(*m);
                 }
             } else {
                 self.settle_counter = 0;
             }
         }
-        self.metrics = m;
     }
 }
 
