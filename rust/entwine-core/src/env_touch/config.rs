@@ -208,6 +208,34 @@ impl TouchParam {
 /// the test it must pass.
 type Check<'a> = (&'a mut f32, f32, TouchParam, fn(f32) -> bool);
 
+/// Replaces each value that fails its test by its default, calling `on_issue` for it.
+fn fix_values<const N: usize>(checks: [Check<'_>; N], on_issue: &mut impl FnMut(ConfigIssue)) {
+    for (value, default, param, ok) in checks {
+        if !ok(*value) {
+            *value = default;
+            on_issue(ConfigIssue {
+                param,
+                accepted: param.accepted(),
+            });
+        }
+    }
+}
+
+/// Whether a length, duration or speed is usable: finite and not negative.
+fn non_negative(v: f32) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
+/// Whether a weight is usable: within 0..=1.
+fn unit(v: f32) -> bool {
+    (0.0..=1.0).contains(&v)
+}
+
+/// Whether a height is usable: finite and positive.
+fn height(v: f32) -> bool {
+    v.is_finite() && v > 0.0
+}
+
 /// A bad configuration value, replaced by the field's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigIssue {
@@ -236,159 +264,172 @@ impl TouchConfig {
     #[must_use]
     pub fn sanitized(mut self, mut on_issue: impl FnMut(ConfigIssue)) -> Self {
         let d = Self::default();
-        let c = &mut self;
-        let non_negative: fn(f32) -> bool = |v| v.is_finite() && v >= 0.0;
-        let unit: fn(f32) -> bool = |v| (0.0..=1.0).contains(&v);
-        let height: fn(f32) -> bool = |v| v.is_finite() && v > 0.0;
-        let checks: [Check<'_>; 23] = [
+        fix_values(self.reset_and_approach_checks(&d), &mut on_issue);
+        fix_values(self.rise_and_touch_checks(&d), &mut on_issue);
+        fix_values(self.weight_and_height_checks(&d), &mut on_issue);
+        self.fix_hand_axes(&d, &mut on_issue);
+        self
+    }
+
+    /// The surface offset's, side switch margin's, reset's and approach's values, with their tests.
+    fn reset_and_approach_checks(&mut self, d: &Self) -> [Check<'_>; 9] {
+        [
             (
-                &mut c.surface_offset,
+                &mut self.surface_offset,
                 d.surface_offset,
                 TouchParam::SurfaceOffset,
                 non_negative,
             ),
             (
-                &mut c.side_switch_margin,
+                &mut self.side_switch_margin,
                 d.side_switch_margin,
                 TouchParam::SideSwitchMargin,
                 non_negative,
             ),
             (
-                &mut c.reset_duration,
+                &mut self.reset_duration,
                 d.reset_duration,
                 TouchParam::ResetDuration,
                 non_negative,
             ),
             (
-                &mut c.reset_blend_duration,
+                &mut self.reset_blend_duration,
                 d.reset_blend_duration,
                 TouchParam::ResetBlendDuration,
                 non_negative,
             ),
             (
-                &mut c.reset_rotation_speed,
+                &mut self.reset_rotation_speed,
                 d.reset_rotation_speed,
                 TouchParam::ResetRotationSpeed,
                 non_negative,
             ),
             (
-                &mut c.approach_distance,
+                &mut self.approach_distance,
                 d.approach_distance,
                 TouchParam::ApproachDistance,
                 non_negative,
             ),
             (
-                &mut c.approach_blend_duration,
+                &mut self.approach_blend_duration,
                 d.approach_blend_duration,
                 TouchParam::ApproachBlendDuration,
                 non_negative,
             ),
             (
-                &mut c.approach_duration,
+                &mut self.approach_duration,
                 d.approach_duration,
                 TouchParam::ApproachDuration,
                 non_negative,
             ),
             (
-                &mut c.approach_rotation_speed,
+                &mut self.approach_rotation_speed,
                 d.approach_rotation_speed,
                 TouchParam::ApproachRotationSpeed,
                 non_negative,
             ),
+        ]
+    }
+
+    /// The rise's, normal ray's, touch's, moving-away and jump values, with their tests.
+    fn rise_and_touch_checks(&mut self, d: &Self) -> [Check<'_>; 9] {
+        [
             (
-                &mut c.rise_distance,
+                &mut self.rise_distance,
                 d.rise_distance,
                 TouchParam::RiseDistance,
                 non_negative,
             ),
             (
-                &mut c.rise_blend_duration,
+                &mut self.rise_blend_duration,
                 d.rise_blend_duration,
                 TouchParam::RiseBlendDuration,
                 non_negative,
             ),
             (
-                &mut c.rise_rotation_speed,
+                &mut self.rise_rotation_speed,
                 d.rise_rotation_speed,
                 TouchParam::RiseRotationSpeed,
                 non_negative,
             ),
             (
-                &mut c.normal_ray_length,
+                &mut self.normal_ray_length,
                 d.normal_ray_length,
                 TouchParam::NormalRayLength,
                 non_negative,
             ),
             (
-                &mut c.touch_distance,
+                &mut self.touch_distance,
                 d.touch_distance,
                 TouchParam::TouchDistance,
                 non_negative,
             ),
             (
-                &mut c.touch_min_time,
+                &mut self.touch_min_time,
                 d.touch_min_time,
                 TouchParam::TouchMinTime,
                 non_negative,
             ),
             (
-                &mut c.touch_duration,
+                &mut self.touch_duration,
                 d.touch_duration,
                 TouchParam::TouchDuration,
                 non_negative,
             ),
             (
-                &mut c.moving_away_offset,
+                &mut self.moving_away_offset,
                 d.moving_away_offset,
                 TouchParam::MovingAwayOffset,
                 non_negative,
             ),
             (
-                &mut c.jump_speed,
+                &mut self.jump_speed,
                 d.jump_speed,
                 TouchParam::JumpSpeed,
                 non_negative,
             ),
+        ]
+    }
+
+    /// The weights and the shoulder and waist heights, with their tests.
+    fn weight_and_height_checks(&mut self, d: &Self) -> [Check<'_>; 5] {
+        [
             (
-                &mut c.approach_weight,
+                &mut self.approach_weight,
                 d.approach_weight,
                 TouchParam::ApproachWeight,
                 unit,
             ),
             (
-                &mut c.approach_rotation_weight,
+                &mut self.approach_rotation_weight,
                 d.approach_rotation_weight,
                 TouchParam::ApproachRotationWeight,
                 unit,
             ),
             (
-                &mut c.rise_weight,
+                &mut self.rise_weight,
                 d.rise_weight,
                 TouchParam::RiseWeight,
                 unit,
             ),
             (
-                &mut c.shoulder_height,
+                &mut self.shoulder_height,
                 d.shoulder_height,
                 TouchParam::ShoulderHeight,
                 height,
             ),
             (
-                &mut c.waist_height,
+                &mut self.waist_height,
                 d.waist_height,
                 TouchParam::WaistHeight,
                 height,
             ),
-        ];
-        for (value, default, param, ok) in checks {
-            if !ok(*value) {
-                *value = default;
-                on_issue(ConfigIssue {
-                    param,
-                    accepted: param.accepted(),
-                });
-            }
-        }
+        ]
+    }
+
+    /// Replaces a hand's palm and finger axes that give no hand frame by their defaults.
+    fn fix_hand_axes(&mut self, d: &Self, on_issue: &mut impl FnMut(ConfigIssue)) {
+        let c = self;
         for (param, palm, finger, default) in [
             (
                 TouchParam::PalmAxis,
@@ -411,7 +452,6 @@ impl TouchConfig {
                 });
             }
         }
-        self
     }
 
     /// Returns the first invalid field (in [`TouchConfig::sanitized`]'s order), or `None` when every
