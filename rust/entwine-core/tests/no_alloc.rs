@@ -140,7 +140,7 @@ fn the_counter_counts_allocations_made_on_purpose() {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // reason: one frame's work read top to bottom: the set-up, then everything the frame does, measured
+#[allow(clippy::too_many_lines)] // reason: one frame's work read top to bottom, then measured
 fn rope_step_tube_and_bone_chain_allocate_nothing_per_frame() {
     // The RopeSimulation node per physics frame: world gathered into a preallocated list, one step
     // (with length changes paying out and reeling in, colliders to slide on, an end pulled by a
@@ -401,7 +401,7 @@ fn anim_snapshot(t: f32) -> AnimSnapshot {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // reason: one frame's work read top to bottom: the set-up, then everything the frame does, measured
+#[allow(clippy::too_many_lines)] // reason: one frame's work read top to bottom, then measured
 fn pair_stream_send_and_replay_allocate_nothing_per_frame() {
     // HoldHandComponent on the initiator: the follow spring, the contact solver, the stream's
     // ticks, hand samples and frames written into one fixed buffer. On the recipient: each frame

@@ -262,7 +262,7 @@ fn prop_hold_hand_follow_contact() {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // reason: one property read top to bottom: each decoder fed random and damaged bytes in turn
+#[allow(clippy::too_many_lines)] // reason: one property read top to bottom (each decoder in turn)
 fn prop_hold_hand_decoders() {
     run("prop_hold_hand_decoders", |g| {
         // Random bytes, and valid encodings with some bytes flipped or cut.
@@ -1034,7 +1034,7 @@ fn prop_formation_shapes_assign() {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // reason: one property read top to bottom: a random squad configured, driven and checked
+#[allow(clippy::too_many_lines)] // reason: one property read top to bottom (a random squad driven)
 fn prop_formation_squad() {
     run("prop_formation_squad", |g| {
         let mut cfg = SquadConfig::default();
@@ -1123,7 +1123,7 @@ fn prop_formation_squad() {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // reason: one property read top to bottom: each formation part fed random input in turn
+#[allow(clippy::too_many_lines)] // reason: one property read top to bottom (each part in turn)
 fn prop_formation_parts() {
     run("prop_formation_parts", |g| {
         let rec = Recorder::new(g.count(), g.count());

@@ -103,8 +103,7 @@ impl Assigner {
         }
     }
 
-    /// Gives feasible potentials by a row and a column reduction, and each column's zero to its
-    /// row if that row is free.
+    /// Reduces rows and columns to feasible potentials, giving each column's zero to a free row.
     fn reduce(&mut self, n: usize) {
         reset(&mut self.row_done, n + 1, false);
         for i in 1..=n {
@@ -129,8 +128,7 @@ impl Assigner {
         }
     }
 
-    /// Moves the free rows onto their cheapest column (twice), lowering that column's potential
-    /// so the row it displaces, if any, is freed.
+    /// Moves free rows onto their cheapest column, freeing the row each displaces (two passes).
     fn augmenting_row_reduction(&mut self, n: usize) {
         self.free.clear();
         self.free.extend((1..=n).filter(|i| !self.row_done[*i]));
@@ -201,8 +199,7 @@ impl Assigner {
         }
     }
 
-    /// Matches each row still free by a shortest augmenting path; false if one cannot be found
-    /// (only with non-finite costs).
+    /// Matches each row still free by a shortest augmenting path; false if one is not found.
     fn augment_free_rows(&mut self, n: usize) -> bool {
         for i in 1..=n {
             if self.row_done[i] {

@@ -431,8 +431,7 @@ impl FormationDef {
         }
     }
 
-    /// Centres the slots, turns them by the direction, moves them by the offset, and gives each
-    /// its heading (forward, outward or inward).
+    /// Centres, turns and offsets the slots, and gives each its heading (forward, out or in).
     fn centre_and_face(&self, n: usize, pos: &mut [Vec2], heading: &mut Vec<f32>) {
         // Centre on the centroid (a custom formation's: its points', so the drawn points stay put
         // whatever the agent count), then apply direction and offset.
@@ -463,8 +462,7 @@ impl FormationDef {
     }
 }
 
-/// Places `n` slots of a box: its perimeter when hollow (four or more agents), else rows of
-/// `files` (a square's when 0).
+/// Places `n` slots of a box: its perimeter when hollow, else rows of `files` (0: a square's).
 fn place_box(files: u32, hollow: bool, n: usize, s: f32, pos: &mut Vec<Vec2>) {
     if hollow && n >= 4 {
         // Perimeter of a square with `side` slots per edge (corners shared).

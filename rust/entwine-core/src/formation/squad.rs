@@ -1852,8 +1852,7 @@ impl Squad {
         self.step_anchor(dt);
     }
 
-    /// Sets up a tick: measures the latencies, predicts where the soft walls act, and works out
-    /// what every agent shares this tick (the transition's blend, the gains, the layout).
+    /// Sets up a tick: latencies, predicted positions, and what every agent shares in it.
     fn begin_tick(&mut self, dt: f32) -> (TickShared, Gains) {
         let cfg = self.cfg;
         let r = cfg.repulsion_radius;
@@ -1901,10 +1900,10 @@ impl Squad {
         (shared, gains)
     }
 
-    /// Predicts where each agent will be once its commands in flight have acted, and hashes
-    /// those positions for the soft walls (so that under latency two agents do not keep pushing
-    /// on where they were and oscillate).
+    /// Predicts where each agent will be once its commands in flight act, for the soft walls.
     fn predict_positions(&mut self, dt: f32, r: f32, cols: usize, in_flight: bool) {
+        // Soft walls act between *predicted* positions, so that under latency two agents do not
+        // keep pushing on where they were and oscillate.
         self.pred.clear();
         self.pred.extend_from_slice(&self.pos);
         if in_flight {
@@ -1918,8 +1917,7 @@ impl Squad {
         self.hash.rebuild(&self.pred, r, |i| active[i]);
     }
 
-    /// Returns the position lead and how far along the transition the reference is, for the
-    /// position and for the heading.
+    /// Returns the position lead and the transition's progress for the position and the heading.
     fn transition_blend(&self) -> (f32, f32, f32) {
         // The reference leads by the actuation latency: a command sent now acts `latency` from
         // now, so it aims at where the reference will be then, and the agent arrives when the
@@ -2033,8 +2031,7 @@ impl Squad {
         (slot, slot_yaw, target, target_yaw)
     }
 
-    /// Runs an agent's control law toward slot `s`: returns its velocity and turn rate commands,
-    /// and its slot and the slot's heading.
+    /// Runs an agent's control law toward slot `s`: its commands, and the slot and its heading.
     #[inline(always)]
     fn control_agent(
         &mut self,
@@ -2100,8 +2097,7 @@ impl Squad {
         (v, w, (slot, slot_yaw))
     }
 
-    /// Actuates an agent's commands: a simulated agent moves (after the latency), an external
-    /// one's commands are kept for the predictor and its heading turns.
+    /// Acts on an agent's commands: moves a simulated agent, keeps an external one's for later.
     #[inline(always)]
     fn actuate_agent(&mut self, i: usize, v: Vec2, w: f32, t: &TickShared) {
         let base = i * t.cols;

@@ -136,8 +136,7 @@ impl Squad {
         push
     }
 
-    /// The actuation pass: simulated agents move (after the latency), external agents' commands
-    /// are kept for the predictor and their headings turn.
+    /// The actuation pass: simulated agents move, external agents' commands are kept for later.
     fn reference_actuate(&mut self, t: &TickShared) {
         for i in 0..self.n {
             if !self.active[i] {

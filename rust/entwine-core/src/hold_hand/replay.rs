@@ -348,8 +348,7 @@ impl PairReplay {
         Ok(got)
     }
 
-    /// Puts a frame's stamp on the sender's clock (estimating the offset between the clocks when
-    /// they are not shared) and returns it with the sender's time now.
+    /// Returns a frame's time and the time now on the sender's clock (estimating the offset).
     fn sender_time(&mut self, frame: &Frame, now: f64, shared_clock: bool) -> (f64, f64) {
         let now = if now.is_finite() { now } else { 0.0 };
         // Both ends on the shared clock, or else the offset between the two is estimated; a
@@ -369,8 +368,7 @@ impl PairReplay {
         (t, sender_now)
     }
 
-    /// Refuses a root that moved faster than the speed limit since (or until) the samples on
-    /// either side in time, unless it teleported; returns whether it did.
+    /// Refuses a root faster than the speed limit unless it teleported; returns whether it did.
     fn check_speed(
         &mut self,
         frame: &Frame,
@@ -411,8 +409,7 @@ impl PairReplay {
         Ok(teleport)
     }
 
-    /// Measures the network from a frame: how far back the view must stay, the transit and the
-    /// frames lost.
+    /// Measures from a frame how far back the view must stay, the transit and the frames lost.
     fn measure_network(&mut self, frame: &Frame, t: f64, sender_now: f64, tuning: &ReplayTuning) {
         // How old the newest sample had grown by now: the view must stay at least that far back.
         let interval = tuning.rates.sanitized().pose_interval;
@@ -439,8 +436,7 @@ impl PairReplay {
         }
     }
 
-    /// Keeps a frame's pair, hand offsets, hand samples and animation snapshot; returns what was
-    /// kept.
+    /// Keeps a frame's pair, hand offsets, hand samples and animation; returns what was kept.
     fn keep(&mut self, frame: &Frame, t: f64, s: i8, teleport: bool) -> Received {
         let pair = frame.pair;
         self.poses.insert(
@@ -541,8 +537,7 @@ impl PairReplay {
         })
     }
 
-    /// Advances the view clock by `dt` toward the delay the network needs, and returns the view's
-    /// sender time.
+    /// Advances the view clock toward the delay the network needs; returns the view's time.
     fn advance_view(&mut self, now: f64, dt: f32, rates: &StreamRates) -> f64 {
         self.silence += dt;
         self.hand_silence += dt;
@@ -585,8 +580,7 @@ impl PairReplay {
         t
     }
 
-    /// Turns what new samples changed about the last frame's moment into corrections to fade, and
-    /// returns the roots' own speed measured on the new samples.
+    /// Turns what new samples changed about the last frame into corrections; returns the speed.
     fn take_corrections(
         &mut self,
         t: f64,

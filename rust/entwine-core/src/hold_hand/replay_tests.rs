@@ -626,7 +626,7 @@ fn anim_truth(t: f64) -> AnimSnapshot {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // reason: one lossy-network scenario read top to bottom: the sends, the view and the checks
+#[allow(clippy::too_many_lines)] // reason: one lossy-network scenario read top to bottom
 fn animation_follows_the_view_time_over_a_lossy_network() {
     let tuning = ReplayTuning::default();
     let interval = f64::from(tuning.rates.animation_interval);

@@ -977,8 +977,7 @@ impl PairSender {
         (offsets, key)
     }
 
-    /// Says whether the animation snapshot goes out in this frame, and whether it switched
-    /// something (so it goes out again in the next).
+    /// Says whether the animation goes out in this frame, and whether it switched something.
     fn anim_due(&self, anim: Option<&AnimSnapshot>) -> (bool, bool) {
         // Events (nodes, travels, one-shots, a jump of a play position) go out at once; values
         // that only moved go out every ANIM_VALUE_INTERVAL, as the receiver interpolates them.
@@ -1019,8 +1018,7 @@ impl PairSender {
         Ok(())
     }
 
-    /// Makes a written frame's side effects stick: the repeat after a corner or a sharp change
-    /// of speed, the motion last sent, the hand samples and the key frames left.
+    /// Makes a written frame's side effects stick: the repeat, the motion sent, the key frames.
     fn frame_written(&mut self, now: f64, pair: &PairSample, scale: f32, corner: bool, key: bool) {
         let p = pair.initiator.position;
         // Written: the frame's side effects stick.

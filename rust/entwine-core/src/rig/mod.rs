@@ -481,8 +481,7 @@ impl<S: AsRef<str>> Skeleton<'_, S> {
             .filter(|&p| p < self.n)
     }
 
-    /// Returns the bones named after `role` (plus a number) in depth order when they form one
-    /// chain, each a descendant of the one before; else none.
+    /// Returns the bones named after `role` plus a number, in depth order, when they are one chain.
     fn numbered_chain(&self, role: Role) -> Vec<usize> {
         let (names, n) = (self.names, self.n);
         let mut chain: Vec<(usize, usize)> = names
@@ -564,8 +563,7 @@ impl<S: AsRef<str>> Skeleton<'_, S> {
         }
     }
 
-    /// Finds a neck named only "neck" and a torso named only "spine" or "torso" plus a number,
-    /// and Rigify's numbered torso.
+    /// Finds a neck and a torso named only "neck", "spine" or "torso" plus a number (Rigify's too).
     fn numbered_neck_and_torso(&self, bones: &mut [Option<usize>; ROLE_COUNT]) {
         let (names, n) = (self.names, self.n);
         // A neck named only "neck" with no head bone: the last of its chain is the head.
@@ -865,8 +863,7 @@ impl Humanoid {
         h
     }
 
-    /// Works out the body's up, right and forward axes from the spine and the arms, legs,
-    /// shoulders or hands across it.
+    /// Works out the body's up, right and forward axes from its spine and its limbs across it.
     fn body_axes(bones: &[Option<usize>; ROLE_COUNT], rest: &[(Vec3, Quat)]) -> (Vec3, Vec3, Vec3) {
         let at = |role: Role| rest_position(bones, rest, role);
         let pair = |a: Role, b: Role| Some((at(a)?, at(b)?));
@@ -896,8 +893,7 @@ impl Humanoid {
         (up, right, forward)
     }
 
-    /// Works out the character's height from the head joint's height over the feet (or the
-    /// skeleton's extent along `up`).
+    /// Works out the character's height from its head joint's height over its feet.
     fn body_height(bones: &[Option<usize>; ROLE_COUNT], rest: &[(Vec3, Quat)], up: Vec3) -> f32 {
         let at = |role: Role| rest_position(bones, rest, role);
         let heights = [

@@ -301,7 +301,7 @@ fn derive_rolled(body: &[(&str, &str, Vec3)], rng: &mut Lcg) -> Humanoid {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // reason: every convention, scale and facing checked in one loop, read top to bottom
+#[allow(clippy::too_many_lines)] // reason: one loop over every convention, scale and facing
 fn every_convention_scale_and_facing_finds_the_bones_and_measures_the_body() {
     let mut rng = Lcg(1515);
     for c in CONVENTIONS {

@@ -725,7 +725,7 @@ mod tests {
         assert!(moved > 0.05, "the box changed the rope's path ({moved} m)");
     }
     #[test]
-    #[allow(clippy::too_many_lines)] // reason: one scenario read top to bottom: the ropes' set-up, their frames and the checks
+    #[allow(clippy::too_many_lines)] // reason: one scenario read top to bottom
     fn ropes_side_by_side_step_exactly_as_alone() {
         // No colliders, so the ropes' iterations run in lanes: point counts shared by several ropes
         // and not (a lane group and a partial one), free, pinned and body ends, ropes on the
@@ -819,7 +819,7 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::too_many_lines)] // reason: one scenario read top to bottom: the ropes' set-up, their frames and the checks
+    #[allow(clippy::too_many_lines)] // reason: one scenario read top to bottom
     fn the_wide_build_of_the_step_gives_the_bits_of_the_baseline_build() {
         // The same ropes through the step as dispatched (AVX2 where the processor has it) and
         // through the baseline build, frame by frame: fast and slow anchors, free, pinned and body
@@ -997,7 +997,7 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::too_many_lines)] // reason: one scenario read top to bottom: the colliders, the ropes, their frames and the checks
+    #[allow(clippy::too_many_lines)] // reason: one scenario read top to bottom
     fn ropes_with_solid_colliders_step_in_lanes_exactly_as_alone() {
         // Ropes resting on and swinging against boxes (one turned), spheres and capsules, next to
         // ropes with no collider, share lanes: their points leave the lanes for the colliders'

@@ -309,7 +309,7 @@ impl BoneChain {
         }
     }
 
-    /// Shifts the bones toward the root's reference position: all the way at the root, none at the tip.
+    /// Shifts the bones toward the root's reference: all the way at the root, none at the tip.
     fn pin_to_root(&mut self, root_position: Vec3) {
         let n = self.axis.len();
         let offset = root_position - self.out[0].position;

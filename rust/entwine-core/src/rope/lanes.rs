@@ -121,8 +121,7 @@ fn segment_direction(
     (*last, core::array::from_fn(|l| rest[l] - len[l]))
 }
 
-/// Moves the chain's last point by its share of the last segment's correction, per lane: lanes
-/// whose end weighs nothing (pinned or held) keep it where it is.
+/// Moves the chain's last point by its share of the last correction, per lane (pinned: kept).
 #[inline(always)]
 fn move_last_point([x, y, z]: [&mut Lane; 3], w_last: &Lane, a: &Lane, [ax, ay, az]: [&Lane; 3]) {
     let (px, py, pz) = (*x, *y, *z);

@@ -837,8 +837,7 @@ mod tests {
         ]
     }
 
-    /// A swinging rope's points at `frame`, growing and shrinking, with a bad point now and then
-    /// and, now and then, a straight rope along x with a repeated point.
+    /// A swinging rope's points at `frame`: growing, shrinking, now and then bad or straight.
     fn swinging_points(frame: usize) -> Vec<Vec3> {
         let t = frame as f32 / 60.0;
         let count = match frame % 40 {
