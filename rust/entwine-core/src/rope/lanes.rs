@@ -165,7 +165,7 @@ impl Lanes {
 
     /// Copies a rope's positions and previous positions (`pos.len()` points, after
     /// [`Lanes::reserve`]) into lane `l`.
-    #[inline]
+    #[inline(always)]
     pub fn load(&mut self, l: usize, pos: &[Vec3], prev: &[Vec3]) {
         let n = pos.len().min(prev.len());
         put_lane([&mut self.x, &mut self.y, &mut self.z], l, &pos[..n]);
@@ -173,7 +173,7 @@ impl Lanes {
     }
 
     /// Copies lane `l` back into a rope's positions and previous positions (`pos.len()` points).
-    #[inline]
+    #[inline(always)]
     pub fn store(&self, l: usize, pos: &mut [Vec3], prev: &mut [Vec3]) {
         let n = pos.len().min(prev.len());
         take_lane([&self.x, &self.y, &self.z], l, &mut pos[..n]);
