@@ -688,6 +688,7 @@ fn regression_march_under_a_parent_scaled_to_zero() {
 /// hand's palm axis of 10⁻²² (`from_mat3`), a root's non-unit rotation in the pair's hand sample
 /// (`Quat::inverse`), and a character scaled to zero (`Affine3A::inverse`).
 #[test]
+#[allow(clippy::too_many_lines)] // reason: one audited call after another, read top to bottom
 fn regression_audited_glam_assertions() {
     use entwine_core::env_touch::node::ShoulderMemory;
     use entwine_core::hold_hand::{palm_to_palm, HandShape};
