@@ -5,6 +5,8 @@ extends Node
 ## as `editor_NN_name.png` into the folder given by `--screenshots`, printing `saved PATH` for each.
 ## The `formation_editor` shot edits the squad's formation with the formation editor: one point
 ## added behind the wedge's head (its pairs blue) and one too close to the head (drawn red).
+## Then each node's inspector, every section unfolded, as `editor_inspector_NN_name.png`: its groups,
+## units and only the properties that apply.
 
 const SCENE := "res://demo/editor_tour.tscn"
 ## [file name, node to select, camera position, point looked at]
@@ -18,6 +20,14 @@ const SHOTS := [
 	["hold_hand", "Leader", Vector3(-1.2, 3.0, 2.4), Vector3(-1.8, 0.5, -1.4)],
 	["formation_editor", "Squad", Vector3(0.4, 4.3, 3.4), Vector3(0.0, 0.0, 1.4)],
 	["reach_spheres", "Holder", Vector3(-2.3, 1.9, -0.4), Vector3(-3.2, 1.25, 1.4)],
+]
+## [file name, node to select, property to set first, value] for the inspector shots.
+const INSPECTOR_SHOTS := [
+	["limb_ik", "Arm/EntwineLimbIK", "", null],
+	["rope", "Rope", "", null],
+	["formation", "Squad", "", null],
+	["env_touch", "Toucher/EnvTouch", "", null],
+	["hold_hand", "Leader/HoldHandComponent", "", null],
 ]
 
 var _out := ""
@@ -73,4 +83,41 @@ func _run() -> void:
 			push_error("could not save %s" % path)
 			continue
 		print("saved %s" % path)
+	await _inspector_shots(root)
 	get_tree().quit(0)
+
+
+## Saves each node's inspector, every section unfolded, cropped to the dock.
+func _inspector_shots(root: Node) -> void:
+	EditorInterface.get_editor_main_screen().get_window().size = Vector2i(1280, 2000)
+	EditorInterface.distraction_free_mode = false
+	await _frames(10)
+	var inspector := EditorInterface.get_inspector()
+	(inspector.get_parent() as Control).custom_minimum_size.x = 420.0
+	for i in INSPECTOR_SHOTS.size():
+		var shot: Array = INSPECTOR_SHOTS[i]
+		var node := root.get_node(shot[1] as String)
+		var selection := EditorInterface.get_selection()
+		selection.clear()
+		selection.add_node(node)
+		EditorInterface.edit_node(node)
+		await _frames(10)
+		await _expand_all(inspector)
+		await _frames(10)
+		var window_image := inspector.get_viewport().get_texture().get_image()
+		var rect := Rect2i(inspector.get_parent().get_global_rect())
+		var image := window_image.get_region(rect.intersection(Rect2i(Vector2i.ZERO, window_image.get_size())))
+		var path := _out.path_join("editor_inspector_%02d_%s.png" % [i + 1, shot[0]])
+		if image == null or image.save_png(path) != OK:
+			push_error("could not save %s" % path)
+			continue
+		print("saved %s" % path)
+
+
+## Unfolds every section of the inspector (and the sections that unfolding shows).
+func _expand_all(inspector: Node) -> void:
+	for round in 3:
+		for section in inspector.find_children("*", "EditorInspectorSection", true, false):
+			if section.has_method("unfold"):
+				section.call("unfold")
+		await _frames(2)

@@ -145,7 +145,7 @@ pub struct SoldierBearing {
     /// Where the hand bone (the wrist) goes in a salute: metres from the head bone in the head's
     /// frame, character axes (x right, y up, z back), for a 1.75 m human — scaled by the rig's
     /// height (from its rest pose) over 1.75 m. The fingers then reach the right brow.
-    #[export]
+    #[export(range = (-100.0, 100.0, 0.001, or_less, or_greater, hide_slider, suffix = "m"))]
     #[var(set = set_salute_hand_offset)]
     #[init(val = vector3(SALUTE_HAND_OFFSET))]
     salute_hand_offset: Vector3,

@@ -143,12 +143,12 @@ pub struct HoldHandComponent {
     /// Where the recipient stands, in the initiator's frame (−Z forward, +X right): by default 0.82 m
     /// to the left and 0.17 m behind, a hand-holding stance for a 1.75 m initiator (see
     /// [member auto_proportions]).
-    #[export]
+    #[export(range = (-100.0, 100.0, 0.001, or_less, or_greater, hide_slider, suffix = "m"))]
     #[init(val = Vector3::new(-0.82, 0.0, 0.17))]
     follow_offset: Vector3,
     /// Where the recipient is placed once when the pair starts, in the initiator's frame (1 m behind;
     /// scaled by [member auto_proportions]).
-    #[export]
+    #[export(range = (-100.0, 100.0, 0.001, or_less, or_greater, hide_slider, suffix = "m"))]
     #[init(val = Vector3::new(0.0, 0.0, 1.0))]
     preparation_offset: Vector3,
     /// Follow speed per metre of distance to the follow point (a rate: the same at any size).
@@ -200,14 +200,14 @@ pub struct HoldHandComponent {
     /// Offset of the initiator's hand from the shared contact point, in the contact's frame (the
     /// half-way rotation of the two hands). Zero, with the other three below, uses
     /// [member auto_grip].
-    #[export]
+    #[export(range = (-100.0, 100.0, 0.001, or_less, or_greater, hide_slider, suffix = "m"))]
     initiator_contact_offset: Vector3,
     /// Rotation of the initiator's hand relative to the shared contact rotation: Euler angles in
     /// radians, YXZ like [member Node3D.rotation] (the inspector shows degrees).
     #[export(range = (-360.0, 360.0, 0.1, or_less, or_greater, radians_as_degrees))]
     initiator_contact_rotation: Vector3,
     /// Offset of the recipient's hand from the shared contact point, in the contact's frame.
-    #[export]
+    #[export(range = (-100.0, 100.0, 0.001, or_less, or_greater, hide_slider, suffix = "m"))]
     recipient_contact_offset: Vector3,
     /// Rotation of the recipient's hand relative to the shared contact rotation: Euler angles in
     /// radians, YXZ like [member Node3D.rotation] (the inspector shows degrees).

@@ -108,7 +108,7 @@ pub struct RopeSimulation {
     anchor_bone: GString,
     /// Offset of the rope's start in the anchor node's (or bone's) own space, metres (finite, within
     /// ±1e6; else zero, with one warning).
-    #[export]
+    #[export(range = (-100.0, 100.0, 0.001, or_less, or_greater, hide_slider, suffix = "m"))]
     anchor_offset: Vector3,
     /// Keep the points out of the anchor's own physics body (the character holding the rope).
     #[export]
@@ -123,7 +123,7 @@ pub struct RopeSimulation {
     end_node: NodePath,
     /// Offset of the end attachment in the end node's space, metres (finite, within ±1e6; else
     /// zero, with one warning).
-    #[export]
+    #[export(range = (-100.0, 100.0, 0.001, or_less, or_greater, hide_slider, suffix = "m"))]
     end_offset: Vector3,
     /// When [member end_node] is a [RigidBody3D]: the rope pulls the body with its tension (applied as a
     /// central force each physics frame) instead of pinning it.
