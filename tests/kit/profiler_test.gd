@@ -80,16 +80,23 @@ func test_a_large_rope_batch_runs_on_two_threads() -> void:
 		check(best >= 0.9, "one processor: the batch ran on the main thread", ">= 0.9", best)
 
 
-func test_own_timing_counts_a_node_s_own_callbacks_only_while_on() -> void:
+## A still test character whose bearing looks aside: returns [skeleton, hips bone, bearing].
+func _looking_soldier() -> Array:
 	var character := add(preload("res://characters/test_character.tscn").instantiate()) as TestCharacter
 	character.frozen = true
 	character.animation_tree.active = false
 	var skeleton := character.get_skeleton()
-	var hips := skeleton.find_bone("Hips")
 	var bearing := EntwineSoldierBearing.new()
 	bearing.looking = true
 	bearing.look_target = character.global_position + Vector3(3.0, 1.6, -1.0)
 	skeleton.add_child(bearing)
+	return [skeleton, skeleton.find_bone("Hips"), bearing]
+
+
+func test_own_timing_counts_a_node_s_own_callbacks_only_while_on() -> void:
+	var soldier := _looking_soldier()
+	var skeleton: Skeleton3D = soldier[0]
+	var hips: int = soldier[1]
 	# The hips sway every frame, so the skeleton (and its modifiers) update every frame.
 	var frames := func(n: int) -> void:
 		for f in n:
@@ -131,15 +138,10 @@ func test_each_node_type_has_a_debugger_monitor_in_ms_per_frame() -> void:
 		return
 	for name in ["EntwineLimbIK", "RopeSimulation", "HoldHandComponent", "FormationController", "EnvironmentInteractionStateMachine", "EntwineRopeBoneChain"]:
 		check(Performance.has_custom_monitor(StringName("entwine/%s (ms)" % name)), "%s has a monitor" % name)
-	var character := add(preload("res://characters/test_character.tscn").instantiate()) as TestCharacter
-	character.frozen = true
-	character.animation_tree.active = false
-	var skeleton := character.get_skeleton()
-	var hips := skeleton.find_bone("Hips")
-	var bearing := EntwineSoldierBearing.new()
-	bearing.looking = true
-	bearing.look_target = character.global_position + Vector3(3.0, 1.6, -1.0)
-	skeleton.add_child(bearing)
+	var soldier := _looking_soldier()
+	var skeleton: Skeleton3D = soldier[0]
+	var hips: int = soldier[1]
+	var bearing: EntwineSoldierBearing = soldier[2]
 	Performance.get_custom_monitor(id)  # starts a new period
 	for f in 20:
 		skeleton.set_bone_pose_rotation(hips, Quaternion(Vector3.UP, 0.05 * sin(f * 0.3)))
