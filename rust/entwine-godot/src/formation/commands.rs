@@ -138,10 +138,15 @@ impl FormationController {
     }
 }
 
-/// The node's frame for [`Command::localize`]: the parent frame is global.
+/// The node's frame for [`Command::localize`]: the parent frame is global. A node not yet in the
+/// tree has no global frame (the engine errors on reading one): its own transform stands in.
 fn node_frame(node: &Gd<Node3D>) -> command::PlacedFrame {
-    command::PlacedFrame::new(
-        affine(node.get_global_transform()),
-        node.get_global_rotation().y,
-    )
+    if node.is_inside_tree() {
+        command::PlacedFrame::new(
+            affine(node.get_global_transform()),
+            node.get_global_rotation().y,
+        )
+    } else {
+        command::PlacedFrame::new(affine(node.get_transform()), node.get_rotation().y)
+    }
 }
