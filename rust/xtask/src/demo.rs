@@ -116,67 +116,80 @@ pub fn run_scenes(godot: &Godot, repo: &Path, out: &Path, filter: Option<&str>) 
     fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
     let out_s = out.display().to_string();
     let total = Instant::now();
-    let mut outcomes = Vec::new();
-    for (i, name) in scenes.iter().enumerate() {
-        let limit = budget(name);
-        println!(
-            "demo [{}/{}] {name}: starting (limit {} s)",
-            i + 1,
-            scenes.len(),
-            limit.as_secs()
-        );
-        let log = logs.join(format!("{name}.log"));
-        let who = format!("demo [{}/{}] {name}", i + 1, scenes.len());
-        let started = Instant::now();
-        let cmd = xvfb_godot(
-            godot,
-            repo,
-            &[],
-            &["--screenshots", &out_s, "--scene", name],
-        );
-        let mut shown = 0;
-        let report_saved = |shown: &mut usize| report_new_shots(repo, &log, &who, started, shown);
-        let ending = match Guarded::spawn(cmd, &log) {
-            Ok(mut child) => child.wait_watching(limit, || report_saved(&mut shown)),
-            Err(e) => {
-                outcomes.push(Outcome {
-                    name: name.to_string(),
-                    seconds: 0.0,
-                    result: Err(e),
-                });
-                continue;
-            }
-        };
-        report_saved(&mut shown);
-        let seconds = started.elapsed().as_secs_f64();
-        let text = fs::read_to_string(&log).unwrap_or_default();
-        let saved = saved_paths(&text);
-        let bad = complaints(&text);
-        let log_shown = shown_path(repo, &log);
-        let result = match ending {
-            Ending::TimedOut(_) => Err(format!(
-                "did not finish within its {} s limit",
-                limit.as_secs()
-            )),
-            Ending::Exited(s) => match exit_failure(s, !saved.is_empty(), &bad) {
-                Some(why) => Err(why),
-                None => Ok(saved),
-            },
-        };
-        match &result {
-            Ok(_) => println!("{who}: done in {seconds:.1} s"),
-            Err(why) => println!(
-                "{who}: FAILED after {seconds:.1} s — {why}; log: {log_shown}; rerun: cargo xtask demo {name}"
-            ),
+    let outcomes: Vec<Outcome> = scenes
+        .iter()
+        .enumerate()
+        .map(|(i, name)| run_scene(godot, repo, &logs, &out_s, (i, scenes.len()), name))
+        .collect();
+    summarize(repo, out, &outcomes, total)
+}
+
+/// Runs one demo scene (number `at.0` of `at.1`) and reports how it ended and what it saved.
+fn run_scene(
+    godot: &Godot,
+    repo: &Path,
+    logs: &Path,
+    out_s: &str,
+    at: (usize, usize),
+    name: &str,
+) -> Outcome {
+    let (i, count) = at;
+    let limit = budget(name);
+    println!(
+        "demo [{}/{}] {name}: starting (limit {} s)",
+        i + 1,
+        count,
+        limit.as_secs()
+    );
+    let log = logs.join(format!("{name}.log"));
+    let who = format!("demo [{}/{}] {name}", i + 1, count);
+    let started = Instant::now();
+    let cmd = xvfb_godot(godot, repo, &[], &["--screenshots", out_s, "--scene", name]);
+    let mut shown = 0;
+    let report_saved = |shown: &mut usize| report_new_shots(repo, &log, &who, started, shown);
+    let ending = match Guarded::spawn(cmd, &log) {
+        Ok(mut child) => child.wait_watching(limit, || report_saved(&mut shown)),
+        Err(e) => {
+            return Outcome {
+                name: name.to_string(),
+                seconds: 0.0,
+                result: Err(e),
+            };
         }
-        outcomes.push(Outcome {
-            name: name.to_string(),
-            seconds,
-            result,
-        });
+    };
+    report_saved(&mut shown);
+    let seconds = started.elapsed().as_secs_f64();
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    let saved = saved_paths(&text);
+    let bad = complaints(&text);
+    let log_shown = shown_path(repo, &log);
+    let result = match ending {
+        Ending::TimedOut(_) => Err(format!(
+            "did not finish within its {} s limit",
+            limit.as_secs()
+        )),
+        Ending::Exited(s) => match exit_failure(s, !saved.is_empty(), &bad) {
+            Some(why) => Err(why),
+            None => Ok(saved),
+        },
+    };
+    match &result {
+        Ok(_) => println!("{who}: done in {seconds:.1} s"),
+        Err(why) => println!(
+            "{who}: FAILED after {seconds:.1} s — {why}; log: {log_shown}; rerun: cargo xtask demo {name}"
+        ),
     }
+    Outcome {
+        name: name.to_string(),
+        seconds,
+        result,
+    }
+}
+
+/// Prints each scene's result and the totals; fails naming the scenes that failed.
+fn summarize(repo: &Path, out: &Path, outcomes: &[Outcome], total: Instant) -> Result<()> {
     println!("demo summary:");
-    for o in &outcomes {
+    for o in outcomes {
         let status = match &o.result {
             Ok(shots) => format!("ok, {} screenshot(s)", shots.len()),
             Err(why) => format!("FAILED ({why})"),

@@ -266,13 +266,8 @@ fn keep_logs(log_dir: &Path, suite: &Suite, attempt: u32) -> String {
     format!("target/godot-tests/{prefix}*.try{attempt}.log")
 }
 
-fn run_suite(
-    godot: &Godot,
-    repo: &Path,
-    suite: &Suite,
-    filter: Option<&str>,
-    log_dir: &Path,
-) -> Result<(Vec<ProcessRun>, Option<RelayStats>)> {
+/// Picks the server's port and, for a suite played through the lossy relay, starts the relay.
+fn start_relay(suite: &Suite) -> Result<(u16, Option<Relay>)> {
     // Bind the relay's socket first, so the server's port cannot be the same one.
     let relay_socket = match suite.relay {
         Some(_) => Some(
@@ -290,6 +285,18 @@ fn run_suite(
         )?),
         _ => None,
     };
+    Ok((server_port, relay))
+}
+
+/// Starts each of the suite's Godot processes, then waits for them all and reads their logs.
+fn run_suite(
+    godot: &Godot,
+    repo: &Path,
+    suite: &Suite,
+    filter: Option<&str>,
+    log_dir: &Path,
+) -> Result<(Vec<ProcessRun>, Option<RelayStats>)> {
+    let (server_port, relay) = start_relay(suite)?;
     let port = server_port.to_string();
     let relay_port = relay.as_ref().map_or(0, Relay::port).to_string();
     let peers = suite.processes.len().to_string();

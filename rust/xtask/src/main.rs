@@ -473,25 +473,7 @@ fn cargo_tests(repo: &Path, filter: Option<&str>) -> Result<harness::Tally> {
 /// directory), new seeds each run (or the seeds of `--base SEED`, a base an earlier run printed),
 /// every category given an equal share of the time.
 fn cmd_fuzz(repo: &Path, args: &[String]) -> Result<()> {
-    let mut seconds: f64 = 60.0;
-    let mut base = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        if arg == "--base" {
-            let text = rest
-                .next()
-                .ok_or("fuzz: --base needs a seed (0x… or decimal)")?;
-            base = Some(parse_seed(text).ok_or_else(|| {
-                format!("fuzz: --base takes a seed (0x… or decimal), not '{text}'")
-            })?);
-        } else {
-            seconds = arg
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                .ok_or_else(|| format!("fuzz: SECONDS must be a positive number, not '{arg}'"))?;
-        }
-    }
+    let (seconds, base) = fuzz_args(args)?;
     let categories = prop_categories(repo)?.len().max(1);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let per_category = (seconds * threads as f64 / categories as f64).max(0.5);
@@ -525,6 +507,51 @@ fn cmd_fuzz(repo: &Path, args: &[String]) -> Result<()> {
     let out = run
         .output()
         .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let total = fuzz_report(&out);
+    println!(
+        "fuzz: {total} cases in {:.1} s, {}",
+        start.elapsed().as_secs_f64(),
+        if out.status.success() {
+            "clean"
+        } else {
+            "FAILED"
+        }
+    );
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the property suite found a failure (the case's seed and the command that reproduces it are printed above; the whole run again: cargo xtask fuzz {seconds} --base {base:#x})"
+        ))
+    }
+}
+
+/// Reads `cargo xtask fuzz`'s arguments: the seconds to run (60 by default) and `--base SEED`.
+fn fuzz_args(args: &[String]) -> Result<(f64, Option<u64>)> {
+    let mut seconds: f64 = 60.0;
+    let mut base = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--base" {
+            let text = rest
+                .next()
+                .ok_or("fuzz: --base needs a seed (0x… or decimal)")?;
+            base = Some(parse_seed(text).ok_or_else(|| {
+                format!("fuzz: --base takes a seed (0x… or decimal), not '{text}'")
+            })?);
+        } else {
+            seconds = arg
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                .ok_or_else(|| format!("fuzz: SECONDS must be a positive number, not '{arg}'"))?;
+        }
+    }
+    Ok((seconds, base))
+}
+
+/// Prints the fuzz run's per-category lines and failures; returns how many cases it ran.
+fn fuzz_report(out: &std::process::Output) -> u64 {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut total: u64 = 0;
@@ -546,22 +573,7 @@ fn cmd_fuzz(repo: &Path, args: &[String]) -> Result<()> {
             eprintln!("{line}");
         }
     }
-    println!(
-        "fuzz: {total} cases in {:.1} s, {}",
-        start.elapsed().as_secs_f64(),
-        if out.status.success() {
-            "clean"
-        } else {
-            "FAILED"
-        }
-    );
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "the property suite found a failure (the case's seed and the command that reproduces it are printed above; the whole run again: cargo xtask fuzz {seconds} --base {base:#x})"
-        ))
-    }
+    total
 }
 
 fn cmd_demo(repo: &Path, only: Option<&str>) -> Result<()> {
@@ -673,110 +685,135 @@ fn cmd_export(repo: &Path, platform: Option<&str>) -> Result<()> {
     let models = real_models(repo)?;
     let mut summary = Vec::new();
     for (kind, lib) in [("release", &release_lib), ("debug", &debug_lib)] {
-        let out_dir = target_dir(repo).join("export/linux").join(kind);
-        let _ = fs::remove_dir_all(&out_dir);
-        fs::create_dir_all(&out_dir)
-            .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
-        let exe = out_dir.join("entwine_demo.x86_64");
-        let exe_s = exe.display().to_string();
-        let log = target_dir(repo).join(format!("export-{kind}.log"));
-        let flag = format!("--export-{kind}");
-        let cmd = godot.command(
-            &[
-                "--headless",
-                "--path",
-                "godot_project",
-                &flag,
-                "Linux",
-                &exe_s,
-            ],
-            Some(repo),
-        );
-        let mut child = Guarded::spawn(cmd, &log)?;
-        let ending = child.wait(Duration::from_secs(300));
-        let text = fs::read_to_string(&log).unwrap_or_default();
-        if !matches!(ending, Ending::Exited(s) if s.success()) || !exe.exists() {
-            return Err(format!("{kind} export failed ({ending:?}); log:\n{text}"));
-        }
-        let shipped = out_dir.join(
-            lib.file_name()
-                .ok_or_else(|| "library path has no file name".to_string())?,
-        );
-        if !shipped.exists() {
-            return Err(format!(
-                "the {kind} export does not contain {} (log: {})",
-                shipped.display(),
-                log.display()
-            ));
-        }
-        println!(
-            "export: {kind} build written to {} (library {}, {})",
-            exe_s,
-            shipped.display(),
-            megabytes(&shipped)
-        );
-        let pck = out_dir.join("entwine_demo.pck");
-        let carried = pck_models(&pck, &models)?;
-        println!(
-            "export: the {kind} build's {} carries {carried}",
-            pck.display()
-        );
-        let run_log = target_dir(repo).join(format!("export-run-{kind}.log"));
-        let cmd = godot.command_with(
-            &exe_s,
-            &["--headless", "--", "--check-extension"],
-            Some(&out_dir),
-            &[],
-        );
-        let mut child = Guarded::spawn(cmd, &run_log)?;
-        let ending = child.wait(Duration::from_secs(180));
-        let text = fs::read_to_string(&run_log).unwrap_or_default();
-        let loaded = text.lines().find(|l| l.starts_with("ENTWINE_EXTENSION_OK"));
-        // An exported game's log holds only what the game itself says: any error or warning line
-        // of the engine's or the extension's fails the check (the game's own `push_error` and
-        // `push_warning` lines excepted).
-        let bad: Vec<&str> = demo::complaints(&text)
-            .into_iter()
-            .filter(|l| {
-                let l = l.trim_start();
-                !l.starts_with("USER ERROR") && !l.starts_with("USER WARNING")
-            })
-            .collect();
-        // The check names each real humanoid it read ("models=cesium_man:19,…").
-        let unread: Vec<&str> = models
-            .iter()
-            .filter_map(|(name, _, _)| {
-                let listed = loaded.is_some_and(|l| {
-                    l.split_whitespace()
-                        .filter_map(|w| w.strip_prefix("models="))
-                        .any(|list| list.split(',').any(|m| m.split(':').next() == Some(name)))
-                });
-                (!listed).then_some(name.as_str())
-            })
-            .collect();
-        if loaded.is_some() && !unread.is_empty() {
-            return Err(format!(
-                "the exported {kind} build did not read the humanoid(s) {}; log {}",
-                unread.join(", "),
-                run_log.display()
-            ));
-        }
-        match (ending, loaded) {
-            (Ending::Exited(s), Some(line)) if s.success() && bad.is_empty() => {
-                println!("export: the {kind} build ran: {line}");
-                summary.push(format!("{kind}: library {}", megabytes(&shipped)));
-            }
-            (ending, _) => {
-                return Err(format!(
-                    "the exported {kind} build did not pass its check ({ending:?}, {} error/warning line(s)); log {}:\n{text}",
-                    bad.len(),
-                    run_log.display()
-                ))
-            }
-        }
+        let (out_dir, exe_s, shipped) = export_build(&godot, repo, kind, lib, &models)?;
+        summary.push(check_export(
+            &godot, repo, kind, &out_dir, &exe_s, &models, &shipped,
+        )?);
     }
     println!("export: passed ({})", summary.join("; "));
     Ok(())
+}
+
+/// Exports the demo game as one `kind` (release or debug) and checks the library and models it ships.
+fn export_build(
+    godot: &Godot,
+    repo: &Path,
+    kind: &str,
+    lib: &Path,
+    models: &[(String, String, u64)],
+) -> Result<(PathBuf, String, PathBuf)> {
+    let out_dir = target_dir(repo).join("export/linux").join(kind);
+    let _ = fs::remove_dir_all(&out_dir);
+    fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let exe = out_dir.join("entwine_demo.x86_64");
+    let exe_s = exe.display().to_string();
+    let log = target_dir(repo).join(format!("export-{kind}.log"));
+    let flag = format!("--export-{kind}");
+    let cmd = godot.command(
+        &[
+            "--headless",
+            "--path",
+            "godot_project",
+            &flag,
+            "Linux",
+            &exe_s,
+        ],
+        Some(repo),
+    );
+    let mut child = Guarded::spawn(cmd, &log)?;
+    let ending = child.wait(Duration::from_secs(300));
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    if !matches!(ending, Ending::Exited(s) if s.success()) || !exe.exists() {
+        return Err(format!("{kind} export failed ({ending:?}); log:\n{text}"));
+    }
+    let shipped = out_dir.join(
+        lib.file_name()
+            .ok_or_else(|| "library path has no file name".to_string())?,
+    );
+    if !shipped.exists() {
+        return Err(format!(
+            "the {kind} export does not contain {} (log: {})",
+            shipped.display(),
+            log.display()
+        ));
+    }
+    println!(
+        "export: {kind} build written to {} (library {}, {})",
+        exe_s,
+        shipped.display(),
+        megabytes(&shipped)
+    );
+    let pck = out_dir.join("entwine_demo.pck");
+    let carried = pck_models(&pck, models)?;
+    println!(
+        "export: the {kind} build's {} carries {carried}",
+        pck.display()
+    );
+    Ok((out_dir, exe_s, shipped))
+}
+
+/// Runs the exported game's extension check: it must load, read every humanoid and log no complaint.
+fn check_export(
+    godot: &Godot,
+    repo: &Path,
+    kind: &str,
+    out_dir: &Path,
+    exe_s: &str,
+    models: &[(String, String, u64)],
+    shipped: &Path,
+) -> Result<String> {
+    let run_log = target_dir(repo).join(format!("export-run-{kind}.log"));
+    let cmd = godot.command_with(
+        exe_s,
+        &["--headless", "--", "--check-extension"],
+        Some(out_dir),
+        &[],
+    );
+    let mut child = Guarded::spawn(cmd, &run_log)?;
+    let ending = child.wait(Duration::from_secs(180));
+    let text = fs::read_to_string(&run_log).unwrap_or_default();
+    let loaded = text.lines().find(|l| l.starts_with("ENTWINE_EXTENSION_OK"));
+    // An exported game's log holds only what the game itself says: any error or warning line
+    // of the engine's or the extension's fails the check (the game's own `push_error` and
+    // `push_warning` lines excepted).
+    let bad: Vec<&str> = demo::complaints(&text)
+        .into_iter()
+        .filter(|l| {
+            let l = l.trim_start();
+            !l.starts_with("USER ERROR") && !l.starts_with("USER WARNING")
+        })
+        .collect();
+    // The check names each real humanoid it read ("models=cesium_man:19,…").
+    let unread: Vec<&str> = models
+        .iter()
+        .filter_map(|(name, _, _)| {
+            let listed = loaded.is_some_and(|l| {
+                l.split_whitespace()
+                    .filter_map(|w| w.strip_prefix("models="))
+                    .any(|list| list.split(',').any(|m| m.split(':').next() == Some(name)))
+            });
+            (!listed).then_some(name.as_str())
+        })
+        .collect();
+    if loaded.is_some() && !unread.is_empty() {
+        return Err(format!(
+            "the exported {kind} build did not read the humanoid(s) {}; log {}",
+            unread.join(", "),
+            run_log.display()
+        ));
+    }
+    match (ending, loaded) {
+        (Ending::Exited(s), Some(line)) if s.success() && bad.is_empty() => {
+            println!("export: the {kind} build ran: {line}");
+            Ok(format!("{kind}: library {}", megabytes(shipped)))
+        }
+        (ending, _) => Err(format!(
+            "the exported {kind} build did not pass its check ({ending:?}, {} error/warning line(s)); log {}:\n{text}",
+            bad.len(),
+            run_log.display()
+        )),
+    }
 }
 
 /// The real humanoids the demo project ships (`godot_project/assets/characters/NAME/*.glb`): each
