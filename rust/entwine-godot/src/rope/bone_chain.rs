@@ -265,6 +265,38 @@ impl RopeBoneChain {
 /// A problem to warn about (its warning slot and the message), or `None` for "not ready yet, wait".
 type Problem = Option<(u32, String)>;
 
+/// The warning for a chain the solver refused, naming the rope.
+fn chain_problem(e: ChainError, rope: &Gd<RopeSimulation>) -> Problem {
+    let bit = match e {
+        ChainError::TooFewPoints => warn::POINTS,
+        ChainError::TooFewBones => warn::CHAIN,
+        ChainError::BadPoint | ChainError::BadReference => warn::NOT_FINITE,
+    };
+    let rope_name = rope.get_name();
+    Some((bit, format!("{} (rope '{rope_name}')", e.describe())))
+}
+
+/// Writes the solved bones' local poses, parent first, skipping a bone whose pose is not finite.
+fn write_local_poses(
+    poses: &mut Lent<Skeleton3D>,
+    mut parent: Transform3D,
+    bones: &[i32],
+    solved: &[Pose],
+    scales: &[Vector3],
+) {
+    for ((&bone, target), &scale) in bones.iter().zip(solved).zip(scales) {
+        let global = transform_scaled(*target, scale);
+        let local = affine_inverse(parent) * global;
+        if !(local.origin.is_finite() && local.basis.is_finite()) {
+            continue;
+        }
+        poses.set_pose_position(bone, local.origin);
+        let rotation = crate::convert::quaternion(crate::convert::rotation(local.basis));
+        poses.set_pose_rotation(bone, rotation);
+        parent = global;
+    }
+}
+
 impl RopeBoneChain {
     fn invalidate(&mut self) {
         self.resolved_for = None;
@@ -284,6 +316,49 @@ impl RopeBoneChain {
         };
         self.resolve(&poses)
             .map_err(|why| Some((warn::CHAIN, why)))?;
+        let rope = self.live_rope()?;
+        // The rope's points in the skeleton's space.
+        let n = self.rope_points(&rope, poses.global_transform())?;
+        let root = poses.global_pose(self.bones[0]);
+        if !(root.basis.is_finite() && root.origin.is_finite() && root.basis.determinant() != 0.0) {
+            return Err(Some((
+                warn::NOT_FINITE,
+                format!("the pose of root_bone '{}' is not finite", self.root_bone),
+            )));
+        }
+        let root = pose(root);
+        for (slot, &bone) in self.scales.iter_mut().zip(&self.bones) {
+            *slot = poses.global_pose(bone).basis.get_scale();
+        }
+        let fit = match self.fit {
+            RopeChainFit::Stretch => ChainFit::Stretch,
+            RopeChainFit::RestLength => ChainFit::RestLength,
+        };
+        let Some(chain) = self.chain.as_mut() else {
+            return Err(None);
+        };
+        chain.reserve_points(self.points.len());
+        let solved = match chain.solve(&self.points[..n], root, self.attach_root, fit) {
+            Ok(poses) => poses,
+            Err(e) => return Err(chain_problem(e, &rope)),
+        };
+
+        // Write local poses, parent first: each bone's parent is the previous chain bone, whose new
+        // global transform is known, so the skeleton recomputes the chain once.
+        let parent = if self.root_parent >= 0 {
+            poses.global_pose(self.root_parent)
+        } else {
+            Transform3D::IDENTITY
+        };
+        write_local_poses(&mut poses, parent, &self.bones, solved, &self.scales);
+        if self.debug_draw {
+            self.draw_debug(&skeleton);
+        }
+        Ok(())
+    }
+
+    /// The rope the chain follows, when it is set, alive and in the scene tree.
+    fn live_rope(&self) -> Result<Gd<RopeSimulation>, Problem> {
         let rope = self.rope.clone().filter(|r| r.alive());
         let Some(rope) = rope else {
             return Err(Some((
@@ -297,8 +372,15 @@ impl RopeBoneChain {
                 format!("rope '{}' is not in the scene tree", rope.get_name()),
             )));
         }
-        // The rope's points in the skeleton's space.
-        let to_world = poses.global_transform();
+        Ok(rope)
+    }
+
+    /// Reads the rope's points into the skeleton's space; returns how many there are.
+    fn rope_points(
+        &mut self,
+        rope: &Gd<RopeSimulation>,
+        to_world: Transform3D,
+    ) -> Result<usize, Problem> {
         let det = to_world.basis.determinant();
         if !(det.is_finite() && det.abs() > 1e-12 && to_world.origin.is_finite()) {
             return Err(Some((
@@ -321,63 +403,7 @@ impl RopeBoneChain {
         for p in &mut self.points[..n] {
             *p = vec3(to_skeleton * vector3(*p));
         }
-        let root = poses.global_pose(self.bones[0]);
-        if !(root.basis.is_finite() && root.origin.is_finite() && root.basis.determinant() != 0.0) {
-            return Err(Some((
-                warn::NOT_FINITE,
-                format!("the pose of root_bone '{}' is not finite", self.root_bone),
-            )));
-        }
-        let root = pose(root);
-        for (slot, &bone) in self.scales.iter_mut().zip(&self.bones) {
-            *slot = poses.global_pose(bone).basis.get_scale();
-        }
-        let fit = match self.fit {
-            RopeChainFit::Stretch => ChainFit::Stretch,
-            RopeChainFit::RestLength => ChainFit::RestLength,
-        };
-        let Some(chain) = self.chain.as_mut() else {
-            return Err(None);
-        };
-        chain.reserve_points(self.points.len());
-        let solved = match chain.solve(&self.points[..n], root, self.attach_root, fit) {
-            Ok(poses) => poses,
-            Err(e) => {
-                let bit = match e {
-                    ChainError::TooFewPoints => warn::POINTS,
-                    ChainError::TooFewBones => warn::CHAIN,
-                    ChainError::BadPoint | ChainError::BadReference => warn::NOT_FINITE,
-                };
-                let rope_name = rope.get_name();
-                return Err(Some((
-                    bit,
-                    format!("{} (rope '{rope_name}')", e.describe()),
-                )));
-            }
-        };
-
-        // Write local poses, parent first: each bone's parent is the previous chain bone, whose new
-        // global transform is known, so the skeleton recomputes the chain once.
-        let mut parent = if self.root_parent >= 0 {
-            poses.global_pose(self.root_parent)
-        } else {
-            Transform3D::IDENTITY
-        };
-        for ((&bone, target), &scale) in self.bones.iter().zip(solved).zip(&self.scales) {
-            let global = transform_scaled(*target, scale);
-            let local = affine_inverse(parent) * global;
-            if !(local.origin.is_finite() && local.basis.is_finite()) {
-                continue;
-            }
-            poses.set_pose_position(bone, local.origin);
-            let rotation = crate::convert::quaternion(crate::convert::rotation(local.basis));
-            poses.set_pose_rotation(bone, rotation);
-            parent = global;
-        }
-        if self.debug_draw {
-            self.draw_debug(&skeleton);
-        }
-        Ok(())
+        Ok(n)
     }
 
     /// Resolves the chain's bones against `skeleton` when it (or its bone count) changed.

@@ -461,6 +461,11 @@ impl SharedGather {
                 motion,
             });
         }
+        self.fill_worlds(run, batch);
+    }
+
+    /// Gives each rope of `run` the colliders found that meet its box, the nearest first in a crowd.
+    fn fill_worlds(&mut self, run: (usize, usize), batch: &mut RopeBatch) {
         for &i in self.clusters.members(run) {
             let r = self.requests[i as usize];
             self.picked.clear();

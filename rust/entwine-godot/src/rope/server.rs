@@ -207,6 +207,27 @@ fn retain_kept<T>(items: &mut Vec<T>, keep: &[bool]) {
     items.retain(|_| flags.next().copied().unwrap_or(true));
 }
 
+/// The index in `spaces` of the physics space of a rope's world, the world added when it is new.
+fn space_slot(
+    rope: &RopeSimulation,
+    registered: Option<usize>,
+    spaces: &mut Vec<(Option<InstanceId>, Option<Gd<PhysicsDirectSpaceState3D>>)>,
+) -> usize {
+    // A new world: found through the server's slot (no engine call) or, for a rope out of the
+    // tree, the node (none: no colliders).
+    let here = registered
+        .and_then(world_of)
+        .or_else(|| rope.base().get_world_3d());
+    let id = here.as_ref().map(|w| w.instance_id());
+    match spaces.iter().position(|(w, _)| *w == id) {
+        Some(s) => s,
+        None => {
+            spaces.push((id, here.and_then(|w| w.get_direct_space_state())));
+            spaces.len() - 1
+        }
+    }
+}
+
 /// Steps `ropes` now in one batch with a time step of `dt` (`RopeSimulation.advance_all`): the
 /// ropes are gathered (each world's physics space taken once, and the colliders of the ropes of a
 /// world found by one query per cluster of ropes), stepped together, given back, and their signals
@@ -240,19 +261,7 @@ pub(super) fn advance_now(ropes: &Array<Gd<RopeSimulation>>, dt: f32) {
             let slot = match last {
                 Some((seen, slot)) if seen == registered && registered.is_some() => slot,
                 _ => {
-                    // A new world: found through the server's slot (no engine call) or, for a rope
-                    // out of the tree, the node (none: no colliders).
-                    let here = registered
-                        .and_then(world_of)
-                        .or_else(|| r.base().get_world_3d());
-                    let id = here.as_ref().map(|w| w.instance_id());
-                    let slot = match spaces.iter().position(|(w, _)| *w == id) {
-                        Some(s) => s,
-                        None => {
-                            spaces.push((id, here.and_then(|w| w.get_direct_space_state())));
-                            spaces.len() - 1
-                        }
-                    };
+                    let slot = space_slot(r, registered, spaces);
                     last = Some((registered, slot));
                     slot
                 }
