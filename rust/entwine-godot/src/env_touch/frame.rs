@@ -2,7 +2,10 @@
 //! then emit the core's events as signals, last (handlers may call back into the node).
 
 use entwine_core::env_touch::node::{no_usable_shape, query_placement, unsupported_shape};
-use entwine_core::env_touch::{candidate, Shape, Side, TouchEvent, TouchInput, MAX_EVENTS};
+use entwine_core::env_touch::{
+    candidate, HandTarget, Shape, Side, TouchEvent, TouchInput, MAX_EVENTS,
+};
+use entwine_core::kit::Pose;
 use glam::{Affine3A, Vec3};
 use godot::classes::{
     CharacterBody3D, CollisionObject3D, Node3D, PhysicsDirectSpaceState3D, RigidBody3D,
@@ -20,9 +23,37 @@ use entwine_core::kit::warn::problem_key;
 /// One step's events, copied out of the core so they can be emitted with no borrow of it held.
 pub(super) type Events = [TouchEvent; MAX_EVENTS];
 
+/// What one frame reads from the scene before the core steps.
+struct Facts {
+    root: Pose,
+    shoulders: [Vec3; 2],
+    velocity: Vec3,
+    grounded: bool,
+    surface_normal: Option<Vec3>,
+    /// Time spent in the core's logic while gathering (µs).
+    logic_usec: f64,
+}
+
 impl EnvironmentInteractionStateMachine {
     /// One physics frame: (re)build the setup when needed, gather, step the core, apply, draw, emit.
     pub(super) fn frame(&mut self, dt: f32) {
+        if !self.rig_ready() {
+            return;
+        }
+        let Some(facts) = self.gather(dt) else {
+            return;
+        };
+        let hands = self.step_core(dt, &facts);
+        self.apply(hands);
+        self.draw(facts.shoulders);
+
+        // Emit.
+        let (events, n) = self.take_events();
+        self.emit(&events[..n]);
+    }
+
+    /// Rebuilds the setup when it is dirty and syncs the config; false when there is no live rig.
+    fn rig_ready(&mut self) -> bool {
         if self.dirty {
             self.dirty = false;
             self.teardown();
@@ -36,20 +67,25 @@ impl EnvironmentInteractionStateMachine {
                     let key = problem_key(&issue.to_string());
                     self.warnings
                         .on_change(&node, WARN_SETUP, key, &issue.warning());
-                    return;
+                    return false;
                 }
             }
         }
         self.sync_config();
         let Some(rig) = &self.rig else {
-            return;
+            return false;
         };
         if !rig.character.alive() || !rig.skeleton.alive() {
             self.rig = None;
             self.dirty = true;
-            return;
+            return false;
         }
-        // Gather.
+        true
+    }
+
+    /// Gathers the frame's facts: the character's pose, shoulders and motion, the walls near it.
+    fn gather(&mut self, dt: f32) -> Option<Facts> {
+        let rig = self.rig.as_ref()?;
         let character = rig.character.clone();
         let shoulder_bones = rig.shoulders;
         // SAFETY (both lent below): just found alive, and nothing frees a node inside this tick
@@ -85,6 +121,23 @@ impl EnvironmentInteractionStateMachine {
         if let Some(space) = &space {
             self.detect(space.clone(), volume_xform);
         }
+        let logic_usec = self.gather_candidates(root, needs_world);
+        let surface_normal = match (self.core.normal_ray(shoulders, &self.candidates), &space) {
+            (Some((from, to)), Some(space)) => self.cast_normal(space.clone(), from, to),
+            _ => None,
+        };
+        Some(Facts {
+            root,
+            shoulders,
+            velocity,
+            grounded,
+            surface_normal,
+            logic_usec,
+        })
+    }
+
+    /// Lists the wall points the hands could touch from the shoulders' height; returns its time (µs).
+    fn gather_candidates(&mut self, root: Pose, needs_world: bool) -> f64 {
         let logic_start = std::time::Instant::now();
         let query = self.core.query_point(root);
         self.candidates.clear();
@@ -96,28 +149,29 @@ impl EnvironmentInteractionStateMachine {
                     .extend(candidate(id, &body, &collider.shapes, query));
             }
         }
-        let mut logic_usec = logic_start.elapsed().as_secs_f64() * 1e6;
-        let surface_normal = match (self.core.normal_ray(shoulders, &self.candidates), &space) {
-            (Some((from, to)), Some(space)) => self.cast_normal(space.clone(), from, to),
-            _ => None,
-        };
+        logic_start.elapsed().as_secs_f64() * 1e6
+    }
 
-        // Step.
+    /// Steps the touch state machine on the gathered facts; returns where each hand should be.
+    fn step_core(&mut self, dt: f32, facts: &Facts) -> [HandTarget; 2] {
         let logic_start = std::time::Instant::now();
         let hands = self.core.step(&TouchInput {
             dt,
-            root,
-            shoulders,
-            velocity,
+            root: facts.root,
+            shoulders: facts.shoulders,
+            velocity: facts.velocity,
             move_input: self.has_move_input.then(|| vec3(self.move_input)),
-            grounded,
+            grounded: facts.grounded,
             candidates: &self.candidates,
-            surface_normal,
+            surface_normal: facts.surface_normal,
         });
-        logic_usec += logic_start.elapsed().as_secs_f64() * 1e6;
+        let logic_usec = facts.logic_usec + logic_start.elapsed().as_secs_f64() * 1e6;
         self.profile.logic_usec += logic_usec;
+        hands
+    }
 
-        // Apply.
+    /// Writes each hand's target and weights to its arm's IK, switching it on or off.
+    fn apply(&mut self, hands: [HandTarget; 2]) {
         if let Some(rig) = &mut self.rig {
             for (ik, hand) in rig.iks.iter_mut().zip(hands) {
                 // Its activity goes straight to the engine (see `direct`).
@@ -136,11 +190,6 @@ impl EnvironmentInteractionStateMachine {
                 );
             }
         }
-        self.draw(shoulders);
-
-        // Emit.
-        let (events, n) = self.take_events();
-        self.emit(&events[..n]);
     }
 
     /// Returns a copy of the core's last events and how many there are.

@@ -7,7 +7,7 @@ use entwine_core::env_touch::node::{
 use entwine_core::env_touch::{
     calibrate, character_size, hand_axes, EnvTouch, Measurements, TouchConfig, ELBOW_POLES,
 };
-use entwine_core::rig::{Role as RigRole, Side as RigSide};
+use entwine_core::rig::{Humanoid, Role as RigRole, Side as RigSide};
 use glam::Vec3;
 use godot::classes::{
     BoxShape3D, CharacterBody3D, CollisionObject3D, Node3D, PhysicsRayQueryParameters3D,
@@ -91,39 +91,8 @@ impl EnvironmentInteractionStateMachine {
 
     /// Resolves the character, skeleton and bones, sizes the volume and creates the IK modifiers.
     pub(super) fn setup(&mut self) -> Result<Rig, SetupIssue> {
-        let character = self
-            .base()
-            .try_get_node_as::<Node3D>(&self.character_node)
-            .ok_or_else(|| SetupIssue::NoCharacter(self.character_node.to_string()))?;
-        let skeleton = if self.skeleton_node.is_empty() {
-            crate::scene::first_descendant::<Skeleton3D>(&character.clone().upcast())
-                .ok_or_else(|| SetupIssue::NoSkeleton(character.get_name().to_string()))?
-        } else {
-            self.base()
-                .try_get_node_as::<Skeleton3D>(&self.skeleton_node)
-                .ok_or_else(|| SetupIssue::NotASkeleton(self.skeleton_node.to_string()))?
-        };
-        let lists = [&self.left_arm_bones, &self.right_arm_bones].map(|list| {
-            list.as_slice()
-                .iter()
-                .map(GString::to_string)
-                .collect::<Vec<_>>()
-        });
-        let arms = [
-            arm_bones(&lists[0], ARM_PROPERTIES[0])?,
-            arm_bones(&lists[1], ARM_PROPERTIES[1])?,
-        ];
-        let humanoid = crate::rig::humanoid(&skeleton);
-        let mut bones = [[0i32; 3]; 2];
-        for (side, names) in arms.into_iter().enumerate() {
-            let property = ARM_PROPERTIES[side];
-            let roles = RigRole::arm([RigSide::Left, RigSide::Right][side]);
-            for (k, name) in names.into_iter().enumerate() {
-                let name = GString::from(name);
-                bones[side][k] = crate::rig::pick(&skeleton, "bone", &name, roles[k], &humanoid)
-                    .map_err(|why| SetupIssue::Bone(property, why))?;
-            }
-        }
+        let (character, skeleton) = self.find_character()?;
+        let (humanoid, bones) = self.find_arm_bones(&skeleton)?;
         check_mask(self.interactable_mask)?;
         let (body_height, centre) = self.character_size(&character)?;
         // Heights and rest poses in the character's frame, read once ("locked") from the rest pose.
@@ -157,46 +126,10 @@ impl EnvironmentInteractionStateMachine {
         self.core = EnvTouch::new(config, rest);
         self.last_config = None;
 
-        let iks = [0, 1].map(|s| {
-            let mut ik = LimbIK::new_alloc();
-            let side = ["Left", "Right"][s];
-            ik.set_name(&format!("EnvTouch{side}ArmIK"));
-            let [upper, lower, end] = bones[s].map(|b| skeleton.get_bone_name(b));
-            {
-                let mut b = ik.bind_mut();
-                b.set_upper_bone(upper);
-                b.set_lower_bone(lower);
-                b.set_end_bone(end);
-                // Elbow out, down and a little back, in the character's axes of the rig found.
-                b.set_pole_direction(vector3(humanoid.to_skeleton(ELBOW_POLES[s])));
-                set_ik(&mut b, Transform3D::IDENTITY, 0.0, 0.0);
-            }
-            ik.set_active(false);
-            ik
-        });
-        let mut skeleton_mut = skeleton.clone();
-        for ik in &iks {
-            skeleton_mut.add_child(ik);
-        }
+        let iks = add_arm_iks(&skeleton, bones, &humanoid);
 
         let volume_local = Transform3D::new(Basis::IDENTITY, vector3(volume.centre));
-        self.exclude = Array::new();
-        if let Ok(body) = character.clone().try_cast::<CollisionObject3D>() {
-            self.exclude.push(body.get_rid());
-        }
-        let mut query = PhysicsShapeQueryParameters3D::new_gd();
-        let mut box_shape = BoxShape3D::new_gd();
-        box_shape.set_size(Vector3::splat(volume.size * calibration.world_scale));
-        query.set_shape(&box_shape);
-        query.set_collision_mask(self.interactable_mask);
-        query.set_exclude(&self.exclude);
-        query.set_collide_with_bodies(true);
-        query.set_collide_with_areas(false);
-        self.query = Some(query);
-        let mut ray = PhysicsRayQueryParameters3D::new_gd();
-        ray.set_collision_mask(self.interactable_mask);
-        ray.set_exclude(&self.exclude);
-        self.ray = Some(ray);
+        self.make_queries(&character, volume.size * calibration.world_scale);
         self.warnings.clear_keys(WARN_COLLIDER);
         self.colliders.clear();
         self.velocity = Default::default();
@@ -211,6 +144,73 @@ impl EnvironmentInteractionStateMachine {
             volume_size: volume.size,
             proportion: calibration.proportion,
         })
+    }
+
+    /// Finds the character node and its skeleton (the set one, else the character's first).
+    fn find_character(&self) -> Result<(Gd<Node3D>, Gd<Skeleton3D>), SetupIssue> {
+        let character = self
+            .base()
+            .try_get_node_as::<Node3D>(&self.character_node)
+            .ok_or_else(|| SetupIssue::NoCharacter(self.character_node.to_string()))?;
+        let skeleton = if self.skeleton_node.is_empty() {
+            crate::scene::first_descendant::<Skeleton3D>(&character.clone().upcast())
+                .ok_or_else(|| SetupIssue::NoSkeleton(character.get_name().to_string()))?
+        } else {
+            self.base()
+                .try_get_node_as::<Skeleton3D>(&self.skeleton_node)
+                .ok_or_else(|| SetupIssue::NotASkeleton(self.skeleton_node.to_string()))?
+        };
+        Ok((character, skeleton))
+    }
+
+    /// Finds each arm's upper, lower and hand bone (named, else found in the rig) and the rig.
+    fn find_arm_bones(
+        &self,
+        skeleton: &Gd<Skeleton3D>,
+    ) -> Result<(Humanoid, [[i32; 3]; 2]), SetupIssue> {
+        let lists = [&self.left_arm_bones, &self.right_arm_bones].map(|list| {
+            list.as_slice()
+                .iter()
+                .map(GString::to_string)
+                .collect::<Vec<_>>()
+        });
+        let arms = [
+            arm_bones(&lists[0], ARM_PROPERTIES[0])?,
+            arm_bones(&lists[1], ARM_PROPERTIES[1])?,
+        ];
+        let humanoid = crate::rig::humanoid(skeleton);
+        let mut bones = [[0i32; 3]; 2];
+        for (side, names) in arms.into_iter().enumerate() {
+            let property = ARM_PROPERTIES[side];
+            let roles = RigRole::arm([RigSide::Left, RigSide::Right][side]);
+            for (k, name) in names.into_iter().enumerate() {
+                let name = GString::from(name);
+                bones[side][k] = crate::rig::pick(skeleton, "bone", &name, roles[k], &humanoid)
+                    .map_err(|why| SetupIssue::Bone(property, why))?;
+            }
+        }
+        Ok((humanoid, bones))
+    }
+
+    /// Creates the touch volume's shape query and the surface ray, both skipping the character.
+    fn make_queries(&mut self, character: &Gd<Node3D>, box_size: f32) {
+        self.exclude = Array::new();
+        if let Ok(body) = character.clone().try_cast::<CollisionObject3D>() {
+            self.exclude.push(body.get_rid());
+        }
+        let mut query = PhysicsShapeQueryParameters3D::new_gd();
+        let mut box_shape = BoxShape3D::new_gd();
+        box_shape.set_size(Vector3::splat(box_size));
+        query.set_shape(&box_shape);
+        query.set_collision_mask(self.interactable_mask);
+        query.set_exclude(&self.exclude);
+        query.set_collide_with_bodies(true);
+        query.set_collide_with_areas(false);
+        self.query = Some(query);
+        let mut ray = PhysicsRayQueryParameters3D::new_gd();
+        ray.set_collision_mask(self.interactable_mask);
+        ray.set_exclude(&self.exclude);
+        self.ray = Some(ray);
     }
 
     /// Returns the character's height (m) and its collider's centre in its own frame.
@@ -237,4 +237,34 @@ impl EnvironmentInteractionStateMachine {
         }
         self.colliders.clear();
     }
+}
+
+/// Creates both arms' IK modifiers (inactive, elbows pointing out) as children of the skeleton.
+fn add_arm_iks(
+    skeleton: &Gd<Skeleton3D>,
+    bones: [[i32; 3]; 2],
+    humanoid: &Humanoid,
+) -> [Gd<LimbIK>; 2] {
+    let iks = [0, 1].map(|s| {
+        let mut ik = LimbIK::new_alloc();
+        let side = ["Left", "Right"][s];
+        ik.set_name(&format!("EnvTouch{side}ArmIK"));
+        let [upper, lower, end] = bones[s].map(|b| skeleton.get_bone_name(b));
+        {
+            let mut b = ik.bind_mut();
+            b.set_upper_bone(upper);
+            b.set_lower_bone(lower);
+            b.set_end_bone(end);
+            // Elbow out, down and a little back, in the character's axes of the rig found.
+            b.set_pole_direction(vector3(humanoid.to_skeleton(ELBOW_POLES[s])));
+            set_ik(&mut b, Transform3D::IDENTITY, 0.0, 0.0);
+        }
+        ik.set_active(false);
+        ik
+    });
+    let mut skeleton_mut = skeleton.clone();
+    for ik in &iks {
+        skeleton_mut.add_child(ik);
+    }
+    iks
 }
