@@ -25,6 +25,7 @@ use super::formation::{handle_at, FormationEditor};
 use super::targets::*;
 use crate::convert::{affine, affine_inverse, vec3, vector3};
 use crate::formation::FormationController;
+use crate::limb_ik::LimbIK;
 use entwine_core::formation::editor as fe;
 
 /// Draws Entwine's nodes in the editor's 3D viewport, with handles that edit their properties (each
@@ -148,6 +149,119 @@ fn node_of(gizmo: &Option<Gd<EditorNode3DGizmo>>) -> Option<Gd<Node3D>> {
     gizmo.as_ref()?.get_node_3d()
 }
 
+/// A limb's lines: from the shoulder to each handle; returns its material's name.
+fn limb_lines(
+    limb: &Gd<LimbIK>,
+    handles: &[(Vec3, Edit)],
+    to_local: Transform3D,
+    lines: &mut PackedVector3Array,
+) -> &'static str {
+    let local = |p: Vec3| to_local * vector3(p);
+    if let Some((_, root, _)) = limb.clone().bind_mut().editor_geometry() {
+        for (h, _) in handles {
+            lines.push(to_local * root);
+            lines.push(local(*h));
+        }
+    }
+    "limb"
+}
+
+/// A rope's lines: one between each pair of neighbouring points; returns its material's name.
+fn rope_lines(
+    points: &[Vector3],
+    to_local: Transform3D,
+    lines: &mut PackedVector3Array,
+) -> &'static str {
+    for w in points.windows(2) {
+        lines.push(to_local * w[0]);
+        lines.push(to_local * w[1]);
+    }
+    "rope"
+}
+
+/// A wall touch's lines: the detection box and its surface offset; returns its material's name.
+fn touch_lines(
+    node: &Gd<Node3D>,
+    handles: &[(Vec3, Edit)],
+    to_local: Transform3D,
+    lines: &mut PackedVector3Array,
+) -> &'static str {
+    let local = |p: Vec3| to_local * vector3(p);
+    if let Some(b) = touch_box(node) {
+        for (p, q) in draw::cube_edges(b.frame, b.size) {
+            lines.push(local(p));
+            lines.push(local(q));
+        }
+        // The surface offset: from the box's side face inward.
+        if let Some((offset, _)) = handles.get(1) {
+            let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
+            lines.push(local(right));
+            lines.push(local(*offset));
+        }
+    }
+    "touch"
+}
+
+/// A hold-hands character's lines: to its offsets and each arm's reach sphere; returns its material.
+fn hold_lines(
+    body: &Gd<Node3D>,
+    component: &Gd<Node>,
+    handles: &[(Vec3, Edit)],
+    to_local: Transform3D,
+    lines: &mut PackedVector3Array,
+) -> &'static str {
+    let local = |p: Vec3| to_local * vector3(p);
+    let origin = vec3(body.get_global_position());
+    for (h, _) in handles.iter().take(2) {
+        lines.push(local(origin));
+        lines.push(local(*h));
+    }
+    // The reach spheres: three great circles each.
+    let margin = reach_margin(component);
+    for reach in reach_spheres(body, component) {
+        for (p, q) in draw::sphere(reach.centre, reach.radius(margin), CIRCLE) {
+            lines.push(local(p));
+            lines.push(local(q));
+        }
+    }
+    "hold"
+}
+
+/// A squad's lines while the formation editor edits it: its points' spacing pairs, crowded ones
+/// apart; returns its material's name.
+fn formation_lines(
+    formations: &Option<Gd<FormationEditor>>,
+    squad: &Gd<FormationController>,
+    to_local: Transform3D,
+    lines: &mut PackedVector3Array,
+    crowded_lines: &mut PackedVector3Array,
+) -> &'static str {
+    let local = |p: Vec3| to_local * vector3(p);
+    // The formation editor's points: a ring each, and the pairs the contract's spacing
+    // is measured over (red where two points are closer than the spacing allows).
+    let editor = formations.clone();
+    let draft = editor
+        .as_ref()
+        .and_then(|f| f.bind().draft_of(squad).cloned());
+    let tolerance = squad
+        .get("contract_spacing")
+        .try_to::<f32>()
+        .unwrap_or(0.05);
+    if let Some(draft) = draft {
+        let at = |p: glam::Vec2| local(handle_at(squad, p, fe::HANDLE_LIFT));
+        geo::draft_lines(&draft, tolerance, |crowded, a, b| {
+            let out = if crowded {
+                &mut *crowded_lines
+            } else {
+                &mut *lines
+            };
+            out.push(at(a));
+            out.push(at(b));
+        });
+    }
+    "formation"
+}
+
 #[godot_api]
 impl IEditorNode3DGizmoPlugin for EntwineGizmos {
     fn get_gizmo_name(&self) -> GString {
@@ -175,78 +289,19 @@ impl IEditorNode3DGizmoPlugin for EntwineGizmos {
         let mut lines = PackedVector3Array::new();
         let mut crowded_lines = PackedVector3Array::new();
         let material = match &kind {
-            Kind::Limb(limb) => {
-                if let Some((_, root, _)) = limb.clone().bind_mut().editor_geometry() {
-                    for (h, _) in &handles {
-                        lines.push(to_local * root);
-                        lines.push(local(*h));
-                    }
-                }
-                "limb"
-            }
-            Kind::Rope(_) => {
-                for w in self.points.windows(2) {
-                    lines.push(to_local * w[0]);
-                    lines.push(to_local * w[1]);
-                }
-                "rope"
-            }
-            Kind::Touch(node) => {
-                if let Some(b) = touch_box(node) {
-                    for (p, q) in draw::cube_edges(b.frame, b.size) {
-                        lines.push(local(p));
-                        lines.push(local(q));
-                    }
-                    // The surface offset: from the box's side face inward.
-                    if let Some((offset, _)) = handles.get(1) {
-                        let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
-                        lines.push(local(right));
-                        lines.push(local(*offset));
-                    }
-                }
-                "touch"
-            }
+            Kind::Limb(limb) => limb_lines(limb, &handles, to_local, &mut lines),
+            Kind::Rope(_) => rope_lines(&self.points, to_local, &mut lines),
+            Kind::Touch(node) => touch_lines(node, &handles, to_local, &mut lines),
             Kind::Hold { body, component } => {
-                let origin = vec3(body.get_global_position());
-                for (h, _) in handles.iter().take(2) {
-                    lines.push(local(origin));
-                    lines.push(local(*h));
-                }
-                // The reach spheres: three great circles each.
-                let margin = reach_margin(component);
-                for reach in reach_spheres(body, component) {
-                    for (p, q) in draw::sphere(reach.centre, reach.radius(margin), CIRCLE) {
-                        lines.push(local(p));
-                        lines.push(local(q));
-                    }
-                }
-                "hold"
+                hold_lines(body, component, &handles, to_local, &mut lines)
             }
-            Kind::Squad(squad) => {
-                // The formation editor's points: a ring each, and the pairs the contract's spacing
-                // is measured over (red where two points are closer than the spacing allows).
-                let editor = self.formations.clone();
-                let draft = editor
-                    .as_ref()
-                    .and_then(|f| f.bind().draft_of(squad).cloned());
-                let tolerance = squad
-                    .get("contract_spacing")
-                    .try_to::<f32>()
-                    .unwrap_or(0.05);
-                if let Some(draft) = draft {
-                    let at = |p: glam::Vec2| local(handle_at(squad, p, fe::HANDLE_LIFT));
-                    geo::draft_lines(&draft, tolerance, |crowded, a, b| {
-                        let out = if crowded {
-                            &mut crowded_lines
-                        } else {
-                            &mut lines
-                        };
-                        out.push(at(a));
-                        out.push(at(b));
-                    });
-                }
-                "formation"
-            }
+            Kind::Squad(squad) => formation_lines(
+                &self.formations,
+                squad,
+                to_local,
+                &mut lines,
+                &mut crowded_lines,
+            ),
         };
         if !crowded_lines.is_empty() {
             if let Some(m) = self.base().get_material_ex("crowded").gizmo(&g).done() {

@@ -230,129 +230,148 @@ pub(super) fn handles(
 ) -> Vec<(Vec3, Edit)> {
     let mut out = Vec::new();
     match kind {
-        Kind::Limb(limb) => {
-            let mut limb = limb.clone();
-            let geometry = limb.bind_mut().editor_geometry();
-            let (target_path, pole_path) = limb.bind().editor_paths();
-            let target = if target_path.is_empty() {
-                Some((
-                    limb.get("target_transform").to::<Transform3D>().origin,
-                    limb.clone().upcast::<Object>(),
-                    "target_transform",
-                ))
-            } else {
-                limb.try_get_node_as::<Node3D>(&target_path).map(|n| {
-                    (
-                        n.get_global_position(),
-                        n.upcast::<Object>(),
-                        "global_position",
-                    )
-                })
-            };
-            if let Some((p, object, property)) = target {
-                out.push(Edit::at(vec3(p), &object, property, "Target"));
-            }
-            if pole_path.is_empty() {
-                if let Some((frame, root, reach)) = geometry {
-                    let dir = vec3(limb.get("pole_direction").to::<Vector3>());
-                    let dir = geo::pole_handle_direction(dir);
-                    if let Some(h) = geo::pole_handle(affine(frame), vec3(root), dir, reach * 0.5) {
-                        out.push(Edit::at(h, &limb, "pole_direction", "Pole direction"));
-                    }
-                }
-            } else if let Some(n) = limb.try_get_node_as::<Node3D>(&pole_path) {
-                out.push(Edit::at(
-                    vec3(n.get_global_position()),
-                    &n,
-                    "global_position",
-                    "Pole",
-                ));
-            }
-        }
-        Kind::Rope(rope) => {
-            let mut rope = rope.clone();
-            let frame = rope.bind_mut().anchor_frame();
-            let offset = rope.get("anchor_offset").to::<Vector3>();
-            let anchor = vec3(frame * offset);
-            rope.bind().editor_points(points);
-            let dir = geo::rope_direction(anchor, points.last().map(|p| vec3(*p)));
-            let length = geo::rope_length(
-                rope.get("point_count").to::<i32>(),
-                rope.get("segment_length").to::<f32>(),
-            );
-            out.push(Edit::at(anchor, &rope, "anchor_offset", "Anchor"));
-            let length = geo::length_handle(anchor, dir, length);
-            out.push(Edit::at(length, &rope, "point_count", "Length"));
-            // A pinned rope's second anchor: the end node's frame plus `end_offset`.
-            if let Some(end) = end_frame(&rope) {
-                let offset = rope.get("end_offset").to::<Vector3>();
-                out.push(Edit::at(
-                    vec3(end * offset),
-                    &rope,
-                    "end_offset",
-                    "End anchor",
-                ));
-            }
-        }
-        Kind::Touch(node) => {
-            if let Some(b) = touch_box(node) {
-                let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
-                let inward = b.frame.transform_vector3(Vec3::NEG_X);
-                let offset = node.get("surface_offset").try_to::<f32>().unwrap_or(0.0);
-                // Every face handle is the middle of its face (see `TOUCH_FACES`).
-                let face = |id: usize| {
-                    let (per_side, _, name) = geo::touch_face(id)?;
-                    let per_side = b.body.transform_vector3(per_side);
-                    Some(Edit::at(
-                        geo::face_handle(b.fixed, per_side, b.size),
-                        node,
-                        "character_height",
-                        name,
-                    ))
-                };
-                out.extend(face(0));
-                out.push(Edit::at(
-                    geo::distance_handle(right, inward, offset * b.k),
-                    node,
-                    "surface_offset",
-                    "Surface offset",
-                ));
-                out.extend((2..=3).filter_map(face));
-            }
-        }
-        Kind::Hold { body, component } => {
-            let (frame, k) = hold_frame(body, component);
-            for (property, name) in [
-                ("follow_offset", "Follow offset"),
-                ("preparation_offset", "Preparation offset"),
-            ] {
-                let offset = vec3(
-                    component
-                        .get(property)
-                        .try_to::<Vector3>()
-                        .unwrap_or_default(),
-                );
-                let at = geo::offset_handle(frame, offset, k);
-                out.push(Edit::at(at, component, property, name));
-            }
-            let margin = reach_margin(component);
-            for (reach, name) in reach_spheres(body, component)
-                .into_iter()
-                .zip(["Reach (left arm)", "Reach (right arm)"])
-            {
-                let at = reach.handle(margin);
-                out.push(Edit::at(at, component, "reach_margin", name));
-            }
-        }
-        Kind::Squad(squad) => {
-            let draft = formations
-                .as_ref()
-                .and_then(|f| f.bind().draft_of(squad).map(|d| d.points.clone()));
-            for p in draft.unwrap_or_default() {
-                let at = handle_at(squad, p, entwine_core::formation::editor::HANDLE_LIFT);
-                out.push(Edit::at(at, squad, "points", "Formation point"));
-            }
-        }
+        Kind::Limb(limb) => limb_handles(limb, &mut out),
+        Kind::Rope(rope) => rope_handles(points, rope, &mut out),
+        Kind::Touch(node) => touch_handles(node, &mut out),
+        Kind::Hold { body, component } => hold_handles(body, component, &mut out),
+        Kind::Squad(squad) => squad_handles(formations, squad, &mut out),
     }
     out
+}
+
+/// A limb's handles: its target and its pole (a pole node, or the pole direction when it has none).
+fn limb_handles(limb: &Gd<LimbIK>, out: &mut Vec<(Vec3, Edit)>) {
+    let mut limb = limb.clone();
+    let geometry = limb.bind_mut().editor_geometry();
+    let (target_path, pole_path) = limb.bind().editor_paths();
+    let target = if target_path.is_empty() {
+        Some((
+            limb.get("target_transform").to::<Transform3D>().origin,
+            limb.clone().upcast::<Object>(),
+            "target_transform",
+        ))
+    } else {
+        limb.try_get_node_as::<Node3D>(&target_path).map(|n| {
+            (
+                n.get_global_position(),
+                n.upcast::<Object>(),
+                "global_position",
+            )
+        })
+    };
+    if let Some((p, object, property)) = target {
+        out.push(Edit::at(vec3(p), &object, property, "Target"));
+    }
+    if pole_path.is_empty() {
+        if let Some((frame, root, reach)) = geometry {
+            let dir = vec3(limb.get("pole_direction").to::<Vector3>());
+            let dir = geo::pole_handle_direction(dir);
+            if let Some(h) = geo::pole_handle(affine(frame), vec3(root), dir, reach * 0.5) {
+                out.push(Edit::at(h, &limb, "pole_direction", "Pole direction"));
+            }
+        }
+    } else if let Some(n) = limb.try_get_node_as::<Node3D>(&pole_path) {
+        out.push(Edit::at(
+            vec3(n.get_global_position()),
+            &n,
+            "global_position",
+            "Pole",
+        ));
+    }
+}
+
+/// A rope's handles: its anchor, its length and, when pinned, its second anchor.
+fn rope_handles(points: &mut Vec<Vector3>, rope: &Gd<RopeSimulation>, out: &mut Vec<(Vec3, Edit)>) {
+    let mut rope = rope.clone();
+    let frame = rope.bind_mut().anchor_frame();
+    let offset = rope.get("anchor_offset").to::<Vector3>();
+    let anchor = vec3(frame * offset);
+    rope.bind().editor_points(points);
+    let dir = geo::rope_direction(anchor, points.last().map(|p| vec3(*p)));
+    let length = geo::rope_length(
+        rope.get("point_count").to::<i32>(),
+        rope.get("segment_length").to::<f32>(),
+    );
+    out.push(Edit::at(anchor, &rope, "anchor_offset", "Anchor"));
+    let length = geo::length_handle(anchor, dir, length);
+    out.push(Edit::at(length, &rope, "point_count", "Length"));
+    // A pinned rope's second anchor: the end node's frame plus `end_offset`.
+    if let Some(end) = end_frame(&rope) {
+        let offset = rope.get("end_offset").to::<Vector3>();
+        out.push(Edit::at(
+            vec3(end * offset),
+            &rope,
+            "end_offset",
+            "End anchor",
+        ));
+    }
+}
+
+/// A wall touch's handles: the character-height faces of its box and the surface offset.
+fn touch_handles(node: &Gd<Node3D>, out: &mut Vec<(Vec3, Edit)>) {
+    if let Some(b) = touch_box(node) {
+        let [right, _, _] = geo::box_handles(b.frame, Vec3::splat(b.size));
+        let inward = b.frame.transform_vector3(Vec3::NEG_X);
+        let offset = node.get("surface_offset").try_to::<f32>().unwrap_or(0.0);
+        // Every face handle is the middle of its face (see `TOUCH_FACES`).
+        let face = |id: usize| {
+            let (per_side, _, name) = geo::touch_face(id)?;
+            let per_side = b.body.transform_vector3(per_side);
+            Some(Edit::at(
+                geo::face_handle(b.fixed, per_side, b.size),
+                node,
+                "character_height",
+                name,
+            ))
+        };
+        out.extend(face(0));
+        out.push(Edit::at(
+            geo::distance_handle(right, inward, offset * b.k),
+            node,
+            "surface_offset",
+            "Surface offset",
+        ));
+        out.extend((2..=3).filter_map(face));
+    }
+}
+
+/// A hold-hands component's handles: its follow and preparation offsets and each arm's reach.
+fn hold_handles(body: &Gd<Node3D>, component: &Gd<Node>, out: &mut Vec<(Vec3, Edit)>) {
+    let (frame, k) = hold_frame(body, component);
+    for (property, name) in [
+        ("follow_offset", "Follow offset"),
+        ("preparation_offset", "Preparation offset"),
+    ] {
+        let offset = vec3(
+            component
+                .get(property)
+                .try_to::<Vector3>()
+                .unwrap_or_default(),
+        );
+        let at = geo::offset_handle(frame, offset, k);
+        out.push(Edit::at(at, component, property, name));
+    }
+    let margin = reach_margin(component);
+    for (reach, name) in reach_spheres(body, component)
+        .into_iter()
+        .zip(["Reach (left arm)", "Reach (right arm)"])
+    {
+        let at = reach.handle(margin);
+        out.push(Edit::at(at, component, "reach_margin", name));
+    }
+}
+
+/// A squad's handles: each point of its formation's draft, while the formation editor edits it.
+fn squad_handles(
+    formations: &Option<Gd<FormationEditor>>,
+    squad: &Gd<FormationController>,
+    out: &mut Vec<(Vec3, Edit)>,
+) {
+    let draft = formations
+        .as_ref()
+        .and_then(|f| f.bind().draft_of(squad).map(|d| d.points.clone()));
+    for p in draft.unwrap_or_default() {
+        let at = handle_at(squad, p, entwine_core::formation::editor::HANDLE_LIFT);
+        out.push(Edit::at(at, squad, "points", "Formation point"));
+    }
 }
