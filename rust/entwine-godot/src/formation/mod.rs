@@ -351,14 +351,8 @@ pub struct FormationController {
     commands: CommandLog,
     /// Whether the MultiplayerAPI's `peer_disconnected` is connected to this controller.
     watching_peers: bool,
-    kf_since: f32,
-    kf_seq: Seq16,
-    kf_last_seq: Option<Seq16>,
-    kf_buf: Vec<u8>,
-    kf_agents: Vec<KeyAgent>,
-    kf_header: KeyframeHeader,
-    /// Keyframe bytes sent (server, summed over peers), chunks applied, malformed, stale.
-    kf_stats: [i64; 4],
+    /// The keyframe stream's state (runtime only).
+    keyframes: Keyframes,
     ready: bool,
     soldiers: Vec<Option<Soldier>>,
     heads: Vec<Option<Vector3>>,
@@ -378,6 +372,19 @@ pub struct FormationController {
     /// The custom formation, its point count and the agent count last warned about for seating
     /// agents beyond its points (warned once per combination).
     custom_overflow_warned: Option<(String, usize, usize)>,
+}
+
+/// The keyframe stream's running state: its timer, sequence numbers, buffers and counters.
+#[derive(Default)]
+struct Keyframes {
+    since: f32,
+    seq: Seq16,
+    last_seq: Option<Seq16>,
+    buf: Vec<u8>,
+    agents: Vec<KeyAgent>,
+    header: KeyframeHeader,
+    /// Keyframe bytes sent (server, summed over peers), chunks applied, malformed, stale.
+    stats: [i64; 4],
 }
 
 // After the class, so the class's generated macros are in scope.

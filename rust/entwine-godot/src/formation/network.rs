@@ -26,10 +26,10 @@ impl FormationController {
     #[func]
     pub fn get_keyframe_stats(&self) -> VarDictionary {
         let mut d = VarDictionary::new();
-        d.set("bytes_sent", self.kf_stats[0]);
-        d.set("applied", self.kf_stats[1]);
-        d.set("malformed", self.kf_stats[2]);
-        d.set("stale", self.kf_stats[3]);
+        d.set("bytes_sent", self.keyframes.stats[0]);
+        d.set("applied", self.keyframes.stats[1]);
+        d.set("malformed", self.keyframes.stats[2]);
+        d.set("stale", self.keyframes.stats[3]);
         d
     }
 
@@ -142,18 +142,18 @@ impl FormationController {
         };
         let sender = mp.get_remote_sender_id();
         if sender != 1 || mp.is_server() {
-            self.kf_stats[2] += 1;
+            self.keyframes.stats[2] += 1;
             self.warn_once(
                 warn::KEYFRAME_FOREIGN,
                 &format!("state keyframe from peer {sender}, who is not the server; dropped (further ones are counted, not reported)"),
             );
             return;
         }
-        let mut header = core::mem::take(&mut self.kf_header);
-        let mut agents = core::mem::take(&mut self.kf_agents);
+        let mut header = core::mem::take(&mut self.keyframes.header);
+        let mut agents = core::mem::take(&mut self.keyframes.agents);
         match decode_chunk(chunk.as_slice(), &mut header, &mut agents) {
             Err(e) => {
-                self.kf_stats[2] += 1;
+                self.keyframes.stats[2] += 1;
                 self.warn_once(
                     warn::KEYFRAME_MALFORMED,
                     &format!("malformed state keyframe from the server ({e}); dropped (further ones are counted, not reported)"),
@@ -163,12 +163,13 @@ impl FormationController {
                 // Chunks of one keyframe share its number: the same one is not stale.
                 let seq = Seq16(header.seq);
                 let stale = self
-                    .kf_last_seq
+                    .keyframes
+                    .last_seq
                     .is_some_and(|last| !seq.is_same_or_newer_than(last));
                 if stale {
-                    self.kf_stats[3] += 1;
+                    self.keyframes.stats[3] += 1;
                 } else {
-                    self.kf_last_seq = Some(seq);
+                    self.keyframes.last_seq = Some(seq);
                     if header.formation != self.formation.to_string()
                         && !header.formation.is_empty()
                     {
@@ -179,9 +180,9 @@ impl FormationController {
                     }
                     let age = flight_age(self.server_time(), header.server_time);
                     if self.squad.apply_keyframe(&header, &agents, age) {
-                        self.kf_stats[1] += 1;
+                        self.keyframes.stats[1] += 1;
                     } else {
-                        self.kf_stats[2] += 1;
+                        self.keyframes.stats[2] += 1;
                         self.warn_once(
                             warn::KEYFRAME_SIZE,
                             &format!("state keyframe for {} agents does not fit this squad of {}; dropped", header.total, self.squad.len()),
@@ -190,8 +191,8 @@ impl FormationController {
                 }
             }
         }
-        self.kf_header = header;
-        self.kf_agents = agents;
+        self.keyframes.header = header;
+        self.keyframes.agents = agents;
     }
 
     /// Returns the shared server time from the [EntwineNetClock] at [member net_clock], if there is one.
@@ -274,20 +275,20 @@ impl FormationController {
         if !mp.is_server() {
             return;
         }
-        self.kf_since += delta.clamp(0.0, 1.0);
-        if self.kf_since < 1.0 / rate {
+        self.keyframes.since += delta.clamp(0.0, 1.0);
+        if self.keyframes.since < 1.0 / rate {
             return;
         }
-        self.kf_since = 0.0;
+        self.keyframes.since = 0.0;
         let clients = mp.get_peers().len() as i64;
         if clients == 0 {
             return;
         }
-        self.kf_seq = self.kf_seq.next();
-        let mut header = core::mem::take(&mut self.kf_header);
-        let mut agents = core::mem::take(&mut self.kf_agents);
+        self.keyframes.seq = self.keyframes.seq.next();
+        let mut header = core::mem::take(&mut self.keyframes.header);
+        let mut agents = core::mem::take(&mut self.keyframes.agents);
         self.squad.keyframe_header(&mut header);
-        header.seq = self.kf_seq.0;
+        header.seq = self.keyframes.seq.0;
         header.server_time = self.server_time().unwrap_or_else(now);
         header.formation.clear();
         header.formation.push_str(&self.formation.to_string());
@@ -296,21 +297,21 @@ impl FormationController {
                 .keyframe_agents(first, MAX_CHUNK_AGENTS, &mut agents);
             header.first = first as u32;
             header.count = agents.len() as u32;
-            self.kf_buf.clear();
-            if let Err(e) = encode_chunk(&header, &agents, &mut self.kf_buf) {
+            self.keyframes.buf.clear();
+            if let Err(e) = encode_chunk(&header, &agents, &mut self.keyframes.buf) {
                 self.warn_once(
                     warn::KEYFRAME_ENCODE,
                     &format!("cannot encode a state keyframe ({e}); not sent"),
                 );
                 break;
             }
-            let bytes = PackedByteArray::from(self.kf_buf.as_slice());
+            let bytes = PackedByteArray::from(self.keyframes.buf.as_slice());
             if self.rpcs().net_keyframe(&bytes).call().is_ok() {
-                self.kf_stats[0] += self.kf_buf.len() as i64 * clients;
+                self.keyframes.stats[0] += self.keyframes.buf.len() as i64 * clients;
             }
         }
-        self.kf_header = header;
-        self.kf_agents = agents;
+        self.keyframes.header = header;
+        self.keyframes.agents = agents;
     }
 
     /// Takes every agent tied to `peer` out of the contract in one re-form. Returns how many.

@@ -4,9 +4,7 @@
 use std::collections::HashMap;
 
 use entwine_core::formation::command::CommandLog;
-use entwine_core::formation::keyframe::KeyframeHeader;
 use entwine_core::formation::{Squad, SquadConfig};
-use entwine_core::kit::Seq16;
 use godot::classes::INode3D;
 use godot::prelude::*;
 
@@ -66,13 +64,7 @@ impl INode3D for FormationController {
             net_clock_node: NodePath::default(),
             acknowledge_commands: true,
             keyframe_rate: 2.0,
-            kf_since: 0.0,
-            kf_seq: Seq16(0),
-            kf_last_seq: None,
-            kf_buf: Vec::new(),
-            kf_agents: Vec::new(),
-            kf_header: KeyframeHeader::default(),
-            kf_stats: [0; 4],
+            keyframes: Default::default(),
             debug_draw: false,
             recording: false,
             record_frames: 1000,

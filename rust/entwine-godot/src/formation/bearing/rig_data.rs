@@ -53,17 +53,7 @@ impl SoldierBearing {
                 return None;
             }
         };
-        let forward = if self.body_forward == Vector3::ZERO {
-            humanoid.forward
-        } else {
-            vec3(self.body_forward)
-        };
-        let up = if self.body_forward == Vector3::ZERO {
-            humanoid.up
-        } else {
-            Vec3::Y
-        };
-        let Some(frame) = BodyFrame::new(forward, up) else {
+        let Some(frame) = self.body_frame(&humanoid) else {
             // Warned about where it was set (see `set_body_forward`).
             self.body_forward = Vector3::new(0.0, 0.0, -1.0);
             self.resolved_for = None;
@@ -73,36 +63,9 @@ impl SoldierBearing {
         let head_rest_rot = rotation_of(head_rest.basis);
         let head_forward = rotate_vec(head_rest_rot.conjugate(), frame.forward);
         let hand = find("hand_bone", &self.hand_bone, RigRole::RightHand).unwrap_or(-1);
-        if let Some(mut ik) = self
-            .own_ik
-            .and_then(|id| Gd::<LimbIK>::try_from_instance_id(id).ok())
-        {
-            // The LimbIK made for the salute follows the hand bone the bearing uses.
-            let [upper, lower, hand] = salute_arm(skeleton, &self.hand_bone, &humanoid);
-            let mut b = ik.bind_mut();
-            if b.get_resolved_bones().get(2) != Some(hand.clone()) {
-                b.set_upper_bone(upper);
-                b.set_lower_bone(lower);
-                b.set_end_bone(hand);
-            }
-        }
-        let hand_in_head = (hand >= 0).then(|| {
-            let hand_rest = skeleton.get_bone_global_rest(hand);
-            let parent = skeleton.get_bone_parent(hand);
-            // The hand points along the forearm at rest; its palm faces the body (inward).
-            let fingers = (parent >= 0)
-                .then(|| vec3(hand_rest.origin - skeleton.get_bone_global_rest(parent).origin));
-            // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
-            // Warned about where it was set.
-            salute_hand(
-                &frame,
-                head_rest_rot,
-                rotation_of(hand_rest.basis),
-                fingers,
-                vec3(self.salute_hand_offset),
-                humanoid.scale(),
-            )
-        });
+        self.retarget_salute_ik(skeleton, &humanoid);
+        let hand_in_head = (hand >= 0)
+            .then(|| self.salute_in_head(skeleton, hand, &frame, head_rest_rot, &humanoid));
         let (neck, chest) = (
             find("neck_bone", &self.neck_bone, RigRole::Neck).unwrap_or(-1),
             find("chest_bone", &self.chest_bone, RigRole::Chest).unwrap_or(-1),
@@ -132,6 +95,64 @@ impl SoldierBearing {
             hand_in_head,
         });
         self.rig
+    }
+
+    /// The body's forward and up in the skeleton: the set body forward, else the rig's.
+    fn body_frame(&self, humanoid: &Humanoid) -> Option<BodyFrame> {
+        let forward = if self.body_forward == Vector3::ZERO {
+            humanoid.forward
+        } else {
+            vec3(self.body_forward)
+        };
+        let up = if self.body_forward == Vector3::ZERO {
+            humanoid.up
+        } else {
+            Vec3::Y
+        };
+        BodyFrame::new(forward, up)
+    }
+
+    /// Points the LimbIK made for the salute at the arm of the hand bone the bearing uses.
+    fn retarget_salute_ik(&self, skeleton: &Gd<Skeleton3D>, humanoid: &Humanoid) {
+        if let Some(mut ik) = self
+            .own_ik
+            .and_then(|id| Gd::<LimbIK>::try_from_instance_id(id).ok())
+        {
+            // The LimbIK made for the salute follows the hand bone the bearing uses.
+            let [upper, lower, hand] = salute_arm(skeleton, &self.hand_bone, humanoid);
+            let mut b = ik.bind_mut();
+            if b.get_resolved_bones().get(2) != Some(hand.clone()) {
+                b.set_upper_bone(upper);
+                b.set_lower_bone(lower);
+                b.set_end_bone(hand);
+            }
+        }
+    }
+
+    /// The saluting hand's pose in the head's frame, from the rest pose and the set offset.
+    fn salute_in_head(
+        &self,
+        skeleton: &Gd<Skeleton3D>,
+        hand: i32,
+        frame: &BodyFrame,
+        head_rest_rot: Quat,
+        humanoid: &Humanoid,
+    ) -> (Quat, Vec3) {
+        let hand_rest = skeleton.get_bone_global_rest(hand);
+        let parent = skeleton.get_bone_parent(hand);
+        // The hand points along the forearm at rest; its palm faces the body (inward).
+        let fingers = (parent >= 0)
+            .then(|| vec3(hand_rest.origin - skeleton.get_bone_global_rest(parent).origin));
+        // Given for a 1.75 m human: scaled with the rig's height in the skeleton's units.
+        // Warned about where it was set.
+        salute_hand(
+            frame,
+            head_rest_rot,
+            rotation_of(hand_rest.basis),
+            fingers,
+            vec3(self.salute_hand_offset),
+            humanoid.scale(),
+        )
     }
 }
 
