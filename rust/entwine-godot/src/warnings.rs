@@ -3,8 +3,9 @@
 //!
 //! What to print when is the core's (`kit::warn::WarnOnce`, `kit::WarnThrottle`); this prints it.
 
+use entwine_core::kit::param::Param;
 use entwine_core::kit::warn::{
-    held_back_message, int_within, range_message, setting_message, vector_message, within, WarnOnce,
+    held_back_message, range_message, setting_message, vector_message, within, WarnOnce,
 };
 use entwine_core::kit::WarnThrottle;
 use godot::prelude::*;
@@ -180,21 +181,19 @@ impl Warnings {
         used
     }
 
-    /// [`Self::property`] for an integer that must be within `lo..=hi`: else clamped (the core's
-    /// [`int_within`]), warning with its [`range_message`].
-    pub fn i32_within(
-        &mut self,
-        node: &Gd<impl Inherits<Node>>,
-        name: &str,
-        value: i32,
-        lo: i32,
-        hi: i32,
-    ) -> i32 {
-        let (used, valid) = int_within(value, lo, hi);
-        self.setting(node, name, valid, || {
-            range_message(name, lo, hi, value, used)
-        });
+    /// [`Self::property`] for a tunable with a table entry: `value` (stored units) within the
+    /// entry's range, else clamped (the default when not finite), warning in the inspector's
+    /// units ([`Param::warning`]).
+    pub fn param(&mut self, node: &Gd<impl Inherits<Node>>, spec: &Param, value: f32) -> f32 {
+        let used = spec.clamped(value);
+        let valid = value.is_finite() && used == value;
+        self.setting(node, spec.name, valid, || spec.warning(value, used));
         used
+    }
+
+    /// [`Self::param`] for a whole number.
+    pub fn count_param(&mut self, node: &Gd<impl Inherits<Node>>, spec: &Param, value: i32) -> i32 {
+        self.param(node, spec, value as f32).round() as i32
     }
 
     /// [`Self::property`] for a vector that must be finite and within `-limit..=limit` on every

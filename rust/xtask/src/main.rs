@@ -10,6 +10,7 @@
 //! cargo xtask demo editor          the editor on the editor tour, a screenshot per selected node
 //! cargo xtask demo [NAME]          run the demo (a window, or each scene's screenshots to target/demo/
 //!                                  when headless, one Godot and one time limit per scene)
+//! cargo xtask docs                print the nodes' parameter tables into their guides in docs/
 //! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
 //! cargo xtask fuzz [SECONDS]       the core's property suite for SECONDS (default 60), new seeds
 //!                  [--base SEED]    (or the seeds of a printed base, to repeat a run)
@@ -28,6 +29,7 @@ mod godot;
 mod harness;
 mod install;
 mod package;
+mod param_docs;
 #[cfg(test)]
 mod portable;
 mod proc;
@@ -44,7 +46,7 @@ use godot::Godot;
 use proc::{Ending, Guarded};
 use util::{cargo, repo_root, run_checked, Result};
 
-const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | fuzz [SECONDS] [--base SEED] | export linux|android | package>";
+const USAGE: &str = "usage: cargo xtask <godot [-- ARGS] | build [--release] | test [FILTER] [--godot-only] | demo [NAME] | bench [NAME] | fuzz [SECONDS] [--base SEED] | export linux|android | package | docs>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Some("fuzz") => cmd_fuzz(&repo, &args[1..]),
         Some("export") => cmd_export(&repo, args.get(1).map(String::as_str)),
         Some("package") => cmd_package(&repo),
+        Some("docs") => param_docs::update(&repo),
         _ => Err(USAGE.to_string()),
     };
     match result {

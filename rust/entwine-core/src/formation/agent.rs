@@ -57,17 +57,6 @@ pub struct Thresholds {
     pub heading: f32,
 }
 
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self {
-            align: 0.05,
-            stable: 0.03,
-            frames: 5,
-            heading: 2f32.to_radians(),
-        }
-    }
-}
-
 /// Returns the next state from the current one, updating the debounce `counter`.
 ///
 /// `dist` is the distance to the slot (m), `heading_err` the heading error (radians) and
@@ -136,17 +125,6 @@ pub struct Gains {
     pub k3: f32,
     /// Largest magnitude of the accumulated error (m·s): anti-windup clamp.
     pub integral_limit: f32,
-}
-
-impl Default for Gains {
-    fn default() -> Self {
-        Self {
-            k1: 1.8,
-            k2: 1.5,
-            k3: 0.05,
-            integral_limit: 0.5,
-        }
-    }
 }
 
 /// How an agent's position gain k₁ shrinks with its actuation latency: agents with a high latency

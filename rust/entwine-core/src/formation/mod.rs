@@ -38,6 +38,7 @@ pub mod hash;
 pub mod keyframe;
 pub mod latency;
 pub mod net;
+pub mod params;
 pub mod record;
 pub mod render;
 pub mod rng;
@@ -51,9 +52,10 @@ pub use agent::{AgentState, Gains, LatencyGains, Thresholds};
 pub use assign::Assigner;
 pub use baseline::{Baseline, BaselineFit};
 pub use bearing::{Bearing, BearingConfig, BearingMotion, BearingWatch, BodyFrame, Eyes, Gesture};
+pub use params::SquadParam;
 pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
 pub use squad::{
-    advance_steps, move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, SquadParam,
-    MOVE_RAMP, TICK, TICK_HZ,
+    advance_steps, move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, MOVE_RAMP, TICK,
+    TICK_HZ,
 };

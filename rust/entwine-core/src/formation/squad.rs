@@ -33,7 +33,6 @@ use super::latency::{LatencyEstimator, LAG_CANDIDATES};
 use super::record::{Recorder, Sample, DEFAULT_FRAMES};
 use super::rng::Rng;
 use super::shape::{forward_of, rotate, yaw_of, FormationDef, FormationError, MAX_AGENTS};
-use crate::kit::param::{check, Correction};
 use crate::kit::{move_towards_vec3, wrap_angle as kit_wrap_angle};
 
 /// Returns `a` wrapped into [−π, π]: the kit's `wrap_angle`, with a fast path for the common case
@@ -131,23 +130,24 @@ pub struct SquadConfig {
 
 impl Default for SquadConfig {
     fn default() -> Self {
+        use super::params::SquadParam as P;
         Self {
             gains: Gains::default(),
             thresholds: Thresholds::default(),
-            max_speed: 3.0,
-            max_turn_rate: 360f32.to_radians(),
-            repulsion_radius: 0.4,
-            repulsion_strength: 1.0,
-            arrival_time: 0.8,
-            transition_gain_max: 8.0,
-            anchor_acceleration: 3.0,
-            contract_spacing: 0.05,
-            contract_heading: 3f32.to_radians(),
-            contract_settle: 1.2,
-            latency: 0.0,
+            max_speed: P::MaxSpeed.spec().default,
+            max_turn_rate: P::MaxTurnRate.spec().default,
+            repulsion_radius: P::RepulsionRadius.spec().default,
+            repulsion_strength: P::RepulsionStrength.spec().default,
+            arrival_time: P::ArrivalTime.spec().default,
+            transition_gain_max: P::TransitionGainMax.spec().default,
+            anchor_acceleration: P::AnchorAcceleration.spec().default,
+            contract_spacing: P::ContractSpacing.spec().default,
+            contract_heading: P::ContractHeading.spec().default,
+            contract_settle: P::ContractSettle.spec().default,
+            latency: P::Latency.spec().default,
             measure_latency: true,
             latency_gains: LatencyGains::default(),
-            step_noise: 0.0,
+            step_noise: P::StepNoise.spec().default,
         }
     }
 }
@@ -173,321 +173,6 @@ pub fn advance_steps(seconds: f32) -> impl Iterator<Item = f32> {
             dt
         })
     })
-}
-
-/// A [`SquadConfig`] parameter that [`SquadConfig::sanitized`] can correct.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SquadParam {
-    /// `gains.k1`, 0..=20 1/s.
-    K1,
-    /// `gains.k2`, 0..=20 1/s.
-    K2,
-    /// `gains.k3`, 0..=10 1/s².
-    K3,
-    /// `gains.integral_limit`, 0..=10 m·s.
-    IntegralLimit,
-    /// `thresholds.align`, 0.001..=10 m.
-    Align,
-    /// `thresholds.stable`, 0.0005 m..=`thresholds.align`.
-    Stable,
-    /// `thresholds.frames`, 1..=120 ticks.
-    Frames,
-    /// `thresholds.heading`, 0.0001..=1 rad.
-    Heading,
-    /// `max_speed`, 0.01..=100 m/s.
-    MaxSpeed,
-    /// `max_turn_rate`, 0.01..=100 rad/s.
-    MaxTurnRate,
-    /// `repulsion_radius`, 0..=10 m.
-    RepulsionRadius,
-    /// `repulsion_strength`, 0..=100 m²/s.
-    RepulsionStrength,
-    /// `arrival_time`, 0.05..=60 s.
-    ArrivalTime,
-    /// `transition_gain_max`, 0..=30 1/s.
-    TransitionGainMax,
-    /// `anchor_acceleration`, 0.1..=100 m/s².
-    AnchorAcceleration,
-    /// `contract_spacing`, 0..=10 m.
-    ContractSpacing,
-    /// `contract_heading`, 0..=3.2 rad.
-    ContractHeading,
-    /// `contract_settle`, 0..=600 s.
-    ContractSettle,
-    /// `latency`, 0..=1 s.
-    Latency,
-    /// `step_noise`, 0..=1 m.
-    StepNoise,
-}
-
-impl SquadParam {
-    /// Every parameter, in declaration order (`ALL[p as usize] == p`).
-    pub const ALL: [Self; 20] = [
-        Self::K1,
-        Self::K2,
-        Self::K3,
-        Self::IntegralLimit,
-        Self::Align,
-        Self::Stable,
-        Self::Frames,
-        Self::Heading,
-        Self::MaxSpeed,
-        Self::MaxTurnRate,
-        Self::RepulsionRadius,
-        Self::RepulsionStrength,
-        Self::ArrivalTime,
-        Self::TransitionGainMax,
-        Self::AnchorAcceleration,
-        Self::ContractSpacing,
-        Self::ContractHeading,
-        Self::ContractSettle,
-        Self::Latency,
-        Self::StepNoise,
-    ];
-
-    /// Returns whether the parameter is an angle or an angular rate (radians in the core), so a
-    /// caller that shows degrees converts it.
-    #[must_use]
-    pub fn is_angle(self) -> bool {
-        matches!(
-            self,
-            Self::Heading | Self::MaxTurnRate | Self::ContractHeading
-        )
-    }
-
-    /// Returns the `FormationController` property that sets the parameter.
-    #[must_use]
-    pub fn property(self) -> &'static str {
-        match self {
-            Self::K1 => "k1",
-            Self::K2 => "k2",
-            Self::K3 => "k3",
-            Self::IntegralLimit => "integral_limit",
-            Self::Align => "align_threshold",
-            Self::Stable => "stable_threshold",
-            Self::Frames => "debounce_frames",
-            Self::Heading => "heading_tolerance",
-            Self::MaxSpeed => "max_speed",
-            Self::MaxTurnRate => "max_turn_rate",
-            Self::RepulsionRadius => "repulsion_radius",
-            Self::RepulsionStrength => "repulsion_strength",
-            Self::ArrivalTime => "arrival_time",
-            Self::TransitionGainMax => "transition_gain_max",
-            Self::AnchorAcceleration => "march_acceleration",
-            Self::ContractSpacing => "contract_spacing",
-            Self::ContractHeading => "contract_heading",
-            Self::ContractSettle => "contract_settle",
-            Self::Latency => "actuation_latency",
-            Self::StepNoise => "step_noise",
-        }
-    }
-
-    /// Returns whether a correction of this parameter goes unreported while `corrected` says
-    /// another is being corrected: `stable_threshold` is bounded by `align_threshold`, so while
-    /// that one is wrong it alone warns.
-    #[must_use]
-    pub fn masked(self, corrected: impl Fn(SquadParam) -> bool) -> bool {
-        self == Self::Stable && corrected(Self::Align)
-    }
-}
-
-impl Correction<SquadParam> {
-    /// Returns the warning for the correction, in the inspector's units (degrees for angles),
-    /// with `got` the value as the property holds it.
-    #[must_use]
-    pub fn warning(&self, got: f32) -> String {
-        let unit = |v: f32| {
-            if self.param.is_angle() {
-                v.to_degrees()
-            } else {
-                v
-            }
-        };
-        let bound = if self.param == SquadParam::Stable {
-            " (at most align_threshold)"
-        } else {
-            ""
-        };
-        format!(
-            "{} must be in {}..={}{bound} (got {got}); using {}",
-            self.param.property(),
-            unit(self.lo),
-            unit(self.hi),
-            unit(self.used)
-        )
-    }
-}
-
-impl SquadConfig {
-    /// Returns the config with every value finite and in its accepted range (see [`SquadParam`]):
-    /// out-of-range values are clamped, non-finite ones take the default. Calls `on_issue` once
-    /// for every parameter it corrected. `latency_gains` is corrected silently.
-    #[must_use]
-    pub fn sanitized(mut self, mut on_issue: impl FnMut(Correction<SquadParam>)) -> Self {
-        let d = Self::default();
-        let on = &mut on_issue;
-        self.check_control(&d, on);
-        self.check_motion(&d, on);
-        self.check_contract(&d, on);
-        self
-    }
-
-    /// Checks the control law's gains and the agents' state thresholds.
-    fn check_control(&mut self, d: &Self, on: &mut impl FnMut(Correction<SquadParam>)) {
-        use SquadParam as P;
-        let g = &mut self.gains;
-        check(&mut g.k1, 0.0, 20.0, d.gains.k1, P::K1, on);
-        check(&mut g.k2, 0.0, 20.0, d.gains.k2, P::K2, on);
-        check(&mut g.k3, 0.0, 10.0, d.gains.k3, P::K3, on);
-        let limit = d.gains.integral_limit;
-        check(
-            &mut g.integral_limit,
-            0.0,
-            10.0,
-            limit,
-            P::IntegralLimit,
-            on,
-        );
-        let t = &mut self.thresholds;
-        check(&mut t.align, 0.001, 10.0, d.thresholds.align, P::Align, on);
-        let stable = d.thresholds.stable.min(t.align);
-        check(&mut t.stable, 0.0005, t.align, stable, P::Stable, on);
-        let frames = t.frames.clamp(1, 120);
-        if frames != t.frames {
-            on(Correction {
-                param: P::Frames,
-                got: f32::from(t.frames),
-                lo: 1.0,
-                hi: 120.0,
-                used: f32::from(frames),
-            });
-            t.frames = frames;
-        }
-        check(
-            &mut t.heading,
-            1e-4,
-            1.0,
-            d.thresholds.heading,
-            P::Heading,
-            on,
-        );
-    }
-
-    /// Checks the agents' speed and turn rate, the soft walls, the arrival time and the anchor.
-    fn check_motion(&mut self, d: &Self, on: &mut impl FnMut(Correction<SquadParam>)) {
-        use SquadParam as P;
-        check(
-            &mut self.max_speed,
-            0.01,
-            100.0,
-            d.max_speed,
-            P::MaxSpeed,
-            on,
-        );
-        let turn = d.max_turn_rate;
-        check(
-            &mut self.max_turn_rate,
-            0.01,
-            100.0,
-            turn,
-            P::MaxTurnRate,
-            on,
-        );
-        let radius = d.repulsion_radius;
-        check(
-            &mut self.repulsion_radius,
-            0.0,
-            10.0,
-            radius,
-            P::RepulsionRadius,
-            on,
-        );
-        let strength = d.repulsion_strength;
-        check(
-            &mut self.repulsion_strength,
-            0.0,
-            100.0,
-            strength,
-            P::RepulsionStrength,
-            on,
-        );
-        check(
-            &mut self.arrival_time,
-            0.05,
-            60.0,
-            d.arrival_time,
-            P::ArrivalTime,
-            on,
-        );
-        let gain = d.transition_gain_max;
-        check(
-            &mut self.transition_gain_max,
-            0.0,
-            30.0,
-            gain,
-            P::TransitionGainMax,
-            on,
-        );
-        let accel = d.anchor_acceleration;
-        check(
-            &mut self.anchor_acceleration,
-            0.1,
-            100.0,
-            accel,
-            P::AnchorAcceleration,
-            on,
-        );
-    }
-
-    /// Checks the formation contract, the latency and the step noise.
-    fn check_contract(&mut self, d: &Self, on: &mut impl FnMut(Correction<SquadParam>)) {
-        use SquadParam as P;
-        let spacing = d.contract_spacing;
-        check(
-            &mut self.contract_spacing,
-            0.0,
-            10.0,
-            spacing,
-            P::ContractSpacing,
-            on,
-        );
-        let heading = d.contract_heading;
-        check(
-            &mut self.contract_heading,
-            0.0,
-            3.2,
-            heading,
-            P::ContractHeading,
-            on,
-        );
-        let settle = d.contract_settle;
-        check(
-            &mut self.contract_settle,
-            0.0,
-            600.0,
-            settle,
-            P::ContractSettle,
-            on,
-        );
-        let max_latency = MAX_LATENCY_TICKS as f32 * TICK;
-        check(
-            &mut self.latency,
-            0.0,
-            max_latency,
-            d.latency,
-            P::Latency,
-            on,
-        );
-        self.latency_gains = self.latency_gains.sanitized();
-        check(
-            &mut self.step_noise,
-            0.0,
-            1.0,
-            d.step_noise,
-            P::StepNoise,
-            on,
-        );
-    }
 }
 
 /// The live contract metrics.
@@ -2450,6 +2135,8 @@ mod reference;
 #[cfg(test)]
 mod param_tests {
     use super::*;
+    use crate::formation::SquadParam;
+    use crate::kit::param::Correction;
 
     #[test]
     fn every_parameter_has_its_own_property() {
@@ -2472,7 +2159,7 @@ mod param_tests {
             .iter()
             .find(|c| c.param == SquadParam::MaxTurnRate)
             .expect("NaN is corrected");
-        let msg = c.warning(f32::NAN);
+        let msg = c.warning();
         assert!(msg.starts_with("max_turn_rate must be in "), "{msg}");
         // Degrees in the message: the default turn rate is shown as degrees per second.
         let used = msg.rsplit("using ").next().unwrap().parse::<f32>().unwrap();
@@ -2485,8 +2172,8 @@ mod param_tests {
             used: 0.5,
         };
         assert_eq!(
-            stable.warning(9.0),
-            "stable_threshold must be in 0..=0.5 (at most align_threshold) (got 9); using 0.5"
+            stable.warning(),
+            "stable_threshold must be in 0..=0.5 m (at most align_threshold) (got 9); using 0.5"
         );
         assert!(SquadParam::Stable.masked(|p| p == SquadParam::Align));
         assert!(!SquadParam::Stable.masked(|_| false));

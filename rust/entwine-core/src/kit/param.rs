@@ -1,5 +1,202 @@
-//! Typed reports of corrected parameters: a `sanitized(on_issue)` clamps every value into its
-//! accepted range and tells the caller which parameter it corrected, from what, to what.
+//! Tunables as data: a node's parameter table ([`Param`]: name, unit, range, default,
+//! description), from which the core clamps, the glue builds its inspector hints, defaults and
+//! warnings, and the docs their property tables; and typed reports of corrected values
+//! ([`Correction`]).
+
+/// The unit a tunable is stored in. Angles are stored in radians and shown in degrees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A plain number: a weight, a ratio, a scale.
+    Number,
+    /// A whole number: points, iterations, ticks.
+    Count,
+    /// Metres.
+    Metres,
+    /// Seconds.
+    Seconds,
+    /// Hertz.
+    Hertz,
+    /// Metres per second.
+    MetresPerSecond,
+    /// Metres per second squared.
+    MetresPerSecondSquared,
+    /// Per second (a gain or a rate).
+    PerSecond,
+    /// Per second squared (an integral gain).
+    PerSecondSquared,
+    /// Metre-seconds (an accumulated position error).
+    MetreSeconds,
+    /// Square metres per second (a soft wall's strength).
+    SquareMetresPerSecond,
+    /// Kilograms.
+    Kilograms,
+    /// Radians (shown in degrees).
+    Radians,
+    /// Radians per second (shown in degrees per second).
+    RadiansPerSecond,
+}
+
+impl Unit {
+    /// Whether values are angles or angular speeds: stored in radians, shown in degrees.
+    #[must_use]
+    pub const fn is_angle(self) -> bool {
+        matches!(self, Self::Radians | Self::RadiansPerSecond)
+    }
+
+    /// The unit as the inspector and the docs write it after a value (empty for plain numbers
+    /// and counts; degrees for angles).
+    #[must_use]
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Self::Number | Self::Count => "",
+            Self::Metres => "m",
+            Self::Seconds => "s",
+            Self::Hertz => "Hz",
+            Self::MetresPerSecond => "m/s",
+            Self::MetresPerSecondSquared => "m/s²",
+            Self::PerSecond => "1/s",
+            Self::PerSecondSquared => "1/s²",
+            Self::MetreSeconds => "m·s",
+            Self::SquareMetresPerSecond => "m²/s",
+            Self::Kilograms => "kg",
+            Self::Radians => "°",
+            Self::RadiansPerSecond => "°/s",
+        }
+    }
+
+    /// Returns a stored value as shown: degrees for angles, else as it is, to six significant
+    /// digits.
+    #[must_use]
+    pub fn shown(self, v: f32) -> f64 {
+        let v = f64::from(v);
+        tidy(if self.is_angle() { v.to_degrees() } else { v })
+    }
+}
+
+/// Rounds `x` to six significant digits (so 360° stored as radians shows as 360, not
+/// 359.99999).
+fn tidy(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(5 - x.abs().log10().floor() as i32);
+    let t = (x * scale).round() / scale;
+    if t.is_finite() {
+        t
+    } else {
+        x
+    }
+}
+
+/// One tunable number of a node: the property's name, its unit, the accepted range and the
+/// default, and a one-line description for the docs. A node's table of these is the only place
+/// its ranges and defaults are written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Param {
+    /// The property's name.
+    pub name: &'static str,
+    /// The unit the value is stored in.
+    pub unit: Unit,
+    /// The smallest accepted value.
+    pub min: f32,
+    /// The largest accepted value.
+    pub max: f32,
+    /// The default.
+    pub default: f32,
+    /// What it does, in one line.
+    pub doc: &'static str,
+}
+
+impl Param {
+    /// A table entry. Panics (at compile time in a `const`) unless `min <= default <= max`.
+    #[must_use]
+    pub const fn new(
+        name: &'static str,
+        unit: Unit,
+        (min, max): (f32, f32),
+        default: f32,
+        doc: &'static str,
+    ) -> Self {
+        assert!(min <= default && default <= max, "default out of range");
+        Self {
+            name,
+            unit,
+            min,
+            max,
+            default,
+            doc,
+        }
+    }
+
+    /// The smallest value as the inspector shows it (degrees for angles).
+    #[must_use]
+    pub fn hint_min(&self) -> f64 {
+        self.unit.shown(self.min)
+    }
+
+    /// The largest value as the inspector shows it (degrees for angles).
+    #[must_use]
+    pub fn hint_max(&self) -> f64 {
+        self.unit.shown(self.max)
+    }
+
+    /// The default as the inspector shows it.
+    #[must_use]
+    pub fn shown_default(&self) -> f64 {
+        self.unit.shown(self.default)
+    }
+
+    /// The inspector's suffix for the value ([`Unit::suffix`]).
+    #[must_use]
+    pub const fn suffix(&self) -> &'static str {
+        self.unit.suffix()
+    }
+
+    /// Returns `v` within the range; a value that is not finite takes the default.
+    #[must_use]
+    pub fn clamped(&self, v: f32) -> f32 {
+        crate::kit::clamp_finite(v, self.min, self.max, self.default)
+    }
+
+    /// Clamps `*value` into the range (the default when not finite) and reports a
+    /// [`Correction`] naming `param` when it changed (see [`check`]).
+    pub fn check<P: Copy>(
+        &self,
+        value: &mut f32,
+        param: P,
+        on_issue: &mut impl FnMut(Correction<P>),
+    ) {
+        check(value, self.min, self.max, self.default, param, on_issue);
+    }
+
+    /// The warning for a value `got` (as stored) that was replaced by `used`, in the units the
+    /// inspector shows: "`name` must be in `min`..=`max` `unit` (got …); using …".
+    #[must_use]
+    pub fn warning(&self, got: f32, used: f32) -> String {
+        let u = self.unit;
+        let suffix = match u.suffix() {
+            "" => String::new(),
+            s => format!(" {s}"),
+        };
+        format!(
+            "{} must be in {}..={}{suffix} (got {}); using {}",
+            self.name,
+            self.hint_min(),
+            self.hint_max(),
+            shown_raw(u, got),
+            u.shown(used)
+        )
+    }
+}
+
+/// A value as given, in the shown unit (not rounded: a bad value is shown as it was).
+fn shown_raw(u: Unit, v: f32) -> f64 {
+    if u.is_angle() {
+        f64::from(v).to_degrees()
+    } else {
+        f64::from(v)
+    }
+}
 
 /// A parameter a `sanitized(on_issue)` call had to correct, in the core's units.
 ///
@@ -48,6 +245,39 @@ pub fn check<P: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_entry_shows_angles_in_degrees_and_warns_in_the_shown_units() {
+        let turn = Param::new(
+            "turn",
+            Unit::RadiansPerSecond,
+            (0.01, 100.0),
+            std::f32::consts::TAU,
+            "how fast",
+        );
+        assert_eq!(turn.shown_default(), 360.0);
+        assert_eq!(turn.hint_min(), 0.572958);
+        assert_eq!(turn.hint_max(), 5729.58);
+        assert_eq!(turn.suffix(), "°/s");
+        let mut v = 200.0;
+        let mut seen = None;
+        turn.check(&mut v, 7, &mut |c| seen = Some(c));
+        assert_eq!(v, 100.0);
+        let c = seen.expect("a correction");
+        assert_eq!((c.param, c.lo, c.hi, c.used), (7, 0.01, 100.0, 100.0));
+        let w = turn.warning(c.got, c.used);
+        assert!(
+            w.starts_with("turn must be in 0.572958..=5729.58 °/s (got 11459.1"),
+            "{w}"
+        );
+        assert!(w.ends_with("using 5729.58"), "{w}");
+        let gain = Param::new("k", Unit::Number, (0.0, 2.0), 1.0, "gain");
+        assert_eq!(gain.clamped(f32::NAN), 1.0);
+        assert_eq!(
+            gain.warning(3.0, 2.0),
+            "k must be in 0..=2 (got 3); using 2"
+        );
+    }
 
     #[test]
     fn values_in_range_pass_silently_and_others_are_reported_once() {

@@ -1,7 +1,7 @@
 //! Configuration: the tuning properties gathered into a `SquadConfig` that the core sanitizes,
 //! and each corrected `SquadParam` named by its property in a warning given once.
 
-use entwine_core::formation::record::MAX_FRAMES;
+use entwine_core::formation::params;
 use entwine_core::formation::{Gains, SquadConfig, SquadParam, Thresholds};
 
 use godot::obj::WithBaseField;
@@ -55,42 +55,10 @@ impl FormationController {
             if self.warnings.printed(c.param as u32) || masked {
                 continue;
             }
-            let msg = c.warning(property_value(self, c.param));
+            let msg = c.warning();
             self.warn_once(c.param as u32, &msg);
         }
         cfg
-    }
-}
-
-/// The value the property setting `param` holds, in the inspector's units (degrees for angles).
-fn property_value(c: &FormationController, param: SquadParam) -> f32 {
-    use SquadParam as P;
-    let v = match param {
-        P::K1 => c.k1,
-        P::K2 => c.k2,
-        P::K3 => c.k3,
-        P::IntegralLimit => c.integral_limit,
-        P::Align => c.align_threshold,
-        P::Stable => c.stable_threshold,
-        P::Frames => c.debounce_frames as f32,
-        P::Heading => c.heading_tolerance,
-        P::MaxSpeed => c.max_speed,
-        P::MaxTurnRate => c.max_turn_rate,
-        P::RepulsionRadius => c.repulsion_radius,
-        P::RepulsionStrength => c.repulsion_strength,
-        P::ArrivalTime => c.arrival_time,
-        P::TransitionGainMax => c.transition_gain_max,
-        P::AnchorAcceleration => c.march_acceleration,
-        P::ContractSpacing => c.contract_spacing,
-        P::ContractHeading => c.contract_heading,
-        P::ContractSettle => c.contract_settle,
-        P::Latency => c.actuation_latency,
-        P::StepNoise => c.step_noise,
-    };
-    if param.is_angle() {
-        v.to_degrees()
-    } else {
-        v
     }
 }
 
@@ -104,37 +72,32 @@ impl FormationController {
         let _ = self.head_turn_speed();
     }
 
-    /// Returns [member salute_duration] (s) within 0..=600 (NaN: 0), checked.
+    /// Returns [member salute_duration] (s) within its range, checked.
     pub(super) fn salute_seconds(&mut self) -> f32 {
         let node = self.to_gd();
         let v = self.salute_duration;
-        self.warnings
-            .f32_within(&node, "salute_duration", v, 0.0, 600.0, 0.0)
+        self.warnings.param(&node, &params::SALUTE_DURATION, v)
     }
 
-    /// Returns [member keyframe_rate] (Hz) within 0..=60 (NaN: 0, off), checked.
+    /// Returns [member keyframe_rate] (Hz) within its range (0: off), checked.
     pub(super) fn keyframe_hz(&mut self) -> f32 {
         let node = self.to_gd();
         let v = self.keyframe_rate;
-        self.warnings
-            .f32_within(&node, "keyframe_rate", v, 0.0, 60.0, 0.0)
+        self.warnings.param(&node, &params::KEYFRAME_RATE, v)
     }
 
-    /// Returns [member record_frames] within 1..=100000, checked.
+    /// Returns [member record_frames] within its range, checked.
     pub(super) fn record_frame_count(&mut self) -> usize {
         let node = self.to_gd();
         let v = self.record_frames;
-        self.warnings
-            .i32_within(&node, "record_frames", v, 1, MAX_FRAMES as i32) as usize
+        self.warnings.count_param(&node, &params::RECORD_FRAMES, v) as usize
     }
 
-    /// Returns [member head_turn_speed] (rad/s) within 1..=3600 °/s (NaN: 180 °/s), checked; the
-    /// warning speaks in degrees, as the inspector shows it.
+    /// Returns [member head_turn_speed] (rad/s) within its range, checked; the warning speaks in
+    /// degrees, as the inspector shows it.
     pub(super) fn head_turn_speed(&mut self) -> f32 {
         let node = self.to_gd();
-        let v = self.head_turn_speed.to_degrees();
-        self.warnings
-            .f32_within(&node, "head_turn_speed", v, 1.0, 3600.0, 180.0)
-            .to_radians()
+        let v = self.head_turn_speed;
+        self.warnings.param(&node, &params::HEAD_TURN_SPEED, v)
     }
 }

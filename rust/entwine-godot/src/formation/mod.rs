@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use entwine_core::formation::command::CommandLog;
 use entwine_core::formation::keyframe::{KeyAgent, KeyframeHeader};
+use entwine_core::formation::params::{self, SquadParam as P};
 use entwine_core::formation::{BearingWatch, Squad};
 use entwine_core::kit::Seq16;
 use godot::classes::{ImmediateMesh, Mesh, MeshInstance3D, MultiMesh, Node3D};
@@ -148,8 +149,8 @@ pub struct FormationController {
     #[export]
     #[var(set = set_agent_source)]
     agent_source: AgentSource,
-    /// Number of internal agents (agent_source = Internal), 0..=65536.
-    #[export(range = (0.0, 65536.0, 1.0))]
+    /// Number of internal agents (agent_source = Internal).
+    #[export(range = (params::INTERNAL_AGENT_COUNT.hint_min(), params::INTERNAL_AGENT_COUNT.hint_max(), 1.0, suffix = params::INTERNAL_AGENT_COUNT.suffix()))]
     #[var(set = set_internal_agent_count)]
     internal_agent_count: i32,
     /// Mesh drawn for each internal agent (a capsule when empty). Forward is −Z.
@@ -183,78 +184,75 @@ pub struct FormationController {
     #[export(node_path = ("Node3D"))]
     leader_node: NodePath,
 
-    /// Fastest an agent moves, m/s (0.01..=100).
+    /// Fastest an agent moves, m/s.
     #[export_group(name = "Motion")]
-    #[export(range = (0.01, 100.0, 0.01, suffix = "m/s"))]
+    #[export(range = (P::MaxSpeed.spec().hint_min(), P::MaxSpeed.spec().hint_max(), 0.01, suffix = P::MaxSpeed.spec().suffix()))]
     max_speed: f32,
-    /// Fastest an agent turns, in radians per second (0.01..=100; the inspector shows °/s).
-    #[export(range = (0.58, 5729.6, 0.1, radians_as_degrees, suffix = "°/s"))]
+    /// Fastest an agent turns, in radians per second.
+    #[export(range = (P::MaxTurnRate.spec().hint_min(), P::MaxTurnRate.spec().hint_max(), 0.1, radians_as_degrees, suffix = P::MaxTurnRate.spec().suffix()))]
     max_turn_rate: f32,
-    /// Shortest time for agents to reach new slots after a command, s (0.05..=60). Longer moves
+    /// Shortest time for agents to reach new slots after a command, s. Longer moves
     /// take as long as `max_speed` requires.
-    #[export(range = (0.05, 60.0, 0.01, suffix = "s"))]
+    #[export(range = (P::ArrivalTime.spec().hint_min(), P::ArrivalTime.spec().hint_max(), 0.01, suffix = P::ArrivalTime.spec().suffix()))]
     arrival_time: f32,
-    /// How fast marching starts and stops, m/s² (0.1..=100).
-    #[export(range = (0.1, 100.0, 0.1, suffix = "m/s²"))]
+    /// How fast marching starts and stops, m/s².
+    #[export(range = (P::AnchorAcceleration.spec().hint_min(), P::AnchorAcceleration.spec().hint_max(), 0.1, suffix = P::AnchorAcceleration.spec().suffix()))]
     march_acceleration: f32,
 
-    /// Position gain k₁ (1/s, 0..=20): speed per metre of error.
+    /// Position gain k₁: speed per metre of error.
     #[export_group(name = "Feedback")]
-    #[export(range = (0.0, 20.0, 0.01))]
+    #[export(range = (P::K1.spec().hint_min(), P::K1.spec().hint_max(), 0.01, suffix = P::K1.spec().suffix()))]
     k1: f32,
-    /// Heading gain k₂ (1/s, 0..=20): turn rate per radian of error.
-    #[export(range = (0.0, 20.0, 0.01))]
+    /// Heading gain k₂: turn rate per radian of error.
+    #[export(range = (P::K2.spec().hint_min(), P::K2.spec().hint_max(), 0.01, suffix = P::K2.spec().suffix()))]
     k2: f32,
-    /// Integral gain k₃ (1/s², 0..=10) on the accumulated position error.
-    #[export(range = (0.0, 10.0, 0.001))]
+    /// Integral gain k₃ on the accumulated position error.
+    #[export(range = (P::K3.spec().hint_min(), P::K3.spec().hint_max(), 0.001, suffix = P::K3.spec().suffix()))]
     k3: f32,
-    /// Anti-windup: largest accumulated position error, m·s (0..=10).
-    #[export(range = (0.0, 10.0, 0.01, suffix = "m·s"))]
+    /// Anti-windup: largest accumulated position error, m·s.
+    #[export(range = (P::IntegralLimit.spec().hint_min(), P::IntegralLimit.spec().hint_max(), 0.01, suffix = P::IntegralLimit.spec().suffix()))]
     integral_limit: f32,
-    /// ε: distance from the slot above which an agent starts moving, m (0.001..=10).
-    #[export(range = (0.001, 10.0, 0.001, suffix = "m"))]
+    /// ε: distance from the slot above which an agent starts moving, m.
+    #[export(range = (P::Align.spec().hint_min(), P::Align.spec().hint_max(), 0.001, suffix = P::Align.spec().suffix()))]
     align_threshold: f32,
-    /// Distance under which an agent must stay for `debounce_frames` ticks to stop moving, m
-    /// (0.0005..=align_threshold).
-    #[export(range = (0.0005, 10.0, 0.001, suffix = "m"))]
+    /// Distance under which an agent must stay for `debounce_frames` ticks to stop moving, m.
+    #[export(range = (P::Stable.spec().hint_min(), P::Stable.spec().hint_max(), 0.001, suffix = P::Stable.spec().suffix()))]
     stable_threshold: f32,
-    /// Ticks (at 60 Hz) a condition must hold before an agent changes state (1..=120).
-    #[export(range = (1.0, 120.0, 1.0))]
+    /// Ticks (at 60 Hz) a condition must hold before an agent changes state.
+    #[export(range = (P::Frames.spec().hint_min(), P::Frames.spec().hint_max(), 1.0, suffix = P::Frames.spec().suffix()))]
     debounce_frames: i32,
-    /// δ: heading error under which an agent counts as facing right, in radians (0.0001..=1; the
-    /// inspector shows degrees).
-    #[export(range = (0.0058, 57.29, 0.01, radians_as_degrees, suffix = "°"))]
+    /// δ: heading error under which an agent counts as facing right, in radians.
+    #[export(range = (P::Heading.spec().hint_min(), P::Heading.spec().hint_max(), 0.01, radians_as_degrees, suffix = P::Heading.spec().suffix()))]
     heading_tolerance: f32,
-    /// Highest gain reached near the end of a transition (remaining-time guidance), 1/s (0..=30).
-    #[export(range = (0.0, 30.0, 0.1))]
+    /// Highest gain reached near the end of a transition (remaining-time guidance), 1/s.
+    #[export(range = (P::TransitionGainMax.spec().hint_min(), P::TransitionGainMax.spec().hint_max(), 0.1, suffix = P::TransitionGainMax.spec().suffix()))]
     transition_gain_max: f32,
 
-    /// Soft-wall radius r, m (0..=10): agents closer than this push apart. 0 disables.
+    /// Soft-wall radius r, m: agents closer than this push apart. 0 disables.
     #[export_group(name = "Soft walls")]
-    #[export(range = (0.0, 10.0, 0.01, suffix = "m"))]
+    #[export(range = (P::RepulsionRadius.spec().hint_min(), P::RepulsionRadius.spec().hint_max(), 0.01, suffix = P::RepulsionRadius.spec().suffix()))]
     repulsion_radius: f32,
-    /// Soft-wall strength k, m²/s (0..=100): push speed k·(1/d − 1/r).
-    #[export(range = (0.0, 100.0, 0.01))]
+    /// Soft-wall strength k, m²/s: push speed k·(1/d − 1/r).
+    #[export(range = (P::RepulsionStrength.spec().hint_min(), P::RepulsionStrength.spec().hint_max(), 0.01, suffix = P::RepulsionStrength.spec().suffix()))]
     repulsion_strength: f32,
 
     /// Contract: largest neighbour-spacing error, m.
     #[export_group(name = "Contract")]
-    #[export(range = (0.0, 10.0, 0.001, suffix = "m"))]
+    #[export(range = (P::ContractSpacing.spec().hint_min(), P::ContractSpacing.spec().hint_max(), 0.001, suffix = P::ContractSpacing.spec().suffix()))]
     contract_spacing: f32,
-    /// Contract: largest standard deviation of heading errors, in radians (0..=3.2; the inspector
-    /// shows degrees).
-    #[export(range = (0.0, 183.3, 0.01, radians_as_degrees, suffix = "°"))]
+    /// Contract: largest standard deviation of heading errors, in radians.
+    #[export(range = (P::ContractHeading.spec().hint_min(), P::ContractHeading.spec().hint_max(), 0.01, radians_as_degrees, suffix = P::ContractHeading.spec().suffix()))]
     contract_heading: f32,
     /// Contract: longest time from a command to settling, s.
-    #[export(range = (0.0, 600.0, 0.01, suffix = "s"))]
+    #[export(range = (P::ContractSettle.spec().hint_min(), P::ContractSettle.spec().hint_max(), 0.01, suffix = P::ContractSettle.spec().suffix()))]
     contract_settle: f32,
 
-    /// Actuation latency, s (0..=1): agents act on commands this late. The controller compensates
+    /// Actuation latency, s: agents act on commands this late. The controller compensates
     /// (Smith predictor); internal agents also simulate it (for testing robustness). For body
     /// agents it is the latency *assumed* until each agent's own is measured (see
     /// [member measure_latency]); changing it starts the measurement over.
     #[export_group(name = "Latency and noise")]
-    #[export(range = (0.0, 1.0, 0.001, suffix = "s"))]
+    #[export(range = (P::Latency.spec().hint_min(), P::Latency.spec().hint_max(), 0.001, suffix = P::Latency.spec().suffix()))]
     actuation_latency: f32,
     /// Body agents: measure each agent's actuation latency — how long after a velocity command
     /// its body moves with it, found by matching the commands of the last second against its
@@ -268,9 +266,8 @@ pub struct FormationController {
     #[export]
     #[var(get = is_measuring_latency)]
     measure_latency: bool,
-    /// Internal agents only: standard deviation of a random displacement added every tick, m
-    /// (0..=1), to test robustness.
-    #[export(range = (0.0, 1.0, 0.0001, suffix = "m"))]
+    /// Internal agents only: standard deviation of a random displacement added every tick, m, to test robustness.
+    #[export(range = (P::StepNoise.spec().hint_min(), P::StepNoise.spec().hint_max(), 0.0001, suffix = P::StepNoise.spec().suffix()))]
     step_noise: f32,
 
     /// Give every child agent that has a [Skeleton3D] a [EntwineSoldierBearing] (eyes right on
@@ -279,12 +276,11 @@ pub struct FormationController {
     #[export]
     #[var(get = has_soldier_bearings, set = set_soldier_bearings)]
     soldier_bearings: bool,
-    /// Fastest a soldier's head turns (eyes right and back), in radians per second (the inspector
-    /// shows 1..=3600 °/s).
-    #[export(range = (1.0, 3600.0, 1.0, radians_as_degrees, suffix = "°/s"))]
+    /// Fastest a soldier's head turns (eyes right and back), in radians per second.
+    #[export(range = (params::HEAD_TURN_SPEED.hint_min(), params::HEAD_TURN_SPEED.hint_max(), 1.0, radians_as_degrees, suffix = params::HEAD_TURN_SPEED.suffix()))]
     head_turn_speed: f32,
-    /// How long [method salute] lasts, seconds; 0 holds it until [method end_salute] (0..=600).
-    #[export(range = (0.0, 600.0, 0.1, suffix = "s"))]
+    /// How long [method salute] lasts, seconds; 0 holds it until [method end_salute].
+    #[export(range = (params::SALUTE_DURATION.hint_min(), params::SALUTE_DURATION.hint_max(), 0.1, suffix = params::SALUTE_DURATION.suffix()))]
     salute_duration: f32,
 
     /// Send commands over the multiplayer API (server → clients, acknowledged).
@@ -301,8 +297,8 @@ pub struct FormationController {
     acknowledge_commands: bool,
     /// State keyframes the server sends per second (0 = none): the squad's anchor, transition and
     /// every agent's slot, position and heading, quantised and delta-coded in unreliable chunks of
-    /// up to 96 agents, so late joiners and lossy clients converge on the server's squad (0..=60).
-    #[export(range = (0.0, 60.0, 0.1, suffix = "Hz"))]
+    /// up to 96 agents, so late joiners and lossy clients converge on the server's squad.
+    #[export(range = (params::KEYFRAME_RATE.hint_min(), params::KEYFRAME_RATE.hint_max(), 0.1, suffix = params::KEYFRAME_RATE.suffix()))]
     keyframe_rate: f32,
 
     /// Draw slots, the baseline, repulsion radii, state colours and (eyes right) each soldier's line
@@ -315,8 +311,8 @@ pub struct FormationController {
     #[export]
     #[var(get = is_recording, set = set_recording)]
     recording: bool,
-    /// Frames the recording ring keeps (1..=100000; 1000 ≈ 16.7 s).
-    #[export(range = (1.0, 100000.0, 1.0))]
+    /// Frames the recording ring keeps.
+    #[export(range = (params::RECORD_FRAMES.hint_min(), params::RECORD_FRAMES.hint_max(), 1.0, suffix = params::RECORD_FRAMES.suffix()))]
     record_frames: i32,
 
     /// Live: largest neighbour-spacing error, m.

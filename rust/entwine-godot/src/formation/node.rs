@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use entwine_core::formation::command::CommandLog;
+use entwine_core::formation::params;
 use entwine_core::formation::{Squad, SquadConfig};
 use godot::classes::INode3D;
 use godot::prelude::*;
@@ -31,7 +32,7 @@ impl INode3D for FormationController {
         Self {
             base,
             agent_source: AgentSource::Children,
-            internal_agent_count: 20,
+            internal_agent_count: params::INTERNAL_AGENT_COUNT.default as i32,
             agent_mesh: None,
             move_bodies: true,
             emit_agent_signals: true,
@@ -57,17 +58,17 @@ impl INode3D for FormationController {
             contract_spacing: cfg.contract_spacing,
             contract_heading: cfg.contract_heading,
             contract_settle: cfg.contract_settle,
-            actuation_latency: 0.0,
+            actuation_latency: cfg.latency,
             measure_latency: true,
-            step_noise: 0.0,
+            step_noise: cfg.step_noise,
             networked: false,
             net_clock_node: NodePath::default(),
             acknowledge_commands: true,
-            keyframe_rate: 2.0,
+            keyframe_rate: params::KEYFRAME_RATE.default,
             keyframes: Default::default(),
             debug_draw: false,
             recording: false,
-            record_frames: 1000,
+            record_frames: params::RECORD_FRAMES.default as i32,
             spacing_error: 0.0,
             heading_std: 0.0,
             settle_time: -1.0,
@@ -91,8 +92,8 @@ impl INode3D for FormationController {
             watching_peers: false,
             ready: false,
             soldier_bearings: true,
-            head_turn_speed: 180f32.to_radians(),
-            salute_duration: 0.0,
+            head_turn_speed: params::HEAD_TURN_SPEED.default,
+            salute_duration: params::SALUTE_DURATION.default,
             soldiers: Vec::new(),
             heads: Vec::new(),
             bearing_watch: Default::default(),
