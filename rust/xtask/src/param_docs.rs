@@ -9,7 +9,13 @@ use entwine_core::kit::param::Param;
 
 /// Each table: its name in the markers, and its parameters in the inspector's order.
 fn tables() -> Vec<(&'static str, Vec<Param>)> {
-    vec![("formation", entwine_core::formation::params::table())]
+    vec![
+        ("formation", entwine_core::formation::params::table()),
+        (
+            "environment-touch",
+            entwine_core::env_touch::config::table(),
+        ),
+    ]
 }
 
 /// A value as the docs show it: degrees for angles.
@@ -23,12 +29,15 @@ fn render(params: &[Param]) -> String {
         "| property | unit | range | default | what it does |\n|---|---|---|---|---|\n",
     );
     for p in params {
+        let range = if p.max.is_finite() {
+            format!("{} – {}", shown(p, p.min), shown(p, p.max))
+        } else {
+            format!("≥ {}", shown(p, p.min))
+        };
         out.push_str(&format!(
-            "| `{}` | {} | {} – {} | {} | {} |\n",
+            "| `{}` | {} | {range} | {} | {} |\n",
             p.name,
             p.suffix(),
-            shown(p, p.min),
-            shown(p, p.max),
             shown(p, p.default),
             p.doc
         ));
@@ -107,11 +116,11 @@ fn every_table_is_in_a_guide_and_up_to_date() {
 
 #[test]
 fn a_table_shows_angles_in_degrees() {
-    let (text, found) = fill("a\n<!-- params: formation -->\nold\n<!-- /params -->\nb\n");
+    let (text, found) = fill("a\n<!-- params: formation -->\nSTALE\n<!-- /params -->\nb\n");
     assert_eq!(found, ["formation"]);
     assert!(
         text.contains("| `max_turn_rate` | °/s | 0.572958 – 5729.58 | 360 |"),
         "{text}"
     );
-    assert!(text.ends_with("<!-- /params -->\nb\n") && !text.contains("old"));
+    assert!(text.ends_with("<!-- /params -->\nb\n") && !text.contains("STALE"));
 }

@@ -71,30 +71,32 @@ pub struct TouchConfig {
 
 impl Default for TouchConfig {
     fn default() -> Self {
+        use TouchParam as P;
+        let d = |p: TouchParam| p.spec().default;
         Self {
-            shoulder_height: 1.45,
-            waist_height: 0.875,
-            surface_offset: 0.05,
-            side_switch_margin: 0.1,
-            reset_duration: 2.0,
-            reset_blend_duration: 10.0,
-            reset_rotation_speed: 500f32.to_radians(),
-            approach_distance: 2.0,
-            approach_weight: 0.5,
-            approach_rotation_weight: 0.75,
-            approach_blend_duration: 5.0,
-            approach_duration: 2.0,
-            approach_rotation_speed: 500f32.to_radians(),
-            rise_distance: 0.5,
-            rise_weight: 1.0,
-            rise_blend_duration: 5.0,
-            rise_rotation_speed: 1000f32.to_radians(),
-            normal_ray_length: 0.5,
-            touch_distance: 0.05,
-            touch_min_time: 1.0,
-            touch_duration: 0.5,
-            moving_away_offset: 0.005,
-            jump_speed: 0.5,
+            shoulder_height: d(P::ShoulderHeight),
+            waist_height: d(P::WaistHeight),
+            surface_offset: d(P::SurfaceOffset),
+            side_switch_margin: d(P::SideSwitchMargin),
+            reset_duration: d(P::ResetDuration),
+            reset_blend_duration: d(P::ResetBlendDuration),
+            reset_rotation_speed: d(P::ResetRotationSpeed),
+            approach_distance: d(P::ApproachDistance),
+            approach_weight: d(P::ApproachWeight),
+            approach_rotation_weight: d(P::ApproachRotationWeight),
+            approach_blend_duration: d(P::ApproachBlendDuration),
+            approach_duration: d(P::ApproachDuration),
+            approach_rotation_speed: d(P::ApproachRotationSpeed),
+            rise_distance: d(P::RiseDistance),
+            rise_weight: d(P::RiseWeight),
+            rise_blend_duration: d(P::RiseBlendDuration),
+            rise_rotation_speed: d(P::RiseRotationSpeed),
+            normal_ray_length: d(P::NormalRayLength),
+            touch_distance: d(P::TouchDistance),
+            touch_min_time: d(P::TouchMinTime),
+            touch_duration: d(P::TouchDuration),
+            moving_away_offset: d(P::MovingAwayOffset),
+            jump_speed: d(P::JumpSpeed),
             palm_axis: Vec3::Z,
             finger_axis: Vec3::Y,
             right_palm_axis: Vec3::Z,
@@ -158,82 +160,82 @@ pub enum TouchParam {
     RightPalmAxis,
 }
 
+use crate::kit::param::{Param, Unit as U};
+
+/// One degree in radians.
+const DEG: f32 = core::f32::consts::PI / 180.0;
+
+/// The table, in [`TouchParam`]'s order up to the hands' axes (which are vectors).
+#[rustfmt::skip]
+const SPECS: [Param; 23] = [
+    Param::at_least("surface_offset", U::Metres, (0.0, 0.3), 0.05, "the IK target stays this far off the surface (the hand's thickness); scaled"),
+    Param::at_least("side_switch_margin", U::Metres, (0.0, 1.0), 0.1, "after a reset, the wall touched before stays preferred while at most this much farther; scaled"),
+    Param::at_least("reset_duration", U::Seconds, (0.0, 10.0), 2.0, "Reset lasts at least this long before searching again"),
+    Param::at_least("reset_blend_duration", U::Seconds, (0.0, 60.0), 10.0, "time scale of Reset's blend back (larger is slower)"),
+    Param::at_least("reset_rotation_speed", U::RadiansPerSecond, (0.0, 3600.0 * DEG), 500.0 * DEG, "how fast the hand turns back to its rest rotation in Reset"),
+    Param::at_least("approach_distance", U::Metres, (0.0, 10.0), 2.0, "Search → Approach when the contact is this close to the character; scaled"),
+    Param::at_least("approach_blend_duration", U::Seconds, (0.0, 60.0), 5.0, "time scale of Approach's weight ramp"),
+    Param::at_least("approach_duration", U::Seconds, (0.0, 30.0), 2.0, "Approach gives up and resets after this long"),
+    Param::at_least("approach_rotation_speed", U::RadiansPerSecond, (0.0, 3600.0 * DEG), 500.0 * DEG, "how fast the palm turns toward the ground in Approach"),
+    Param::at_least("rise_distance", U::Metres, (0.0, 3.0), 0.5, "Approach → Rise when the contact is this close to the shoulder; scaled"),
+    Param::at_least("rise_blend_duration", U::Seconds, (0.0, 60.0), 5.0, "time scale of Rise's ramp (weights and hand height)"),
+    Param::at_least("rise_rotation_speed", U::RadiansPerSecond, (0.0, 3600.0 * DEG), 1000.0 * DEG, "how fast the palm turns against the surface in Rise and Touch"),
+    Param::at_least("normal_ray_length", U::Metres, (0.0, 3.0), 0.5, "length of the ray that finds the surface normal; scaled"),
+    Param::at_least("touch_distance", U::Metres, (0.0, 1.0), 0.05, "Rise → Touch when the IK target is this close to its place on the surface…; scaled"),
+    Param::at_least("touch_min_time", U::Seconds, (0.0, 10.0), 1.0, "…and Rise has lasted at least this long"),
+    Param::at_least("touch_duration", U::Seconds, (0.0, 30.0), 0.5, "the hand rests this long, then lets go"),
+    Param::at_least("moving_away_offset", U::Metres, (0.0, 0.5), 0.005, "moving away: how far the distance to the contact may grow past its lowest; scaled"),
+    Param::at_least("jump_speed", U::MetresPerSecond, (0.0, 20.0), 0.5, "rising faster than this counts as a jump; scaled"),
+    Param::new("approach_weight", U::Number, (0.0, 1.0), 0.5, "IK position weight Approach blends toward"),
+    Param::new("approach_rotation_weight", U::Number, (0.0, 1.0), 0.75, "IK rotation weight (palm toward the ground) Approach blends toward"),
+    Param::new("rise_weight", U::Number, (0.0, 1.0), 1.0, "IK position and rotation weight Rise blends toward"),
+    Param::at_least("shoulder_height", U::Metres, (1e-3, 3.0), 1.45, "height of the shoulders above the origin (measured at setup)"),
+    Param::at_least("waist_height", U::Metres, (1e-3, 3.0), 0.875, "height of the collider's centre above the origin (measured at setup)"),
+];
+
+/// The character's height (0: measured from the rig or the collider).
+#[rustfmt::skip]
+pub const CHARACTER_HEIGHT: Param = Param::at_least("character_height", U::Metres, (0.0, 10.0), 0.0, "the character's height (0: found from the rig or its collider)");
+
+/// Every tunable number of an `EnvironmentInteractionStateMachine` (the properties), for the docs.
+#[must_use]
+pub fn table() -> Vec<Param> {
+    let mut all = vec![CHARACTER_HEIGHT];
+    all.extend(SPECS[..TouchParam::ShoulderHeight as usize].iter().copied());
+    all
+}
+
 impl TouchParam {
     /// Returns the field's name, which is also the node's property.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
-            Self::SurfaceOffset => "surface_offset",
-            Self::SideSwitchMargin => "side_switch_margin",
-            Self::ResetDuration => "reset_duration",
-            Self::ResetBlendDuration => "reset_blend_duration",
-            Self::ResetRotationSpeed => "reset_rotation_speed",
-            Self::ApproachDistance => "approach_distance",
-            Self::ApproachBlendDuration => "approach_blend_duration",
-            Self::ApproachDuration => "approach_duration",
-            Self::ApproachRotationSpeed => "approach_rotation_speed",
-            Self::RiseDistance => "rise_distance",
-            Self::RiseBlendDuration => "rise_blend_duration",
-            Self::RiseRotationSpeed => "rise_rotation_speed",
-            Self::NormalRayLength => "normal_ray_length",
-            Self::TouchDistance => "touch_distance",
-            Self::TouchMinTime => "touch_min_time",
-            Self::TouchDuration => "touch_duration",
-            Self::MovingAwayOffset => "moving_away_offset",
-            Self::JumpSpeed => "jump_speed",
-            Self::ApproachWeight => "approach_weight",
-            Self::ApproachRotationWeight => "approach_rotation_weight",
-            Self::RiseWeight => "rise_weight",
-            Self::ShoulderHeight => "shoulder_height",
-            Self::WaistHeight => "waist_height",
             Self::PalmAxis => "palm_axis",
             Self::RightPalmAxis => "right_palm_axis",
+            _ => SPECS[self as usize].name,
+        }
+    }
+
+    /// The parameter's table entry; the hands' axes (vectors) have none.
+    #[must_use]
+    pub const fn spec(self) -> Param {
+        match self {
+            Self::PalmAxis | Self::RightPalmAxis => {
+                panic!("the hands' axes are vectors, with no table entry")
+            }
+            _ => SPECS[self as usize],
         }
     }
 
     /// Returns the accepted values, in words.
     #[must_use]
-    pub const fn accepted(self) -> &'static str {
+    pub fn accepted(self) -> String {
         match self {
-            Self::ApproachWeight | Self::ApproachRotationWeight | Self::RiseWeight => "0 to 1",
-            Self::ShoulderHeight | Self::WaistHeight => "a finite height > 0",
-            Self::PalmAxis => "non-zero and not parallel to finger_axis",
-            Self::RightPalmAxis => "non-zero and not parallel to right_finger_axis",
-            _ => "a finite value >= 0",
+            Self::PalmAxis => "non-zero and not parallel to finger_axis".into(),
+            Self::RightPalmAxis => "non-zero and not parallel to right_finger_axis".into(),
+            _ => self.spec().accepted(),
         }
     }
-}
-
-/// One value [`TouchConfig::sanitized`] checks: the field, its default, which parameter it is and
-/// the test it must pass.
-type Check<'a> = (&'a mut f32, f32, TouchParam, fn(f32) -> bool);
-
-/// Replaces each value that fails its test by its default, calling `on_issue` for it.
-fn fix_values<const N: usize>(checks: [Check<'_>; N], on_issue: &mut impl FnMut(ConfigIssue)) {
-    for (value, default, param, ok) in checks {
-        if !ok(*value) {
-            *value = default;
-            on_issue(ConfigIssue {
-                param,
-                accepted: param.accepted(),
-            });
-        }
-    }
-}
-
-/// Whether a length, duration or speed is usable: finite and not negative.
-fn non_negative(v: f32) -> bool {
-    v.is_finite() && v >= 0.0
-}
-
-/// Whether a weight is usable: within 0..=1.
-fn unit(v: f32) -> bool {
-    (0.0..=1.0).contains(&v)
-}
-
-/// Whether a height is usable: finite and positive.
-fn height(v: f32) -> bool {
-    v.is_finite() && v > 0.0
 }
 
 /// A bad configuration value, replaced by the field's default.
@@ -241,8 +243,6 @@ fn height(v: f32) -> bool {
 pub struct ConfigIssue {
     /// The field.
     pub param: TouchParam,
-    /// The accepted values, in words (see [`TouchParam::accepted`]).
-    pub accepted: &'static str,
 }
 
 impl core::fmt::Display for ConfigIssue {
@@ -252,179 +252,53 @@ impl core::fmt::Display for ConfigIssue {
             f,
             "property '{}' must be {}; its default is used instead.",
             self.param.name(),
-            self.accepted
+            self.param.accepted()
         )
     }
 }
 
 impl TouchConfig {
-    /// Returns a copy where every invalid field is replaced by its default value, calling
-    /// `on_issue` for each one replaced, in a fixed order (lengths, durations and speeds, then the
-    /// weights, the heights and the hands' axes).
+    /// Returns a copy where every value outside its table range (or not finite) is replaced by
+    /// its default, calling `on_issue` for each one replaced, in [`TouchParam`]'s order (lengths,
+    /// durations and speeds, then the weights, the heights and the hands' axes).
     #[must_use]
     pub fn sanitized(mut self, mut on_issue: impl FnMut(ConfigIssue)) -> Self {
+        use TouchParam as P;
+        let c = &mut self;
+        for (param, value) in [
+            (P::SurfaceOffset, &mut c.surface_offset),
+            (P::SideSwitchMargin, &mut c.side_switch_margin),
+            (P::ResetDuration, &mut c.reset_duration),
+            (P::ResetBlendDuration, &mut c.reset_blend_duration),
+            (P::ResetRotationSpeed, &mut c.reset_rotation_speed),
+            (P::ApproachDistance, &mut c.approach_distance),
+            (P::ApproachBlendDuration, &mut c.approach_blend_duration),
+            (P::ApproachDuration, &mut c.approach_duration),
+            (P::ApproachRotationSpeed, &mut c.approach_rotation_speed),
+            (P::RiseDistance, &mut c.rise_distance),
+            (P::RiseBlendDuration, &mut c.rise_blend_duration),
+            (P::RiseRotationSpeed, &mut c.rise_rotation_speed),
+            (P::NormalRayLength, &mut c.normal_ray_length),
+            (P::TouchDistance, &mut c.touch_distance),
+            (P::TouchMinTime, &mut c.touch_min_time),
+            (P::TouchDuration, &mut c.touch_duration),
+            (P::MovingAwayOffset, &mut c.moving_away_offset),
+            (P::JumpSpeed, &mut c.jump_speed),
+            (P::ApproachWeight, &mut c.approach_weight),
+            (P::ApproachRotationWeight, &mut c.approach_rotation_weight),
+            (P::RiseWeight, &mut c.rise_weight),
+            (P::ShoulderHeight, &mut c.shoulder_height),
+            (P::WaistHeight, &mut c.waist_height),
+        ] {
+            let spec = param.spec();
+            if !spec.accepts(*value) {
+                *value = spec.default;
+                on_issue(ConfigIssue { param });
+            }
+        }
         let d = Self::default();
-        fix_values(self.reset_and_approach_checks(&d), &mut on_issue);
-        fix_values(self.rise_and_touch_checks(&d), &mut on_issue);
-        fix_values(self.weight_and_height_checks(&d), &mut on_issue);
         self.fix_hand_axes(&d, &mut on_issue);
         self
-    }
-
-    /// The surface offset's, side switch margin's, reset's and approach's values, with their tests.
-    fn reset_and_approach_checks(&mut self, d: &Self) -> [Check<'_>; 9] {
-        [
-            (
-                &mut self.surface_offset,
-                d.surface_offset,
-                TouchParam::SurfaceOffset,
-                non_negative,
-            ),
-            (
-                &mut self.side_switch_margin,
-                d.side_switch_margin,
-                TouchParam::SideSwitchMargin,
-                non_negative,
-            ),
-            (
-                &mut self.reset_duration,
-                d.reset_duration,
-                TouchParam::ResetDuration,
-                non_negative,
-            ),
-            (
-                &mut self.reset_blend_duration,
-                d.reset_blend_duration,
-                TouchParam::ResetBlendDuration,
-                non_negative,
-            ),
-            (
-                &mut self.reset_rotation_speed,
-                d.reset_rotation_speed,
-                TouchParam::ResetRotationSpeed,
-                non_negative,
-            ),
-            (
-                &mut self.approach_distance,
-                d.approach_distance,
-                TouchParam::ApproachDistance,
-                non_negative,
-            ),
-            (
-                &mut self.approach_blend_duration,
-                d.approach_blend_duration,
-                TouchParam::ApproachBlendDuration,
-                non_negative,
-            ),
-            (
-                &mut self.approach_duration,
-                d.approach_duration,
-                TouchParam::ApproachDuration,
-                non_negative,
-            ),
-            (
-                &mut self.approach_rotation_speed,
-                d.approach_rotation_speed,
-                TouchParam::ApproachRotationSpeed,
-                non_negative,
-            ),
-        ]
-    }
-
-    /// The rise's, normal ray's, touch's, moving-away and jump values, with their tests.
-    fn rise_and_touch_checks(&mut self, d: &Self) -> [Check<'_>; 9] {
-        [
-            (
-                &mut self.rise_distance,
-                d.rise_distance,
-                TouchParam::RiseDistance,
-                non_negative,
-            ),
-            (
-                &mut self.rise_blend_duration,
-                d.rise_blend_duration,
-                TouchParam::RiseBlendDuration,
-                non_negative,
-            ),
-            (
-                &mut self.rise_rotation_speed,
-                d.rise_rotation_speed,
-                TouchParam::RiseRotationSpeed,
-                non_negative,
-            ),
-            (
-                &mut self.normal_ray_length,
-                d.normal_ray_length,
-                TouchParam::NormalRayLength,
-                non_negative,
-            ),
-            (
-                &mut self.touch_distance,
-                d.touch_distance,
-                TouchParam::TouchDistance,
-                non_negative,
-            ),
-            (
-                &mut self.touch_min_time,
-                d.touch_min_time,
-                TouchParam::TouchMinTime,
-                non_negative,
-            ),
-            (
-                &mut self.touch_duration,
-                d.touch_duration,
-                TouchParam::TouchDuration,
-                non_negative,
-            ),
-            (
-                &mut self.moving_away_offset,
-                d.moving_away_offset,
-                TouchParam::MovingAwayOffset,
-                non_negative,
-            ),
-            (
-                &mut self.jump_speed,
-                d.jump_speed,
-                TouchParam::JumpSpeed,
-                non_negative,
-            ),
-        ]
-    }
-
-    /// The weights and the shoulder and waist heights, with their tests.
-    fn weight_and_height_checks(&mut self, d: &Self) -> [Check<'_>; 5] {
-        [
-            (
-                &mut self.approach_weight,
-                d.approach_weight,
-                TouchParam::ApproachWeight,
-                unit,
-            ),
-            (
-                &mut self.approach_rotation_weight,
-                d.approach_rotation_weight,
-                TouchParam::ApproachRotationWeight,
-                unit,
-            ),
-            (
-                &mut self.rise_weight,
-                d.rise_weight,
-                TouchParam::RiseWeight,
-                unit,
-            ),
-            (
-                &mut self.shoulder_height,
-                d.shoulder_height,
-                TouchParam::ShoulderHeight,
-                height,
-            ),
-            (
-                &mut self.waist_height,
-                d.waist_height,
-                TouchParam::WaistHeight,
-                height,
-            ),
-        ]
     }
 
     /// Replaces a hand's palm and finger axes that give no hand frame by their defaults.
@@ -446,10 +320,7 @@ impl TouchConfig {
         ] {
             if hand_frame(*palm, *finger).is_none() {
                 (*palm, *finger) = default;
-                on_issue(ConfigIssue {
-                    param,
-                    accepted: param.accepted(),
-                });
+                on_issue(ConfigIssue { param });
             }
         }
     }
@@ -667,7 +538,10 @@ mod tests {
         );
         assert_eq!(fixed, TouchConfig::default());
         assert_eq!(bad.check().unwrap().param, TouchParam::SurfaceOffset);
-        assert_eq!(bad.check().unwrap().accepted, "a finite value >= 0");
+        assert_eq!(
+            bad.check().unwrap().param.accepted(),
+            "a finite value >= 0 m"
+        );
         assert_eq!(TouchParam::RiseWeight.accepted(), "0 to 1");
         assert_eq!(TouchParam::RightPalmAxis.name(), "right_palm_axis");
     }
@@ -809,6 +683,9 @@ mod tests {
             msg.starts_with(&format!("property '{}' must be ", issue.param.name())),
             "{msg}"
         );
-        assert!(msg.contains(issue.accepted) && msg.ends_with("; its default is used instead."));
+        assert!(
+            msg.contains(&issue.param.accepted())
+                && msg.ends_with("; its default is used instead.")
+        );
     }
 }

@@ -99,8 +99,11 @@ pub struct Param {
     pub unit: Unit,
     /// The smallest accepted value.
     pub min: f32,
-    /// The largest accepted value.
+    /// The largest accepted value (infinite: no upper bound).
     pub max: f32,
+    /// The top of the inspector's slider: `max`, or where the slider ends when there is no upper
+    /// bound (the field takes larger values: the glue adds `or_greater`).
+    pub slider_max: f32,
     /// The default.
     pub default: f32,
     /// What it does, in one line.
@@ -123,8 +126,55 @@ impl Param {
             unit,
             min,
             max,
+            slider_max: max,
             default,
             doc,
+        }
+    }
+
+    /// A table entry with no upper bound: any finite value from `min` up; the inspector's slider
+    /// ends at `slider_max`. Panics (at compile time in a `const`) unless `min <= default`.
+    #[must_use]
+    pub const fn at_least(
+        name: &'static str,
+        unit: Unit,
+        (min, slider_max): (f32, f32),
+        default: f32,
+        doc: &'static str,
+    ) -> Self {
+        assert!(min <= default && min < slider_max, "default out of range");
+        Self {
+            name,
+            unit,
+            min,
+            max: f32::INFINITY,
+            slider_max,
+            default,
+            doc,
+        }
+    }
+
+    /// Whether `v` is accepted as it is: finite and within the range.
+    #[must_use]
+    pub fn accepts(&self, v: f32) -> bool {
+        v.is_finite() && v >= self.min && v <= self.max
+    }
+
+    /// The accepted values in words, in the inspector's units: "0 to 1", "a finite value >= 0 s".
+    #[must_use]
+    pub fn accepted(&self) -> String {
+        let suffix = match self.suffix() {
+            "" => String::new(),
+            s => format!(" {s}"),
+        };
+        if self.max.is_finite() {
+            format!(
+                "{} to {}{suffix}",
+                self.hint_min(),
+                self.unit.shown(self.max)
+            )
+        } else {
+            format!("a finite value >= {}{suffix}", self.hint_min())
         }
     }
 
@@ -134,10 +184,10 @@ impl Param {
         self.unit.shown(self.min)
     }
 
-    /// The largest value as the inspector shows it (degrees for angles).
+    /// The top of the inspector's slider as it shows it (degrees for angles).
     #[must_use]
     pub fn hint_max(&self) -> f64 {
-        self.unit.shown(self.max)
+        self.unit.shown(self.slider_max)
     }
 
     /// The default as the inspector shows it.
@@ -178,11 +228,14 @@ impl Param {
             "" => String::new(),
             s => format!(" {s}"),
         };
+        let range = if self.max.is_finite() {
+            format!("in {}..={}", self.hint_min(), u.shown(self.max))
+        } else {
+            format!("at least {}", self.hint_min())
+        };
         format!(
-            "{} must be in {}..={}{suffix} (got {}); using {}",
+            "{} must be {range}{suffix} (got {}); using {}",
             self.name,
-            self.hint_min(),
-            self.hint_max(),
             shown_raw(u, got),
             u.shown(used)
         )

@@ -13,6 +13,7 @@ mod debug;
 mod frame;
 mod setup;
 
+use entwine_core::env_touch::config::{TouchParam as P, CHARACTER_HEIGHT};
 use entwine_core::env_touch::{Candidate, EnvTouch, Shape, TouchConfig, VelocityEstimate};
 use glam::Affine3A;
 use godot::classes::{
@@ -84,7 +85,7 @@ pub struct EnvironmentInteractionStateMachine {
     /// extent, else its head joint; see [EntwineHumanoidRig]), or, when the skeleton has no head, the
     /// character's capsule, cylinder or box [CollisionShape3D]'s (a body's collider need not be the
     /// size of the model it carries).
-    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
+    #[export(range = (CHARACTER_HEIGHT.hint_min(), CHARACTER_HEIGHT.hint_max(), 0.01, or_greater, suffix = CHARACTER_HEIGHT.suffix()))]
     #[var(set = set_character_height)]
     character_height: f32,
     /// Scale the lengths and speeds below with the character: [member surface_offset],
@@ -129,96 +130,96 @@ pub struct EnvironmentInteractionStateMachine {
     interactable_mask: u32,
     /// The IK target stays this far off the surface, toward the shoulder (the hand's thickness).
     /// Scaled by [member auto_proportions], like every length and speed of this node.
-    #[export(range = (0.0, 0.3, 0.001, or_greater, suffix = "m"))]
-    #[init(val = 0.05)]
+    #[export(range = (P::SurfaceOffset.spec().hint_min(), P::SurfaceOffset.spec().hint_max(), 0.001, or_greater, suffix = P::SurfaceOffset.spec().suffix()))]
+    #[init(val = P::SurfaceOffset.spec().default)]
     surface_offset: f32,
     /// After a reset, the collider touched before stays preferred while it is at most this much
     /// farther than the nearest one (keeps a corridor walk on one side). Scaled by
     /// [member auto_proportions].
-    #[export(range = (0.0, 1.0, 0.01, or_greater, suffix = "m"))]
-    #[init(val = 0.1)]
+    #[export(range = (P::SideSwitchMargin.spec().hint_min(), P::SideSwitchMargin.spec().hint_max(), 0.01, or_greater, suffix = P::SideSwitchMargin.spec().suffix()))]
+    #[init(val = P::SideSwitchMargin.spec().default)]
     side_switch_margin: f32,
     /// Length of the ray from the shoulder toward the contact that finds the surface normal (scaled
     /// by [member auto_proportions]).
-    #[export(range = (0.0, 3.0, 0.01, or_greater, suffix = "m"))]
-    #[init(val = 0.5)]
+    #[export(range = (P::NormalRayLength.spec().hint_min(), P::NormalRayLength.spec().hint_max(), 0.01, or_greater, suffix = P::NormalRayLength.spec().suffix()))]
+    #[init(val = P::NormalRayLength.spec().default)]
     normal_ray_length: f32,
 
     /// Reset lasts at least this long before searching again (and waits for movement).
     #[export_group(name = "Reset")]
-    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "s"))]
-    #[init(val = 2.0)]
+    #[export(range = (P::ResetDuration.spec().hint_min(), P::ResetDuration.spec().hint_max(), 0.01, or_greater, suffix = P::ResetDuration.spec().suffix()))]
+    #[init(val = P::ResetDuration.spec().default)]
     reset_duration: f32,
     /// Time scale of the ramp that blends weights and targets back in Reset (each frame at 60 Hz
     /// covers `t / duration` of what is left, `t` the time in Reset; larger is slower).
-    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
-    #[init(val = 10.0)]
+    #[export(range = (P::ResetBlendDuration.spec().hint_min(), P::ResetBlendDuration.spec().hint_max(), 0.1, or_greater, suffix = P::ResetBlendDuration.spec().suffix()))]
+    #[init(val = P::ResetBlendDuration.spec().default)]
     reset_blend_duration: f32,
     /// How fast the hand turns back to its rest rotation in Reset, in radians per second (shown in
     /// °/s).
-    #[export(range = (0.0, 3600.0, 1.0, or_greater, radians_as_degrees, suffix = "°/s"))]
-    #[init(val = 500f32.to_radians())]
+    #[export(range = (P::ResetRotationSpeed.spec().hint_min(), P::ResetRotationSpeed.spec().hint_max(), 1.0, or_greater, radians_as_degrees, suffix = P::ResetRotationSpeed.spec().suffix()))]
+    #[init(val = P::ResetRotationSpeed.spec().default)]
     reset_rotation_speed: f32,
 
     /// Search → Approach when the contact is this close to the character's origin (scaled by
     /// [member auto_proportions]).
     #[export_group(name = "Approach")]
-    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "m"))]
-    #[init(val = 2.0)]
+    #[export(range = (P::ApproachDistance.spec().hint_min(), P::ApproachDistance.spec().hint_max(), 0.01, or_greater, suffix = P::ApproachDistance.spec().suffix()))]
+    #[init(val = P::ApproachDistance.spec().default)]
     approach_distance: f32,
     /// IK position weight Approach blends toward.
-    #[export(range = (0.0, 1.0, 0.01))]
-    #[init(val = 0.5)]
+    #[export(range = (P::ApproachWeight.spec().hint_min(), P::ApproachWeight.spec().hint_max(), 0.01, suffix = P::ApproachWeight.spec().suffix()))]
+    #[init(val = P::ApproachWeight.spec().default)]
     approach_weight: f32,
     /// IK rotation weight (palm toward the ground) Approach blends toward.
-    #[export(range = (0.0, 1.0, 0.01))]
-    #[init(val = 0.75)]
+    #[export(range = (P::ApproachRotationWeight.spec().hint_min(), P::ApproachRotationWeight.spec().hint_max(), 0.01, suffix = P::ApproachRotationWeight.spec().suffix()))]
+    #[init(val = P::ApproachRotationWeight.spec().default)]
     approach_rotation_weight: f32,
     /// Time scale of Approach's weight ramp.
-    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
-    #[init(val = 5.0)]
+    #[export(range = (P::ApproachBlendDuration.spec().hint_min(), P::ApproachBlendDuration.spec().hint_max(), 0.1, or_greater, suffix = P::ApproachBlendDuration.spec().suffix()))]
+    #[init(val = P::ApproachBlendDuration.spec().default)]
     approach_blend_duration: f32,
     /// Approach gives up and resets after this long.
-    #[export(range = (0.0, 30.0, 0.01, or_greater, suffix = "s"))]
-    #[init(val = 2.0)]
+    #[export(range = (P::ApproachDuration.spec().hint_min(), P::ApproachDuration.spec().hint_max(), 0.01, or_greater, suffix = P::ApproachDuration.spec().suffix()))]
+    #[init(val = P::ApproachDuration.spec().default)]
     approach_duration: f32,
     /// How fast the palm turns toward the ground in Approach, in radians per second (shown in °/s).
-    #[export(range = (0.0, 3600.0, 1.0, or_greater, radians_as_degrees, suffix = "°/s"))]
-    #[init(val = 500f32.to_radians())]
+    #[export(range = (P::ApproachRotationSpeed.spec().hint_min(), P::ApproachRotationSpeed.spec().hint_max(), 1.0, or_greater, radians_as_degrees, suffix = P::ApproachRotationSpeed.spec().suffix()))]
+    #[init(val = P::ApproachRotationSpeed.spec().default)]
     approach_rotation_speed: f32,
 
     /// Approach → Rise when the contact is this close to the shoulder (scaled by
     /// [member auto_proportions]).
     #[export_group(name = "Rise")]
-    #[export(range = (0.0, 3.0, 0.01, or_greater, suffix = "m"))]
-    #[init(val = 0.5)]
+    #[export(range = (P::RiseDistance.spec().hint_min(), P::RiseDistance.spec().hint_max(), 0.01, or_greater, suffix = P::RiseDistance.spec().suffix()))]
+    #[init(val = P::RiseDistance.spec().default)]
     rise_distance: f32,
     /// IK position and rotation weight Rise blends toward.
-    #[export(range = (0.0, 1.0, 0.01))]
-    #[init(val = 1.0)]
+    #[export(range = (P::RiseWeight.spec().hint_min(), P::RiseWeight.spec().hint_max(), 0.01, suffix = P::RiseWeight.spec().suffix()))]
+    #[init(val = P::RiseWeight.spec().default)]
     rise_weight: f32,
     /// Time scale of Rise's ramp (weights and hand height).
-    #[export(range = (0.0, 60.0, 0.1, or_greater, suffix = "s"))]
-    #[init(val = 5.0)]
+    #[export(range = (P::RiseBlendDuration.spec().hint_min(), P::RiseBlendDuration.spec().hint_max(), 0.1, or_greater, suffix = P::RiseBlendDuration.spec().suffix()))]
+    #[init(val = P::RiseBlendDuration.spec().default)]
     rise_blend_duration: f32,
     /// How fast the palm turns against the surface in Rise and Touch, in radians per second (shown in °/s).
-    #[export(range = (0.0, 3600.0, 1.0, or_greater, radians_as_degrees, suffix = "°/s"))]
-    #[init(val = 1000f32.to_radians())]
+    #[export(range = (P::RiseRotationSpeed.spec().hint_min(), P::RiseRotationSpeed.spec().hint_max(), 1.0, or_greater, radians_as_degrees, suffix = P::RiseRotationSpeed.spec().suffix()))]
+    #[init(val = P::RiseRotationSpeed.spec().default)]
     rise_rotation_speed: f32,
 
     /// Rise → Touch when the IK target is this close to its place on the surface (scaled by
     /// [member auto_proportions])…
     #[export_group(name = "Touch")]
-    #[export(range = (0.0, 1.0, 0.001, or_greater, suffix = "m"))]
-    #[init(val = 0.05)]
+    #[export(range = (P::TouchDistance.spec().hint_min(), P::TouchDistance.spec().hint_max(), 0.001, or_greater, suffix = P::TouchDistance.spec().suffix()))]
+    #[init(val = P::TouchDistance.spec().default)]
     touch_distance: f32,
     /// …and Rise has lasted at least this long.
-    #[export(range = (0.0, 10.0, 0.01, or_greater, suffix = "s"))]
-    #[init(val = 1.0)]
+    #[export(range = (P::TouchMinTime.spec().hint_min(), P::TouchMinTime.spec().hint_max(), 0.01, or_greater, suffix = P::TouchMinTime.spec().suffix()))]
+    #[init(val = P::TouchMinTime.spec().default)]
     touch_min_time: f32,
     /// The hand rests this long, then lets go.
-    #[export(range = (0.0, 30.0, 0.01, or_greater, suffix = "s"))]
-    #[init(val = 0.5)]
+    #[export(range = (P::TouchDuration.spec().hint_min(), P::TouchDuration.spec().hint_max(), 0.01, or_greater, suffix = P::TouchDuration.spec().suffix()))]
+    #[init(val = P::TouchDuration.spec().default)]
     touch_duration: f32,
 
     /// The movement the player asks for, in world space (only zero or not matters). Set it every
@@ -229,13 +230,13 @@ pub struct EnvironmentInteractionStateMachine {
     /// Moving away: the distance to the contact may grow this much past its lowest value (scaled by
     /// [member auto_proportions]).
     #[export_group(name = "Reset triggers")]
-    #[export(range = (0.0, 0.5, 0.001, or_greater, suffix = "m"))]
-    #[init(val = 0.005)]
+    #[export(range = (P::MovingAwayOffset.spec().hint_min(), P::MovingAwayOffset.spec().hint_max(), 0.001, or_greater, suffix = P::MovingAwayOffset.spec().suffix()))]
+    #[init(val = P::MovingAwayOffset.spec().default)]
     moving_away_offset: f32,
     /// Jumping: rising faster than this counts as a jump (so a step up or a slope does not;
     /// scaled by [member auto_proportions]).
-    #[export(range = (0.0, 20.0, 0.01, or_greater, suffix = "m/s"))]
-    #[init(val = 0.5)]
+    #[export(range = (P::JumpSpeed.spec().hint_min(), P::JumpSpeed.spec().hint_max(), 0.01, or_greater, suffix = P::JumpSpeed.spec().suffix()))]
+    #[init(val = P::JumpSpeed.spec().default)]
     jump_speed: f32,
 
     /// Draws the detection volume, the closest point (red), the IK target (green for the left hand,
