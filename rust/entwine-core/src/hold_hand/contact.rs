@@ -265,13 +265,13 @@ impl Default for ContactTuning {
     /// The seed's values: 0.08 s, 1.1 / 1.51 m, 0.15 s in, 0.1 s out, weights 1.
     fn default() -> Self {
         Self {
-            contact_smooth_time: 0.08,
-            reconnect_distance: 1.1,
-            disconnect_distance: 1.51,
-            fade_in_time: 0.15,
-            fade_out_time: 0.1,
-            max_position_weight: 1.0,
-            max_rotation_weight: 1.0,
+            contact_smooth_time: super::params::PairParam::ContactSmoothTime.spec().default,
+            reconnect_distance: super::params::PairParam::ReconnectDistance.spec().default,
+            disconnect_distance: super::params::PairParam::DisconnectDistance.spec().default,
+            fade_in_time: super::params::PairParam::FadeInTime.spec().default,
+            fade_out_time: super::params::PairParam::FadeOutTime.spec().default,
+            max_position_weight: super::params::PairParam::MaxPositionWeight.spec().default,
+            max_rotation_weight: super::params::PairParam::MaxRotationWeight.spec().default,
         }
     }
 }

@@ -35,10 +35,10 @@ impl Default for FollowTuning {
         Self {
             follow_offset: Vec3::new(-0.82, 0.0, 0.17),
             preparation_offset: Vec3::new(0.0, 0.0, 1.0),
-            spring_coefficient: 16.0,
-            min_follow_speed: 12.0,
-            max_follow_speed: 24.0,
-            stop_radius: 0.02,
+            spring_coefficient: super::params::PairParam::SpringCoefficient.spec().default,
+            min_follow_speed: super::params::PairParam::MinFollowSpeed.spec().default,
+            max_follow_speed: super::params::PairParam::MaxFollowSpeed.spec().default,
+            stop_radius: super::params::PairParam::StopRadius.spec().default,
         }
     }
 }

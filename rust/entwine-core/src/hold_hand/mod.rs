@@ -28,6 +28,7 @@ pub mod follow;
 pub mod gate;
 pub mod hand;
 pub mod lifecycle;
+pub mod params;
 pub mod phase;
 pub mod replay;
 pub mod room;

@@ -126,10 +126,10 @@ impl Default for ReplayTuning {
     fn default() -> Self {
         Self {
             rates: StreamRates::default(),
-            max_root_speed: 12.0,
-            blend_speed: 4.0,
-            ik_timeout: 0.5,
-            ik_fade_time: 0.2,
+            max_root_speed: super::params::PairParam::MaxRootSpeed.spec().default,
+            blend_speed: super::params::PairParam::BlendSpeed.spec().default,
+            ik_timeout: super::params::PairParam::IkTimeout.spec().default,
+            ik_fade_time: super::params::PairParam::IkFadeTime.spec().default,
         }
     }
 }

@@ -4,13 +4,12 @@
 use glam::Vec3;
 
 use super::{ContactTuning, FollowTuning, ReplayTuning, StreamRates};
+use crate::kit::param::Param;
 use crate::kit::warn::within;
 
-/// Largest follow, preparation or contact offset on any axis (m).
-pub const MAX_OFFSET: f32 = 100.0;
-/// Largest contact rotation on any axis (degrees: ten turns).
-pub const MAX_ROTATION: f32 = 3600.0;
+pub use super::params::PairParam;
 
+pub use super::params::{MAX_OFFSET, MAX_ROTATION};
 /// Everything a `HoldHandComponent` is tuned with, in the core's units (metres, seconds, degrees
 /// for the contact rotations), before scaling by the character's proportion.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,10 +40,10 @@ impl Default for PairSettings {
             follow: FollowTuning::default(),
             contact: ContactTuning::default(),
             replay: ReplayTuning::default(),
-            reach_margin: 0.02,
-            initiator_timeout: 3.0,
-            initiator_start_timeout: 10.0,
-            arm_layer_hold_value: 0.0,
+            reach_margin: PairParam::ReachMargin.spec().default,
+            initiator_timeout: PairParam::InitiatorTimeout.spec().default,
+            initiator_start_timeout: PairParam::InitiatorStartTimeout.spec().default,
+            arm_layer_hold_value: PairParam::ArmLayerHoldValue.spec().default,
             contact_offsets: [Vec3::ZERO; 2],
             contact_rotations: [Vec3::ZERO; 2],
         }
@@ -89,125 +88,6 @@ impl SettingsCheck {
     pub fn contact(&self, k: f32) -> Option<super::ContactTuning> {
         let (_, checked, hands_ok) = self.last?;
         hands_ok.then(|| checked.contact.proportioned(k))
-    }
-}
-
-/// One setting of [`PairSettings`], named as the node's property.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum PairParam {
-    FollowOffset,
-    PreparationOffset,
-    SpringCoefficient,
-    MinFollowSpeed,
-    MaxFollowSpeed,
-    StopRadius,
-    ContactSmoothTime,
-    ReconnectDistance,
-    DisconnectDistance,
-    FadeInTime,
-    FadeOutTime,
-    MaxPositionWeight,
-    MaxRotationWeight,
-    PoseInterval,
-    IkInterval,
-    AnimationInterval,
-    MaxRootSpeed,
-    BlendSpeed,
-    IkTimeout,
-    IkFadeTime,
-    ReachMargin,
-    InitiatorTimeout,
-    InitiatorStartTimeout,
-    ArmLayerHoldValue,
-    InitiatorContactOffset,
-    InitiatorContactRotation,
-    RecipientContactOffset,
-    RecipientContactRotation,
-}
-
-impl PairParam {
-    /// Every setting, in [`PairSettings::sanitized`]'s order (each one's index is its value).
-    pub const ALL: [Self; 28] = [
-        Self::FollowOffset,
-        Self::PreparationOffset,
-        Self::SpringCoefficient,
-        Self::MinFollowSpeed,
-        Self::MaxFollowSpeed,
-        Self::StopRadius,
-        Self::ContactSmoothTime,
-        Self::ReconnectDistance,
-        Self::DisconnectDistance,
-        Self::FadeInTime,
-        Self::FadeOutTime,
-        Self::MaxPositionWeight,
-        Self::MaxRotationWeight,
-        Self::PoseInterval,
-        Self::IkInterval,
-        Self::AnimationInterval,
-        Self::MaxRootSpeed,
-        Self::BlendSpeed,
-        Self::IkTimeout,
-        Self::IkFadeTime,
-        Self::ReachMargin,
-        Self::InitiatorTimeout,
-        Self::InitiatorStartTimeout,
-        Self::ArmLayerHoldValue,
-        Self::InitiatorContactOffset,
-        Self::InitiatorContactRotation,
-        Self::RecipientContactOffset,
-        Self::RecipientContactRotation,
-    ];
-
-    /// Returns the property's name on the node.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::FollowOffset => "follow_offset",
-            Self::PreparationOffset => "preparation_offset",
-            Self::SpringCoefficient => "spring_coefficient",
-            Self::MinFollowSpeed => "min_follow_speed",
-            Self::MaxFollowSpeed => "max_follow_speed",
-            Self::StopRadius => "stop_radius",
-            Self::ContactSmoothTime => "contact_smooth_time",
-            Self::ReconnectDistance => "reconnect_distance",
-            Self::DisconnectDistance => "disconnect_distance",
-            Self::FadeInTime => "fade_in_time",
-            Self::FadeOutTime => "fade_out_time",
-            Self::MaxPositionWeight => "max_position_weight",
-            Self::MaxRotationWeight => "max_rotation_weight",
-            Self::PoseInterval => "pose_interval",
-            Self::IkInterval => "ik_interval",
-            Self::AnimationInterval => "animation_interval",
-            Self::MaxRootSpeed => "max_root_speed",
-            Self::BlendSpeed => "blend_speed",
-            Self::IkTimeout => "ik_timeout",
-            Self::IkFadeTime => "ik_fade_time",
-            Self::ReachMargin => "reach_margin",
-            Self::InitiatorTimeout => "initiator_timeout",
-            Self::InitiatorStartTimeout => "initiator_start_timeout",
-            Self::ArmLayerHoldValue => "arm_layer_hold_value",
-            Self::InitiatorContactOffset => "initiator_contact_offset",
-            Self::InitiatorContactRotation => "initiator_contact_rotation",
-            Self::RecipientContactOffset => "recipient_contact_offset",
-            Self::RecipientContactRotation => "recipient_contact_rotation",
-        }
-    }
-
-    /// Whether a correction of this setting releases the hands (following goes on): the contact
-    /// solver's own tuning, which has no safe stand-in mid-pair.
-    #[must_use]
-    pub fn releases_hands(self) -> bool {
-        matches!(
-            self,
-            Self::ContactSmoothTime
-                | Self::ReconnectDistance
-                | Self::DisconnectDistance
-                | Self::FadeInTime
-                | Self::FadeOutTime
-                | Self::MaxPositionWeight
-                | Self::MaxRotationWeight
-        )
     }
 }
 
@@ -278,16 +158,15 @@ impl<F: FnMut(PairIssue)> Checker<F> {
         (self.on_issue)(PairIssue { param, problem });
     }
 
-    /// Clamps a value outside `lo..=hi` (a non-finite one takes `default`); with `clamp` false,
-    /// any invalid value takes `default`.
-    fn range(
-        &mut self,
-        p: PairParam,
-        v: &mut f32,
-        (lo, hi): (f32, f32),
-        default: f32,
-        clamp: bool,
-    ) {
+    /// Clamps a value outside its table range (a non-finite one takes the default); with `clamp`
+    /// false, any invalid value takes the default.
+    fn range(&mut self, p: PairParam, v: &mut f32, clamp: bool) {
+        let Param {
+            min: lo,
+            max: hi,
+            default,
+            ..
+        } = p.spec();
         let (used, valid) = within(*v, lo, hi, default, clamp);
         if !valid {
             self.report(
@@ -303,9 +182,12 @@ impl<F: FnMut(PairIssue)> Checker<F> {
         }
     }
 
-    /// A value that must be finite, within `0..=hi` and at least `floor.1` (the checked value of
-    /// the setting `floor.0`): else `default` (or the floor when that is higher).
-    fn above(&mut self, p: PairParam, v: &mut f32, hi: f32, default: f32, floor: (PairParam, f32)) {
+    /// A value that must be finite, within its table range and at least `floor.1` (the checked
+    /// value of the setting `floor.0`): else the default (or the floor when that is higher).
+    fn above(&mut self, p: PairParam, v: &mut f32, floor: (PairParam, f32)) {
+        let Param {
+            max: hi, default, ..
+        } = p.spec();
         let got = *v;
         let in_range = got.is_finite() && (0.0..=hi).contains(&got);
         if in_range && got >= floor.1 {
@@ -365,180 +247,50 @@ impl<F: FnMut(PairIssue)> Checker<F> {
             MAX_OFFSET,
             d.follow.preparation_offset,
         );
-        self.range(
-            P::SpringCoefficient,
-            &mut f.spring_coefficient,
-            (0.0, 100.0),
-            d.follow.spring_coefficient,
-            true,
-        );
-        self.range(
-            P::MinFollowSpeed,
-            &mut f.min_follow_speed,
-            (0.0, 100.0),
-            d.follow.min_follow_speed,
-            false,
-        );
+        self.range(P::SpringCoefficient, &mut f.spring_coefficient, true);
+        self.range(P::MinFollowSpeed, &mut f.min_follow_speed, false);
         let floor = (P::MinFollowSpeed, f.min_follow_speed);
-        self.above(
-            P::MaxFollowSpeed,
-            &mut f.max_follow_speed,
-            100.0,
-            d.follow.max_follow_speed,
-            floor,
-        );
-        self.range(
-            P::StopRadius,
-            &mut f.stop_radius,
-            (0.0, 1.0),
-            d.follow.stop_radius,
-            true,
-        );
+        self.above(P::MaxFollowSpeed, &mut f.max_follow_speed, floor);
+        self.range(P::StopRadius, &mut f.stop_radius, true);
     }
 
     /// Checks the contact tuning: smoothing, distances, fades and weights.
-    fn contact(&mut self, k: &mut ContactTuning, d: &PairSettings) {
+    fn contact(&mut self, k: &mut ContactTuning) {
         use PairParam as P;
-        let dc = d.contact;
-        self.range(
-            P::ContactSmoothTime,
-            &mut k.contact_smooth_time,
-            (0.0, 1.0),
-            dc.contact_smooth_time,
-            true,
-        );
-        self.range(
-            P::ReconnectDistance,
-            &mut k.reconnect_distance,
-            (0.0, 5.0),
-            dc.reconnect_distance,
-            false,
-        );
+        self.range(P::ContactSmoothTime, &mut k.contact_smooth_time, true);
+        self.range(P::ReconnectDistance, &mut k.reconnect_distance, false);
         let floor = (P::ReconnectDistance, k.reconnect_distance);
-        self.above(
-            P::DisconnectDistance,
-            &mut k.disconnect_distance,
-            5.0,
-            dc.disconnect_distance,
-            floor,
-        );
-        self.range(
-            P::FadeInTime,
-            &mut k.fade_in_time,
-            (0.0, 2.0),
-            dc.fade_in_time,
-            true,
-        );
-        self.range(
-            P::FadeOutTime,
-            &mut k.fade_out_time,
-            (0.0, 2.0),
-            dc.fade_out_time,
-            true,
-        );
-        self.range(
-            P::MaxPositionWeight,
-            &mut k.max_position_weight,
-            (0.0, 1.0),
-            1.0,
-            true,
-        );
-        self.range(
-            P::MaxRotationWeight,
-            &mut k.max_rotation_weight,
-            (0.0, 1.0),
-            1.0,
-            true,
-        );
+        self.above(P::DisconnectDistance, &mut k.disconnect_distance, floor);
+        self.range(P::FadeInTime, &mut k.fade_in_time, true);
+        self.range(P::FadeOutTime, &mut k.fade_out_time, true);
+        self.range(P::MaxPositionWeight, &mut k.max_position_weight, true);
+        self.range(P::MaxRotationWeight, &mut k.max_rotation_weight, true);
     }
 
     /// Checks the replay tuning: stream rates, root speed, blend speed and IK timing.
-    fn replay(&mut self, r: &mut ReplayTuning, d: &PairSettings) {
+    fn replay(&mut self, r: &mut ReplayTuning) {
         use PairParam as P;
-        let (dr, rates) = (d.replay, d.replay.rates);
-        self.range(
-            P::PoseInterval,
-            &mut r.rates.pose_interval,
-            (0.02, 1.0),
-            rates.pose_interval,
-            true,
-        );
-        self.range(
-            P::IkInterval,
-            &mut r.rates.ik_interval,
-            (0.02, 1.0),
-            rates.ik_interval,
-            true,
-        );
-        self.range(
-            P::AnimationInterval,
-            &mut r.rates.animation_interval,
-            (0.0, 1.0),
-            rates.animation_interval,
-            true,
-        );
+        self.range(P::PoseInterval, &mut r.rates.pose_interval, true);
+        self.range(P::IkInterval, &mut r.rates.ik_interval, true);
+        self.range(P::AnimationInterval, &mut r.rates.animation_interval, true);
         r.rates = StreamRates::sanitized(r.rates);
-        self.range(
-            P::MaxRootSpeed,
-            &mut r.max_root_speed,
-            (0.5, 100.0),
-            dr.max_root_speed,
-            true,
-        );
-        self.range(
-            P::BlendSpeed,
-            &mut r.blend_speed,
-            (0.1, 50.0),
-            dr.blend_speed,
-            true,
-        );
-        self.range(
-            P::IkTimeout,
-            &mut r.ik_timeout,
-            (0.05, 10.0),
-            dr.ik_timeout,
-            true,
-        );
-        self.range(
-            P::IkFadeTime,
-            &mut r.ik_fade_time,
-            (0.0, 2.0),
-            dr.ik_fade_time,
-            true,
-        );
+        self.range(P::MaxRootSpeed, &mut r.max_root_speed, true);
+        self.range(P::BlendSpeed, &mut r.blend_speed, true);
+        self.range(P::IkTimeout, &mut r.ik_timeout, true);
+        self.range(P::IkFadeTime, &mut r.ik_fade_time, true);
     }
 
     /// Checks the pair's own settings: reach margin, timeouts, arm layer and contact offsets.
-    fn pair(&mut self, s: &mut PairSettings, d: &PairSettings) {
+    fn pair(&mut self, s: &mut PairSettings) {
         use PairParam as P;
-        self.range(
-            P::ReachMargin,
-            &mut s.reach_margin,
-            (0.0, 0.2),
-            d.reach_margin,
-            true,
-        );
-        self.range(
-            P::InitiatorTimeout,
-            &mut s.initiator_timeout,
-            (0.2, 60.0),
-            d.initiator_timeout,
-            true,
-        );
+        self.range(P::ReachMargin, &mut s.reach_margin, true);
+        self.range(P::InitiatorTimeout, &mut s.initiator_timeout, true);
         self.range(
             P::InitiatorStartTimeout,
             &mut s.initiator_start_timeout,
-            (0.2, 120.0),
-            d.initiator_start_timeout,
             true,
         );
-        self.range(
-            P::ArmLayerHoldValue,
-            &mut s.arm_layer_hold_value,
-            (0.0, 1.0),
-            d.arm_layer_hold_value,
-            true,
-        );
+        self.range(P::ArmLayerHoldValue, &mut s.arm_layer_hold_value, true);
         let [io, ro] = &mut s.contact_offsets;
         let [ir, rr] = &mut s.contact_rotations;
         self.vector(P::InitiatorContactOffset, io, MAX_OFFSET, Vec3::ZERO);
@@ -562,9 +314,9 @@ impl PairSettings {
         let d = Self::default();
         let mut c = Checker { on_issue };
         c.follow(&mut self.follow, &d);
-        c.contact(&mut self.contact, &d);
-        c.replay(&mut self.replay, &d);
-        c.pair(&mut self, &d);
+        c.contact(&mut self.contact);
+        c.replay(&mut self.replay);
+        c.pair(&mut self);
         self
     }
 }

@@ -494,9 +494,9 @@ pub struct StreamRates {
 impl Default for StreamRates {
     fn default() -> Self {
         Self {
-            pose_interval: 0.1,
-            ik_interval: 0.05,
-            animation_interval: 0.1,
+            pose_interval: super::params::PairParam::PoseInterval.spec().default,
+            ik_interval: super::params::PairParam::IkInterval.spec().default,
+            animation_interval: super::params::PairParam::AnimationInterval.spec().default,
         }
     }
 }

@@ -12,6 +12,7 @@ mod state;
 
 use entwine_core::hold_hand::contact::fade_step;
 use entwine_core::hold_hand::hand::{contact_frame, Contact, HoldingHand};
+use entwine_core::hold_hand::params::PairParam as P;
 use entwine_core::hold_hand::settings::{PairParam, PairSettings, SettingsCheck};
 use entwine_core::hold_hand::stream::{tick_samples, AnimSnapshot, TickFrames, TickInput};
 use entwine_core::hold_hand::{
@@ -152,22 +153,22 @@ pub struct HoldHandComponent {
     #[init(val = Vector3::new(0.0, 0.0, 1.0))]
     preparation_offset: Vector3,
     /// Follow speed per metre of distance to the follow point (a rate: the same at any size).
-    #[export(range = (0.0, 100.0, 0.1, suffix = "1/s"))]
-    #[init(val = 16.0)]
+    #[export(range = (P::SpringCoefficient.spec().hint_min(), P::SpringCoefficient.spec().hint_max(), 0.1, suffix = P::SpringCoefficient.spec().suffix()))]
+    #[init(val = P::SpringCoefficient.spec().default)]
     spring_coefficient: f32,
     /// Lowest follow speed once outside the stop radius (scaled by [member auto_proportions]).
-    #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
-    #[init(val = 12.0)]
+    #[export(range = (P::MinFollowSpeed.spec().hint_min(), P::MinFollowSpeed.spec().hint_max(), 0.1, suffix = P::MinFollowSpeed.spec().suffix()))]
+    #[init(val = P::MinFollowSpeed.spec().default)]
     min_follow_speed: f32,
     /// Highest follow speed, also while a recipient catches up after a wall held it back (scaled by
     /// [member auto_proportions]).
-    #[export(range = (0.0, 100.0, 0.1, suffix = "m/s"))]
-    #[init(val = 24.0)]
+    #[export(range = (P::MaxFollowSpeed.spec().hint_min(), P::MaxFollowSpeed.spec().hint_max(), 0.1, suffix = P::MaxFollowSpeed.spec().suffix()))]
+    #[init(val = P::MaxFollowSpeed.spec().default)]
     max_follow_speed: f32,
     /// Distance under which the recipient snaps onto the follow point (scaled by
     /// [member auto_proportions]).
-    #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
-    #[init(val = 0.02)]
+    #[export(range = (P::StopRadius.spec().hint_min(), P::StopRadius.spec().hint_max(), 0.001, suffix = P::StopRadius.spec().suffix()))]
+    #[init(val = P::StopRadius.spec().default)]
     stop_radius: f32,
     /// Sweep the recipient's collision shape toward the follow point so that it slides along walls
     /// (needs a [CharacterBody3D]); off: it is placed directly.
@@ -216,38 +217,38 @@ pub struct HoldHandComponent {
     /// Reach spheres are this much shorter than the arms, so that the contact stays reachable while
     /// the shoulders move between the solve and the skeleton update: metres for the 0.54 m arm of a
     /// 1.75 m human, scaled with the arm's length in the world.
-    #[export(range = (0.0, 0.2, 0.005, suffix = "m"))]
-    #[init(val = 0.02)]
+    #[export(range = (P::ReachMargin.spec().hint_min(), P::ReachMargin.spec().hint_max(), 0.005, suffix = P::ReachMargin.spec().suffix()))]
+    #[init(val = P::ReachMargin.spec().default)]
     reach_margin: f32,
     /// SmoothDamp time of the shared contact point.
-    #[export(range = (0.0, 1.0, 0.005, suffix = "s"))]
-    #[init(val = 0.08)]
+    #[export(range = (P::ContactSmoothTime.spec().hint_min(), P::ContactSmoothTime.spec().hint_max(), 0.005, suffix = P::ContactSmoothTime.spec().suffix()))]
+    #[init(val = P::ContactSmoothTime.spec().default)]
     contact_smooth_time: f32,
     /// A disconnected pair's hands reconnect when the roots are this close (scaled by
     /// [member auto_proportions]).
-    #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
-    #[init(val = 1.1)]
+    #[export(range = (P::ReconnectDistance.spec().hint_min(), P::ReconnectDistance.spec().hint_max(), 0.01, suffix = P::ReconnectDistance.spec().suffix()))]
+    #[init(val = P::ReconnectDistance.spec().default)]
     reconnect_distance: f32,
     /// A connected pair's hands let go when the roots are farther apart than this (scaled by
     /// [member auto_proportions]).
-    #[export(range = (0.0, 5.0, 0.01, suffix = "m"))]
-    #[init(val = 1.51)]
+    #[export(range = (P::DisconnectDistance.spec().hint_min(), P::DisconnectDistance.spec().hint_max(), 0.01, suffix = P::DisconnectDistance.spec().suffix()))]
+    #[init(val = P::DisconnectDistance.spec().default)]
     disconnect_distance: f32,
     /// Seconds for the hand IK to fade in.
-    #[export(range = (0.0, 2.0, 0.01, suffix = "s"))]
-    #[init(val = 0.15)]
+    #[export(range = (P::FadeInTime.spec().hint_min(), P::FadeInTime.spec().hint_max(), 0.01, suffix = P::FadeInTime.spec().suffix()))]
+    #[init(val = P::FadeInTime.spec().default)]
     fade_in_time: f32,
     /// Seconds for the hand IK to fade out.
-    #[export(range = (0.0, 2.0, 0.01, suffix = "s"))]
-    #[init(val = 0.1)]
+    #[export(range = (P::FadeOutTime.spec().hint_min(), P::FadeOutTime.spec().hint_max(), 0.01, suffix = P::FadeOutTime.spec().suffix()))]
+    #[init(val = P::FadeOutTime.spec().default)]
     fade_out_time: f32,
     /// Maximum IK position weight of the hands.
-    #[export(range = (0.0, 1.0))]
-    #[init(val = 1.0)]
+    #[export(range = (P::MaxPositionWeight.spec().hint_min(), P::MaxPositionWeight.spec().hint_max(), suffix = P::MaxPositionWeight.spec().suffix()))]
+    #[init(val = P::MaxPositionWeight.spec().default)]
     max_position_weight: f32,
     /// Maximum IK rotation weight of the hands.
-    #[export(range = (0.0, 1.0))]
-    #[init(val = 1.0)]
+    #[export(range = (P::MaxRotationWeight.spec().hint_min(), P::MaxRotationWeight.spec().hint_max(), suffix = P::MaxRotationWeight.spec().suffix()))]
+    #[init(val = P::MaxRotationWeight.spec().default)]
     max_rotation_weight: f32,
 
     /// Copy the initiator's animation onto the recipient every frame: the AnimationTree's numeric
@@ -270,37 +271,37 @@ pub struct HoldHandComponent {
     #[export]
     arm_layer_parameters: PackedStringArray,
     /// Value the arm layer parameters take while the hands are held (0: arms out of the locomotion).
-    #[export(range = (0.0, 1.0))]
+    #[export(range = (P::ArmLayerHoldValue.spec().hint_min(), P::ArmLayerHoldValue.spec().hint_max(), suffix = P::ArmLayerHoldValue.spec().suffix()))]
     arm_layer_hold_value: f32,
 
     /// Seconds between the initiator's pair-pose broadcasts (both roots).
     #[export_group(name = "Network")]
-    #[export(range = (0.02, 1.0, 0.01, suffix = "s"))]
-    #[init(val = 0.1)]
+    #[export(range = (P::PoseInterval.spec().hint_min(), P::PoseInterval.spec().hint_max(), 0.01, suffix = P::PoseInterval.spec().suffix()))]
+    #[init(val = P::PoseInterval.spec().default)]
     pose_interval: f32,
     /// Seconds between the initiator's IK-target broadcasts (both hands, weight and flags).
-    #[export(range = (0.02, 1.0, 0.01, suffix = "s"))]
-    #[init(val = 0.05)]
+    #[export(range = (P::IkInterval.spec().hint_min(), P::IkInterval.spec().hint_max(), 0.01, suffix = P::IkInterval.spec().suffix()))]
+    #[init(val = P::IkInterval.spec().default)]
     ik_interval: f32,
     /// Seconds between animation snapshots over the network (the initiator's non-arm AnimationTree
     /// parameters, state machines, OneShots, or its AnimationPlayer's animation and position); a
     /// snapshot is skipped while nothing changed, but sent at least once a second. 0 turns them off.
-    #[export(range = (0.0, 1.0, 0.01, suffix = "s"))]
-    #[init(val = 0.1)]
+    #[export(range = (P::AnimationInterval.spec().hint_min(), P::AnimationInterval.spec().hint_max(), 0.01, suffix = P::AnimationInterval.spec().suffix()))]
+    #[init(val = P::AnimationInterval.spec().default)]
     animation_interval: f32,
     /// Fastest the initiator's root may move horizontally between two of its samples (m/s; up or
     /// down, 60 m/s, as fast as anything falls; both times the pair's scale, see
     /// [member auto_proportions]): frames that would move it faster are refused and counted (`too_fast` in [method get_network_stats]), unless
     /// the initiator marked a teleport ([method teleport]; at most one a second). Guards every peer
     /// against a lying or broken initiator.
-    #[export(range = (0.5, 100.0, 0.5, suffix = "m/s"))]
-    #[init(val = 12.0)]
+    #[export(range = (P::MaxRootSpeed.spec().hint_min(), P::MaxRootSpeed.spec().hint_max(), 0.5, suffix = P::MaxRootSpeed.spec().suffix()))]
+    #[init(val = P::MaxRootSpeed.spec().default)]
     max_root_speed: f32,
     /// How fast a remote peer glides each character from where it last showed it into the pair when
     /// the pair starts (instead of snapping to the initiator's one-off preparation placement); times
     /// the pair's scale (see [member auto_proportions]).
-    #[export(range = (0.1, 50.0, 0.1, suffix = "m/s"))]
-    #[init(val = 4.0)]
+    #[export(range = (P::BlendSpeed.spec().hint_min(), P::BlendSpeed.spec().hint_max(), 0.1, suffix = P::BlendSpeed.spec().suffix()))]
+    #[init(val = P::BlendSpeed.spec().default)]
     blend_speed: f32,
     /// The [EntwineNetClock] whose shared time stamps the stream. Empty: the first node in the group
     /// `entwine_net_clocks` (every EntwineNetClock joins it). Without one, remote views still interpolate,
@@ -309,25 +310,25 @@ pub struct HoldHandComponent {
     net_clock_node: NodePath,
     /// Seconds without IK packets after which the remote hands fade out (they fade back in when
     /// packets resume).
-    #[export(range = (0.05, 10.0, 0.05, suffix = "s"))]
-    #[init(val = 0.5)]
+    #[export(range = (P::IkTimeout.spec().hint_min(), P::IkTimeout.spec().hint_max(), 0.05, suffix = P::IkTimeout.spec().suffix()))]
+    #[init(val = P::IkTimeout.spec().default)]
     ik_timeout: f32,
     /// Seconds the remote hands take to fade out after [member ik_timeout], or back in.
-    #[export(range = (0.0, 2.0, 0.01, suffix = "s"))]
-    #[init(val = 0.2)]
+    #[export(range = (P::IkFadeTime.spec().hint_min(), P::IkFadeTime.spec().hint_max(), 0.01, suffix = P::IkFadeTime.spec().suffix()))]
+    #[init(val = P::IkFadeTime.spec().default)]
     ik_fade_time: f32,
     /// Seconds without the initiator's stream (disconnected, not loaded, lost packets) after which
     /// the recipient is released ([signal initiator_lost]); the recipient's own peer then cancels
     /// the pair.
-    #[export(range = (0.2, 60.0, 0.1, suffix = "s"))]
-    #[init(val = 3.0)]
+    #[export(range = (P::InitiatorTimeout.spec().hint_min(), P::InitiatorTimeout.spec().hint_max(), 0.1, suffix = P::InitiatorTimeout.spec().suffix()))]
+    #[init(val = P::InitiatorTimeout.spec().default)]
     initiator_timeout: f32,
     /// Seconds the recipient waits for the initiator's first frame of a pair before it is released
     /// as in [member initiator_timeout]. The initiator can learn of the pair seconds after the
     /// recipient (on a lossy network the room's word is resent until it arrives), so the first frame
     /// may come late; never less than [member initiator_timeout].
-    #[export(range = (0.2, 120.0, 0.1, suffix = "s"))]
-    #[init(val = 10.0)]
+    #[export(range = (P::InitiatorStartTimeout.spec().hint_min(), P::InitiatorStartTimeout.spec().hint_max(), 0.1, suffix = P::InitiatorStartTimeout.spec().suffix()))]
+    #[init(val = P::InitiatorStartTimeout.spec().default)]
     initiator_start_timeout: f32,
 
     /// Draw the reach spheres, the shared contact and the connection state.
