@@ -15,6 +15,8 @@ fn tables() -> Vec<(&'static str, Vec<Param>)> {
             "environment-touch",
             entwine_core::env_touch::config::table(),
         ),
+        ("hold-hand", entwine_core::hold_hand::params::table()),
+        ("rope", entwine_core::rope::table()),
     ]
 }
 

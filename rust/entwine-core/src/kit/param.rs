@@ -154,6 +154,18 @@ impl Param {
         }
     }
 
+    /// The entry with the inspector's slider ending at `slider_max` (below `max`: the field
+    /// still takes values up to `max`, typed in; the glue adds `or_greater`).
+    #[must_use]
+    pub const fn with_slider(mut self, slider_max: f32) -> Self {
+        assert!(
+            slider_max > self.min && slider_max <= self.max,
+            "slider out of range"
+        );
+        self.slider_max = slider_max;
+        self
+    }
+
     /// Whether `v` is accepted as it is: finite and within the range.
     #[must_use]
     pub fn accepts(&self, v: f32) -> bool {

@@ -123,22 +123,24 @@ pub struct RopeParams {
 
 impl Default for RopeParams {
     fn default() -> Self {
+        use ParamIssue as P;
+        let d = |p: ParamIssue| p.spec().default;
         Self {
-            segment_length: 0.3,
-            damping: 0.99,
-            iterations: 4,
-            substeps: 1,
+            segment_length: d(P::SegmentLength),
+            damping: d(P::Damping),
+            iterations: d(P::Iterations) as u32,
+            substeps: d(P::Substeps) as u32,
             gravity: Vec3::new(0.0, -9.8, 0.0),
-            radius: 0.03,
+            radius: d(P::Radius),
             ground_enabled: true,
-            ground_height: 0.0,
-            friction: 0.3,
-            tear_ratio: 0.0,
-            stretch_limit: 0.03,
-            length_speed: 2.0,
-            point_mass: 0.05,
-            fade_time: 1.5,
-            sleep_distance: 0.001,
+            ground_height: d(P::GroundHeight),
+            friction: d(P::Friction),
+            tear_ratio: d(P::TearRatio),
+            stretch_limit: d(P::StretchLimit),
+            length_speed: d(P::LengthSpeed),
+            point_mass: d(P::PointMass),
+            fade_time: d(P::FadeTime),
+            sleep_distance: d(P::SleepDistance),
         }
     }
 }
@@ -176,26 +178,98 @@ pub enum ParamIssue {
     SleepDistance,
 }
 
+use crate::kit::param::{Param, Unit as U};
+
+/// The table, in [`ParamIssue`]'s order (gravity, a vector, has none).
+#[rustfmt::skip]
+const SPECS: [Param; 14] = [
+    Param::new("segment_length", U::Metres, (MIN_SEGMENT_LENGTH, MAX_SEGMENT_LENGTH), 0.3, "rest length of one segment"),
+    // Damping 0 would freeze the rope; the smallest accepted value is a tiny positive one.
+    Param::new("damping", U::Number, (1e-3, 1.0), 0.99, "fraction of velocity kept per step"),
+    Param::new("iterations", U::Count, (1.0, MAX_ITERATIONS as f32), 4.0, "distance-constraint iterations per substep"),
+    Param::new("substeps", U::Count, (1.0, MAX_SUBSTEPS as f32), 1.0, "substeps per physics step"),
+    Param::new("gravity", U::Number, (0.0, 0.0), 0.0, "(a vector: no table entry)"),
+    Param::new("radius", U::Metres, (0.0, 1.0), 0.03, "thickness for collisions"),
+    Param::new("ground_height", U::Metres, (-MAX_COORDINATE, MAX_COORDINATE), 0.0, "height of the ground plane (with ground_enabled)"),
+    Param::new("friction", U::Number, (0.0, 1.0), 0.3, "fraction of the sliding velocity removed at a contact"),
+    Param::new("tear_ratio", U::Number, (0.0, 100.0), 0.0, "a segment longer than this × its rest length tears (0: never; else above 1.01)"),
+    Param::new("stretch_limit", U::Number, (0.0, 1.0), 0.03, "no segment ends longer than 1 + this × its rest length (0: off)"),
+    Param::new("length_speed", U::MetresPerSecond, (1e-3, 1000.0), 2.0, "how fast the length follows set_length()").with_slider(100.0),
+    Param::new("point_mass", U::Kilograms, (1e-4, 1000.0), 0.05, "mass of one point: sets the tension and the pull on a body").with_slider(100.0),
+    Param::new("fade_time", U::Seconds, (0.0, 60.0), 1.5, "how long a cut-off piece takes to fade out"),
+    Param::new("sleep_distance", U::Metres, (0.0, 1.0), 0.001, "a rope that moves less than this for a while falls asleep (0: never)").with_slider(0.01),
+];
+
+/// The smallest tear ratio other than 0 (off).
+pub const MIN_TEAR_RATIO: f32 = 1.01;
+
+/// Gravity's multiplier (the project's gravity times this).
+#[rustfmt::skip]
+pub const GRAVITY_SCALE: Param = Param::new("gravity_scale", U::Number, (-10.0, 10.0), 1.0, "multiplies the project's gravity");
+/// How many points the rope has.
+#[rustfmt::skip]
+pub const POINT_COUNT: Param = Param::new("point_count", U::Count, (MIN_CAPACITY as f32, MAX_CAPACITY as f32), 12.0, "points of the rope (grows its capacity when needed)");
+/// How many points are allocated.
+#[rustfmt::skip]
+pub const CAPACITY: Param = Param::new("capacity", U::Count, (MIN_CAPACITY as f32, MAX_CAPACITY as f32), DEFAULT_CAPACITY as f32, "points allocated (the rope grows up to this without allocating)");
+/// Sides of the drawn tube.
+#[rustfmt::skip]
+pub const TUBE_SIDES: Param = Param::new("tube_sides", U::Count, (MIN_SIDES as f32, MAX_SIDES as f32), 8.0, "sides of the drawn tube");
+/// Rings drawn per segment.
+#[rustfmt::skip]
+pub const SMOOTHING: Param = Param::new("smoothing", U::Count, (MIN_SUBDIVISIONS as f32, MAX_SUBDIVISIONS as f32), 3.0, "rings drawn per segment (a smooth curve through the points)");
+
+/// Every tunable number of a `RopeSimulation`, in the inspector's order, for the docs.
+#[must_use]
+pub fn table() -> Vec<Param> {
+    use ParamIssue as P;
+    let mut all = vec![POINT_COUNT, CAPACITY];
+    all.extend(
+        [
+            P::SegmentLength,
+            P::LengthSpeed,
+            P::Damping,
+            P::Iterations,
+            P::Substeps,
+        ]
+        .map(ParamIssue::spec),
+    );
+    all.push(GRAVITY_SCALE);
+    all.extend(
+        [
+            P::StretchLimit,
+            P::PointMass,
+            P::SleepDistance,
+            P::GroundHeight,
+            P::Radius,
+            P::Friction,
+            P::TearRatio,
+            P::FadeTime,
+        ]
+        .map(ParamIssue::spec),
+    );
+    all.extend([TUBE_SIDES, SMOOTHING]);
+    all
+}
+
 impl ParamIssue {
-    /// Returns the parameter's name and its accepted range, for a warning.
+    /// The parameter's table entry (name, unit, range, default, description). Gravity is a
+    /// vector, with a placeholder entry.
     #[must_use]
-    pub fn describe(self) -> (&'static str, &'static str) {
-        match self {
-            Self::SegmentLength => ("segment_length", "0.01..=10 m"),
-            Self::Damping => ("damping", "(0, 1]"),
-            Self::Iterations => ("iterations", "1..=64"),
-            Self::Substeps => ("substeps", "1..=16"),
-            Self::Gravity => ("gravity", "a finite vector"),
-            Self::Radius => ("radius", "0..=1 m"),
-            Self::GroundHeight => ("ground_height", "a height within ±1e6 m"),
-            Self::Friction => ("friction", "0..=1"),
-            Self::TearRatio => ("tear_ratio", "0 (off) or 1.01..=100"),
-            Self::StretchLimit => ("stretch_limit", "0 (off) ..= 1"),
-            Self::LengthSpeed => ("length_speed", "0.001..=1000 m/s"),
-            Self::PointMass => ("point_mass", "0.0001..=1000 kg"),
-            Self::FadeTime => ("fade_time", "0..=60 s"),
-            Self::SleepDistance => ("sleep_distance", "0 (never sleeps) ..= 1 m"),
-        }
+    pub const fn spec(self) -> Param {
+        SPECS[self as usize]
+    }
+
+    /// Returns the parameter's name and its accepted values in words, for a warning.
+    #[must_use]
+    pub fn describe(self) -> (&'static str, String) {
+        let spec = self.spec();
+        let accepted = match self {
+            Self::Gravity => "a finite vector".into(),
+            Self::TearRatio => format!("0 (off) or {MIN_TEAR_RATIO} to {}", spec.max),
+            _ => spec.accepted(),
+        };
+        (spec.name, accepted)
     }
 }
 
@@ -221,79 +295,47 @@ impl RopeParams {
         p
     }
 
-    /// Clamps the parameters that have a range (lengths, damping, friction, masses, times).
+    /// Clamps the parameters that have a range (lengths, damping, friction, masses, times), each
+    /// into its table range (NaN: the default).
     fn clamp_ranged(&mut self, issue: &mut impl FnMut(ParamIssue)) {
-        let d = Self::default();
+        use ParamIssue as P;
         let p = self;
-        let mut check = |value: &mut f32, lo: f32, hi: f32, fallback: f32, which: ParamIssue| {
-            let (v, bad) = fix(*value, lo, hi, fallback);
+        for (which, value) in [
+            (P::SegmentLength, &mut p.segment_length),
+            (P::Damping, &mut p.damping),
+            (P::Radius, &mut p.radius),
+            (P::Friction, &mut p.friction),
+            (P::StretchLimit, &mut p.stretch_limit),
+            (P::LengthSpeed, &mut p.length_speed),
+            (P::PointMass, &mut p.point_mass),
+            (P::FadeTime, &mut p.fade_time),
+            (P::SleepDistance, &mut p.sleep_distance),
+        ] {
+            let spec = which.spec();
+            let (v, bad) = fix(*value, spec.min, spec.max, spec.default);
             *value = v;
             if bad {
                 issue(which);
             }
-        };
-        check(
-            &mut p.segment_length,
-            MIN_SEGMENT_LENGTH,
-            MAX_SEGMENT_LENGTH,
-            d.segment_length,
-            ParamIssue::SegmentLength,
-        );
-        // Damping 0 would freeze the rope; the smallest accepted value is a tiny positive one.
-        check(&mut p.damping, 1e-3, 1.0, d.damping, ParamIssue::Damping);
-        check(&mut p.radius, 0.0, 1.0, d.radius, ParamIssue::Radius);
-        check(&mut p.friction, 0.0, 1.0, d.friction, ParamIssue::Friction);
-        check(
-            &mut p.stretch_limit,
-            0.0,
-            1.0,
-            d.stretch_limit,
-            ParamIssue::StretchLimit,
-        );
-        check(
-            &mut p.length_speed,
-            1e-3,
-            1000.0,
-            d.length_speed,
-            ParamIssue::LengthSpeed,
-        );
-        check(
-            &mut p.point_mass,
-            1e-4,
-            1000.0,
-            d.point_mass,
-            ParamIssue::PointMass,
-        );
-        check(
-            &mut p.fade_time,
-            0.0,
-            60.0,
-            d.fade_time,
-            ParamIssue::FadeTime,
-        );
-        check(
-            &mut p.sleep_distance,
-            0.0,
-            1.0,
-            d.sleep_distance,
-            ParamIssue::SleepDistance,
-        );
+        }
     }
 
     /// Fixes the ground height, tear ratio, gravity, iteration and substep counts.
     fn fix_unranged(&mut self, issue: &mut impl FnMut(ParamIssue)) {
         let d = Self::default();
         let p = self;
-        if p.ground_height.is_nan() || p.ground_height.abs() > MAX_COORDINATE {
+        let ground = ParamIssue::GroundHeight.spec();
+        if p.ground_height.is_nan() || p.ground_height.abs() > ground.max {
             p.ground_height = if p.ground_height.is_nan() {
                 d.ground_height
             } else {
-                p.ground_height.clamp(-MAX_COORDINATE, MAX_COORDINATE)
+                p.ground_height.clamp(ground.min, ground.max)
             };
             issue(ParamIssue::GroundHeight);
         }
         if p.tear_ratio != 0.0 {
-            let (v, bad) = fix(p.tear_ratio, 1.01, 100.0, 0.0);
+            let tear = ParamIssue::TearRatio.spec();
+            let (v, bad) = fix(p.tear_ratio, MIN_TEAR_RATIO, tear.max, tear.default);
             p.tear_ratio = v;
             if bad {
                 issue(ParamIssue::TearRatio);

@@ -127,7 +127,7 @@ impl RopeSimulation {
     /// Sets [member point_count] (see the property for its range and effect).
     #[func]
     pub(super) fn set_point_count(&mut self, count: i32) {
-        let (lo, hi) = (MIN_CAPACITY as i32, MAX_CAPACITY as i32);
+        let (lo, hi) = (CAPACITY.min as i32, CAPACITY.max as i32);
         let max = self.capacity.clamp(lo, hi);
         let (fixed, message) = int_accepted("point_count", count, lo, max, " (the point slots)");
         self.warn_or_clear(warn::POINT_COUNT, message);
@@ -141,7 +141,7 @@ impl RopeSimulation {
     /// Sets [member capacity] (see the property for its range and effect).
     #[func]
     pub(super) fn set_capacity(&mut self, capacity: i32) {
-        let (lo, hi) = (MIN_CAPACITY as i32, MAX_CAPACITY as i32);
+        let (lo, hi) = (CAPACITY.min as i32, CAPACITY.max as i32);
         let (fixed, message) = int_accepted("capacity", capacity, lo, hi, "");
         self.warn_or_clear(warn::CAPACITY, message);
         if fixed == self.capacity {
@@ -328,7 +328,7 @@ impl RopeSimulation {
     /// Sets [member tube_sides] (see the property for its range and effect).
     #[func]
     pub(super) fn set_tube_sides(&mut self, sides: i32) {
-        let (lo, hi) = (MIN_SIDES as i32, MAX_SIDES as i32);
+        let (lo, hi) = (TUBE_SIDES.min as i32, TUBE_SIDES.max as i32);
         let (fixed, message) = int_accepted("tube_sides", sides, lo, hi, "");
         self.warn_or_clear(warn::TUBE, message);
         self.tube_sides = fixed;
@@ -338,7 +338,7 @@ impl RopeSimulation {
     /// Sets [member smoothing] (see the property for its range and effect).
     #[func]
     pub(super) fn set_smoothing(&mut self, rings: i32) {
-        let (lo, hi) = (MIN_SUBDIVISIONS as i32, MAX_SUBDIVISIONS as i32);
+        let (lo, hi) = (SMOOTHING.min as i32, SMOOTHING.max as i32);
         let (fixed, message) = int_accepted("smoothing", rings, lo, hi, "");
         self.warn_or_clear(warn::SMOOTHING, message);
         self.smoothing = fixed;

@@ -11,8 +11,10 @@ use entwine_core::rope::batch::{BatchEntry, RopeBatch, StepInput};
 use entwine_core::rope::record::Replayer;
 use entwine_core::rope::{
     AnchorSample, CutReason, EndAttachment, ParamIssue, PresetTable, Recorder, Recording, Rope,
-    RopeParams, StepEvents, World, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SIDES, MAX_SUBDIVISIONS,
-    MIN_CAPACITY, MIN_SIDES, MIN_SUBDIVISIONS,
+    RopeParams, StepEvents, World,
+};
+use entwine_core::rope::{
+    ParamIssue as P, CAPACITY, GRAVITY_SCALE, POINT_COUNT, SMOOTHING, TUBE_SIDES,
 };
 use glam::Vec3;
 use godot::classes::multi_mesh::TransformFormat;
@@ -134,18 +136,18 @@ pub struct RopeSimulation {
     /// Number of points the rope starts with (2 to [member capacity]); its length is
     /// `(point_count − 1) × segment_length`. Setting it at runtime grows or shrinks the rope smoothly.
     #[export_group(name = "Rope")]
-    #[export(range = (2.0, 1024.0, 1.0))]
-    #[init(val = 12)]
+    #[export(range = (POINT_COUNT.hint_min(), POINT_COUNT.hint_max(), 1.0, suffix = POINT_COUNT.suffix()))]
+    #[init(val = POINT_COUNT.default as i32)]
     #[var(set = set_point_count)]
     point_count: i32,
-    /// Point slots allocated once (2–1024). Changing it after the rope was built rebuilds it.
-    #[export(range = (2.0, 1024.0, 1.0))]
-    #[init(val = DEFAULT_CAPACITY as i32)]
+    /// Point slots allocated once. Changing it after the rope was built rebuilds it.
+    #[export(range = (CAPACITY.hint_min(), CAPACITY.hint_max(), 1.0, suffix = CAPACITY.suffix()))]
+    #[init(val = CAPACITY.default as i32)]
     #[var(set = set_capacity)]
     capacity: i32,
-    /// Rest length of one segment (0.01–10 m).
-    #[export(range = (0.01, 10.0, 0.01, suffix = "m"))]
-    #[init(val = 0.3)]
+    /// Rest length of one segment.
+    #[export(range = (P::SegmentLength.spec().hint_min(), P::SegmentLength.spec().hint_max(), 0.01, suffix = P::SegmentLength.spec().suffix()))]
+    #[init(val = P::SegmentLength.spec().default)]
     #[var(set = set_segment_length)]
     segment_length: f32,
     /// The rope's length in metres. Reading gives the current length; setting starts growing or
@@ -154,42 +156,42 @@ pub struct RopeSimulation {
     #[allow(dead_code)] // backs the property; the value lives in the rope
     length: f32,
     /// How fast [member length] changes, m/s.
-    #[export(range = (0.001, 100.0, 0.01, suffix = "m/s"))]
-    #[init(val = 2.0)]
+    #[export(range = (P::LengthSpeed.spec().hint_min(), P::LengthSpeed.spec().hint_max(), 0.01, suffix = P::LengthSpeed.spec().suffix()))]
+    #[init(val = P::LengthSpeed.spec().default)]
     #[var(set = set_length_speed)]
     length_speed: f32,
 
-    /// Fraction of velocity kept each step, in (0, 1] (0.99: long swings; lower: heavier air).
+    /// Fraction of velocity kept each step (0.99: long swings; lower: heavier air).
     #[export_group(name = "Simulation")]
-    #[export(range = (0.001, 1.0, 0.001))]
-    #[init(val = 0.99)]
+    #[export(range = (P::Damping.spec().hint_min(), P::Damping.spec().hint_max(), 0.001, suffix = P::Damping.spec().suffix()))]
+    #[init(val = P::Damping.spec().default)]
     #[var(set = set_damping)]
     damping: f32,
-    /// Distance-constraint iterations per substep (1–64): more is stiffer; see the presets.
-    #[export(range = (1.0, 64.0, 1.0))]
-    #[init(val = 4)]
+    /// Distance-constraint iterations per substep: more is stiffer; see the presets.
+    #[export(range = (P::Iterations.spec().hint_min(), P::Iterations.spec().hint_max(), 1.0, suffix = P::Iterations.spec().suffix()))]
+    #[init(val = P::Iterations.spec().default as i32)]
     #[var(set = set_iterations)]
     iterations: i32,
-    /// Substeps per physics tick (1–16).
-    #[export(range = (1.0, 16.0, 1.0))]
-    #[init(val = 1)]
+    /// Substeps per physics tick.
+    #[export(range = (P::Substeps.spec().hint_min(), P::Substeps.spec().hint_max(), 1.0, suffix = P::Substeps.spec().suffix()))]
+    #[init(val = P::Substeps.spec().default as i32)]
     #[var(set = set_substeps)]
     substeps: i32,
-    /// Multiplier of the project's default gravity (-10..=10; outside, clamped with one warning).
-    #[export(range = (-10.0, 10.0, 0.01))]
-    #[init(val = 1.0)]
+    /// Multiplier of the project's default gravity.
+    #[export(range = (GRAVITY_SCALE.hint_min(), GRAVITY_SCALE.hint_max(), 0.01, suffix = GRAVITY_SCALE.suffix()))]
+    #[init(val = GRAVITY_SCALE.default)]
     #[var(set = set_gravity_scale)]
     gravity_scale: f32,
     /// For a rope whose far end is free: after the iterations, walking from the anchor, no segment is
     /// left longer than this fraction over its rest length (0.03 = 3 %; 0 = off). A safety net for
     /// violent jerks; the iterations themselves keep the rope within a fraction of a percent.
-    #[export(range = (0.0, 1.0, 0.001))]
-    #[init(val = 0.03)]
+    #[export(range = (P::StretchLimit.spec().hint_min(), P::StretchLimit.spec().hint_max(), 0.001, suffix = P::StretchLimit.spec().suffix()))]
+    #[init(val = P::StretchLimit.spec().default)]
     #[var(set = set_stretch_limit)]
     stretch_limit: f32,
     /// Mass of one point, kg: sets the tension and how hard the rope pulls an attached body.
-    #[export(range = (0.0001, 100.0, 0.001, suffix = "kg"))]
-    #[init(val = 0.05)]
+    #[export(range = (P::PointMass.spec().hint_min(), P::PointMass.spec().hint_max(), 0.001, suffix = P::PointMass.spec().suffix()))]
+    #[init(val = P::PointMass.spec().default)]
     #[var(set = set_point_mass)]
     point_mass: f32,
     /// Let the rope fall asleep once it has come to rest, as a rigid body does: a sleeping rope is
@@ -202,9 +204,9 @@ pub struct RopeSimulation {
     can_sleep: bool,
     /// How still the rope must stay to fall asleep: no point strays farther than this, metres, for
     /// a second (a rope longer than 1 m: half its swing, π √(length / gravity)). A swing the rope can
-    /// sleep through is at most half this wide (0–1; 1 mm by default).
-    #[export(range = (0.0, 0.01, 0.0001, or_greater, suffix = "m"))]
-    #[init(val = 0.001)]
+    /// sleep through is at most half this wide.
+    #[export(range = (P::SleepDistance.spec().hint_min(), P::SleepDistance.spec().hint_max(), 0.0001, or_greater, suffix = P::SleepDistance.spec().suffix()))]
+    #[init(val = P::SleepDistance.spec().default)]
     #[var(set = set_sleep_distance)]
     sleep_distance: f32,
     /// Whether the rope sleeps now (see [member can_sleep]). Set it to false to wake the rope, or to
@@ -227,14 +229,14 @@ pub struct RopeSimulation {
     #[export(flags_3d_physics)]
     #[init(val = 1)]
     collision_mask: u32,
-    /// Thickness of the rope for collisions and the tube, metres (0–1).
-    #[export(range = (0.0, 1.0, 0.001, suffix = "m"))]
-    #[init(val = 0.03)]
+    /// Thickness of the rope for collisions and the tube, metres.
+    #[export(range = (P::Radius.spec().hint_min(), P::Radius.spec().hint_max(), 0.001, suffix = P::Radius.spec().suffix()))]
+    #[init(val = P::Radius.spec().default)]
     #[var(set = set_radius)]
     radius: f32,
-    /// Fraction of the sliding velocity a contact removes each step (0–1).
-    #[export(range = (0.0, 1.0, 0.01))]
-    #[init(val = 0.3)]
+    /// Fraction of the sliding velocity a contact removes each step.
+    #[export(range = (P::Friction.spec().hint_min(), P::Friction.spec().hint_max(), 0.01, suffix = P::Friction.spec().suffix()))]
+    #[init(val = P::Friction.spec().default)]
     #[var(set = set_friction)]
     friction: f32,
 
@@ -242,13 +244,13 @@ pub struct RopeSimulation {
     #[export_group(name = "Cutting")]
     #[export(flags_3d_physics)]
     cutter_mask: u32,
-    /// A segment stretched past this ratio of its rest length tears (0: never; else 1.01–100).
-    #[export(range = (0.0, 100.0, 0.01))]
+    /// A segment stretched past this ratio of its rest length tears (0: never; else above 1.01).
+    #[export(range = (P::TearRatio.spec().hint_min(), P::TearRatio.spec().hint_max(), 0.01, suffix = P::TearRatio.spec().suffix()))]
     #[var(set = set_tear_ratio)]
     tear_ratio: f32,
     /// Seconds a cut-off piece takes to fade away.
-    #[export(range = (0.0, 60.0, 0.01, suffix = "s"))]
-    #[init(val = 1.5)]
+    #[export(range = (P::FadeTime.spec().hint_min(), P::FadeTime.spec().hint_max(), 0.01, suffix = P::FadeTime.spec().suffix()))]
+    #[init(val = P::FadeTime.spec().default)]
     #[var(set = set_fade_time)]
     fade_time: f32,
 
@@ -258,14 +260,14 @@ pub struct RopeSimulation {
     #[init(val = true)]
     #[var(get = is_tube_enabled, set = set_tube_enabled)]
     tube_enabled: bool,
-    /// Vertices around the tube (3–64).
-    #[export(range = (3.0, 64.0, 1.0))]
-    #[init(val = 8)]
+    /// Vertices around the tube.
+    #[export(range = (TUBE_SIDES.hint_min(), TUBE_SIDES.hint_max(), 1.0, suffix = TUBE_SIDES.suffix()))]
+    #[init(val = TUBE_SIDES.default as i32)]
     #[var(set = set_tube_sides)]
     tube_sides: i32,
     /// Rings per segment: 1 draws straight segments, more draws a Catmull-Rom curve through the points.
-    #[export(range = (1.0, 8.0, 1.0))]
-    #[init(val = 3)]
+    #[export(range = (SMOOTHING.hint_min(), SMOOTHING.hint_max(), 1.0, suffix = SMOOTHING.suffix()))]
+    #[init(val = SMOOTHING.default as i32)]
     #[var(set = set_smoothing)]
     smoothing: i32,
     /// Material of the tube (a default one when empty).

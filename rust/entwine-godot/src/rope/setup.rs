@@ -50,9 +50,7 @@ impl RopeSimulation {
             damping: self.damping,
             iterations: u32::try_from(self.iterations).unwrap_or(0),
             substeps: u32::try_from(self.substeps).unwrap_or(0),
-            gravity: dir
-                * g
-                * entwine_core::kit::clamp_finite(self.gravity_scale, -10.0, 10.0, 1.0),
+            gravity: dir * g * GRAVITY_SCALE.clamped(self.gravity_scale),
             radius: self.radius,
             ground_enabled: self.ground_enabled,
             ground_height: self.ground_height,
@@ -75,8 +73,7 @@ impl RopeSimulation {
     pub(super) fn sync_params(&mut self) {
         let node = self.to_gd();
         let scale = self.gravity_scale;
-        self.warnings
-            .f32_within(&node, "gravity_scale", scale, -10.0, 10.0, 1.0);
+        self.warnings.param(&node, &GRAVITY_SCALE, scale);
         let raw = self.params();
         let mut issues: [Option<ParamIssue>; 16] = [None; 16];
         let mut k = 0;
@@ -89,7 +86,10 @@ impl RopeSimulation {
         for issue in issues.iter().flatten() {
             let (name, range) = match issue {
                 // The rope's gravity is the project's times gravity_scale.
-                ParamIssue::Gravity => ("gravity_scale", "a finite scale of the project's gravity"),
+                ParamIssue::Gravity => (
+                    "gravity_scale",
+                    "a finite scale of the project's gravity".to_string(),
+                ),
                 _ => issue.describe(),
             };
             let bit = warn::PARAM_BASE + *issue as u32;
