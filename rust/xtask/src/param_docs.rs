@@ -11,6 +11,7 @@ use entwine_core::kit::param::Param;
 fn tables() -> Vec<(&'static str, Vec<Param>)> {
     vec![
         ("formation", entwine_core::formation::params::table()),
+        ("formation-shape", entwine_core::formation::shape::table()),
         (
             "environment-touch",
             entwine_core::env_touch::config::table(),

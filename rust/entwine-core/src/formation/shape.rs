@@ -105,11 +105,49 @@ pub enum Shape {
 }
 
 fn default_wedge_angle() -> f32 {
-    90.0
+    WEDGE_ANGLE.default.to_degrees().round()
+}
+
+use crate::kit::param::{Param, Unit as U};
+
+/// One degree in radians.
+const DEG: f32 = core::f32::consts::PI / 180.0;
+
+/// The shape numbers' table (an `EntwineFormationShape`'s properties; a `.ron` file writes the
+/// angles in degrees).
+#[rustfmt::skip]
+pub const SPACING: Param = Param::new("spacing", U::Metres, (MIN_SPACING, MAX_SPACING), 1.2, "distance between neighbouring slots");
+/// See [`SPACING`].
+#[rustfmt::skip]
+pub const DIRECTION: Param = Param::new("direction", U::Radians, (-3600.0 * DEG, 3600.0 * DEG), 0.0, "turns the whole formation about its anchor");
+/// See [`SPACING`].
+#[rustfmt::skip]
+pub const ARC_RADIUS: Param = Param::new("radius", U::Metres, (0.1, MAX_COORD), 8.0, "arc: its radius");
+/// See [`SPACING`].
+#[rustfmt::skip]
+pub const INITIAL_RADIUS: Param = Param::new("initial_radius", U::Metres, (0.0, MAX_COORD), 1.5, "spiral: the radius it starts at");
+/// See [`SPACING`].
+#[rustfmt::skip]
+pub const GROWTH: Param = Param::new("growth", U::Metres, (0.01, 100.0), 0.35, "spiral: how much the radius grows per radian");
+/// See [`SPACING`].
+#[rustfmt::skip]
+pub const WEDGE_ANGLE: Param = Param::new("wedge_angle", U::Radians, (10.0 * DEG, 170.0 * DEG), 90.0 * DEG, "wedge: the opening angle between its arms (`angle` in a file)");
+
+/// The shape's numbers, for the docs.
+#[must_use]
+pub fn table() -> Vec<Param> {
+    vec![
+        SPACING,
+        DIRECTION,
+        ARC_RADIUS,
+        INITIAL_RADIUS,
+        GROWTH,
+        WEDGE_ANGLE,
+    ]
 }
 
 fn default_spacing() -> f32 {
-    1.2
+    SPACING.default
 }
 
 /// A formation as stored in a `.ron` file.
@@ -207,8 +245,11 @@ impl FormationDef {
                 Err((field, format!("{field} must be in {lo}..={hi} (got {v})")))
             }
         };
-        finite_in("spacing", self.spacing, MIN_SPACING, MAX_SPACING)?;
-        finite_in("direction", self.direction, -3600.0, 3600.0)?;
+        // Angles are in degrees in a file; the table stores radians.
+        let degrees = |p: Param| (p.min.to_degrees().round(), p.max.to_degrees().round());
+        finite_in("spacing", self.spacing, SPACING.min, SPACING.max)?;
+        let (lo, hi) = degrees(DIRECTION);
+        finite_in("direction", self.direction, lo, hi)?;
         finite_in("offset", self.offset.0, -MAX_COORD, MAX_COORD)?;
         finite_in("offset", self.offset.1, -MAX_COORD, MAX_COORD)?;
         let max = MAX_AGENTS as u32;
@@ -222,15 +263,19 @@ impl FormationDef {
                     ));
                 }
             }
-            Shape::Arc { radius } => finite_in("radius", *radius, 0.1, MAX_COORD)?,
+            Shape::Arc { radius } => finite_in("radius", *radius, ARC_RADIUS.min, ARC_RADIUS.max)?,
             Shape::Spiral {
                 initial_radius,
                 growth,
             } => {
-                finite_in("initial_radius", *initial_radius, 0.0, MAX_COORD)?;
-                finite_in("growth", *growth, 0.01, 100.0)?;
+                let r = INITIAL_RADIUS;
+                finite_in("initial_radius", *initial_radius, r.min, r.max)?;
+                finite_in("growth", *growth, GROWTH.min, GROWTH.max)?;
             }
-            Shape::Wedge { angle } => finite_in("angle", *angle, 10.0, 170.0)?,
+            Shape::Wedge { angle } => {
+                let (lo, hi) = degrees(WEDGE_ANGLE);
+                finite_in("angle", *angle, lo, hi)?;
+            }
             Shape::Box { files, .. } => {
                 if *files > 256 {
                     return Err(("files", format!("files must be in 0..=256 (got {files})")));

@@ -1,6 +1,7 @@
 //! `FormationShape`: a formation as a Resource edited in the inspector, validated through the
 //! same RON path as the `.ron` files, and the controller's `add_formation_resource`.
 
+use entwine_core::formation::shape;
 use entwine_core::formation::{Facing, FormationDef, Shape};
 use godot::classes::IResource;
 use godot::prelude::*;
@@ -54,13 +55,13 @@ pub struct FormationShape {
     #[export]
     #[var(set = set_kind)]
     kind: FormationKind,
-    /// Distance between neighbours, m (0.05..=100).
-    #[export(range = (0.05, 100.0, 0.01, suffix = "m"))]
-    #[init(val = 1.2)]
+    /// Distance between neighbours, m.
+    #[export(range = (shape::SPACING.hint_min(), shape::SPACING.hint_max(), 0.01, suffix = shape::SPACING.suffix()))]
+    #[init(val = shape::SPACING.default)]
     spacing: f32,
     /// Turn of the layout and facing relative to the anchor, in radians (the inspector shows
     /// degrees; the `.ron` files keep degrees).
-    #[export(range = (-360.0, 360.0, 0.1, radians_as_degrees, suffix = "°"))]
+    #[export(range = (shape::DIRECTION.hint_min(), shape::DIRECTION.hint_max(), 0.1, radians_as_degrees, suffix = shape::DIRECTION.suffix()))]
     direction: f32,
     /// Offset of the layout's centre from the anchor (x right, y = z back), m.
     #[export]
@@ -75,21 +76,20 @@ pub struct FormationShape {
     #[export(range = (0.0, 65536.0, 1.0))]
     ranks: i32,
     /// Arc: radius, m.
-    #[export(range = (0.1, 10000.0, 0.1, suffix = "m"))]
-    #[init(val = 8.0)]
+    #[export(range = (shape::ARC_RADIUS.hint_min(), shape::ARC_RADIUS.hint_max(), 0.1, suffix = shape::ARC_RADIUS.suffix()))]
+    #[init(val = shape::ARC_RADIUS.default)]
     radius: f32,
     /// Spiral: radius of the first slot, m.
-    #[export(range = (0.0, 10000.0, 0.1, suffix = "m"))]
-    #[init(val = 1.5)]
+    #[export(range = (shape::INITIAL_RADIUS.hint_min(), shape::INITIAL_RADIUS.hint_max(), 0.1, suffix = shape::INITIAL_RADIUS.suffix()))]
+    #[init(val = shape::INITIAL_RADIUS.default)]
     initial_radius: f32,
     /// Spiral: radius gained per radian, m.
-    #[export(range = (0.01, 100.0, 0.01, suffix = "m"))]
-    #[init(val = 0.35)]
+    #[export(range = (shape::GROWTH.hint_min(), shape::GROWTH.hint_max(), 0.01, suffix = shape::GROWTH.suffix()))]
+    #[init(val = shape::GROWTH.default)]
     growth: f32,
-    /// Wedge: opening angle between the arms, in radians (the inspector shows 10..=170°; the
-    /// `.ron` files keep degrees).
-    #[export(range = (10.0, 170.0, 1.0, radians_as_degrees, suffix = "°"))]
-    #[init(val = 90f32.to_radians())]
+    /// Wedge: opening angle between the arms, in radians.
+    #[export(range = (shape::WEDGE_ANGLE.hint_min(), shape::WEDGE_ANGLE.hint_max(), 1.0, radians_as_degrees, suffix = shape::WEDGE_ANGLE.suffix()))]
+    #[init(val = shape::WEDGE_ANGLE.default)]
     wedge_angle: f32,
     /// Box: only the perimeter is occupied.
     #[export]

@@ -1,6 +1,7 @@
 //! `RopePreset`: one row of the rope speed table as a Godot resource (`.tres`).
 
 use entwine_core::rope::presets::RopePreset as CorePreset;
+use entwine_core::rope::ParamIssue;
 use godot::prelude::*;
 
 /// A rope tuning for a range of runner speeds: constraint iterations, segment length and the matching
@@ -25,13 +26,13 @@ pub struct RopePreset {
     #[export(range = (0.0, 1000.0, 0.1, suffix = "m/s"))]
     #[init(val = 10.0)]
     pub max_speed: f32,
-    /// Distance-constraint iterations per step (1–64).
-    #[export(range = (1.0, 64.0, 1.0))]
-    #[init(val = 4)]
+    /// Distance-constraint iterations per step.
+    #[export(range = (ParamIssue::Iterations.spec().hint_min(), ParamIssue::Iterations.spec().hint_max(), 1.0, suffix = ParamIssue::Iterations.spec().suffix()))]
+    #[init(val = ParamIssue::Iterations.spec().default as i32)]
     pub iterations: i32,
-    /// Rest length of one rope segment (0.01–10 m).
-    #[export(range = (0.01, 10.0, 0.01, suffix = "m"))]
-    #[init(val = 0.3)]
+    /// Rest length of one rope segment.
+    #[export(range = (ParamIssue::SegmentLength.spec().hint_min(), ParamIssue::SegmentLength.spec().hint_max(), 0.01, suffix = ParamIssue::SegmentLength.spec().suffix()))]
+    #[init(val = ParamIssue::SegmentLength.spec().default)]
     pub segment_length: f32,
     /// Follow-camera smoothing time that suits this speed (the rope node does not use it; a camera
     /// script can).
