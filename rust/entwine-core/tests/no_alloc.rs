@@ -20,7 +20,7 @@ use entwine_core::env_touch::{
 };
 use entwine_core::formation::keyframe::{decode_chunk, encode_chunk, KeyAgent, KeyframeHeader};
 use entwine_core::formation::rng::Rng;
-use entwine_core::formation::{FormationDef, Squad, SquadConfig};
+use entwine_core::formation::{FormationDef, Squad, SquadConfig, WALL_NEIGHBOURS};
 use entwine_core::hold_hand::anim::{AnimSnapshot, MachineState};
 use entwine_core::hold_hand::contact::{ContactSolver, ContactTuning, HandInput};
 use entwine_core::hold_hand::stream::{HandSample, PairSample, PairSender, TickFrames, TickInput};
@@ -361,6 +361,30 @@ fn large_squads_tick_without_allocating() {
     assert_eq!(m.active as usize, n);
     assert!(m.max_slot_error < 0.05, "{m:?}");
     assert!(squad.baseline().is_some());
+}
+
+#[test]
+fn a_squad_spawned_at_one_point_ticks_without_allocating() {
+    // 4,096 agents standing at one point form a 64-file column: the soft walls' capped queries
+    // over the pile, and the spatial hash as the pile spreads out, allocate nothing after the first
+    // tick.
+    let n = 4096;
+    let mut squad = Squad::new(n, true, SquadConfig::default());
+    for i in 0..n {
+        squad.place(i, Vec2::ZERO, 0.0);
+    }
+    let column = FormationDef::from_ron("(shape: Column(files: 64))").expect("a formation");
+    squad.form(&column).expect("seats 4096");
+    let mut most = 0;
+    assert_steady_state_allocates_nothing("formation, 4096 agents from one point", 1, 179, |_| {
+        squad.step();
+        most = most.max(squad.wall_pairs());
+    });
+    assert!(
+        most <= (WALL_NEIGHBOURS * n) as u64,
+        "{most} pairs in a tick"
+    );
+    assert_eq!(squad.metrics().active as usize, n);
 }
 
 #[test]

@@ -11,7 +11,9 @@
 //! cargo xtask demo [NAME]          run the demo (a window, or each scene's screenshots to target/demo/
 //!                                  when headless, one Godot and one time limit per scene)
 //! cargo xtask docs                print the nodes' parameter tables into their guides in docs/
-//! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build
+//! cargo xtask bench [NAME]         benchmarks in headless Godot on a release build, and the core's
+//!                                  own (squad_colocated: a crowd spawned at one point; a NAME that
+//!                                  matches only core benchmarks needs no Godot)
 //! cargo xtask fuzz [SECONDS]       the core's property suite for SECONDS (default 60), new seeds
 //!                  [--base SEED]    (or the seeds of a printed base, to repeat a run)
 //! cargo xtask export linux         export release and debug builds of the demo, run each, check
@@ -617,7 +619,20 @@ fn cmd_demo_editor(repo: &Path) -> Result<()> {
     demo::run_editor_tour(&godot, repo, &out)
 }
 
+/// Benchmarks of the core alone: each a release example printing `bench ` lines, no Godot needed.
+const CORE_BENCHES: [&str; 1] = ["squad_colocated"];
+
 fn cmd_bench(repo: &Path, name: Option<&str>) -> Result<()> {
+    let core: Vec<&str> = CORE_BENCHES
+        .into_iter()
+        .filter(|b| name.is_none_or(|n| b.contains(n)))
+        .collect();
+    for bench in &core {
+        core_bench(repo, bench)?;
+    }
+    if !core.is_empty() && name.is_some() {
+        return Ok(());
+    }
     build_extension(repo, true)?;
     let godot = locate_godot(repo)?;
     import_project(&godot, repo)?;
@@ -666,6 +681,26 @@ fn cmd_bench(repo: &Path, name: Option<&str>) -> Result<()> {
         Ok(())
     } else {
         Err(format!("benchmarks failed: {}", failed.join(", ")))
+    }
+}
+
+/// Runs the core's example `bench` in release and prints its `bench ` lines.
+fn core_bench(repo: &Path, bench: &str) -> Result<()> {
+    let out = cargo()
+        .current_dir(repo)
+        .args(["run", "--release", "-p", "entwine-core", "--example", bench])
+        .output()
+        .map_err(|e| format!("cannot run the {bench} example: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("bench ")).collect();
+    for line in &lines {
+        println!("{line}");
+    }
+    if out.status.success() && !lines.is_empty() {
+        Ok(())
+    } else {
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        Err(format!("benchmark {bench} failed ({})", out.status))
     }
 }
 

@@ -4,6 +4,10 @@
 //! Cells are twice the query radius, so the disc of radius r around a point always lies in the
 //! 2×2 block of cells nearest to it: a query reads four buckets.
 //!
+//! A capped query ([`SpatialHash::for_each_point_near_capped`]) visits at most a fixed number of
+//! the block's points, a window over them placed by a salt: points piled into one cell (a crowd
+//! spawned at one point) then cost O(cap) per query instead of O(N).
+//!
 //! When the points' bounds hold few enough cells (at most four per point), the buckets are the
 //! cells themselves, row by row (a dense grid: no hashing, no shared buckets), and a query reads
 //! two runs of two neighbouring cells; farther-flung points are hashed.
@@ -144,8 +148,87 @@ impl SpatialHash {
     /// as it was hashed.
     #[inline]
     pub fn for_each_point_near(&self, p: Vec2, mut visit: impl FnMut(usize, Vec2)) {
+        let runs = self.runs_near(p);
+        for &(s, e) in runs.as_slice() {
+            let (s, e) = (s as usize, e as usize);
+            for (&j, &q) in self.items[s..e].iter().zip(&self.item_points[s..e]) {
+                visit(j as usize, q);
+            }
+        }
+    }
+
+    /// Calls `visit(j)` as [`SpatialHash::for_each_point_near_capped`] calls `visit(j, point)`.
+    #[inline]
+    pub fn for_each_near_capped(
+        &self,
+        p: Vec2,
+        cap: usize,
+        salt: u32,
+        mut visit: impl FnMut(usize),
+    ) -> (usize, usize) {
+        self.for_each_point_near_capped(p, cap, salt, |j, _| visit(j))
+    }
+
+    /// Calls `visit(j, point)` for at most `cap` of the points [`SpatialHash::for_each_point_near`]
+    /// visits around `p`, and returns how many it visited and how many there were.
+    ///
+    /// The rule: when the 2×2 block holds at most `cap` points, every one is visited, in the same
+    /// order as [`SpatialHash::for_each_point_near`]. A fuller block of M points, taken as one
+    /// list in that same order, is sampled by a window: the `cap` points from position
+    /// `o = ⌊salt·M / 2³²⌋` on, wrapping from the list's end to its start. Within a cell the points
+    /// are in index order, not in any spatial order, so a window is an arbitrary subset of where
+    /// it falls; as `salt` runs over uniformly spread values every point is visited equally often
+    /// (`cap` times in M consecutive starts). A window reads consecutive memory, and the cost is
+    /// O(`cap`) whatever the block holds. `cap` 0 visits nothing.
+    #[inline]
+    pub fn for_each_point_near_capped(
+        &self,
+        p: Vec2,
+        cap: usize,
+        salt: u32,
+        mut visit: impl FnMut(usize, Vec2),
+    ) -> (usize, usize) {
+        let runs = self.runs_near(p);
+        let total = runs.count();
+        if total <= cap {
+            for &(s, e) in runs.as_slice() {
+                let (s, e) = (s as usize, e as usize);
+                for (&j, &q) in self.items[s..e].iter().zip(&self.item_points[s..e]) {
+                    visit(j as usize, q);
+                }
+            }
+            return (total, total);
+        }
+        // The window starts `offset` points in and runs on, wrapping from the last run to the
+        // first; it is shorter than the block, so it visits no point twice.
+        let runs = runs.as_slice();
+        let mut skip = ((u64::from(salt) * total as u64) >> 32) as usize;
+        let mut run = 0;
+        while skip >= (runs[run].1 - runs[run].0) as usize {
+            skip -= (runs[run].1 - runs[run].0) as usize;
+            run += 1;
+        }
+        let mut left = cap;
+        while left > 0 {
+            let (s, e) = (runs[run].0 as usize + skip, runs[run].1 as usize);
+            let e = e.min(s + left);
+            for (&j, &q) in self.items[s..e].iter().zip(&self.item_points[s..e]) {
+                visit(j as usize, q);
+            }
+            left -= e - s;
+            skip = 0;
+            run = (run + 1) % runs.len();
+        }
+        (cap, total)
+    }
+
+    /// Returns the runs of `items` that hold the points in the 2×2 cells around `p`, in the order
+    /// a query visits them (none for a non-finite `p` or an empty hash).
+    #[inline]
+    fn runs_near(&self, p: Vec2) -> Runs {
+        let mut runs = Runs::default();
         if !p.is_finite() || self.start.is_empty() {
-            return;
+            return runs;
         }
         // The block whose centre is the cell corner nearest to p.
         let c = p / self.cell - Vec2::splat(0.5);
@@ -155,19 +238,16 @@ impl SpatialHash {
             // two cells' items are one run of `items`, in the order a hash visits them.
             let (xa, xb) = (cx.max(g.x0), cx.saturating_add(1).min(g.x0 + g.w - 1));
             if xa > xb {
-                return;
+                return runs;
             }
             for y in [cy, cy.saturating_add(1)] {
                 if y < g.y0 || y >= g.y0 + g.h {
                     continue;
                 }
                 let (s, e) = (self.bucket(xa, y), self.bucket(xb, y) + 1);
-                let (s, e) = (self.start[s] as usize, self.start[e] as usize);
-                for (&j, &q) in self.items[s..e].iter().zip(&self.item_points[s..e]) {
-                    visit(j as usize, q);
-                }
+                runs.push(self.start[s], self.start[e]);
             }
-            return;
+            return runs;
         }
         let mut seen = [usize::MAX; 4];
         let mut count = 0;
@@ -179,11 +259,37 @@ impl SpatialHash {
             }
             seen[count] = b;
             count += 1;
-            let (s, e) = (self.start[b] as usize, self.start[b + 1] as usize);
-            for (&j, &q) in self.items[s..e].iter().zip(&self.item_points[s..e]) {
-                visit(j as usize, q);
-            }
+            runs.push(self.start[b], self.start[b + 1]);
         }
+        runs
+    }
+}
+
+/// Up to four runs `start..end` of a hash's `items`: the buckets one query reads.
+#[derive(Clone, Copy, Debug, Default)]
+struct Runs {
+    at: [(u32, u32); 4],
+    len: usize,
+}
+
+impl Runs {
+    #[inline]
+    fn push(&mut self, start: u32, end: u32) {
+        if end > start {
+            self.at[self.len] = (start, end);
+            self.len += 1;
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[(u32, u32)] {
+        &self.at[..self.len]
+    }
+
+    /// Returns how many items the runs hold.
+    #[inline]
+    fn count(&self) -> usize {
+        self.as_slice().iter().map(|(s, e)| (e - s) as usize).sum()
     }
 }
 
@@ -281,6 +387,52 @@ mod tests {
         let mut n = 0;
         hash.for_each_near(Vec2::new(50.0, -40.0), |_| n += 1);
         assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn a_capped_query_visits_a_small_block_whole_and_in_order() {
+        let mut rng = Rng::new(12);
+        let pts: Vec<Vec2> = (0..400).map(|_| rng.vec2() * 10.0).collect();
+        let mut hash = SpatialHash::default();
+        hash.rebuild(&pts, 0.4, |_| true);
+        for (i, p) in pts.iter().enumerate() {
+            let (mut all, mut capped) = (Vec::new(), Vec::new());
+            hash.for_each_point_near(*p, |j, q| all.push((j, q)));
+            let got = hash.for_each_point_near_capped(*p, 64, i as u32, |j, q| capped.push((j, q)));
+            assert!(all.len() <= 64, "a block this sparse holds few points");
+            assert_eq!(got, (all.len(), all.len()));
+            assert_eq!(capped, all, "point {i}");
+        }
+    }
+
+    #[test]
+    fn a_capped_query_samples_a_crowded_block_evenly() {
+        // 1,000 points at one point: every query visits exactly `cap` distinct points, and over
+        // salts that start the sample at each position once, every point is visited `cap` times.
+        let (m, cap) = (1000usize, 32usize);
+        let pts = vec![Vec2::new(3.0, -2.0); m];
+        let mut hash = SpatialHash::default();
+        hash.rebuild(&pts, 0.4, |_| true);
+        let mut visits = vec![0usize; m];
+        for t in 0..m as u64 {
+            let salt = (t << 32).div_ceil(m as u64) as u32;
+            let mut seen = Vec::new();
+            let got = hash.for_each_point_near_capped(pts[0], cap, salt, |j, q| {
+                assert_eq!(q, pts[j]);
+                seen.push(j);
+            });
+            assert_eq!(got, (cap, m));
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), cap, "distinct points");
+            for j in seen {
+                visits[j] += 1;
+            }
+        }
+        assert!(visits.iter().all(|&v| v == cap), "{visits:?}");
+        let mut n = 0;
+        hash.for_each_near_capped(pts[0], 0, 7, |_| n += 1);
+        assert_eq!(n, 0, "cap 0 visits nothing");
     }
 
     #[test]

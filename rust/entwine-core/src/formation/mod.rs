@@ -57,5 +57,5 @@ pub use record::{frames_within_budget, Recorder, Sample, MAX_RECORD_BYTES};
 pub use shape::{Facing, FormationDef, FormationError, Shape, MAX_AGENTS};
 pub use squad::{
     advance_steps, move_profile, smoothstep, Anchor, Metrics, Squad, SquadConfig, MOVE_RAMP, TICK,
-    TICK_HZ,
+    TICK_HZ, WALL_NEIGHBOURS,
 };

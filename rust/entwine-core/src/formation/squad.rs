@@ -82,6 +82,12 @@ pub const MAX_COORDINATE: f32 = 1.0e7;
 /// their slot early drift ~3 cm while they finished turning, which the all-pairs spacing clause
 /// then saw after the settle.
 const HOLD_FRACTION: f32 = 0.25;
+/// Most neighbours one agent's soft walls examine in a tick: a crowd piled into one spot (a squad
+/// spawned at one point) costs O(N) per tick, not O(N²). A squad at its usual spacing (or closing
+/// up during a transition) has far fewer candidates around each agent, so its soft walls see every
+/// neighbour. See [`SpatialHash::for_each_point_near_capped`] for how a fuller block is sampled,
+/// and [`Squad::wall_pairs`] for the count of a tick.
+pub const WALL_NEIGHBOURS: usize = 32;
 const NONE: u32 = u32::MAX;
 const NO_GUIDE: u32 = u32::MAX - 1;
 const VISITING: u32 = u32::MAX - 2;
@@ -97,7 +103,8 @@ pub struct SquadConfig {
     pub max_speed: f32,
     /// Fastest an agent turns, rad/s.
     pub max_turn_rate: f32,
-    /// Soft-wall radius r (m): agents closer than this push apart.
+    /// Soft-wall radius r (m): agents closer than this push apart (each agent examines at most
+    /// [`WALL_NEIGHBOURS`] candidates a tick; see [`Squad::wall_pairs`]).
     pub repulsion_radius: f32,
     /// Soft-wall strength k (m²/s): push speed k·(1/d − 1/r).
     pub repulsion_strength: f32,
@@ -292,6 +299,8 @@ pub struct Squad {
     pred: Vec<Vec2>,
     /// How many times the formation was laid out and assigned (see [`Squad::relayout_count`]).
     relayouts: u64,
+    /// Neighbour pairs the soft walls examined in the last tick (see [`Squad::wall_pairs`]).
+    wall_pairs: u64,
     scratch_pos: Vec<Vec2>,
     scratch_w: Vec<f32>,
     def: FormationDef,
@@ -364,6 +373,7 @@ impl Squad {
             slot_agent_pos: Vec::new(),
             pred: Vec::new(),
             relayouts: 0,
+            wall_pairs: 0,
             scratch_pos: Vec::new(),
             scratch_w: Vec::new(),
             def: FormationDef::default(),
@@ -966,6 +976,13 @@ impl Squad {
         self.relayouts
     }
 
+    /// Returns how many neighbour pairs the soft walls examined in the last tick: at most
+    /// [`WALL_NEIGHBOURS`] per active agent, however closely the agents stand.
+    #[must_use]
+    pub fn wall_pairs(&self) -> u64 {
+        self.wall_pairs
+    }
+
     /// Returns whether agent `i` takes part in the contract.
     #[must_use]
     pub fn is_active(&self, i: usize) -> bool {
@@ -1548,6 +1565,7 @@ impl Squad {
         let in_flight = !simulate || self.delay_ticks > 0;
         let write_at = self.delay_head;
         let read_at = (self.delay_head + 1) % cols;
+        self.wall_pairs = 0;
         if repel {
             self.predict_positions(dt, r, cols, in_flight);
         }
@@ -1561,6 +1579,7 @@ impl Squad {
         let (sin_l, cos_l) = self.anchor.layout_yaw.sin_cos();
         let shared = TickShared {
             dt,
+            tick: self.tick,
             cfg,
             r,
             repel,
@@ -1770,7 +1789,10 @@ impl Squad {
         );
         if t.repel {
             let p = self.pred[i];
-            let push = soft_wall_push(&self.hash, i, p, t.r, t.cfg.repulsion_strength);
+            let salt = wall_salt(i, t.tick);
+            let (push, seen) =
+                soft_wall_push(&self.hash, i, p, t.r, t.cfg.repulsion_strength, salt);
+            self.wall_pairs += seen as u64;
             v = (v + push.clamp_length_max(t.cfg.max_speed)).clamp_length_max(t.cfg.max_speed);
         }
         let w = turn_command(
@@ -1948,6 +1970,8 @@ impl Squad {
 /// What every agent's control law and actuation share in one tick.
 struct TickShared {
     dt: f32,
+    /// The tick's number (it moves the soft walls' window over a crowded block from tick to tick).
+    tick: u64,
     cfg: SquadConfig,
     r: f32,
     repel: bool,
@@ -2000,32 +2024,83 @@ fn rotate_by(v: Vec2, s: f32, c: f32) -> Vec2 {
     Vec2::new(v.x * c + v.y * s, -v.x * s + v.y * c)
 }
 
-/// Returns the soft walls' push on agent `i` at `p`: every other point hashed in `hash` (rebuilt
-/// over the predicted positions) within `r` pushes it away at `strength · (1/d − 1/r)`, summed in
-/// the hash's order.
+/// Returns the soft walls' push on agent `i` at `p`, and how many neighbours it examined.
+///
+/// The neighbours are the points hashed in `hash` (rebuilt over the predicted positions) in the
+/// 2×2 block of cells around `p`: all of them when the block holds at most [`WALL_NEIGHBOURS`],
+/// else a window of that many placed by `salt` ([`SpatialHash::for_each_point_near_capped`]).
+/// Every one within `r` pushes `i` away at `strength · (1/d − 1/r)`, summed in the hash's order;
+/// a window's sum is scaled by the block's count over the window's, so it estimates the whole
+/// block's push. Two agents less than 0.1 mm apart are pushed apart along [`split_direction`], so
+/// agents standing at one point leave it in different directions.
 #[inline]
-fn soft_wall_push(hash: &SpatialHash, i: usize, p: Vec2, r: f32, strength: f32) -> Vec2 {
+fn soft_wall_push(
+    hash: &SpatialHash,
+    i: usize,
+    p: Vec2,
+    r: f32,
+    strength: f32,
+    salt: u32,
+) -> (Vec2, usize) {
     let mut push = Vec2::ZERO;
-    hash.for_each_point_near(p, |j, q| {
+    let (seen, total) = hash.for_each_point_near_capped(p, WALL_NEIGHBOURS, salt, |j, q| {
         if j != i {
             let d = q.distance(p);
             if d < r {
                 let away = if d > 1e-4 {
                     (p - q) / d
                 } else {
-                    // Coincident: split deterministically by index.
-                    if i < j {
-                        Vec2::X
-                    } else {
-                        -Vec2::X
-                    }
+                    split_direction(i, j)
                 };
                 push += away * strength * (1.0 / d.max(0.02) - 1.0 / r);
             }
         }
     });
-    push
+    if seen > 0 && seen < total {
+        push *= total as f32 / seen as f32;
+    }
+    (push, seen)
 }
+
+/// Returns the salt that places agent `i`'s soft-wall window at `tick` (see [`soft_wall_push`]):
+/// the pair's bits mixed (splitmix64's finaliser), so the windows of agents and ticks are spread
+/// evenly over a crowded block.
+#[inline]
+fn wall_salt(i: usize, tick: u64) -> u32 {
+    let mut z = (tick << 32 ^ i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u32
+}
+
+/// Returns the direction in which agent `i` is pushed away from agent `j` standing at the same
+/// point: a unit vector fixed by the pair (its angle spread almost evenly round the circle by a
+/// hash of the pair), and the opposite one for `j`, so the two separate, and each agent of a pile
+/// sums a different mix of directions and leaves it along its own.
+#[inline]
+fn split_direction(i: usize, j: usize) -> Vec2 {
+    let (lo, hi) = (i.min(j) as u64, i.max(j) as u64);
+    let mut z = (lo << 32 ^ hi).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    // An angle in ±π/4 as t = tan(angle / 2) (no trigonometry: a rational point of the unit
+    // circle), then turned by a quarter turn picked by the top two bits, and reversed for the
+    // pair's higher index (all without branches: the bits are random, no predictor guesses them).
+    let t = ((z as u32 >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0) * 0.414_213_56;
+    let d = Vec2::new(1.0 - t * t, 2.0 * t) / (1.0 + t * t);
+    let q = QUARTER_TURNS[(z >> 62) as usize];
+    let d = Vec2::new(q.x * d.x - q.y * d.y, q.y * d.x + q.x * d.y);
+    d * if i < j { 1.0 } else { -1.0 }
+}
+
+/// The rotations by 0, 1, 2 and 3 quarter turns, as (cos, sin).
+const QUARTER_TURNS: [Vec2; 4] = [
+    Vec2::new(1.0, 0.0),
+    Vec2::new(0.0, 1.0),
+    Vec2::new(-1.0, 0.0),
+    Vec2::new(0.0, -1.0),
+];
 
 /// Returns the largest spacing error `|‖at[s] − at[t]‖ − nominal|` over the `count` pairs
 /// `pair(k) = (s, t, nominal)`, and `start`, as one running maximum over them gives it. A pair with

@@ -4,8 +4,8 @@
 use glam::Vec2;
 
 use super::{
-    angle_difference, move_profile, usable, wrap_angle, Squad, TickShared, HOLD_FRACTION, NONE,
-    TICK,
+    angle_difference, move_profile, split_direction, usable, wall_salt, wrap_angle, Squad,
+    TickShared, HOLD_FRACTION, NONE, TICK, WALL_NEIGHBOURS,
 };
 use crate::formation::agent::{next_state, position_command, turn_command, Gains};
 use crate::formation::squad::Metrics;
@@ -109,30 +109,33 @@ impl Squad {
         self.omega[i] = w;
     }
 
-    /// Returns the soft walls' push on agent `i` from the agents near its predicted position.
-    fn reference_push(&self, i: usize, t: &TickShared) -> Vec2 {
+    /// Returns the soft walls' push on agent `i` from the agents near its predicted position: at
+    /// most `WALL_NEIGHBOURS` of them, sampled as the fused tick samples a crowded block.
+    fn reference_push(&mut self, i: usize, t: &TickShared) -> Vec2 {
         let r = t.r;
         let mut push = Vec2::ZERO;
         let pos = &self.pred;
         let p = pos[i];
-        self.hash.for_each_near(p, |j| {
-            if j != i {
-                let d = pos[j].distance(p);
-                if d < r {
-                    let away = if d > 1e-4 {
-                        (p - pos[j]) / d
-                    } else {
-                        // Coincident: split deterministically by index.
-                        if i < j {
-                            Vec2::X
+        let salt = wall_salt(i, t.tick);
+        let (seen, total) = self
+            .hash
+            .for_each_near_capped(p, WALL_NEIGHBOURS, salt, |j| {
+                if j != i {
+                    let d = pos[j].distance(p);
+                    if d < r {
+                        let away = if d > 1e-4 {
+                            (p - pos[j]) / d
                         } else {
-                            -Vec2::X
-                        }
-                    };
-                    push += away * t.cfg.repulsion_strength * (1.0 / d.max(0.02) - 1.0 / r);
+                            split_direction(i, j)
+                        };
+                        push += away * t.cfg.repulsion_strength * (1.0 / d.max(0.02) - 1.0 / r);
+                    }
                 }
-            }
-        });
+            });
+        if seen > 0 && seen < total {
+            push *= total as f32 / seen as f32;
+        }
+        self.wall_pairs += seen as u64;
         push
     }
 
