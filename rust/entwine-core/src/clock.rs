@@ -11,6 +11,10 @@
 //! fastest sample changes as the window slides and the estimate jumps by tens of milliseconds; things
 //! stamped with a jumping clock (a pair's samples) would seem to speed up and slow down.
 
+/// Seconds between a client's clock pings (an `EntwineNetClock`'s `ping_interval`; 0: off).
+#[rustfmt::skip]
+pub const PING_INTERVAL: crate::kit::param::Param = crate::kit::param::Param::new("ping_interval", crate::kit::param::Unit::Seconds, (0.0, 10.0), 1.0, "seconds between a client's pings (0: only ping_server())");
+
 /// Round-trip and offset estimate toward a server clock. All times in seconds.
 #[derive(Clone, Debug, Default)]
 pub struct ClockSync {

@@ -1,5 +1,6 @@
 //! `LimbIK`: the kit's two-bone solver as a `SkeletonModifier3D`.
 
+use entwine_core::kit::ik;
 use entwine_core::kit::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
 use entwine_core::rig::skeleton::{self, find_limb_chain};
 use entwine_core::rig::MAX_HAND_PARTS;
@@ -129,15 +130,15 @@ pub struct LimbIK {
     /// How far the end bone moves from its animated position to the target (0 = not at all, 1 = onto it).
     /// Outside 0..1 it is clamped (NaN: 1) with one warning.
     #[export_group(name = "Weights")]
-    #[export(range = (0.0, 1.0))]
+    #[export(range = (ik::POSITION_WEIGHT.hint_min(), ik::POSITION_WEIGHT.hint_max(), suffix = ik::POSITION_WEIGHT.suffix()))]
     #[var(pub)]
-    #[init(val = 1.0)]
+    #[init(val = ik::POSITION_WEIGHT.default)]
     position_weight: f32,
     /// How far the end bone turns from its animated rotation to the target's rotation (0..1; outside,
     /// clamped, NaN: 0, with one warning).
-    #[export(range = (0.0, 1.0))]
+    #[export(range = (ik::ROTATION_WEIGHT.hint_min(), ik::ROTATION_WEIGHT.hint_max(), suffix = ik::ROTATION_WEIGHT.suffix()))]
     #[var(pub)]
-    #[init(val = 0.0)]
+    #[init(val = ik::ROTATION_WEIGHT.default)]
     rotation_weight: f32,
 
     /// Bone indices `[upper, lower, end]` once resolved against the current skeleton.
@@ -521,12 +522,12 @@ impl LimbIK {
             self.me = Some(self.to_gd().upcast());
         }
         let node = self.me.as_ref()?;
-        let position_weight =
-            self.warnings
-                .f32_within(node, "position_weight", self.position_weight, 0.0, 1.0, 1.0);
-        let rotation_weight =
-            self.warnings
-                .f32_within(node, "rotation_weight", self.rotation_weight, 0.0, 1.0, 0.0);
+        let position_weight = self
+            .warnings
+            .param(node, &ik::POSITION_WEIGHT, self.position_weight);
+        let rotation_weight = self
+            .warnings
+            .param(node, &ik::ROTATION_WEIGHT, self.rotation_weight);
         let pole_direction = self.warnings.vector_within(
             node,
             "pole_direction",

@@ -1,7 +1,7 @@
 //! `NetClock`: the server's clock, estimated on every client through Godot's MultiplayerAPI.
 //! The glue sends and answers the ping RPCs; the estimate and the ping timer are `core::clock`.
 
-use entwine_core::clock::{ClockSync, PingTimer};
+use entwine_core::clock::{ClockSync, PingTimer, PING_INTERVAL};
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::{INode, Node};
 use godot::prelude::*;
@@ -26,8 +26,8 @@ pub struct NetClock {
     base: Base<Node>,
 
     /// Seconds between pings sent by a client. 0 disables automatic pinging (call [method ping_server]).
-    #[export(range = (0.0, 10.0, 0.05, suffix = "s"))]
-    #[init(val = 1.0)]
+    #[export(range = (PING_INTERVAL.hint_min(), PING_INTERVAL.hint_max(), 0.05, suffix = PING_INTERVAL.suffix()))]
+    #[init(val = f64::from(PING_INTERVAL.default))]
     ping_interval: f64,
 
     sync: ClockSync,

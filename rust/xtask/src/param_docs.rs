@@ -12,6 +12,7 @@ fn tables() -> Vec<(&'static str, Vec<Param>)> {
     vec![
         ("formation", entwine_core::formation::params::table()),
         ("formation-shape", entwine_core::formation::shape::table()),
+        ("soldier-bearing", entwine_core::formation::bearing::table()),
         (
             "environment-touch",
             entwine_core::env_touch::config::table(),

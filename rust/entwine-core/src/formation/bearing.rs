@@ -28,7 +28,7 @@ use crate::kit::{move_towards, move_towards_vec3};
 
 mod settings;
 
-pub use settings::{BearingIssue, BearingParam, BearingSettings};
+pub use settings::{table, BearingIssue, BearingParam, BearingSettings};
 
 /// Where an agent looks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -12,10 +12,20 @@ pub type PlayerId = i64;
 /// The one interaction type the seed supports: holding hands.
 pub const HOLD_HAND: u8 = 1;
 
+use crate::kit::param::{Param, Unit};
+
+/// How long a request waits for an answer (a room node's `request_timeout`).
+#[rustfmt::skip]
+pub const REQUEST_TIMEOUT: Param = Param::new("request_timeout", Unit::Seconds, (0.5, 120.0), 10.0, "how long a request waits for an answer");
+/// How many calls the server takes from one peer per second (a room node's
+/// `max_calls_per_second`).
+#[rustfmt::skip]
+pub const MAX_CALLS_PER_SECOND: Param = Param::new("max_calls_per_second", Unit::PerSecond, (1.0, 1e6), 20.0, "calls the server takes from one peer per second (and at once, as a burst)").with_slider(1000.0);
+
 /// Shortest request timeout a room node accepts, s.
-pub const MIN_REQUEST_TIMEOUT: f64 = 0.5;
+pub const MIN_REQUEST_TIMEOUT: f64 = REQUEST_TIMEOUT.min as f64;
 /// Longest request timeout a room node accepts, s.
-pub const MAX_REQUEST_TIMEOUT: f64 = 120.0;
+pub const MAX_REQUEST_TIMEOUT: f64 = REQUEST_TIMEOUT.max as f64;
 
 /// Returns the request timeout (s) a room node uses for its setting `seconds`, and whether that
 /// was valid (within [`MIN_REQUEST_TIMEOUT`]..=[`MAX_REQUEST_TIMEOUT`]): else clamped into that
@@ -139,7 +149,7 @@ pub struct Room {
 
 impl Room {
     /// Seconds a request waits for an answer by default.
-    pub const DEFAULT_REQUEST_TIMEOUT: f64 = 10.0;
+    pub const DEFAULT_REQUEST_TIMEOUT: f64 = REQUEST_TIMEOUT.default as f64;
 
     /// Adds a player (does nothing if already present).
     pub fn join(&mut self, id: PlayerId) {

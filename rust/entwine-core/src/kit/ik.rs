@@ -9,8 +9,18 @@
 
 use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
+use super::param::{Param, Unit};
 use super::pose::{mul_quat, rotate, unit_quat, Pose};
 use super::smoothing::{saturate, slerp_shortest};
+
+/// How far a limb's end moves from its animated position to the target (an `EntwineLimbIK`'s
+/// `position_weight`).
+#[rustfmt::skip]
+pub const POSITION_WEIGHT: Param = Param::new("position_weight", Unit::Number, (0.0, 1.0), 1.0, "how far the end moves from its animated position to the target");
+/// How far a limb's end bone turns from its animated rotation to the target's (an
+/// `EntwineLimbIK`'s `rotation_weight`).
+#[rustfmt::skip]
+pub const ROTATION_WEIGHT: Param = Param::new("rotation_weight", Unit::Number, (0.0, 1.0), 0.0, "how far the end bone turns from its animated rotation to the target's");
 
 /// Segments shorter than this, and targets closer than this to the upper
 /// joint, make the limb degenerate (metres).

@@ -1,6 +1,7 @@
 //! `SoldierBearing`: a soldier's eyes right and salute as a `SkeletonModifier3D`
 //! (`entwine_core::formation::bearing`).
 
+use entwine_core::formation::bearing::BearingParam as BP;
 use entwine_core::formation::bearing::{
     chain_deltas, chain_local_rotations, look_angles, rotate_vec, salute_pole, salute_target,
     BearingConfig, BearingMotion, BearingParam, BearingSettings, BodyFrame, SALUTE_HAND_OFFSET,
@@ -95,35 +96,32 @@ pub struct SoldierBearing {
     #[export]
     #[var(set = set_look_target)]
     look_target: Vector3,
-    /// Fastest the look turns, in radians per second (the inspector shows 1..=3600 °/s; outside,
-    /// clamped with one warning). In a squad, the [FormationController]'s `head_turn_speed` drives
+    /// Fastest the look turns, in radians per second. In a squad, the [FormationController]'s `head_turn_speed` drives
     /// it.
-    #[export(range = (1.0, 3600.0, 1.0, radians_as_degrees, suffix = "°/s"))]
+    #[export(range = (BP::TurnSpeed.spec().hint_min(), BP::TurnSpeed.spec().hint_max(), 1.0, radians_as_degrees, suffix = BP::TurnSpeed.spec().suffix()))]
     #[var(set = set_turn_speed)]
-    #[init(val = 180f32.to_radians())]
+    #[init(val = BP::TurnSpeed.spec().default)]
     turn_speed: f32,
-    /// Largest look yaw either side of the animation's, in radians (the inspector shows 0..=180°;
-    /// outside, clamped with one warning).
-    #[export(range = (0.0, 180.0, 0.5, radians_as_degrees, suffix = "°"))]
+    /// Largest look yaw either side of the animation's, in radians.
+    #[export(range = (BP::YawLimit.spec().hint_min(), BP::YawLimit.spec().hint_max(), 0.5, radians_as_degrees, suffix = BP::YawLimit.spec().suffix()))]
     #[var(pub)]
-    #[init(val = 100f32.to_radians())]
+    #[init(val = BP::YawLimit.spec().default)]
     yaw_limit: f32,
-    /// Largest look pitch up or down, in radians (the inspector shows 0..=85°; outside, clamped
-    /// with one warning).
-    #[export(range = (0.0, 85.0, 0.5, radians_as_degrees, suffix = "°"))]
+    /// Largest look pitch up or down, in radians.
+    #[export(range = (BP::PitchLimit.spec().hint_min(), BP::PitchLimit.spec().hint_max(), 0.5, radians_as_degrees, suffix = BP::PitchLimit.spec().suffix()))]
     #[var(pub)]
-    #[init(val = 40f32.to_radians())]
+    #[init(val = BP::PitchLimit.spec().default)]
     pitch_limit: f32,
-    /// Share of the look taken by the chest bone (0..=1; outside, clamped with one warning). When
+    /// Share of the look taken by the chest bone. When
     /// it and [member neck_share] add up to more than 1, both are scaled down to add up to 1.
-    #[export(range = (0.0, 1.0, 0.01))]
+    #[export(range = (BP::ChestShare.spec().hint_min(), BP::ChestShare.spec().hint_max(), 0.01, suffix = BP::ChestShare.spec().suffix()))]
     #[var(pub)]
-    #[init(val = 0.15)]
+    #[init(val = BP::ChestShare.spec().default)]
     chest_share: f32,
-    /// Share of the look taken by the neck bone (0..=1); the head takes the rest.
-    #[export(range = (0.0, 1.0, 0.01))]
+    /// Share of the look taken by the neck bone; the head takes the rest.
+    #[export(range = (BP::NeckShare.spec().hint_min(), BP::NeckShare.spec().hint_max(), 0.01, suffix = BP::NeckShare.spec().suffix()))]
     #[var(pub)]
-    #[init(val = 0.30)]
+    #[init(val = BP::NeckShare.spec().default)]
     neck_share: f32,
 
     /// Raise the right hand to the brow; false lowers it.
@@ -131,10 +129,10 @@ pub struct SoldierBearing {
     #[export]
     #[var(get = is_saluting, pub)]
     saluting: bool,
-    /// Time to raise or lower the salute, seconds (0.01..=10; outside, clamped with one warning).
-    #[export(range = (0.01, 10.0, 0.01, suffix = "s"))]
+    /// Time to raise or lower the salute, seconds.
+    #[export(range = (BP::SaluteTime.spec().hint_min(), BP::SaluteTime.spec().hint_max(), 0.01, suffix = BP::SaluteTime.spec().suffix()))]
     #[var(pub)]
-    #[init(val = 0.4)]
+    #[init(val = BP::SaluteTime.spec().default)]
     salute_time: f32,
     /// A [EntwineLimbIK] on the saluting arm, a child of the same skeleton (see
     /// [method create_salute_ik]); this node runs its solve and keeps it inactive. Without one, or
@@ -363,8 +361,8 @@ impl SoldierBearing {
             .vector_within(&node, "look_target", target, f32::MAX, Vector3::ZERO);
     }
 
-    /// Sets [member turn_speed]; outside 1..=3600 (or NaN) it warns once, at once, and is clamped
-    /// (NaN: 180).
+    /// Sets [member turn_speed]; outside its range (or NaN) it warns once, at once, and is clamped
+    /// (NaN: the default).
     #[func]
     pub fn set_turn_speed(&mut self, radians_per_second: f32) {
         self.turn_speed = radians_per_second;

@@ -37,28 +37,51 @@ impl BearingParam {
 
     /// The property's name, as warnings print it.
     #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::TurnSpeed => "turn_speed",
-            Self::YawLimit => "yaw_limit",
-            Self::PitchLimit => "pitch_limit",
-            Self::ChestShare => "chest_share",
-            Self::NeckShare => "neck_share",
-            Self::SaluteTime => "salute_time",
-        }
+    pub const fn name(self) -> &'static str {
+        self.spec().name
     }
 
-    /// The setting's valid range `(lo, hi)`, inclusive, in its units (the inspector's range).
+    /// The setting's table entry (stored as the node stores it: radians for angles).
+    #[must_use]
+    pub const fn spec(self) -> Param {
+        SPECS[self as usize]
+    }
+
+    /// The setting's valid range `(lo, hi)`, inclusive, as the inspector shows it (degrees for
+    /// angles).
     #[must_use]
     pub fn range(self) -> (f32, f32) {
-        match self {
-            Self::TurnSpeed => (1.0, 3600.0),
-            Self::YawLimit => (0.0, 180.0),
-            Self::PitchLimit => (0.0, 85.0),
-            Self::ChestShare | Self::NeckShare => (0.0, 1.0),
-            Self::SaluteTime => (0.01, 10.0),
-        }
+        let s = self.spec();
+        (s.unit.shown(s.min) as f32, s.unit.shown(s.max) as f32)
     }
+
+    /// The default as the inspector shows it (degrees for angles).
+    #[must_use]
+    pub fn shown_default(self) -> f32 {
+        self.spec().shown_default() as f32
+    }
+}
+
+use crate::kit::param::{Param, Unit as U};
+
+/// One degree in radians.
+const DEG: f32 = core::f32::consts::PI / 180.0;
+
+/// The table, in [`BearingParam`]'s order.
+#[rustfmt::skip]
+const SPECS: [Param; 6] = [
+    Param::new("turn_speed", U::RadiansPerSecond, (DEG, 3600.0 * DEG), 180.0 * DEG, "fastest the look turns"),
+    Param::new("yaw_limit", U::Radians, (0.0, 180.0 * DEG), 100.0 * DEG, "largest look yaw either side of the animation's"),
+    Param::new("pitch_limit", U::Radians, (0.0, 85.0 * DEG), 40.0 * DEG, "largest look pitch up or down"),
+    Param::new("chest_share", U::Number, (0.0, 1.0), 0.15, "share of the look taken by the chest bone"),
+    Param::new("neck_share", U::Number, (0.0, 1.0), 0.3, "share of the look taken by the neck bone (the head takes the rest)"),
+    Param::new("salute_time", U::Seconds, (0.01, 10.0), 0.4, "time to raise or lower the salute"),
+];
+
+/// Every number of an `EntwineSoldierBearing`, for the docs.
+#[must_use]
+pub fn table() -> Vec<Param> {
+    SPECS.to_vec()
 }
 
 /// A setting [`BearingSettings::sanitized`] corrected: it was not finite or outside its
@@ -93,29 +116,30 @@ impl std::fmt::Display for BearingIssue {
 /// [`BearingConfig`] (radians) the motion runs on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BearingSettings {
-    /// Fastest the look turns, °/s (1..=3600, default 180).
+    /// Fastest the look turns, °/s.
     pub turn_speed: f32,
-    /// Largest look yaw either side of the animation's, ° (0..=180, default 100).
+    /// Largest look yaw either side of the animation's, °.
     pub yaw_limit: f32,
-    /// Largest look pitch up or down, ° (0..=85, default 40).
+    /// Largest look pitch up or down, °.
     pub pitch_limit: f32,
-    /// Share of the look taken by the chest bone (0..=1, default 0.15).
+    /// Share of the look taken by the chest bone.
     pub chest_share: f32,
-    /// Share of the look taken by the neck bone (0..=1, default 0.30).
+    /// Share of the look taken by the neck bone.
     pub neck_share: f32,
-    /// Time to raise or lower the salute, s (0.01..=10, default 0.4).
+    /// Time to raise or lower the salute, s.
     pub salute_time: f32,
 }
 
 impl Default for BearingSettings {
     fn default() -> Self {
+        use BearingParam as P;
         Self {
-            turn_speed: 180.0,
-            yaw_limit: 100.0,
-            pitch_limit: 40.0,
-            chest_share: 0.15,
-            neck_share: 0.30,
-            salute_time: 0.4,
+            turn_speed: P::TurnSpeed.shown_default(),
+            yaw_limit: P::YawLimit.shown_default(),
+            pitch_limit: P::PitchLimit.shown_default(),
+            chest_share: P::ChestShare.shown_default(),
+            neck_share: P::NeckShare.shown_default(),
+            salute_time: P::SaluteTime.shown_default(),
         }
     }
 }

@@ -1,7 +1,9 @@
 //! `HoldHandRoom`: the node that holds every player's interaction state (the core's `Room`), on one
 //! machine or on the multiplayer server; its script API, RPCs and signals are in the sibling files.
 
-use entwine_core::hold_hand::room::{request_timeout_message, request_timeout_within};
+use entwine_core::hold_hand::room::{
+    request_timeout_message, request_timeout_within, MAX_CALLS_PER_SECOND, REQUEST_TIMEOUT,
+};
 use entwine_core::hold_hand::{
     CallGate, Interaction, PlayerId, Room, RoomCall, RoomError, RoomEvent,
 };
@@ -48,9 +50,9 @@ use super::HoldHandComponent;
 pub struct HoldHandRoom {
     base: Base<Node>,
 
-    /// Seconds a request waits for an answer before it expires (0.5–120; outside, clamped with
+    /// Seconds a request waits for an answer before it expires (outside its range, clamped with
     /// one warning).
-    #[export(range = (0.5, 120.0, 0.5, suffix = "s"))]
+    #[export(range = (REQUEST_TIMEOUT.hint_min(), REQUEST_TIMEOUT.hint_max(), 0.5, suffix = REQUEST_TIMEOUT.suffix()))]
     #[init(val = Room::DEFAULT_REQUEST_TIMEOUT)]
     request_timeout: f64,
 
@@ -61,9 +63,9 @@ pub struct HoldHandRoom {
     networked: bool,
 
     /// Calls the server takes from one peer per second (and at once, as a burst); the excess is
-    /// dropped and counted. Values below 1 (or not a number) count as 1, with one warning.
-    #[export(range = (1.0, 1000.0, 1.0, or_greater, suffix = "calls/s"))]
-    #[init(val = 20.0)]
+    /// dropped and counted. Values below 1 count as 1 (not a number: the default), with one warning.
+    #[export(range = (MAX_CALLS_PER_SECOND.hint_min(), MAX_CALLS_PER_SECOND.hint_max(), 1.0, or_greater, suffix = "calls/s"))]
+    #[init(val = MAX_CALLS_PER_SECOND.default)]
     max_calls_per_second: f32,
 
     /// On an ENet server: keep ENet from dropping the pairs' frames after a hitch. ENet lets
@@ -167,9 +169,7 @@ impl HoldHandRoom {
     fn call_limit(&mut self) -> RateLimit {
         let node = self.to_gd();
         let rate = self.max_calls_per_second;
-        let rate = self
-            .settings
-            .f32_within(&node, "max_calls_per_second", rate, 1.0, 1e6, 1.0);
+        let rate = self.settings.param(&node, &MAX_CALLS_PER_SECOND, rate);
         RateLimit::per_second(rate)
     }
 
