@@ -204,3 +204,92 @@ func _shown(object: Object, property: String) -> bool:
 		if p["name"] == property:
 			return (p["usage"] & PROPERTY_USAGE_EDITOR) != 0
 	return false
+
+
+## Each guide's parameter table (printed from the core's tables) and the class it describes.
+const GUIDE_TABLES := {
+	"formation": "FormationController",
+	"formation-shape": "EntwineFormationShape",
+	"soldier-bearing": "EntwineSoldierBearing",
+	"environment-touch": "EnvironmentInteractionStateMachine",
+	"hold-hand": "HoldHandComponent",
+	"rope": "RopeSimulation",
+}
+
+
+## The rows of every `<!-- params: NAME -->` table in the guides: {name: [[property, unit, range, default], …]}.
+func _guide_tables() -> Dictionary:
+	var out := {}
+	var docs := ProjectSettings.globalize_path("res://").path_join("../docs")
+	for file in DirAccess.get_files_at(docs):
+		if not file.ends_with(".md"):
+			continue
+		var name := ""
+		for line in FileAccess.get_file_as_string(docs.path_join(file)).split("\n"):
+			if line.begins_with("<!-- params: "):
+				name = line.trim_prefix("<!-- params: ").trim_suffix(" -->")
+				out[name] = []
+			elif line.begins_with("<!-- /params"):
+				name = ""
+			elif name != "" and line.begins_with("| `"):
+				var cells := line.split("|")
+				out[name].append([cells[1].strip_edges().trim_prefix("`").trim_suffix("`"), cells[2].strip_edges(),
+					cells[3].strip_edges(), cells[4].strip_edges()])
+	return out
+
+
+## The range hint of `property` on class `c`: [min, max, flags (PackedStringArray), suffix], or [] without one.
+func _range_hint(c: String, property: String) -> Array:
+	for p in ClassDB.class_get_property_list(c, true):
+		if p["name"] != property or p["hint"] != PROPERTY_HINT_RANGE:
+			continue
+		var parts := str(p["hint_string"]).split(",")
+		var suffix := ""
+		var flags := PackedStringArray()
+		for part in parts.slice(2):
+			if part.begins_with("suffix:"):
+				suffix = part.trim_prefix("suffix:")
+			else:
+				flags.append(part)
+		return [float(parts[0]), float(parts[1]), flags, suffix]
+	return []
+
+
+func test_the_inspector_and_the_guides_show_the_same_ranges_units_and_defaults() -> void:
+	var tables := _guide_tables()
+	var bad: Array[String] = []
+	var rows := 0
+	for name in GUIDE_TABLES:
+		check(tables.has(name), "the guides have the table '%s'" % name)
+		var c: String = GUIDE_TABLES[name]
+		var fresh: Object = ClassDB.instantiate(c)
+		for row in tables.get(name, []):
+			rows += 1
+			var property: String = row[0]
+			var hint := _range_hint(c, property)
+			if hint.is_empty():
+				if not (property == "ground_height" and c == "RopeSimulation"):
+					bad.append("%s.%s has no range hint" % [c, property])
+				continue
+			var flags: PackedStringArray = hint[2]
+			var shown := float(fresh.get(property))
+			if "radians_as_degrees" in flags:
+				shown = rad_to_deg(shown)
+			var range_text: String = row[2]
+			var lo := float(range_text.trim_prefix("≥ ").split(" – ")[0])
+			if not is_equal_approx(lo, hint[0]):
+				bad.append("%s.%s: minimum %s in the guide, %s in the inspector" % [c, property, lo, hint[0]])
+			if range_text.contains(" – "):
+				var hi := float(range_text.split(" – ")[1])
+				if not is_equal_approx(hi, hint[1]) and not (hi > hint[1] and "or_greater" in flags):
+					bad.append("%s.%s: maximum %s in the guide, %s in the inspector" % [c, property, hi, hint[1]])
+			elif not "or_greater" in flags:
+				bad.append("%s.%s: no upper bound in the guide, but the inspector stops at %s" % [c, property, hint[1]])
+			if row[1] != "" and row[1] != hint[3]:
+				bad.append("%s.%s: unit %s in the guide, suffix %s in the inspector" % [c, property, row[1], hint[3]])
+			if absf(shown - float(row[3])) > 1e-4 * maxf(1.0, absf(shown)):
+				bad.append("%s.%s: default %s in the guide, %s on a new node" % [c, property, row[3], shown])
+		if fresh is Node:
+			fresh.free()
+	check(rows >= 80, "the guides' tables list the numbers", ">= 80", rows)
+	_none(bad, "the inspector's ranges, units and defaults are the guides'")

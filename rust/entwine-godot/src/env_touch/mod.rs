@@ -146,7 +146,7 @@ pub struct EnvironmentInteractionStateMachine {
     normal_ray_length: f32,
 
     /// Reset lasts at least this long before searching again (and waits for movement).
-    #[export_group(name = "Reset")]
+    #[export_group(name = "Reset", prefix = "reset_")]
     #[export(range = (P::ResetDuration.spec().hint_min(), P::ResetDuration.spec().hint_max(), 0.01, or_greater, suffix = P::ResetDuration.spec().suffix()))]
     #[init(val = P::ResetDuration.spec().default)]
     reset_duration: f32,
@@ -163,7 +163,7 @@ pub struct EnvironmentInteractionStateMachine {
 
     /// Search → Approach when the contact is this close to the character's origin (scaled by
     /// [member auto_proportions]).
-    #[export_group(name = "Approach")]
+    #[export_group(name = "Approach", prefix = "approach_")]
     #[export(range = (P::ApproachDistance.spec().hint_min(), P::ApproachDistance.spec().hint_max(), 0.01, or_greater, suffix = P::ApproachDistance.spec().suffix()))]
     #[init(val = P::ApproachDistance.spec().default)]
     approach_distance: f32,
@@ -190,7 +190,7 @@ pub struct EnvironmentInteractionStateMachine {
 
     /// Approach → Rise when the contact is this close to the shoulder (scaled by
     /// [member auto_proportions]).
-    #[export_group(name = "Rise")]
+    #[export_group(name = "Rise", prefix = "rise_")]
     #[export(range = (P::RiseDistance.spec().hint_min(), P::RiseDistance.spec().hint_max(), 0.01, or_greater, suffix = P::RiseDistance.spec().suffix()))]
     #[init(val = P::RiseDistance.spec().default)]
     rise_distance: f32,
@@ -209,7 +209,7 @@ pub struct EnvironmentInteractionStateMachine {
 
     /// Rise → Touch when the IK target is this close to its place on the surface (scaled by
     /// [member auto_proportions])…
-    #[export_group(name = "Touch")]
+    #[export_group(name = "Touch", prefix = "touch_")]
     #[export(range = (P::TouchDistance.spec().hint_min(), P::TouchDistance.spec().hint_max(), 0.001, or_greater, suffix = P::TouchDistance.spec().suffix()))]
     #[init(val = P::TouchDistance.spec().default)]
     touch_distance: f32,

@@ -201,6 +201,7 @@ pub struct FormationController {
 
     /// Position gain k₁: speed per metre of error.
     #[export_group(name = "Feedback")]
+    #[export_subgroup(name = "Gains")]
     #[export(range = (P::K1.spec().hint_min(), P::K1.spec().hint_max(), 0.01, suffix = P::K1.spec().suffix()))]
     k1: f32,
     /// Heading gain k₂: turn rate per radian of error.
@@ -212,6 +213,7 @@ pub struct FormationController {
     /// Anti-windup: largest accumulated position error, m·s.
     #[export(range = (P::IntegralLimit.spec().hint_min(), P::IntegralLimit.spec().hint_max(), 0.01, suffix = P::IntegralLimit.spec().suffix()))]
     integral_limit: f32,
+    #[export_subgroup(name = "Thresholds")]
     /// ε: distance from the slot above which an agent starts moving, m.
     #[export(range = (P::Align.spec().hint_min(), P::Align.spec().hint_max(), 0.001, suffix = P::Align.spec().suffix()))]
     align_threshold: f32,
@@ -229,7 +231,7 @@ pub struct FormationController {
     transition_gain_max: f32,
 
     /// Soft-wall radius r, m: agents closer than this push apart. 0 disables.
-    #[export_group(name = "Soft walls")]
+    #[export_group(name = "Soft walls", prefix = "repulsion_")]
     #[export(range = (P::RepulsionRadius.spec().hint_min(), P::RepulsionRadius.spec().hint_max(), 0.01, suffix = P::RepulsionRadius.spec().suffix()))]
     repulsion_radius: f32,
     /// Soft-wall strength k, m²/s: push speed k·(1/d − 1/r).
@@ -237,7 +239,7 @@ pub struct FormationController {
     repulsion_strength: f32,
 
     /// Contract: largest neighbour-spacing error, m.
-    #[export_group(name = "Contract")]
+    #[export_group(name = "Contract", prefix = "contract_")]
     #[export(range = (P::ContractSpacing.spec().hint_min(), P::ContractSpacing.spec().hint_max(), 0.001, suffix = P::ContractSpacing.spec().suffix()))]
     contract_spacing: f32,
     /// Contract: largest standard deviation of heading errors, in radians.

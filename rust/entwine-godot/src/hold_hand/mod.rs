@@ -276,6 +276,7 @@ pub struct HoldHandComponent {
 
     /// Seconds between the initiator's pair-pose broadcasts (both roots).
     #[export_group(name = "Network")]
+    #[export_subgroup(name = "Stream")]
     #[export(range = (P::PoseInterval.spec().hint_min(), P::PoseInterval.spec().hint_max(), 0.01, suffix = P::PoseInterval.spec().suffix()))]
     #[init(val = P::PoseInterval.spec().default)]
     pose_interval: f32,
@@ -308,6 +309,7 @@ pub struct HoldHandComponent {
     /// but [method get_view_delay] leaves out the network's fastest transit time.
     #[export(node_path = ("EntwineNetClock"))]
     net_clock_node: NodePath,
+    #[export_subgroup(name = "Timeouts")]
     /// Seconds without IK packets after which the remote hands fade out (they fade back in when
     /// packets resume).
     #[export(range = (P::IkTimeout.spec().hint_min(), P::IkTimeout.spec().hint_max(), 0.05, suffix = P::IkTimeout.spec().suffix()))]

@@ -156,7 +156,7 @@ pub struct RopeSimulation {
     #[allow(dead_code)] // backs the property; the value lives in the rope
     length: f32,
     /// How fast [member length] changes, m/s.
-    #[export(range = (P::LengthSpeed.spec().hint_min(), P::LengthSpeed.spec().hint_max(), 0.01, suffix = P::LengthSpeed.spec().suffix()))]
+    #[export(range = (P::LengthSpeed.spec().hint_min(), P::LengthSpeed.spec().hint_max(), 0.01, or_greater, suffix = P::LengthSpeed.spec().suffix()))]
     #[init(val = P::LengthSpeed.spec().default)]
     #[var(set = set_length_speed)]
     length_speed: f32,
@@ -190,7 +190,7 @@ pub struct RopeSimulation {
     #[var(set = set_stretch_limit)]
     stretch_limit: f32,
     /// Mass of one point, kg: sets the tension and how hard the rope pulls an attached body.
-    #[export(range = (P::PointMass.spec().hint_min(), P::PointMass.spec().hint_max(), 0.001, suffix = P::PointMass.spec().suffix()))]
+    #[export(range = (P::PointMass.spec().hint_min(), P::PointMass.spec().hint_max(), 0.001, or_greater, suffix = P::PointMass.spec().suffix()))]
     #[init(val = P::PointMass.spec().default)]
     #[var(set = set_point_mass)]
     point_mass: f32,
