@@ -67,6 +67,9 @@ pub struct TouchConfig {
     pub right_palm_axis: Vec3,
     /// The right hand bone's finger direction in the bone's own space.
     pub right_finger_axis: Vec3,
+    /// Touch lasts while the hand can reach the wall (a hand kept on a wall or railing while
+    /// walking along it) instead of [`TouchConfig::touch_duration`]; off by default.
+    pub persistent_touch: bool,
 }
 
 impl Default for TouchConfig {
@@ -101,6 +104,7 @@ impl Default for TouchConfig {
             finger_axis: Vec3::Y,
             right_palm_axis: Vec3::Z,
             right_finger_axis: Vec3::Y,
+            persistent_touch: false,
         }
     }
 }

@@ -11,7 +11,10 @@
 //!   rest pose; after [`TouchConfig::reset_duration`] *and* once the character moves, → Search.
 //! * **Search** tracks one collider (the nearest; kept until it leaves or Reset, so a narrow corridor
 //!   cannot flicker between sides) and picks the hand on the side of the nearer shoulder; within
-//!   [`TouchConfig::approach_distance`] of the character → Approach.
+//!   [`TouchConfig::approach_distance`] of the character, and within reach → Approach. Within reach:
+//!   the shoulder is within [`TouchConfig::rise_distance`] of the contact, or walking straight on
+//!   passes that close to it before Approach would give up, so a wall beside a corridor walk that
+//!   the hand could never reach, or the far side of a bend, is not approached.
 //! * **Approach** raises the weights toward [`TouchConfig::approach_weight`] /
 //!   [`TouchConfig::approach_rotation_weight`] with the palm toward the ground at waist height; gives
 //!   up after [`TouchConfig::approach_duration`]; within [`TouchConfig::rise_distance`] of the shoulder
@@ -19,7 +22,10 @@
 //! * **Rise** lifts the target to the contact point, weights to [`TouchConfig::rise_weight`], palm
 //!   against the surface normal; after [`TouchConfig::touch_min_time`] with the target within
 //!   [`TouchConfig::touch_distance`] of the contact → Touch.
-//! * **Touch** rests the hand for [`TouchConfig::touch_duration`], then → Reset.
+//! * **Touch** rests the hand for [`TouchConfig::touch_duration`], then → Reset; with
+//!   [`TouchConfig::persistent_touch`], for as long as the contact stays within
+//!   [`TouchConfig::rise_distance`] of the shoulder (the hand slides along the wall, and on to the
+//!   next collider on its side when that one comes nearer).
 //!
 //! Search, Approach, Rise and Touch also fall back to Reset on any of the four triggers (see
 //! [`ResetReason`]): stopped, moving away, invalid angle, jumping; and when the tracked collider leaves.
@@ -632,6 +638,9 @@ impl EnvTouch {
                 }
             }
         }
+        if self.holds_on() {
+            self.hand_over(frame, candidates);
+        }
         if self.tracked.is_some() || self.state != TouchState::Search {
             return;
         }
@@ -644,11 +653,26 @@ impl EnvTouch {
         let Some(nearest) = nearest else {
             return;
         };
+        let [left, right] = frame.shoulders;
+        let side_of = |p: Vec3| {
+            if p.distance(left) < p.distance(right) {
+                Side::Left
+            } else {
+                Side::Right
+            }
+        };
+        let margin = distance(nearest) + self.config.side_switch_margin;
+        let usable = |c: &&Candidate| c.closest_point.is_finite() && distance(c) <= margin;
+        // Within the margin, the collider tracked before, else the nearest one on the side used
+        // before (the next wall of a bending corridor), keeps the hand on its side.
         let sticky = self.last_tracked.and_then(|id| {
-            candidates.iter().find(|c| {
-                c.id == id
-                    && c.closest_point.is_finite()
-                    && distance(c) <= distance(nearest) + self.config.side_switch_margin
+            let same = candidates.iter().filter(usable).find(|c| c.id == id);
+            same.or_else(|| {
+                candidates
+                    .iter()
+                    .filter(usable)
+                    .filter(|c| side_of(c.closest_point) == self.side)
+                    .min_by(|a, b| distance(a).total_cmp(&distance(b)))
             })
         });
         let chosen = *sticky.unwrap_or(nearest);
@@ -657,12 +681,7 @@ impl EnvTouch {
         self.closest = Some(chosen.closest_point);
         self.normal = None;
         self.lowest_distance = f32::INFINITY;
-        let [left, right] = frame.shoulders;
-        self.side = if chosen.closest_point.distance(left) < chosen.closest_point.distance(right) {
-            Side::Left
-        } else {
-            Side::Right
-        };
+        self.side = side_of(chosen.closest_point);
     }
 
     /// Returns the state to move to now, if any (the seed's `GetNextState`).
@@ -678,8 +697,9 @@ impl EnvTouch {
                     return Some(TouchState::Reset);
                 }
                 let closest = self.closest?;
-                (closest.distance(frame.root.position) < c.approach_distance)
-                    .then_some(TouchState::Approach)
+                (closest.distance(frame.root.position) < c.approach_distance
+                    && self.within_reach(frame, closest))
+                .then_some(TouchState::Approach)
             }
             TouchState::Approach => {
                 if self.elapsed >= c.approach_duration - TIME_EPSILON {
@@ -705,7 +725,13 @@ impl EnvTouch {
                     .then_some(TouchState::Touch)
             }
             TouchState::Touch => {
-                if self.elapsed >= c.touch_duration - TIME_EPSILON {
+                let done = if c.persistent_touch {
+                    self.closest
+                        .is_none_or(|p| p.distance(shoulder) >= c.rise_distance)
+                } else {
+                    self.elapsed >= c.touch_duration - TIME_EPSILON
+                };
+                if done {
                     self.note_reset(ResetReason::TouchDone);
                     return Some(TouchState::Reset);
                 }
@@ -714,13 +740,61 @@ impl EnvTouch {
         }
     }
 
+    /// Whether the hand can reach `contact` on the character's way: the tracked side's shoulder is
+    /// within [`TouchConfig::rise_distance`] of it now, or walking straight on as it does passes
+    /// that close to it before Approach would give up ([`TouchConfig::approach_duration`]).
+    fn within_reach(&self, frame: &Frame, contact: Vec3) -> bool {
+        let c = &self.config;
+        let to_contact = contact - frame.shoulders[self.side.index()];
+        if to_contact.length() < c.rise_distance {
+            return true;
+        }
+        let velocity = Vec3::new(frame.velocity.x, 0.0, frame.velocity.z);
+        let Some(way) = velocity.try_normalize() else {
+            return false;
+        };
+        let ahead = to_contact.dot(way);
+        ahead > 0.0
+            && (to_contact - way * ahead).length() < c.rise_distance
+            && ahead <= velocity.length() * c.approach_duration
+    }
+
+    /// During a persistent touch, moves the hand on to the next collider on its side when that one
+    /// is nearer the shoulder than the one touched (the next wall piece, the next railing): the
+    /// touch goes on along walls made of several colliders.
+    fn hand_over(&mut self, frame: &Frame, candidates: &[Candidate]) {
+        let shoulder = frame.shoulders[self.side.index()];
+        let other = frame.shoulders[self.side.other().index()];
+        let held = self.closest.map_or(f32::INFINITY, |p| p.distance(shoulder));
+        let next = candidates
+            .iter()
+            .filter(|c| Some(c.id) != self.tracked && c.closest_point.is_finite())
+            .filter(|c| c.closest_point.distance(shoulder) < c.closest_point.distance(other))
+            .min_by(|a, b| {
+                let d = |c: &Candidate| c.closest_point.distance(shoulder);
+                d(a).total_cmp(&d(b))
+            });
+        if let Some(next) = next.filter(|c| c.closest_point.distance(shoulder) < held) {
+            self.tracked = Some(next.id);
+            self.last_tracked = Some(next.id);
+            self.closest = Some(next.closest_point);
+            self.lost_collider = false;
+        }
+    }
+
+    /// Whether a persistent touch holds on: it ends when the wall leaves the hand's reach, not on
+    /// the few millimetres a walk along the wall sways away from it.
+    fn holds_on(&self) -> bool {
+        self.config.persistent_touch && self.state == TouchState::Touch
+    }
+
     /// Returns whether any reset trigger fired (the seed's `CheckShouldReset`), noting the reason.
     fn check_should_reset(&mut self, frame: &Frame) -> bool {
         let reason = if std::mem::take(&mut self.lost_collider) {
             Some(ResetReason::ColliderLost)
         } else if !frame.is_moving() {
             Some(ResetReason::Stopped)
-        } else if self.is_moving_away(frame) {
+        } else if !self.holds_on() && self.is_moving_away(frame) {
             Some(ResetReason::MovingAway)
         } else if self.is_invalid_angle(frame) {
             Some(ResetReason::InvalidAngle)
@@ -786,6 +860,7 @@ impl EnvTouch {
             TouchState::Reset => c.reset_duration,
             TouchState::Approach => c.approach_duration,
             TouchState::Rise => c.touch_min_time,
+            TouchState::Touch if c.persistent_touch => return f32::INFINITY,
             TouchState::Touch => c.touch_duration,
             TouchState::Search => return f32::INFINITY,
         };

@@ -221,6 +221,12 @@ pub struct EnvironmentInteractionStateMachine {
     #[export(range = (P::TouchDuration.spec().hint_min(), P::TouchDuration.spec().hint_max(), 0.01, or_greater, suffix = P::TouchDuration.spec().suffix()))]
     #[init(val = P::TouchDuration.spec().default)]
     touch_duration: f32,
+    /// Keep the hand on the wall for as long as it can reach it while the character walks along
+    /// (a hand on a wall or a railing), instead of letting go after [member touch_duration]. Off
+    /// (the default): each touch lasts [member touch_duration], then the cycle starts over.
+    #[export]
+    #[var(get = is_touch_persistent, set = set_touch_persistent)]
+    touch_persistent: bool,
 
     /// The movement the player asks for, in world space (only zero or not matters). Set it every
     /// frame from your input: once set, it decides "stopped" instead of the character's velocity,
@@ -303,6 +309,10 @@ struct Collider {
 
 #[godot_api]
 impl INode3D for EnvironmentInteractionStateMachine {
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        crate::inspector::hide(property, &["touch_duration"], self.touch_persistent);
+    }
+
     fn ready(&mut self) {
         self.in_editor = Engine::singleton().is_editor_hint();
         self.dirty = true;
@@ -338,6 +348,19 @@ impl EnvironmentInteractionStateMachine {
     #[func]
     pub fn is_debug_draw_enabled(&self) -> bool {
         self.debug_draw
+    }
+
+    /// Returns [member touch_persistent].
+    #[func]
+    pub fn is_touch_persistent(&self) -> bool {
+        self.touch_persistent
+    }
+
+    /// Sets [member touch_persistent] ([member touch_duration] applies only while it is off).
+    #[func]
+    pub fn set_touch_persistent(&mut self, on: bool) {
+        self.touch_persistent = on;
+        self.base_mut().notify_property_list_changed();
     }
 
     /// Emitted on every state change, with the states left and entered (Reset 0 … Touch 4:

@@ -71,6 +71,7 @@ impl EnvironmentInteractionStateMachine {
             finger_axis: axes[0].1,
             right_palm_axis: axes[1].0,
             right_finger_axis: axes[1].1,
+            persistent_touch: self.touch_persistent,
         }
         .proportioned(k);
         if self.last_config == Some(config) {

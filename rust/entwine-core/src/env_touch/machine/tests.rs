@@ -274,8 +274,10 @@ fn search_goes_to_approach_within_the_approach_distance() {
     w.run(&mut m, 60.0, 3.0, |_, _, _| {});
     assert_eq!(m.state(), TouchState::Search);
     assert_eq!(m.tracked(), Some(1));
-    // 1.9 m away from the root (a point at shoulder height): Approach.
+    // 1.8 m away from the root (a point at shoulder height) and on the way (the character walks
+    // into it): Approach.
     w.walls = vec![wall(1, -1.0, -10.0, 40.0)];
+    w.velocity = Vec3::new(-1.4, 0.0, 0.0);
     w.step(&mut m, 1.0 / 60.0);
     assert!(m.closest_point().unwrap().distance(w.position) < 2.0);
     assert_eq!(m.state(), TouchState::Approach);
@@ -291,12 +293,48 @@ fn search_without_candidates_stays_in_search() {
 }
 
 #[test]
-fn approach_times_out_when_the_wall_stays_out_of_reach() {
-    // Face 0.72 m from the root: 0.54 m from the left shoulder, beyond the 0.5 m rise distance.
+fn a_wall_beside_the_way_out_of_reach_is_not_approached() {
+    // Face 0.72 m from the root: 0.54 m from the left shoulder, beyond the 0.5 m rise distance,
+    // and the character walks along it: tracked, never approached (no Approach → timeout loop).
     let mut w = World::new(vec![wall(1, -0.72, -10.0, 40.0)]);
+    let mut m = machine();
+    let mut approached = false;
+    w.run(&mut m, 60.0, 10.0, |_, m, _| {
+        approached |= m.state() != TouchState::Search && m.state() != TouchState::Reset;
+    });
+    assert!(!approached, "a wall out of reach was approached");
+    assert_eq!((m.state(), m.tracked()), (TouchState::Search, Some(1)));
+    // Turning to walk into it brings it within reach on the way: Approach.
+    w.velocity = Vec3::new(-1.4, 0.0, 0.0);
+    w.step(&mut m, 1.0 / 60.0);
+    assert_eq!(m.state(), TouchState::Approach);
+}
+
+/// A wall across the way to the left, `ahead` metres in front of the root (its face
+/// perpendicular to Z, its end 0.4 m left of the root's line, so its closest point lies ahead of
+/// the left hand; a wall squarely ahead is outside both hands' valid angle).
+fn wall_ahead(id: u64, ahead: f32) -> (u64, Shape, Affine3A) {
+    (
+        id,
+        Shape::Box {
+            half_extents: Vec3::new(10.0, 1.5, 0.1),
+        },
+        Affine3A::from_translation(Vec3::new(-10.4, 1.5, -ahead - 0.1)),
+    )
+}
+
+#[test]
+fn approach_times_out_when_the_wall_stays_out_of_reach() {
+    // A wall across the way, within reach at walking pace when Approach begins (1.2 m ahead at
+    // 1.4 m/s); then the character slows to 0.2 m/s and is still 0.3 m short of the rise distance
+    // when Approach's 2 s are up.
+    let slow = |w: &mut World| w.velocity = Vec3::new(0.0, 0.0, -0.2);
+    let mut w = World::new(vec![wall_ahead(1, 4.0)]);
+    w.use_volume = false;
     let mut m = machine();
     let entered = run_until(&mut w, &mut m, 60.0, 3.0, TouchState::Approach).unwrap();
     assert!((entered - 2.0).abs() < 1e-4);
+    slow(&mut w);
     let mut weights = (0.0, 0.0);
     let mut palm_down = false;
     let left = run_until(&mut w, &mut m, 60.0, 3.0, TouchState::Reset);
@@ -304,13 +342,16 @@ fn approach_times_out_when_the_wall_stays_out_of_reach() {
     assert!((left.unwrap() + entered - 4.0).abs() < 1e-3, "{left:?}");
     assert_eq!(m.reset_reason(), ResetReason::ApproachTimeout);
     // Re-run to look at Approach's blend: weight toward 0.5, rotation weight toward 0.75, palm down.
-    let mut w = World::new(vec![wall(1, -0.72, -10.0, 40.0)]);
+    let mut w = World::new(vec![wall_ahead(1, 4.0)]);
+    w.use_volume = false;
     let mut m = machine();
     run_until(&mut w, &mut m, 60.0, 3.0, TouchState::Approach);
+    slow(&mut w);
+    let side = m.side();
     w.run(&mut m, 60.0, 1.9, |_, m, out| {
-        let l = out[0];
-        weights = (l.position_weight, l.rotation_weight);
-        palm_down = rotate(l.pose.rotation, Vec3::Z).angle_between(Vec3::NEG_Y) < 0.02;
+        let h = out[side.index()];
+        weights = (h.position_weight, h.rotation_weight);
+        palm_down = rotate(h.pose.rotation, Vec3::Z).angle_between(Vec3::NEG_Y) < 0.02;
         assert_eq!(m.state(), TouchState::Approach);
     });
     assert!(
@@ -319,8 +360,48 @@ fn approach_times_out_when_the_wall_stays_out_of_reach() {
     );
     assert!(palm_down);
     // The target sits at waist height in Approach.
-    let target = m.hand(Side::Left).pose.position;
+    let target = m.hand(side).pose.position;
     assert!((target.y - 0.875).abs() < 0.01, "{target}");
+}
+
+#[test]
+fn a_persistent_touch_lasts_along_the_wall_and_ends_past_it() {
+    // A 6 m wall 0.45 m beside the way: the seed's touch ends after 0.5 s and starts over; a
+    // persistent one lasts until the hand can no longer reach the wall, past its end.
+    for persistent in [false, true] {
+        let mut w = World::new(vec![wall(1, -0.45, -4.0, 6.0)]);
+        w.position.z = 0.0;
+        let mut m = EnvTouch::new(
+            TouchConfig {
+                persistent_touch: persistent,
+                ..TouchConfig::default()
+            },
+            [Pose::IDENTITY; 2],
+        );
+        let (mut touching, mut longest, mut touches, mut end_z) = (0.0_f32, 0.0_f32, 0, 0.0);
+        w.run(&mut m, 60.0, 8.0, |w, m, _| {
+            if m.state() == TouchState::Touch {
+                touches += usize::from(touching == 0.0);
+                touching += 1.0 / 60.0;
+                longest = longest.max(touching);
+                end_z = w.position.z;
+            } else {
+                touching = 0.0;
+            }
+        });
+        if persistent {
+            assert_eq!(touches, 1, "one touch along the whole wall");
+            // The wall ends at z = -7; the hand lets go within a stride of it.
+            assert!(end_z < -6.5 && end_z > -7.6, "let go at z = {end_z}");
+            assert!(longest > 2.0, "touched for {longest} s");
+        } else {
+            assert!(
+                (longest - 0.5).abs() < 0.02,
+                "the seed's touch: {longest} s"
+            );
+        }
+        assert_ne!(m.state(), TouchState::Touch, "let go past the wall's end");
+    }
 }
 
 #[test]
@@ -391,11 +472,17 @@ fn in_state(state: TouchState) -> (World, EnvTouch) {
     let mut m = EnvTouch::new(config, [Pose::IDENTITY; 2]);
     let face = match state {
         TouchState::Search => -2.5,
-        TouchState::Approach => -0.72,
+        TouchState::Approach => -2.9,
         _ => -0.45,
     };
     let mut w = World::new(vec![wall(1, face, -10.0, 60.0)]);
-    w.use_volume = state != TouchState::Search;
+    w.use_volume = !matches!(state, TouchState::Search | TouchState::Approach);
+    if state == TouchState::Approach {
+        // Walking into the wall: after Reset's 2 s it is 1.1 m from the shoulder, on the way, so
+        // approached, and still beyond the rise distance when the trigger is applied.
+        w.move_input = Some(Vec3::NEG_X);
+        w.velocity = Vec3::new(-0.7, 0.0, 0.0);
+    }
     run_until(&mut w, &mut m, 60.0, 5.0, state).expect("reached the state");
     w.run(&mut m, 60.0, 0.2, |_, _, _| {});
     assert_eq!(m.state(), state);
@@ -411,7 +498,7 @@ fn every_trigger_resets_every_tracking_state() {
     for state in [Search, Approach, Rise, Touch] {
         let triggers: [Trigger; 4] = [
             (ResetReason::Stopped, |w| w.move_input = Some(Vec3::ZERO)),
-            (ResetReason::MovingAway, |w| w.position.x += 0.02),
+            (ResetReason::MovingAway, |w| w.position.x += 0.05),
             (ResetReason::InvalidAngle, |w| {
                 w.yaw = std::f32::consts::PI;
                 // Keep walking the same way (backwards, for the test).
@@ -453,14 +540,15 @@ fn stopped_falls_back_to_velocity_without_move_input() {
 
 #[test]
 fn moving_away_tolerates_the_offset() {
-    let (mut w, mut m) = in_state(TouchState::Approach);
+    let (mut w, mut m) = in_state(TouchState::Rise);
     w.velocity = Vec3::ZERO;
     w.move_input = Some(Vec3::NEG_Z);
-    // The root-to-contact distance includes the shoulder height: 8 mm sideways adds about 3.6 mm.
-    w.position.x += 0.008;
+    // The root-to-contact distance includes the shoulder height: with the wall 0.45 m to the
+    // side, 12 mm sideways adds about 3.6 mm.
+    w.position.x += 0.012;
     w.step(&mut m, 1.0 / 60.0);
-    assert_eq!(m.state(), TouchState::Approach, "within the 5 mm offset");
-    w.position.x += 0.006;
+    assert_eq!(m.state(), TouchState::Rise, "within the 5 mm offset");
+    w.position.x += 0.010;
     w.step(&mut m, 1.0 / 60.0);
     assert_eq!(m.reset_reason(), ResetReason::MovingAway);
 }
