@@ -704,7 +704,8 @@ func _mask_pair(x: float) -> Array:
 
 
 func test_ropes_share_one_collider_query_and_each_gets_its_own_colliders() -> void:
-	# Near x = 0 (one cluster) and far away at x = 100 (a second one): per tick two queries.
+	# Near x = 0 (one cluster, with a cutter mask) and far away at x = 100 (a second one): per tick
+	# three queries.
 	var near := _mask_pair(0.0)
 	var far := _mask_pair(100.0)
 	# A rope hanging from inside a static body on its own mask (its anchor's body, excluded)
@@ -754,7 +755,7 @@ func test_ropes_share_one_collider_query_and_each_gets_its_own_colliders() -> vo
 	var before := RopeSimulation._get_collider_query_count()
 	await physics_frames(10)
 	var queries := RopeSimulation._get_collider_query_count() - before
-	check(queries == 20, "one collider query per tick for each of the two clusters of ropes (10 ticks)", 20, queries)
+	check(queries == 30, "one collider query per tick for each of the two clusters of ropes, and one for the cutters of the cluster with a cutter mask (10 ticks)", 30, queries)
 
 
 func test_a_full_collider_query_is_split_and_no_rope_misses_a_collider() -> void:

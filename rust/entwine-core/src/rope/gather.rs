@@ -1,12 +1,12 @@
 //! Sharing one collider query among many ropes: where a shape may be ([`Bounds`]), which ropes
 //! share a query ([`Clusters`]: boxes within [`CLUSTER_GAP`] of each other, split along their
 //! longest side when a query comes back full), which shapes a rope keeps ([`keep_nearest`]) and
-//! where each cutter shape was in the previous tick ([`CutterMemory`]). The engine's query and the
+//! where each cutter shape was in the previous tick and the path it took since ([`CutterMemory`]). The engine's query and the
 //! reading of its results stay in the glue.
 
 use glam::{Mat3, Vec3};
 
-use super::{Rope, Shape};
+use super::{Motion, Rope, Shape};
 use crate::kit::Pose;
 
 /// Most shapes a rope's world holds (the nearest ones win when a rope lies in a crowd).
@@ -22,33 +22,44 @@ pub const BOUNDS_PAD: f32 = 0.01;
 /// Extra room around the rope's bounds for the collider query, metres (covers a step of motion).
 pub const QUERY_MARGIN: f32 = 0.5;
 
-/// The same with cutters: a cutter up to 1.5 m past the rope after crossing it since the last frame
-/// (90 m/s at 60 Hz) is still found and swept back across it.
-pub const CUTTER_QUERY_MARGIN: f32 = 1.5;
+/// Longest step (seconds) whose cutters' reach grows the cutter query: a longer step (a rope
+/// advanced by hand) reaches no farther.
+pub const MAX_CUTTER_STEP: f32 = 1.0 / 30.0;
 
-/// Returns the box `(lo, hi)` (world metres) whose colliders `rope` needs for a step from `anchor`:
-/// the box of `anchor`, the rope's points and its loose piece's points, grown on each axis by the
-/// anchor's travel since the last step plus a margin ([`CUTTER_QUERY_MARGIN`] with `cutters`, else
-/// [`QUERY_MARGIN`]) plus `radius`; `None` when the box is not finite.
+/// Returns the box `(lo, hi)` (world metres) whose colliders `rope` needs for a step from
+/// `anchor`: the box of `anchor`, the rope's points and its loose piece's points, grown on each
+/// axis by the anchor's travel since the last step plus [`QUERY_MARGIN`] plus `radius`; `None`
+/// when the box is not finite.
 #[must_use]
-pub fn query_box(rope: &Rope, anchor: Vec3, radius: f32, cutters: bool) -> Option<(Vec3, Vec3)> {
+pub fn query_box(rope: &Rope, anchor: Vec3, radius: f32) -> Option<(Vec3, Vec3)> {
     let mut lo = anchor;
     let mut hi = anchor;
     for p in rope.points().iter().chain(rope.loose_points()) {
         lo = lo.min(*p);
         hi = hi.max(*p);
     }
-    // Room for this step's motion: the last step's travel of the anchor, plus a margin (wider
-    // when there are cutters, so one that crossed the rope since the last frame is still found).
-    let margin = if cutters {
-        CUTTER_QUERY_MARGIN
-    } else {
-        QUERY_MARGIN
-    };
-    let travel = (anchor - rope.anchor()).abs() + Vec3::splat(margin + radius);
+    // Room for this step's motion: the last step's travel of the anchor, plus a margin.
+    let travel = (anchor - rope.anchor()).abs() + Vec3::splat(QUERY_MARGIN + radius);
     lo -= travel;
     hi += travel;
     (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+}
+
+/// Returns the box `lo..hi` (a rope's [`query_box`]) grown by how far a cutter can move in two
+/// steps of `dt` seconds (2 × [`Motion::MAX_SPEED`] × `dt`, `dt` at most [`MAX_CUTTER_STEP`]): every
+/// cutter in it is remembered for the next step, so one that crosses the rope's box before the next
+/// is known where it came from, however fast (up to that speed). Two steps, because the physics
+/// server's queries find a body or an area a script moved where it was in the previous step (the
+/// server takes the new pose at its next step) while its node is already at the new one.
+#[must_use]
+pub fn cutter_box((lo, hi): (Vec3, Vec3), dt: f32) -> (Vec3, Vec3) {
+    let step = if dt.is_finite() {
+        dt.clamp(0.0, MAX_CUTTER_STEP)
+    } else {
+        0.0
+    };
+    let reach = Vec3::splat(2.0 * Motion::MAX_SPEED * step);
+    (lo - reach, hi + reach)
 }
 
 /// Where a shape may be, in world space.
@@ -108,6 +119,29 @@ impl Bounds {
         let extent = extent + BOUNDS_PAD;
         if extent.is_finite() && c.is_finite() {
             Self::Aabb(c - extent, c + extent)
+        } else {
+            Self::Everywhere
+        }
+    }
+
+    /// Returns the bounds of `shape` over the path `motion` took to `pose` in the last `seconds`
+    /// (see [`Motion`]): the box that holds the shape wherever it is along that path (its point at
+    /// the pivot moves on a straight line and the rest turns about it), padded by [`BOUNDS_PAD`].
+    #[must_use]
+    pub fn swept(shape: &Shape, pose: Pose, motion: Motion, seconds: f32) -> Self {
+        let now = Self::of(shape, pose);
+        if motion.is_still() || seconds.is_nan() || seconds <= 0.0 {
+            return now;
+        }
+        let Self::Aabb(lo, hi) = now else {
+            return now;
+        };
+        let arm = (pose.position - motion.pivot).length() + shape.bounding_radius() + BOUNDS_PAD;
+        let start = motion.pivot - motion.velocity * seconds;
+        let (plo, phi) = (start.min(motion.pivot), start.max(motion.pivot));
+        let (lo, hi) = (lo.min(plo - arm), hi.max(phi + arm));
+        if lo.is_finite() && hi.is_finite() {
+            Self::Aabb(lo, hi)
         } else {
             Self::Everywhere
         }
@@ -283,12 +317,12 @@ pub fn keep_nearest(picked: &mut Vec<(f32, u32)>) {
     }
 }
 
-/// Where each cutter shape (keyed by its object's id and shape index) was in the previous tick,
-/// for its motion, and where it is in this one.
+/// Where each cutter shape (keyed by its object's id and shape index) was in the previous tick and
+/// how fast it was spinning then, for its path since; and where it is in this one.
 #[derive(Default, Debug)]
 pub struct CutterMemory {
-    last: Vec<(i64, i32, Pose)>,
-    now: Vec<(i64, i32, Pose)>,
+    last: Vec<(i64, i32, Pose, Vec3)>,
+    now: Vec<(i64, i32, Pose, Vec3)>,
 }
 
 impl CutterMemory {
@@ -307,21 +341,51 @@ impl CutterMemory {
         self.now.clear();
     }
 
-    /// Records where the cutter shape `(id, index)` is now and returns where it was in the last
-    /// tick, if it was seen then.
-    pub fn seen(&mut self, id: i64, index: i32, at: Pose) -> Option<Pose> {
-        self.now.push((id, index, at));
+    /// Returns where the cutter shape `(id, index)` was in the last tick and the spin (rad/s) kept
+    /// for it then, if it was seen then.
+    #[must_use]
+    pub fn last(&self, id: i64, index: i32) -> Option<(Pose, Vec3)> {
         self.last
-            .binary_search_by_key(&(id, index), |(i, k, _)| (*i, *k))
+            .binary_search_by_key(&(id, index), |(i, k, _, _)| (*i, *k))
             .ok()
-            .map(|j| self.last[j].2)
+            .map(|j| (self.last[j].2, self.last[j].3))
+    }
+
+    /// Records that the cutter shape `(id, index)` is at `at` now and returns the path it took
+    /// since the last tick, `dt` seconds ago ([`Motion::along`]; [`Motion::NONE`] when it was not
+    /// seen then): its point at `pivot` (world metres; a rigid body's centre of mass, else its
+    /// origin) on a straight line, and the turn between its two rotations whose winding comes
+    /// nearest to the spin kept for it in the last tick.
+    ///
+    /// The spin kept for the next tick is `spin` when the body has one of its own (a rigid body's
+    /// angular velocity now, which its coming physics step turns it by), else the turn of this path
+    /// (a body moved by a script or an animation, or an area, keeps turning as it did). Two poses
+    /// tell a turn only up to whole revolutions: a body turned by a script by more than half a
+    /// revolution in its first step, or whose rate changes by that much from one step to the next,
+    /// is taken to have turned the shortest way.
+    pub fn path(
+        &mut self,
+        (id, index): (i64, i32),
+        at: Pose,
+        pivot: Vec3,
+        spin: Option<Vec3>,
+        dt: f32,
+    ) -> Motion {
+        let motion = self.last(id, index).map_or(Motion::NONE, |(from, hint)| {
+            Motion::along(from, at, pivot, hint, dt)
+        });
+        let keep = spin
+            .filter(|s| s.is_finite())
+            .unwrap_or(motion.angular_velocity);
+        self.now.push((id, index, at, keep));
+        motion
     }
 
     /// Ends a tick: keeps one pose per shape, sorted for the next tick's look-ups.
     pub fn finish(&mut self) {
         self.now
-            .sort_unstable_by_key(|(id, index, _)| (*id, *index));
-        self.now.dedup_by_key(|(id, index, _)| (*id, *index));
+            .sort_unstable_by_key(|(id, index, _, _)| (*id, *index));
+        self.now.dedup_by_key(|(id, index, _, _)| (*id, *index));
     }
 }
 
@@ -344,19 +408,57 @@ mod tests {
             lo = lo.min(*p);
             hi = hi.max(*p);
         }
-        let (qlo, qhi) = query_box(&rope, anchor, 0.1, false).expect("finite");
+        let (qlo, qhi) = query_box(&rope, anchor, 0.1).expect("finite");
         let grow = Vec3::splat(QUERY_MARGIN + 0.1);
         assert_eq!((qlo, qhi), (lo - grow, hi + grow));
-        let (clo, chi) = query_box(&rope, anchor, 0.1, true).expect("finite");
-        let grow = Vec3::splat(CUTTER_QUERY_MARGIN + 0.1);
-        assert_eq!((clo, chi), (lo - grow, hi + grow));
+        // The cutters' box reaches as far as the fastest cutter moves in two steps.
+        let (clo, chi) = cutter_box((qlo, qhi), 1.0 / 60.0);
+        let reach = Vec3::splat(2.0 * Motion::MAX_SPEED / 60.0);
+        assert!((clo - (qlo - reach)).abs().max_element() < 1e-4);
+        assert!((chi - (qhi + reach)).abs().max_element() < 1e-4);
+        assert_eq!(
+            cutter_box((qlo, qhi), 10.0),
+            cutter_box((qlo, qhi), MAX_CUTTER_STEP)
+        );
+        assert_eq!(cutter_box((qlo, qhi), f32::NAN), (qlo, qhi));
+    }
+
+    #[test]
+    fn swept_bounds_hold_the_shape_all_along_its_path() {
+        // A blade turning 5 rad about an axle at one end while the axle moves 1 m.
+        let shape = Shape::Box {
+            half_extents: Vec3::new(0.3, 0.05, 0.01),
+        };
+        let dt = 1.0 / 60.0;
+        let place = |angle: f32, axle: Vec3| {
+            let turn = Quat::from_rotation_y(angle);
+            Pose::new(axle + turn * Vec3::new(0.3, 0.0, 0.0), turn)
+        };
+        let (a0, a1) = (Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0));
+        let (from, to) = (place(0.0, a0), place(5.0, a1));
+        let motion = Motion::along(from, to, a1, Vec3::new(0.0, 5.0 / dt, 0.0), dt);
+        let Bounds::Aabb(lo, hi) = Bounds::swept(&shape, to, motion, dt) else {
+            panic!("a box");
+        };
+        for k in 0..=100 {
+            let f = k as f32 / 100.0;
+            let at = place(5.0 * f, a0.lerp(a1, f));
+            for corner in [Vec3::new(0.3, 0.05, 0.01), Vec3::new(-0.3, -0.05, -0.01)] {
+                let p = at.transform_point(corner);
+                assert!(p.cmpge(lo).all() && p.cmple(hi).all(), "{p} in {lo}..{hi}");
+            }
+        }
+        assert_eq!(
+            Bounds::swept(&shape, to, Motion::NONE, dt),
+            Bounds::of(&shape, to)
+        );
     }
 
     #[test]
     fn query_box_takes_in_the_anchor_and_its_travel() {
         let rope = hanging_rope();
         let moved = rope.anchor() + Vec3::new(3.0, 0.0, -1.0);
-        let (lo, hi) = query_box(&rope, moved, 0.0, false).expect("finite");
+        let (lo, hi) = query_box(&rope, moved, 0.0).expect("finite");
         // The travel (3, 0, 1) plus the margin grows both sides; the new anchor is inside.
         let travel = Vec3::new(3.0, 0.0, 1.0) + Vec3::splat(QUERY_MARGIN);
         assert!(lo.cmple(moved - travel).all() && hi.cmpge(moved + travel).all());
@@ -367,8 +469,8 @@ mod tests {
     #[test]
     fn query_box_is_none_when_not_finite() {
         let rope = hanging_rope();
-        assert!(query_box(&rope, Vec3::new(f32::NAN, 0.0, 0.0), 0.1, false).is_none());
-        assert!(query_box(&rope, rope.anchor(), f32::INFINITY, false).is_none());
+        assert!(query_box(&rope, Vec3::new(f32::NAN, 0.0, 0.0), 0.1).is_none());
+        assert!(query_box(&rope, rope.anchor(), f32::INFINITY).is_none());
     }
 
     fn boxed(x: f32) -> Option<(Vec3, Vec3)> {
@@ -467,16 +569,67 @@ mod tests {
         let mut m = CutterMemory::default();
         m.begin();
         let a = Pose::new(Vec3::X, Quat::IDENTITY);
-        assert_eq!(m.seen(7, 0, a), None);
+        assert_eq!(m.path((7, 0), a, a.position, None, 0.1), Motion::NONE);
         m.finish();
         m.begin();
         let b = Pose::new(Vec3::Y, Quat::IDENTITY);
-        assert_eq!(m.seen(7, 0, b), Some(a));
-        assert_eq!(m.seen(7, 1, b), None, "another shape of the same object");
+        assert_eq!(m.last(7, 0), Some((a, Vec3::ZERO)));
+        let moved = m.path((7, 0), b, b.position, None, 0.1);
+        assert!((moved.velocity - (Vec3::Y - Vec3::X) / 0.1).length() < 1e-4);
+        assert_eq!(
+            m.path((7, 1), b, b.position, None, 0.1),
+            Motion::NONE,
+            "another shape"
+        );
         m.finish();
         m.begin();
         m.finish();
         m.begin();
-        assert_eq!(m.seen(7, 0, a), None, "not seen in the last tick");
+        assert_eq!(m.last(7, 0), None, "not seen in the last tick");
+    }
+
+    #[test]
+    fn a_rigid_body_spun_up_now_has_not_turned_yet() {
+        // At rest in the last tick, spinning at 200 rad/s now: it has not moved, so no turn; its
+        // next step turns it by 3.33 rad, which the spin kept now tells from the shortest 2.95
+        // the other way.
+        let dt = 1.0 / 60.0;
+        let mut m = CutterMemory::default();
+        let rest = Pose::IDENTITY;
+        let spin = Vec3::new(0.0, 200.0, 0.0);
+        m.begin();
+        m.path((1, 0), rest, Vec3::ZERO, Some(Vec3::ZERO), dt);
+        m.finish();
+        m.begin();
+        let now = m.path((1, 0), rest, Vec3::ZERO, Some(spin), dt);
+        assert!(now.is_still(), "{now:?}");
+        m.finish();
+        m.begin();
+        let turned = Pose::new(Vec3::ZERO, Quat::from_rotation_y(200.0 * dt));
+        let next = m.path((1, 0), turned, Vec3::ZERO, Some(spin), dt);
+        assert!((next.angular_velocity - spin).length() < 0.05, "{next:?}");
+    }
+
+    #[test]
+    fn a_script_turned_body_keeps_its_winding_once_it_has_one() {
+        // Turned 2 rad, then 3 rad, then 3.4 rad a tick (past half a revolution): each step's turn
+        // is the winding nearest the last one's, so the turn stays forward.
+        let dt = 1.0 / 60.0;
+        let mut m = CutterMemory::default();
+        let mut angle = 0.0f32;
+        m.begin();
+        m.path((1, 0), Pose::IDENTITY, Vec3::ZERO, None, dt);
+        m.finish();
+        for step in [2.0f32, 3.0, 3.4, 3.9, 3.9] {
+            angle += step;
+            m.begin();
+            let at = Pose::new(Vec3::ZERO, Quat::from_rotation_y(angle));
+            let motion = m.path((1, 0), at, Vec3::ZERO, None, dt);
+            assert!(
+                (motion.angular_velocity.y * dt - step).abs() < 1e-3,
+                "{step}: {motion:?}"
+            );
+            m.finish();
+        }
     }
 }

@@ -30,8 +30,9 @@
 //!    is sphere-traced against the solid colliders; a crossing stops the point at the first contact
 //!    and keeps the motion along the surface (collide and slide). This is what keeps the rope from
 //!    tunnelling through thin walls at 12 m/s.
-//! 8. Cutters: each cutter is swept back along its [`Motion`] over the substep and met by the rope
-//!    interpolated across it; the earliest touch splits the rope at that segment. The loose part of a
+//! 8. Cutters: each cutter is swept back along its [`Motion`] (the path it took since the last step,
+//!    a turn swept as a turn however large) over the substep and met by the rope interpolated across
+//!    it; the earliest touch splits the rope at that segment, where it touched. The loose part of a
 //!    split keeps simulating, fades over `fade_time` and disappears.
 //!
 //! The number of substeps is at least `substeps`, and more while the rope is so taut for its segment
@@ -380,7 +381,7 @@ pub enum EndAttachment {
 pub enum CutReason {
     /// A call to [`Rope::cut_at`].
     Manual,
-    /// A segment touched a cutter collider.
+    /// A cutter collider's path crossed a segment, or [`Rope::cut_along`] did.
     Cutter,
     /// A segment stretched past the tear ratio.
     Torn,
@@ -391,7 +392,8 @@ pub enum CutReason {
 pub struct Cut {
     /// The segment that was cut: points `0..=index` stay attached, the rest fall away.
     pub index: usize,
-    /// Where the cut happened (the segment's midpoint), world metres.
+    /// Where the cut happened, world metres: the point of the segment a cutter touched (or
+    /// [`Rope::cut_along`]'s capsule met), else the segment's midpoint.
     pub position: Vec3,
     /// Why.
     pub reason: CutReason,
@@ -792,6 +794,39 @@ impl Rope {
     /// Returns the cut, or `None` when `index` is not a segment of the active rope.
     pub fn cut_at(&mut self, index: usize) -> Option<Cut> {
         self.split(index, CutReason::Manual)
+    }
+
+    /// Cuts the rope where a capsule of `radius` metres around the path from `from` to `to` (world
+    /// metres; a hitscan shot, say) first touches it going from `from`: the segment it reaches first
+    /// is split, and the cut lies on that segment where the capsule met it. Returns the cut, or
+    /// `None` when the capsule misses the rope or an input is not finite (a negative `radius` counts
+    /// as 0).
+    pub fn cut_along(&mut self, from: Vec3, to: Vec3, radius: f32) -> Option<Cut> {
+        if !(usable(from) && usable(to) && radius.is_finite()) || self.active < 2 {
+            return None;
+        }
+        let reach = radius.max(0.0) + self.params.radius;
+        let mut first: Option<(f32, usize)> = None;
+        for j in 0..self.active - 1 {
+            let (a, b) = (self.pos[j], self.pos[j + 1]);
+            let Some(t) = first_within(
+                from,
+                to,
+                |p| (crate::kit::shape::closest_on_segment(p, a, b) - p).length(),
+                reach,
+            ) else {
+                continue;
+            };
+            if first.is_none_or(|(ft, _)| t < ft) {
+                first = Some((t, j));
+            }
+        }
+        let (t, j) = first?;
+        let at = from.lerp(to, t);
+        let on = crate::kit::shape::closest_on_segment(at, self.pos[j], self.pos[j + 1]);
+        let mut cut = self.split(j, CutReason::Cutter)?;
+        cut.position = on;
+        Some(cut)
     }
 
     fn split(&mut self, index: usize, reason: CutReason) -> Option<Cut> {
@@ -1380,66 +1415,206 @@ impl Rope {
     }
 
     /// Returns the first segment that a cutter touched during the substep that ended `back` seconds
-    /// before the step's end and lasted `h`, split there.
+    /// before the step's end and lasted `h`, split where it touched.
     ///
-    /// A moving cutter is swept: it is rewound along its [`Motion`] to samples close enough that
-    /// no point of it moves more than its own half-thickness plus the rope's radius between two, and
-    /// at each sample meets the rope interpolated between where the substep started and ended. The
-    /// earliest sample that touches wins, then the segment nearest the anchor. A still cutter is
-    /// tested once, against the segments and the path of each segment's far point.
+    /// A moving cutter is swept along its [`Motion`] (the path it took since the last step, a turn
+    /// swept as a turn however large) by conservative advancement: at each fraction of the substep
+    /// it is rewound to, it meets the rope interpolated between where the substep started and
+    /// ended, and the gap to the nearest segment says how far the substep may go on before the next
+    /// look (no point of the cutter or the rope moves faster than their bound, so no touch is
+    /// stepped over, not even a graze). The earliest touch wins, then the segment nearest the
+    /// anchor. A still cutter is tested once, against the segments and the path of each segment's
+    /// far point.
     fn check_cuts(&mut self, world: &World, back: f32, h: f32) -> Option<Cut> {
-        let n = self.active;
-        if n < 2 {
+        if self.active < 2 {
             return None;
         }
-        let p = self.params;
-        let mut first: Option<(f32, usize)> = None;
-        for (c, collider) in world.colliders().iter().enumerate() {
-            if !collider.cutter {
+        let radius = self.params.radius;
+        let (lo, hi) = self.swept_box();
+        // The farthest a rope point moves during the substep.
+        let rope_travel = (0..self.active)
+            .map(|i| self.pos[i].distance(self.start[i]))
+            .fold(0.0f32, f32::max);
+        let mut first: Option<(f32, usize, Vec3)> = None;
+        for collider in world.colliders().iter().filter(|c| c.cutter) {
+            let travel = collider.travel(h);
+            // Where the cutter can be during the substep: within `travel` of where it ends it.
+            let end = collider.rewound(back).pose.position;
+            let reach = travel + collider.shape.bounding_radius() + radius;
+            if (end.clamp(lo, hi) - end).length() > reach {
                 continue;
             }
-            let travel = collider.travel(h);
-            // How far from its end pose it was at the start of this substep, for the bounds test.
-            let reach = collider.travel(back + h);
-            let samples = if travel > 0.0 {
-                let tolerance = (collider.half_thickness() + p.radius).max(MIN_CUT_TOLERANCE);
-                ((travel / tolerance).ceil() as usize).clamp(1, MAX_CUT_SAMPLES)
+            let touch = if travel > 0.0 {
+                self.first_touch(
+                    collider,
+                    (back, h),
+                    travel + rope_travel,
+                    first.map(|t| t.0),
+                )
+            } else if first.is_none_or(|(ff, _, _)| ff > 1.0) {
+                let then = collider.rewound(back);
+                self.touched(&then, 1.0, true).map(|(j, at)| (1.0, j, at))
             } else {
-                1
+                None
             };
-            for s in 1..=samples {
-                let f = s as f32 / samples as f32;
-                if first.is_some_and(|(ff, _)| ff <= f) {
-                    break;
-                }
-                let then = collider.rewound(back + h * (1.0 - f));
-                for j in 0..n - 1 {
-                    let a = self.start[j].lerp(self.pos[j], f);
-                    let b = self.start[j + 1].lerp(self.pos[j + 1], f);
-                    if !world.near(c, a, (b - a).length() + p.radius + reach) {
-                        continue;
-                    }
-                    let touched = then.sweep(a, b, p.radius).is_some()
-                        || (samples == 1 && then.sweep(self.start[j + 1], b, p.radius).is_some());
-                    if touched {
-                        if first.is_none_or(|(ff, fj)| f < ff || (f == ff && j < fj)) {
-                            first = Some((f, j));
-                        }
-                        break;
-                    }
+            if let Some((f, j, at)) = touch {
+                if first.is_none_or(|(ff, fj, _)| f < ff || (f == ff && j < fj)) {
+                    first = Some((f, j, at));
                 }
             }
         }
-        let (_, j) = first?;
-        self.split(j, CutReason::Cutter)
+        let (_, j, at) = first?;
+        let mut cut = self.split(j, CutReason::Cutter)?;
+        cut.position = at;
+        Some(cut)
+    }
+
+    /// Returns the earliest fraction of the substep (`back` seconds before the step's end, `h`
+    /// long) at which the moving `collider` touches the rope, before `before` if given, with the
+    /// segment and the point where it touches. `speed` bounds how far (metres) any point of the
+    /// cutter and of the rope moves over the whole substep, together.
+    fn first_touch(
+        &self,
+        collider: &Collider,
+        (back, h): (f32, f32),
+        speed: f32,
+        before: Option<f32>,
+    ) -> Option<(f32, usize, Vec3)> {
+        let mut f = 0.0f32;
+        for _ in 0..MAX_CUT_LOOKS {
+            if before.is_some_and(|b| b <= f) {
+                return None;
+            }
+            let then = collider.rewound(back + h * (1.0 - f));
+            let (gap, touch) = self.nearest_gap(&then, f);
+            if let Some((j, at)) = touch {
+                return Some((f, j, at));
+            }
+            if f >= 1.0 {
+                return None;
+            }
+            f = (f + (gap / speed).max(MIN_CUT_ADVANCE)).min(1.0);
+        }
+        None
+    }
+
+    /// Returns how far (metres) the collider `then` is from the rope's surface with the rope
+    /// interpolated the fraction `f` of the way from where the substep started to where it ended,
+    /// and, when it touches (within [`CUT_CONTACT`]), the first segment it touches (nearest the
+    /// anchor) and the point of that segment nearest it.
+    fn nearest_gap(&self, then: &Collider, f: f32) -> (f32, Option<(usize, Vec3)>) {
+        let radius = self.params.radius;
+        let (centre, bound) = (then.pose.position, then.shape.bounding_radius());
+        let slack = CUT_SLACK * (1.0 + centre.abs().max_element());
+        let mut gap = f32::INFINITY;
+        for j in 0..self.active - 1 {
+            let a = self.start[j].lerp(self.pos[j], f);
+            let b = self.start[j + 1].lerp(self.pos[j + 1], f);
+            let nearest = crate::kit::shape::closest_on_segment(centre, a, b);
+            // The bounding sphere's distance is a lower bound of the shape's.
+            let lower = (nearest - centre).length() - bound - radius - slack;
+            if lower >= gap {
+                continue;
+            }
+            let (t, distance) = then.segment_distance(a, b);
+            let g = distance - radius;
+            if g <= CUT_CONTACT {
+                return (0.0, Some((j, a.lerp(b, t))));
+            }
+            gap = gap.min(g);
+        }
+        (gap, None)
+    }
+
+    /// Returns the box of the active points where the substep started and where they are now.
+    fn swept_box(&self) -> (Vec3, Vec3) {
+        let n = self.active;
+        let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        for p in self.start[..n].iter().chain(&self.pos[..n]) {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+        }
+        (lo, hi)
+    }
+
+    /// Returns the first segment (nearest the anchor) that the collider `then` touches with the rope
+    /// interpolated the fraction `f` of the way from where the substep started to where it ended,
+    /// and the point of the segment where it touches; with `paths`, also each segment's far point's
+    /// path over the substep.
+    fn touched(&self, then: &Collider, f: f32, paths: bool) -> Option<(usize, Vec3)> {
+        let radius = self.params.radius;
+        let (centre, bound) = (then.pose.position, then.shape.bounding_radius());
+        for j in 0..self.active - 1 {
+            let a = self.start[j].lerp(self.pos[j], f);
+            let b = self.start[j + 1].lerp(self.pos[j + 1], f);
+            let nearest = crate::kit::shape::closest_on_segment(centre, a, b);
+            let slack = CUT_SLACK * (1.0 + centre.abs().max_element());
+            if (nearest - centre).length() > bound + radius + slack {
+                continue;
+            }
+            if then.sweep(a, b, radius).is_some() {
+                let at = then
+                    .segment_overlap(a, b, radius)
+                    .map_or(nearest, |(t, _, _)| a.lerp(b, t));
+                return Some((j, at));
+            }
+            if paths && then.sweep(self.start[j + 1], b, radius).is_some() {
+                return Some((j, b));
+            }
+        }
+        None
     }
 }
 
-/// Smallest distance (metres) a swept cutter may move between two samples.
-const MIN_CUT_TOLERANCE: f32 = 0.005;
-/// Most samples of one cutter's sweep in one substep (a cutter moving farther than this many
-/// tolerances in a substep is sampled more coarsely).
-const MAX_CUT_SAMPLES: usize = 256;
+/// Returns the first fraction `t` in [0, 1] of the way from `from` to `to` at which `distance` (a
+/// convex function of the point, such as the distance to a segment) is at most `reach`, or `None`
+/// when it never is: its least value along the path is found by golden-section search, then the
+/// first point within reach before it by bisection (to about 10⁻⁶ of the path).
+fn first_within(from: Vec3, to: Vec3, distance: impl Fn(Vec3) -> f32, reach: f32) -> Option<f32> {
+    let at = |t: f32| distance(from.lerp(to, t));
+    if at(0.0) <= reach {
+        return Some(0.0);
+    }
+    const INV_PHI: f32 = 0.618_034;
+    let (mut lo, mut hi) = (0.0f32, 1.0f32);
+    for _ in 0..40 {
+        let (x1, x2) = (hi - INV_PHI * (hi - lo), lo + INV_PHI * (hi - lo));
+        if at(x1) <= at(x2) {
+            hi = x2;
+        } else {
+            lo = x1;
+        }
+    }
+    let mut best = 0.5 * (lo + hi);
+    if at(1.0) < at(best) {
+        best = 1.0;
+    }
+    if at(best) > reach {
+        return None;
+    }
+    // The distance falls from beyond reach at 0 to within it at `best`: the crossing is between.
+    let (mut out, mut within) = (0.0f32, best);
+    for _ in 0..24 {
+        let mid = 0.5 * (out + within);
+        if at(mid) <= reach {
+            within = mid;
+        } else {
+            out = mid;
+        }
+    }
+    Some(within)
+}
+
+/// Most looks of one cutter's sweep in one substep (conservative advancement); a cutter that
+/// stays within a few millimetres of the rope all along a long path may run out of them.
+const MAX_CUT_LOOKS: usize = 4096;
+/// Smallest advance of a sweep between two looks, as a fraction of the substep.
+const MIN_CUT_ADVANCE: f32 = 1e-6;
+/// A cutter nearer than this (metres) to the rope's surface touches it (as in [`Collider::sweep`]).
+const CUT_CONTACT: f32 = 1e-4;
+/// Room (metres, per metre of the largest coordinate plus one) for rounding when a segment is ruled
+/// out by the distance from a cutter's bounding sphere.
+const CUT_SLACK: f32 = 1e-5;
 
 /// Largest coordinate accepted for a position, in metres (farther counts as bad input: squaring
 /// distances beyond it would overflow `f32`).
@@ -1784,6 +1959,8 @@ fn sweep(
     }
 }
 
+#[cfg(test)]
+mod cut_tests;
 #[cfg(test)]
 mod physics_tests;
 #[cfg(test)]

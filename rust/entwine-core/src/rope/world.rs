@@ -18,8 +18,10 @@ pub use crate::kit::Shape;
 /// How a collider moved during the step that ends at its pose: a translation of `pivot` at
 /// `velocity` plus a turn about `pivot` at `angular_velocity`. Cutters are swept back along it, so a
 /// blade spinning several radians per tick or a bullet crossing the rope between two ticks still
-/// cuts. A turn of more than half a revolution per tick can only be known from a velocity (a
-/// body's), not from two poses.
+/// cuts. It is the path the collider took from its pose at the start of the step to its pose at the
+/// end ([`Motion::along`]), never a velocity it has only now: a body set spinning or launched this
+/// tick has not moved yet. Two poses tell a turn only up to whole revolutions; a hint (a rigid
+/// body's angular velocity when the step began, or the turn of its previous step) picks the winding.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Motion {
     /// Velocity of the pivot, m/s (world).
@@ -44,17 +46,34 @@ impl Motion {
     /// about `to`'s origin), or [`Motion::NONE`] when `seconds` is not positive or a pose is not finite.
     #[must_use]
     pub fn between(from: Pose, to: Pose, seconds: f32) -> Self {
-        if seconds.is_nan() || seconds <= 0.0 || !from.is_finite() || !to.is_finite() {
+        Self::along(from, to, to.position, Vec3::ZERO, seconds)
+    }
+
+    /// Returns the motion that took a collider from `from` to `to` in `seconds`: the point fixed to
+    /// it that is at `pivot` (world metres) at `to` moves on a straight line, and the collider turns
+    /// about that point by the turn from `from`'s rotation to `to`'s whose angle comes nearest to
+    /// `spin × seconds` (`spin`: rad/s, world axis × rate; zero for the shortest turn, at most half
+    /// a revolution). Rewound by `seconds` it is at `from` again (unless a speed was clamped to
+    /// [`Motion::MAX_SPEED`]). [`Motion::NONE`] when `seconds` is not positive or an input is not
+    /// finite.
+    #[must_use]
+    pub fn along(from: Pose, to: Pose, pivot: Vec3, spin: Vec3, seconds: f32) -> Self {
+        let finite = from.is_finite() && to.is_finite() && pivot.is_finite() && spin.is_finite();
+        if seconds.is_nan() || seconds <= 0.0 || !finite {
             return Self::NONE;
         }
-        let mut turn = ensure_unit(to.rotation) * ensure_unit(from.rotation).conjugate();
-        if turn.w < 0.0 {
-            turn = -turn;
+        let (a, b) = (ensure_unit(from.rotation), ensure_unit(to.rotation));
+        let mut shortest = b * a.conjugate();
+        if shortest.w < 0.0 {
+            shortest = -shortest;
         }
+        let turn = unwound(shortest.to_scaled_axis(), spin * seconds);
+        // Where the pivot was: the same point of the collider, placed by `from`.
+        let start = from.position + a * (b.conjugate() * (pivot - to.position));
         Self {
-            velocity: (to.position - from.position) / seconds,
-            angular_velocity: turn.to_scaled_axis() / seconds,
-            pivot: to.position,
+            velocity: (pivot - start) / seconds,
+            angular_velocity: turn / seconds,
+            pivot,
         }
         .sanitized()
     }
@@ -80,6 +99,28 @@ impl Motion {
     pub fn is_still(&self) -> bool {
         self.velocity == Vec3::ZERO && self.angular_velocity == Vec3::ZERO
     }
+}
+
+/// Returns the turn (world axis × radians) that is the same rotation as `shortest` (a turn of at
+/// most half a revolution) and whose angle about that axis comes nearest to `hint` (a turn of any
+/// size): `shortest` plus the whole revolutions that bring it nearest. Without a turn (`shortest`
+/// zero) the axis is the hint's.
+#[must_use]
+pub fn unwound(shortest: Vec3, hint: Vec3) -> Vec3 {
+    use core::f32::consts::TAU;
+    let angle = shortest.length();
+    let (axis, angle) = match unit_vec3(shortest) {
+        Some(axis) if angle > 0.0 => (axis, angle),
+        _ => match unit_vec3(hint) {
+            Some(axis) => (axis, 0.0),
+            None => return shortest,
+        },
+    };
+    let revolutions = ((hint.dot(axis) - angle) / TAU).round();
+    if !revolutions.is_finite() {
+        return shortest;
+    }
+    axis * (angle + TAU * revolutions)
 }
 
 /// One collider: a shape placed in the world by a rigid pose.
@@ -225,6 +266,40 @@ impl Collider {
         let (t, local_n, depth) = segment_overlap_local(&self.shape, la, lb, radius)?;
         let n = self.pose.transform_point(local_n) - self.pose.position;
         Some((t, n, depth))
+    }
+
+    /// Returns the fraction `t` in [0, 1] along the world segment `a`–`b` of its point nearest the
+    /// collider, and that point's distance (metres) from the collider's surface (0 on or inside it):
+    /// exact for a sphere, a capsule and a box (see [`nearest_on_segment`]); for a plane, the
+    /// nearer end.
+    #[must_use]
+    pub fn segment_distance(&self, a: Vec3, b: Vec3) -> (f32, f32) {
+        let la = self.pose.inverse_transform_point(a);
+        let lb = self.pose.inverse_transform_point(b);
+        let d = lb - la;
+        let (t, distance) = match self.shape {
+            Shape::Box { half_extents } => nearest_on_segment(half_extents, la, d),
+            Shape::Sphere { radius } => {
+                let (t, to_centre) = nearest_on_segment(Vec3::ZERO, la, d);
+                (t, to_centre - radius)
+            }
+            Shape::Capsule {
+                radius,
+                half_height,
+            } => {
+                let (t, to_axis) = nearest_on_segment(Vec3::new(0.0, half_height, 0.0), la, d);
+                (t, to_axis - radius)
+            }
+            _ => {
+                let (da, db) = (self.shape.distance(la), self.shape.distance(lb));
+                if da <= db {
+                    (0.0, da)
+                } else {
+                    (1.0, db)
+                }
+            }
+        };
+        (t, distance.max(0.0))
     }
 
     /// Returns the fraction `t` in [0, 1] of the way from `a` to `b` (world, metres) at which a ball of

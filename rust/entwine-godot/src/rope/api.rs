@@ -41,8 +41,9 @@ impl RopeSimulation {
         self.debug_draw
     }
 
-    /// Emitted once when the rope is split: by a cutter, by [method cut_at], or by tearing. `index` is the
-    /// segment that was cut (points `0..index` stay attached), `position` where (world).
+    /// Emitted once when the rope is split: by a cutter, by [method cut_at] or [method cut_along], or
+    /// by tearing. `index` is the segment that was cut (points `0..index` stay attached), `position`
+    /// where (world): the point of the rope a cutter or [method cut_along] touched.
     #[signal]
     pub(super) fn rope_cut(index: i32, position: Vector3);
     /// Emitted (after [signal rope_cut]) when the split was a tear from overstretching.
@@ -417,6 +418,28 @@ impl RopeSimulation {
         true
     }
 
+    /// Cuts the rope where a capsule of [param radius] metres around the path from [param from] to
+    /// [param to] (world positions) first touches it, going from [param from]: for hitscan weapons
+    /// (a ray with [param radius] 0, or a thick shot). The part beyond falls and fades, and [signal
+    /// rope_cut] is emitted with the point of the rope where the capsule met it. Returns whether it
+    /// cut: false (and nothing happens) when the capsule misses the rope or a value is not finite.
+    /// The cut-off piece is not cut.
+    #[func]
+    pub fn cut_along(&mut self, from: Vector3, to: Vector3, radius: f32) -> bool {
+        let Some(cut) = self
+            .rope
+            .as_deref_mut()
+            .and_then(|r| r.cut_along(vec3(from), vec3(to), radius))
+        else {
+            return false;
+        };
+        self.end_detached = self.end_named;
+        self.signals()
+            .rope_cut()
+            .emit(cut.index as i32, vector3(cut.position));
+        true
+    }
+
     /// Advances the rope by one step of `delta` seconds now, as the physics step does (sampling the
     /// anchor, the world and the end). For tools and benchmarks that drive the rope themselves: turn
     /// physics processing off first, or the rope also steps every physics frame.
@@ -493,9 +516,10 @@ impl RopeSimulation {
     /// tick (or by [method advance_all]) share their queries: one per tick for ropes whose query
     /// boxes lie within 2 m of each other, one per such cluster for ropes far apart, and more only
     /// when a query comes back full (256 shapes), when the cluster is split in two and queried
-    /// again. A rope stepped alone ([method advance]) runs its own query. Ropes with
-    /// [member collision_mask] and [member cutter_mask] at 0 take none. Read-only; for tests and
-    /// profiling.
+    /// again. A cluster with a [member cutter_mask] takes a second query for its cutters, over its
+    /// box grown by how far a cutter can move in two ticks (at 1000 m/s). A rope stepped alone ([method
+    /// advance]) runs its own queries. Ropes with [member collision_mask] and [member cutter_mask]
+    /// at 0 take none. Read-only; for tests and profiling.
     #[func(rename = _get_collider_query_count)]
     pub fn get_collider_query_count() -> i64 {
         colliders::query_count()

@@ -1,6 +1,14 @@
 //! Gathers the physics bodies and areas around ropes into the core's analytic [`World`]s, once per
-//! physics frame, and gives each cutter its motion over the frame (a rigid body's velocities, else
-//! the change from the pose it had in the previous frame).
+//! physics frame, and gives each cutter the path it took since the previous frame: from the pose it
+//! had then to the pose it has now (the core's `CutterMemory`), turning about a rigid body's centre
+//! of mass by the winding its angular velocity then tells, else about its origin.
+//!
+//! Solids and cutters are found by two queries: the bodies on a collision mask (and on no cutter
+//! mask) overlapping the rope's box, and the bodies and areas on a cutter mask overlapping that box
+//! grown by how far the fastest cutter moves in two steps (the core's `cutter_box`: the server finds
+//! a body or an area a script moved where it was in the previous step). Every cutter in the second
+//! is remembered, so one that comes near and crosses the rope within a step is known where it came
+//! from; a cutter takes part in a rope's world when its path comes near the rope.
 //!
 //! The rope server's ropes share their queries ([`SharedGather`]): per world and tick, the due ropes'
 //! boxes are grouped into clusters (boxes within 2 m of each other: the core's `CLUSTER_GAP`),
@@ -17,12 +25,11 @@
 use entwine_core::kit::Pose;
 use entwine_core::rope::batch::RopeBatch;
 pub use entwine_core::rope::gather::MAX_COLLIDERS;
-use entwine_core::rope::gather::{keep_nearest, Bounds, Clusters, CutterMemory};
+use entwine_core::rope::gather::{cutter_box, keep_nearest, Bounds, Clusters, CutterMemory};
 use entwine_core::rope::{Collider, Motion, Shape, World};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use glam::Vec3;
-use godot::classes::physics_server_3d::BodyState;
 use godot::classes::{
     Area3D, BoxShape3D, CollisionObject3D, PhysicsDirectSpaceState3D, PhysicsServer3D,
     PhysicsShapeQueryParameters3D, RigidBody3D,
@@ -42,11 +49,14 @@ pub fn query_count() -> i64 {
     QUERIES.load(Ordering::Relaxed)
 }
 
-/// The reusable query objects, and where each cutter was in the previous frame.
+/// The reusable query objects, where each cutter was in the previous frame, and room for the
+/// shapes found.
 pub struct Gatherer {
     objects: QueryObjects,
     /// Where each cutter was in the previous frame.
     cutters: CutterMemory,
+    candidates: Vec<Candidate>,
+    picked: Vec<(f32, u32)>,
 }
 
 impl Gatherer {
@@ -55,6 +65,8 @@ impl Gatherer {
         Self {
             objects: QueryObjects::new(),
             cutters: CutterMemory::with_capacity(MAX_COLLIDERS),
+            candidates: Vec::new(),
+            picked: Vec::new(),
         }
     }
 
@@ -63,10 +75,10 @@ impl Gatherer {
         self.objects.query.set_exclude(exclude);
     }
 
-    /// Clears `world` and fills it with the shapes overlapping the box `lo..hi` (world metres) whose
-    /// object is on `solid_mask` (bodies: solid) or `cutter_mask` (bodies and areas: cutters), each
-    /// cutter with its motion over the last `dt` seconds. Returns the name of the first unsupported
-    /// shape type met (concave meshes, height maps), so the caller can warn once.
+    /// Clears `world` and fills it with the shapes around the box `lo..hi` (world metres) whose
+    /// object is on `solid_mask` (bodies: solid) or `cutter_mask` (bodies and areas: cutters, each
+    /// with its path over the last `dt` seconds; see [`find`]). Returns the name of the first
+    /// unsupported shape type met (concave meshes, height maps), so the caller can warn once.
     #[allow(clippy::too_many_arguments)]
     pub fn gather(
         &mut self,
@@ -80,48 +92,187 @@ impl Gatherer {
     ) -> Option<&'static str> {
         world.clear();
         self.cutters.begin();
-        let mask = solid_mask | cutter_mask;
-        if mask == 0 || !lo.is_finite() || !hi.is_finite() {
-            return None;
-        }
-        let hits = self
-            .objects
-            .run(space, (lo, hi), (solid_mask, cutter_mask), MAX_COLLIDERS);
-        let mut unsupported = None;
-        for hit in hits.iter_shared() {
-            let Some(hit) = read_hit(&hit, &self.objects.keys, solid_mask, cutter_mask) else {
-                continue;
+        self.candidates.clear();
+        if solid_mask | cutter_mask != 0 && lo.is_finite() && hi.is_finite() {
+            let masks = (solid_mask, cutter_mask);
+            let found = Found {
+                memory: &mut self.cutters,
+                out: &mut self.candidates,
             };
-            match hit.described {
-                Ok(Some((Shape::Trimesh(_), _))) => {
-                    unsupported.get_or_insert(TRIMESH);
-                }
-                Ok(Some((shape, at))) => {
-                    let cutter = hit.layer & cutter_mask != 0;
-                    let motion = if cutter {
-                        let id = hit.object.instance_id().to_i64();
-                        let from = self.cutters.seen(id, hit.index, at);
-                        motion(&hit.object, hit.rid, from, at, dt)
-                    } else {
-                        Motion::NONE
-                    };
-                    world.push(Collider {
-                        pose: at,
-                        shape,
-                        solid: !hit.is_area && hit.layer & solid_mask != 0,
-                        cutter,
-                        motion,
-                    });
-                }
-                Ok(None) => {}
-                Err(name) => {
-                    unsupported.get_or_insert(name);
-                }
-            }
+            find(
+                &mut self.objects,
+                space,
+                (lo, hi),
+                masks,
+                dt,
+                QUERY_LIMIT,
+                found,
+            );
         }
         self.cutters.finish();
-        unsupported
+        let take = Request {
+            entry: 0,
+            space: 0,
+            lo,
+            hi,
+            solid: solid_mask,
+            cutter: cutter_mask,
+            exclude: [None, None],
+            dt,
+        };
+        pick_into(&self.candidates, &take, &mut self.picked, world)
     }
+}
+
+/// Where [`find`] puts what it finds: the cutters' paths are taken from and kept in `memory`, the
+/// shapes appended to `out`.
+struct Found<'a> {
+    memory: &'a mut CutterMemory,
+    out: &'a mut Vec<Candidate>,
+}
+
+/// Finds the shapes around the box `lo..hi` for ropes with the masks `(solid, cutter)`: the
+/// bodies on `solid` and on no cutter mask overlapping the box (one query), then the bodies and
+/// areas on `cutter` overlapping it grown by the cutters' reach in `dt` ([`cutter_box`]; a second
+/// query), each cutter with the path it took since the last tick (see [`path`]). Returns false
+/// when a query came back with `limit` shapes (some may be missing).
+fn find(
+    objects: &mut QueryObjects,
+    space: &mut Gd<PhysicsDirectSpaceState3D>,
+    (lo, hi): (Vec3, Vec3),
+    (solid, cutter): (u32, u32),
+    dt: f32,
+    limit: usize,
+    found: Found<'_>,
+) -> bool {
+    let mut complete = true;
+    if solid != 0 {
+        let hits = objects.run(space, (lo, hi), (solid, 0), limit);
+        complete &= hits.len() < limit;
+        for hit in hits.iter_shared() {
+            let Some(hit) = read_hit(&hit, &objects.keys, solid, 0) else {
+                continue;
+            };
+            // A shape on a cutter mask comes with the cutters (their box holds this one).
+            if hit.layer & cutter == 0 {
+                found.out.extend(candidate(hit, 0, found.memory, dt));
+            }
+        }
+    }
+    if cutter != 0 {
+        let hits = objects.run(space, cutter_box((lo, hi), dt), (0, cutter), limit);
+        complete &= hits.len() < limit;
+        for hit in hits.iter_shared() {
+            if let Some(hit) = read_hit(&hit, &objects.keys, solid, cutter) {
+                found.out.extend(candidate(hit, cutter, found.memory, dt));
+            }
+        }
+    }
+    complete
+}
+
+/// Returns the candidate a hit makes for ropes with the cutter mask `cutter` (a cutter's path since
+/// the last tick taken from `memory`), or `None` for shape data that cannot be used.
+fn candidate(mut hit: Hit, cutter: u32, memory: &mut CutterMemory, dt: f32) -> Option<Candidate> {
+    let described = core::mem::replace(&mut hit.described, Ok(None));
+    let (shape, bounds, motion) = match described {
+        Ok(Some((Shape::Trimesh(mesh), at))) => {
+            let bounds = Bounds::of(&Shape::Trimesh(mesh), at);
+            (Err(TRIMESH), bounds, Motion::NONE)
+        }
+        Ok(Some((shape, at))) => {
+            let motion = if hit.layer & cutter != 0 {
+                path(memory, &hit, at, dt)
+            } else {
+                Motion::NONE
+            };
+            let bounds = Bounds::swept(&shape, at, motion, dt);
+            (Ok((shape, at)), bounds, motion)
+        }
+        Ok(None) => return None,
+        Err(name) => (Err(name), Bounds::Everywhere, Motion::NONE),
+    };
+    Some(Candidate {
+        rid: hit.rid,
+        layer: hit.layer,
+        is_area: hit.is_area,
+        shape,
+        bounds,
+        motion,
+    })
+}
+
+/// Returns the path the cutter shape of `hit`, now at `at`, took over the last `dt` seconds, and
+/// keeps it in `memory` (see `CutterMemory::path`): a rigid body that is not frozen turns about its
+/// centre of mass, and its angular velocity now (the turn of its coming physics step) picks the
+/// winding of its next path; any other body or area turns about its origin, and keeps turning as
+/// it did.
+fn path(memory: &mut CutterMemory, hit: &Hit, at: Pose, dt: f32) -> Motion {
+    let key = (hit.object.instance_id().to_i64(), hit.index);
+    let origin = vec3(hit.origin);
+    let rigid = hit
+        .object
+        .clone()
+        .try_cast::<RigidBody3D>()
+        .ok()
+        .filter(|body| !body.is_freeze_enabled())
+        .and_then(|_| PhysicsServer3D::singleton().body_get_direct_state(hit.rid));
+    match rigid {
+        Some(state) => {
+            let centre = origin + vec3(state.get_center_of_mass());
+            let spin = vec3(state.get_angular_velocity());
+            memory.path(key, at, centre, Some(spin), dt)
+        }
+        None => memory.path(key, at, origin, None, dt),
+    }
+}
+
+/// Fills `world` with the candidates the rope of `take` takes: those on its masks, not excluded,
+/// whose bounds (a cutter's over its path) meet its box, the [`MAX_COLLIDERS`] nearest in a crowd
+/// (in the query's order). Returns the first shape type it met that the rope does not take.
+fn pick_into(
+    candidates: &[Candidate],
+    take: &Request,
+    picked: &mut Vec<(f32, u32)>,
+    world: &mut World,
+) -> Option<&'static str> {
+    let mut unsupported = None;
+    picked.clear();
+    let centre = (take.lo + take.hi) * 0.5;
+    for (k, c) in candidates.iter().enumerate() {
+        if take.exclude.contains(&Some(c.rid)) {
+            continue;
+        }
+        let solid = !c.is_area && c.layer & take.solid != 0;
+        let cutter = c.layer & take.cutter != 0;
+        if !solid && !cutter || !c.bounds.meets(take.lo, take.hi) {
+            continue;
+        }
+        match c.shape {
+            Ok(_) => picked.push((c.bounds.distance(centre), k as u32)),
+            Err(name) => {
+                unsupported.get_or_insert(name);
+            }
+        }
+    }
+    // A crowd: the nearest win, kept in the query's order.
+    keep_nearest(picked);
+    world.clear();
+    for &(_, k) in picked.iter() {
+        let c = &candidates[k as usize];
+        let Ok((shape, pose)) = &c.shape else {
+            continue;
+        };
+        let cutter = c.layer & take.cutter != 0;
+        world.push(Collider {
+            pose: *pose,
+            shape: shape.clone(),
+            solid: !c.is_area && c.layer & take.solid != 0,
+            cutter,
+            motion: if cutter { c.motion } else { Motion::NONE },
+        });
+    }
+    unsupported
 }
 
 /// The name of the concave shape type, which the rope's world does not take.
@@ -136,6 +287,8 @@ struct Hit {
     index: i32,
     layer: u32,
     is_area: bool,
+    /// The object's origin (world).
+    origin: Vector3,
     /// The core shape and its world pose (see [`describe`]).
     described: Result<Option<(Shape, Pose)>, &'static str>,
 }
@@ -183,42 +336,9 @@ fn read_hit(hit: &VarDictionary, keys: &HitKeys, solid_mask: u32, cutter_mask: u
         index,
         layer,
         is_area,
+        origin: at.origin,
         described: describe(shape_rid, transform),
     })
-}
-
-/// Returns how the cutter shape of `object` (body or area `rid`), now at `at` and at `from` in the
-/// previous frame, moved during the last `dt` seconds: none when it was not seen in the previous
-/// frame, else a moving rigid body's own velocities (they know a turn of more than half a revolution
-/// per frame), else the change from its pose in the previous frame.
-fn motion(
-    object: &Gd<CollisionObject3D>,
-    rid: Rid,
-    from: Option<Pose>,
-    at: Pose,
-    dt: f32,
-) -> Motion {
-    // A cutter seen for the first time (just spawned, or just come near) has no known path.
-    let Some(from) = from else {
-        return Motion::NONE;
-    };
-    if let Ok(body) = object.clone().try_cast::<RigidBody3D>() {
-        if !body.is_freeze_enabled() && !body.is_sleeping() {
-            let server = PhysicsServer3D::singleton();
-            let v = server.body_get_state(rid, BodyState::LINEAR_VELOCITY);
-            let w = server.body_get_state(rid, BodyState::ANGULAR_VELOCITY);
-            if let (Ok(v), Ok(w)) = (v.try_to::<Vector3>(), w.try_to::<Vector3>()) {
-                let centre = body.get_global_transform() * body.get_center_of_mass();
-                return Motion {
-                    velocity: vec3(v),
-                    angular_velocity: vec3(w),
-                    pivot: vec3(centre),
-                }
-                .sanitized();
-            }
-        }
-    }
-    Motion::between(from, at, dt)
 }
 
 /// Returns the core shape and its world pose for a physics shape placed by `transform`, `Ok(None)`
@@ -419,47 +539,26 @@ impl SharedGather {
         }
         let dt = self.requests[self.clusters.members(run)[0] as usize].dt;
         let objects = self.objects.get_or_insert_with(QueryObjects::new);
-        let hits = objects.run(space, (lo, hi), (solid, cutter), QUERY_LIMIT);
-        if hits.len() >= QUERY_LIMIT && run.1 - run.0 > 1 {
+        self.candidates.clear();
+        let found = Found {
+            memory: &mut self.cutters,
+            out: &mut self.candidates,
+        };
+        let complete = find(
+            objects,
+            space,
+            (lo, hi),
+            (solid, cutter),
+            dt,
+            QUERY_LIMIT,
+            found,
+        );
+        if !complete && run.1 - run.0 > 1 {
             // Full: some shapes may be missing. Split the ropes in two along the box's longest side.
             let requests = &self.requests;
             let box_of = |i: u32| (requests[i as usize].lo, requests[i as usize].hi);
             self.clusters.split(run, (lo, hi), box_of);
             return;
-        }
-        self.candidates.clear();
-        for hit in hits.iter_shared() {
-            let Some(hit) = read_hit(&hit, &objects.keys, solid, cutter) else {
-                continue;
-            };
-            let (shape, bounds) = match hit.described {
-                Ok(Some((Shape::Trimesh(mesh), at))) => {
-                    let bounds = Bounds::of(&Shape::Trimesh(mesh), at);
-                    (Err(TRIMESH), bounds)
-                }
-                Ok(Some((shape, at))) => {
-                    let bounds = Bounds::of(&shape, at);
-                    (Ok((shape, at)), bounds)
-                }
-                Ok(None) => continue,
-                Err(name) => (Err(name), Bounds::Everywhere),
-            };
-            let motion = match &shape {
-                Ok((_, at)) if hit.layer & cutter != 0 => {
-                    let id = hit.object.instance_id().to_i64();
-                    let from = self.cutters.seen(id, hit.index, *at);
-                    motion(&hit.object, hit.rid, from, *at, dt)
-                }
-                _ => Motion::NONE,
-            };
-            self.candidates.push(Candidate {
-                rid: hit.rid,
-                layer: hit.layer,
-                is_area: hit.is_area,
-                shape,
-                bounds,
-                motion,
-            });
         }
         self.fill_worlds(run, batch);
     }
@@ -468,45 +567,13 @@ impl SharedGather {
     fn fill_worlds(&mut self, run: (usize, usize), batch: &mut RopeBatch) {
         for &i in self.clusters.members(run) {
             let r = self.requests[i as usize];
-            self.picked.clear();
-            let centre = (r.lo + r.hi) * 0.5;
-            for (k, c) in self.candidates.iter().enumerate() {
-                if r.exclude.contains(&Some(c.rid)) {
-                    continue;
-                }
-                let solid = !c.is_area && c.layer & r.solid != 0;
-                let cutter = c.layer & r.cutter != 0;
-                if !solid && !cutter || !c.bounds.meets(r.lo, r.hi) {
-                    continue;
-                }
-                match c.shape {
-                    Ok(_) => self.picked.push((c.bounds.distance(centre), k as u32)),
-                    Err(name) => {
-                        if let Some(slot) = self.unsupported.get_mut(r.entry) {
-                            slot.get_or_insert(name);
-                        }
-                    }
-                }
-            }
-            // A crowd: the nearest win, kept in the query's order.
-            keep_nearest(&mut self.picked);
             let Some(world) = batch.world_mut(r.entry) else {
                 continue;
             };
-            world.clear();
-            for &(_, k) in &self.picked {
-                let c = &self.candidates[k as usize];
-                let Ok((shape, pose)) = &c.shape else {
-                    continue;
-                };
-                let cutter = c.layer & r.cutter != 0;
-                world.push(Collider {
-                    pose: *pose,
-                    shape: shape.clone(),
-                    solid: !c.is_area && c.layer & r.solid != 0,
-                    cutter,
-                    motion: if cutter { c.motion } else { Motion::NONE },
-                });
+            if let Some(name) = pick_into(&self.candidates, &r, &mut self.picked, world) {
+                if let Some(slot) = self.unsupported.get_mut(r.entry) {
+                    slot.get_or_insert(name);
+                }
             }
         }
     }

@@ -60,10 +60,14 @@ use mesh::{TubeMesh, TubeVertices};
 /// moved by a script is seen where the script put it; spheres, boxes, capsules, cylinders, convex hulls
 /// by their bounds, world boundaries); every point's path over a step is swept against them, so a fast
 /// anchor cannot pull the rope through a thin wall, and a rope drawn over an edge slides around it. A
-/// body or an [Area3D] on [member cutter_mask] that touches a segment cuts the rope there: its motion
-/// since the last frame is swept (a [RigidBody3D]'s own velocities, else the change of its pose), so a
-/// spinning blade or a bullet that crosses the rope between two frames still cuts. The loose part falls,
-/// fades over [member fade_time] and [signal rope_cut] is emitted once.
+/// body or an [Area3D] on [member cutter_mask] cuts the rope where the path it actually took since the
+/// last physics frame crosses the rope's segments (however it is moved: by physics, a script or an
+/// animation): from its pose then to its pose now, a turn swept as a turn however fast (a
+/// [RigidBody3D]'s angular velocity tells how many revolutions it made; a body turned otherwise keeps
+/// turning the way it turned), so a spinning blade or a bullet that crosses the rope between two
+/// frames still cuts, and a cutter that never touched the rope never cuts it. [method cut_along] cuts
+/// along a hitscan's path. The loose part falls, fades over [member fade_time] and [signal rope_cut]
+/// is emitted once, with the point of the rope where it was cut.
 ///
 /// A rope that has come to rest falls asleep, as a rigid body does ([member can_sleep], [member
 /// sleep_distance]): it is not simulated, and costs next to nothing, until its anchor, its end or a
@@ -240,7 +244,7 @@ pub struct RopeSimulation {
     #[var(set = set_friction)]
     friction: f32,
 
-    /// Physics layers whose bodies and areas cut the rope on contact (0: nothing cuts).
+    /// Physics layers whose bodies and areas cut the rope where their path crosses it (0: nothing cuts).
     #[export_group(name = "Cutting")]
     #[export(flags_3d_physics)]
     cutter_mask: u32,

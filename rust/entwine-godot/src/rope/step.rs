@@ -186,7 +186,7 @@ impl RopeSimulation {
             return None;
         }
         let rope = self.rope.as_deref()?;
-        let (lo, hi) = gather::query_box(rope, anchor, self.radius, cutter != 0)?;
+        let (lo, hi) = gather::query_box(rope, anchor, self.radius)?;
         Some((lo, hi, solid, cutter))
     }
 
