@@ -1441,7 +1441,10 @@ impl Rope {
             // Where the cutter can be during the substep: within `travel` of where it ends it.
             let end = collider.rewound(back).pose.position;
             let reach = travel + collider.shape.bounding_radius() + radius;
-            if (end.clamp(lo, hi) - end).length() > reach {
+            // Per component, without glam's `clamp` (it asserts `lo <= hi`, which a rope with a
+            // non-finite point breaks); a distance that is not a number skips the cutter.
+            let gap = (end.max(lo).min(hi) - end).length();
+            if !(gap <= reach) {
                 continue;
             }
             let touch = if travel > 0.0 {

@@ -305,6 +305,9 @@ pub const FOUND: &[(&str, u64)] = &[
     // `from_rotation_arc`.
     ("prop_env_touch_shapes", 0xe4f5_8b2d_0f73_5e3f),
     ("prop_env_touch_shapes", 0x9ec8_b2c9_63d4_bd73),
+    // A rope whose swept box came out inverted (its low corner above its high one) under hostile
+    // anchors: `clamp: expected min <= max` while testing its cutters.
+    ("prop_rope_simulation", 0x95d3_efcd_653f_73e6),
 ];
 
 /// What a case found wrong (a panic is caught and reported the same way).
