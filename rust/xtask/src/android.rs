@@ -116,21 +116,34 @@ pub fn export(repo: &Path) -> Result<()> {
     if let Some(line) = missing_line(&found) {
         return Err(line);
     }
-    run_checked(cargo().current_dir(repo).args([
-        "ndk",
-        "-t",
-        "arm64-v8a",
-        "build",
-        "-p",
-        "entwine-godot",
-        "--no-default-features",
-    ]))?;
+    // A debug build keeps its assertions and line tables but not its full debug info: the
+    // library sent to a phone stays small.
+    run_checked(
+        cargo()
+            .current_dir(repo)
+            .env("CARGO_PROFILE_DEV_STRIP", "debuginfo")
+            .args([
+                "ndk",
+                "-t",
+                "arm64-v8a",
+                "build",
+                "-p",
+                "entwine-godot",
+                "--no-default-features",
+            ]),
+    )?;
     let built = crate::target_dir(repo)
         .join(RUST_TARGET)
         .join("debug/libentwine.so");
     let dest = repo.join("addons/entwine/bin").join(SLOT_FILE);
     fs::copy(&built, &dest)
         .map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), dest.display()))?;
+    let size = fs::metadata(&dest).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "android: debug library {} ({:.1} MB, debug info stripped)",
+        dest.display(),
+        size as f64 / 1e6
+    );
     crate::import_project(&godot, repo)?;
     let out = crate::target_dir(repo).join("export/android");
     fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;

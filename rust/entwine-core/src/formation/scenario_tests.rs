@@ -1119,3 +1119,46 @@ fn a_squad_spawned_at_one_point_forms_up() {
     assert!(m.spacing_error <= cfg.contract_spacing, "{m:?}");
     assert_eq!(m.active as usize, n);
 }
+
+#[test]
+fn the_report_tells_the_truth_about_arriving_and_staying_formed() {
+    // A squad sent 20 m away forms up on the move within a second; the command settles only once
+    // the squad has arrived, and contract_met holds only while the squad is formed.
+    let mut squad = Squad::new(9, true, SquadConfig::default());
+    squad.form(&def("(shape: Box(files: 3))")).unwrap();
+    for _ in 0..(4 * 60) {
+        squad.step();
+    }
+    let _ = squad.take_settled();
+    squad.march_to(Vec2::new(0.0, -20.0), 2.0);
+    let mut settled_at = None;
+    for tick in 0..(16 * 60) {
+        squad.step();
+        let m = *squad.metrics();
+        if let Some(s) = squad.take_settled() {
+            assert!(s.arrived && s.formed, "{s:?}");
+            settled_at.get_or_insert((tick, squad.anchor().pos));
+        }
+        if !m.arrived {
+            assert!(m.settle_time < 0.0 && !m.contract_met, "tick {tick}: {m:?}");
+        }
+    }
+    let (tick, at) = settled_at.expect("settled after arriving");
+    assert!(
+        at.distance(Vec2::new(0.0, -20.0)) < 0.01,
+        "settled at {at} (tick {tick})"
+    );
+    assert!(
+        tick as f32 / 60.0 > 9.0,
+        "a 20 m march at 2 m/s settles after ~10 s, not at {tick}"
+    );
+    let m = *squad.metrics();
+    assert!(m.contract_met == (m.settle_time <= SquadConfig::default().contract_settle));
+    // An agent shoved 2 m off its slot: the contract no longer holds, until it is back.
+    let s = squad.slot_of(0).unwrap();
+    squad.place(0, squad.slot_pos(s) + Vec2::new(2.0, 0.0), 0.0);
+    squad.step();
+    let m = *squad.metrics();
+    assert!(!m.formed && !m.contract_met, "{m:?}");
+    assert!(m.settle_time > 0.0, "the command stays settled");
+}

@@ -207,9 +207,16 @@ pub struct Metrics {
     pub active: u32,
     /// Agents in each state: idle, moving, aligning, stabilizing.
     pub states: [u32; 4],
-    /// Whether the last settle met every clause of the contract (settle time included: a move
-    /// whose `travel_time` exceeds the contract's settle time cannot meet it).
+    /// Whether the contract holds: the last command settled within the contract's settle time
+    /// (a move whose `travel_time` exceeds it cannot) and the squad is formed now. It turns false
+    /// while bodies are pushed off their slots after settling, and again true once they are back.
     pub contract_met: bool,
+    /// Whether the squad is formed now: spacing and heading within the contract, every agent
+    /// within `align_threshold` of its slot.
+    pub formed: bool,
+    /// Whether the squad is where it was sent: not marching toward a goal it has not reached. A
+    /// command settles only once the squad has arrived and is formed.
+    pub arrived: bool,
     /// Seconds the last command's move was planned to take, s: the reference glides each agent
     /// to its new slot along a smoothstep whose peak speed keeps 15 % of `max_speed` (and 10 % of
     /// `max_turn_rate`) in hand, so the farthest agent's distance sets it. A settle time far
@@ -308,6 +315,8 @@ pub struct Squad {
     transition: f32,
     since_command: f32,
     settle_counter: u8,
+    /// Whether the last settle came within the contract's settle time.
+    settled_in_time: bool,
     settled_pending: Option<Metrics>,
     metrics: Metrics,
     accumulator: f32,
@@ -381,6 +390,7 @@ impl Squad {
             transition: 0.0,
             since_command: 0.0,
             settle_counter: 0,
+            settled_in_time: false,
             settled_pending: None,
             metrics: Metrics::default(),
             accumulator: 0.0,
@@ -837,6 +847,7 @@ impl Squad {
     fn restart_clock(&mut self) {
         self.since_command = 0.0;
         self.settle_counter = 0;
+        self.settled_in_time = false;
         self.metrics.settle_time = -1.0;
         self.metrics.contract_met = false;
         // A settle of the previous command that nobody took is not this command's.
@@ -1947,23 +1958,35 @@ impl Squad {
         if !m.nearest_spacing_error.is_finite() {
             m.nearest_spacing_error = f32::MAX;
         }
-        let within = m.spacing_error <= self.cfg.contract_spacing
-            && m.heading_std <= self.cfg.contract_heading
-            && m.max_slot_error <= self.cfg.thresholds.align
-            && self.since_command >= self.transition.min(self.cfg.arrival_time);
-        if m.settle_time < 0.0 {
-            if within {
-                self.settle_counter = self.settle_counter.saturating_add(1);
-                if self.settle_counter >= self.cfg.thresholds.frames {
-                    m.settle_time = self.since_command;
-                    m.contract_met = m.settle_time <= self.cfg.contract_settle;
-                    self.settled_pending = Some(m);
-                }
-            } else {
-                self.settle_counter = 0;
-            }
-        }
+        self.settle(&mut m);
         self.metrics = m;
+    }
+
+    /// Settles the command once the squad has arrived and held formed for the debounce ticks,
+    /// and keeps the report true afterwards: `contract_met` holds only while the squad is formed.
+    pub(super) fn settle(&mut self, m: &mut Metrics) {
+        let cfg = &self.cfg;
+        m.formed = m.spacing_error <= cfg.contract_spacing
+            && m.heading_std <= cfg.contract_heading
+            && m.max_slot_error <= cfg.thresholds.align;
+        m.arrived = self.anchor.goal.is_none();
+        if m.settle_time >= 0.0 {
+            m.contract_met = self.settled_in_time && m.formed;
+            return;
+        }
+        let within =
+            m.formed && m.arrived && self.since_command >= self.transition.min(cfg.arrival_time);
+        if !within {
+            self.settle_counter = 0;
+            return;
+        }
+        self.settle_counter = self.settle_counter.saturating_add(1);
+        if self.settle_counter >= cfg.thresholds.frames {
+            m.settle_time = self.since_command;
+            self.settled_in_time = m.settle_time <= cfg.contract_settle;
+            m.contract_met = self.settled_in_time;
+            self.settled_pending = Some(*m);
+        }
     }
 }
 

@@ -258,24 +258,9 @@ impl Squad {
         self.metrics = m;
     }
 
-    /// Counts the ticks the contract has held and, once it has held long enough, settles.
+    /// Settles as the tick does (one rule for both: the reference checks the tick's pass).
     fn reference_settle(&mut self, m: &mut Metrics) {
-        let within = m.spacing_error <= self.cfg.contract_spacing
-            && m.heading_std <= self.cfg.contract_heading
-            && m.max_slot_error <= self.cfg.thresholds.align
-            && self.since_command >= self.transition.min(self.cfg.arrival_time);
-        if m.settle_time < 0.0 {
-            if within {
-                self.settle_counter = self.settle_counter.saturating_add(1);
-                if self.settle_counter >= self.cfg.thresholds.frames {
-                    m.settle_time = self.since_command;
-                    m.contract_met = m.settle_time <= self.cfg.contract_settle;
-                    self.settled_pending = Some(*m);
-                }
-            } else {
-                self.settle_counter = 0;
-            }
-        }
+        self.settle(m);
     }
 }
 

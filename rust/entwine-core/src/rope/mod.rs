@@ -1444,7 +1444,7 @@ impl Rope {
             // Per component, without glam's `clamp` (it asserts `lo <= hi`, which a rope with a
             // non-finite point breaks); a distance that is not a number skips the cutter.
             let gap = (end.max(lo).min(hi) - end).length();
-            if !(gap <= reach) {
+            if gap.is_nan() || gap > reach {
                 continue;
             }
             let touch = if travel > 0.0 {

@@ -76,12 +76,15 @@ impl FormationController {
     #[constant]
     const AGENTS_INTERNAL: i64 = AgentSource::Internal as i64;
 
-    /// Emitted once per command when the squad meets the contract, with the metrics: `settle_time`
-    /// (s), `contract_met`, `spacing_error` (m, over every neighbouring pair: see [method
-    /// get_neighbour_pairs]), `nearest_spacing_error` (m, each slot's nearest neighbour only),
-    /// `heading_std` (degrees), `max_slot_error` (m), `mean_slot_error` (m), `active`, `command`,
-    /// and `travel_time` (s: how long the command's move was planned to take at 85 % of
-    /// [member max_speed]; a move longer than the contract's settle time cannot meet it).
+    /// Emitted once per command when the squad has arrived (a [method march_to] reached its goal)
+    /// and held formed for [member debounce_frames] ticks, with the metrics: `settle_time` (s),
+    /// `contract_met` (settled within [member contract_settle] and formed now; in [method
+    /// get_metrics] it turns false while bodies are off their slots), `formed`, `arrived`,
+    /// `spacing_error` (m, over every neighbouring pair: see [method get_neighbour_pairs]),
+    /// `nearest_spacing_error` (m, each slot's nearest neighbour only), `heading_std` (radians),
+    /// `max_slot_error` (m), `mean_slot_error` (m), `active`, `command`, and `travel_time` (s: how
+    /// long the command's move was planned to take at 85 % of [member max_speed]; a move longer
+    /// than the contract's settle time cannot meet it).
     #[signal]
     pub(super) fn settled(metrics: VarDictionary);
     /// Emitted when a formation is taken into use.

@@ -186,6 +186,8 @@ pub(super) fn metrics_dict(m: &Metrics, formation: &str) -> VarDictionary {
     let mut d = VarDictionary::new();
     d.set("settle_time", m.settle_time);
     d.set("contract_met", m.contract_met);
+    d.set("formed", m.formed);
+    d.set("arrived", m.arrived);
     d.set("travel_time", m.travel_time);
     d.set("spacing_error", m.spacing_error);
     d.set("nearest_spacing_error", m.nearest_spacing_error);
