@@ -408,14 +408,8 @@ impl RopeSimulation {
         let Ok(i) = usize::try_from(index) else {
             return false;
         };
-        let Some(cut) = self.rope.as_deref_mut().and_then(|r| r.cut_at(i)) else {
-            return false;
-        };
-        self.end_detached = self.end_named;
-        self.signals()
-            .rope_cut()
-            .emit(cut.index as i32, vector3(cut.position));
-        true
+        let cut = self.rope.as_deref_mut().and_then(|r| r.cut_at(i));
+        self.report_cut(cut)
     }
 
     /// Cuts the rope where a capsule of [param radius] metres around the path from [param from] to
@@ -426,18 +420,11 @@ impl RopeSimulation {
     /// The cut-off piece is not cut.
     #[func]
     pub fn cut_along(&mut self, from: Vector3, to: Vector3, radius: f32) -> bool {
-        let Some(cut) = self
+        let cut = self
             .rope
             .as_deref_mut()
-            .and_then(|r| r.cut_along(vec3(from), vec3(to), radius))
-        else {
-            return false;
-        };
-        self.end_detached = self.end_named;
-        self.signals()
-            .rope_cut()
-            .emit(cut.index as i32, vector3(cut.position));
-        true
+            .and_then(|r| r.cut_along(vec3(from), vec3(to), radius));
+        self.report_cut(cut)
     }
 
     /// Advances the rope by one step of `delta` seconds now, as the physics step does (sampling the
@@ -682,5 +669,20 @@ impl RopeSimulation {
         self.recording
             .as_ref()
             .map_or(0, |r| r.samples.len() as i32)
+    }
+}
+
+impl RopeSimulation {
+    /// Reports a cut made from a script ([method cut_at], [method cut_along]): the end lets go
+    /// and [signal rope_cut] is emitted. Returns whether there was a cut.
+    fn report_cut(&mut self, cut: Option<entwine_core::rope::Cut>) -> bool {
+        let Some(cut) = cut else {
+            return false;
+        };
+        self.end_detached = self.end_named;
+        self.signals()
+            .rope_cut()
+            .emit(cut.index as i32, vector3(cut.position));
+        true
     }
 }
