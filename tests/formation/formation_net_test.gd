@@ -52,9 +52,11 @@ func test_server_sends_commands_and_drops_the_silent_peer() -> void:
 	expect_warning("never acknowledged")
 	check(logged_count("never acknowledged") == 1, "the drop is reported once")
 	# Each client also forges a command at the server: refused with a clear message.
-	expect_warning("who is not the server")
-	check(await wait_until(func() -> bool: return logged_count("who is not the server") >= clients, 10.0),
-		"forged client commands are refused", clients, logged_count("who is not the server"))
+	var forged := "sent a call only another peer may send (a squad command)"
+	expect_warning(forged)
+	check(await wait_until(func() -> bool: return logged_count(forged) >= clients, 10.0),
+		"forged client commands are refused", clients, logged_count(forged))
+	check(squad.get_dropped_calls()["forged"] == clients, "and counted", clients, squad.get_dropped_calls())
 	await create_timer(0.3).timeout
 	get_multiplayer().multiplayer_peer = null
 	peer.close()
@@ -83,7 +85,12 @@ func test_client_applies_each_command_once() -> void:
 	expect_warning("only the server issues commands")
 	check(logged_count("only the server issues commands") == 1, "with one clear warning")
 	# Forge a command at the server.
-	squad.rpc_id(1, "_net_command", 999, -1.0, 3, "", Vector3.ZERO, 0.0)
+	var forged := PackedByteArray()
+	forged.resize(34)
+	forged.encode_s64(0, 999)
+	forged.encode_double(8, -1.0)
+	forged.encode_u8(16, 3)  # halt, with an empty name and zero vector and scalar
+	squad.rpc_id(1, "_net_command", forged)
 	check(await wait_until(func() -> bool:
 		return peer.get_connection_status() == MultiplayerPeer.CONNECTION_DISCONNECTED, 20.0),
 		"the server ends the session")

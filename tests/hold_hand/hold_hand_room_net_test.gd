@@ -45,7 +45,7 @@ func _clients() -> Array:
 
 func test_server_decides_and_drops_forged_calls() -> void:
 	# A client forges a call for another player below: the server drops it with a warning.
-	expect_warning("tried to act for player")
+	expect_warning("sent a call only another peer may send (a room call)")
 	var peer := ENetMultiplayerPeer.new()
 	check(peer.create_server(port, 8) == OK, "server listens")
 	get_multiplayer().multiplayer_peer = peer
@@ -98,9 +98,9 @@ func test_client_pairs_through_the_server() -> void:
 		check(await wait_until(func() -> bool: return _comps[b].is_frozen(), 5.0), "B, the recipient, is frozen")
 	if me == c:
 		# Lies: cancel B's pair, accept for B, and ask on A's behalf — straight to the server.
-		_room.rpc_id(1, "_submit", 3, b, 0)
-		_room.rpc_id(1, "_submit", 1, b, 0)
-		_room.rpc_id(1, "_submit", 0, a, c)
+		_room.rpc_id(1, "_submit", room_call(3, b, 0))
+		_room.rpc_id(1, "_submit", room_call(1, b, 0))
+		_room.rpc_id(1, "_submit", room_call(0, a, c))
 		await create_timer(1.0).timeout
 		check(_interaction_of(a) == [0, b], "the lies changed nothing", [0, b], _interaction_of(a))
 	await create_timer(1.5).timeout

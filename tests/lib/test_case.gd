@@ -216,6 +216,17 @@ func expect_warning(text: String) -> void:
 
 
 ## Waits [param n] physics frames.
+## A room call as EntwineHoldHandRoom's `_submit` takes it: kind (0 request, 1 accept, 2 decline,
+## 3 cancel), actor and target in 17 bytes.
+static func room_call(kind: int, actor: int, target: int) -> PackedByteArray:
+	var b := PackedByteArray()
+	b.resize(17)
+	b.encode_u8(0, kind)
+	b.encode_s64(1, actor)
+	b.encode_s64(9, target)
+	return b
+
+
 func physics_frames(n: int) -> void:
 	for i in n:
 		await physics_frame

@@ -15,6 +15,42 @@
 #[rustfmt::skip]
 pub const PING_INTERVAL: crate::kit::param::Param = crate::kit::param::Param::new("ping_interval", crate::kit::param::Unit::Seconds, (0.0, 10.0), 1.0, "seconds between a client's pings (0: only ping_server())");
 
+/// Pings the server answers per client: a burst of 20, then 20 per second (a client pinging
+/// faster has the excess dropped and counted).
+pub const PING_LIMIT: crate::kit::RateLimit = crate::kit::RateLimit::per_second(20.0);
+/// Bytes of a ping: the client's stamp (f64).
+pub const PING_BYTES: usize = 8;
+/// Bytes of an answer: the client's stamp and the server's time (two f64).
+pub const PONG_BYTES: usize = 16;
+
+/// Returns the answer to a ping with the client's `stamp`, at server time `server`.
+#[must_use]
+pub fn encode_pong(stamp: f64, server: f64) -> [u8; PONG_BYTES] {
+    let mut out = [0u8; PONG_BYTES];
+    out[..8].copy_from_slice(&stamp.to_le_bytes());
+    out[8..].copy_from_slice(&server.to_le_bytes());
+    out
+}
+
+/// Reads a ping's stamp, or `None` for any other length.
+#[must_use]
+pub fn decode_ping(bytes: &[u8]) -> Option<f64> {
+    <[u8; PING_BYTES]>::try_from(bytes)
+        .ok()
+        .map(f64::from_le_bytes)
+}
+
+/// Reads an answer: `(client stamp, server time)`, or `None` for any other length.
+#[must_use]
+pub fn decode_pong(bytes: &[u8]) -> Option<(f64, f64)> {
+    let b = <[u8; PONG_BYTES]>::try_from(bytes).ok()?;
+    let (stamp, server) = b.split_at(8);
+    Some((
+        f64::from_le_bytes(stamp.try_into().ok()?),
+        f64::from_le_bytes(server.try_into().ok()?),
+    ))
+}
+
 /// Round-trip and offset estimate toward a server clock. All times in seconds.
 #[derive(Clone, Debug, Default)]
 pub struct ClockSync {
@@ -361,5 +397,15 @@ mod tests {
         assert!(c.tick(now, f32::NAN).is_finite());
         c.reset();
         assert_eq!(c.tick(3.0, dt), 3.0);
+    }
+
+    #[test]
+    fn pings_and_answers_read_back_and_nothing_else_does() {
+        assert_eq!(decode_ping(&2.5f64.to_le_bytes()), Some(2.5));
+        assert_eq!(decode_ping(&[0; 7]), None);
+        assert_eq!(decode_ping(&[0; 9]), None);
+        assert_eq!(decode_pong(&encode_pong(1.25, -3.0)), Some((1.25, -3.0)));
+        assert_eq!(decode_pong(&[0; 15]), None);
+        assert_eq!(decode_pong(&[]), None);
     }
 }

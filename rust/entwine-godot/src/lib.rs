@@ -12,6 +12,7 @@ mod editor;
 mod env_touch;
 mod formation;
 mod hold_hand;
+mod inbox;
 mod inspector;
 mod limb_ik;
 mod monitors;
@@ -42,6 +43,7 @@ unsafe impl ExtensionLibrary for Entwine {
     fn on_stage_init(stage: InitStage) {
         if stage == InitStage::Scene {
             direct::load();
+            inbox::register_settings();
         }
         if stage == InitStage::MainLoop {
             monitors::register();

@@ -1,7 +1,11 @@
 //! `NetClock`: the server's clock, estimated on every client through Godot's MultiplayerAPI.
 //! The glue sends and answers the ping RPCs; the estimate and the ping timer are `core::clock`.
 
-use entwine_core::clock::{ClockSync, PingTimer, PING_INTERVAL};
+use entwine_core::clock::{
+    decode_ping, decode_pong, encode_pong, ClockSync, PingTimer, PING_BYTES, PING_INTERVAL,
+    PING_LIMIT, PONG_BYTES,
+};
+use entwine_core::kit::inbox::{Dropped, Inbox, SERVER};
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::classes::{INode, Node};
 use godot::prelude::*;
@@ -16,8 +20,10 @@ use crate::time::now;
 /// round trip. [method get_server_time] then gives the same clock on every peer, which timestamped
 /// commands and snapshots rely on. On the server (or without a network) it is the local clock.
 ///
-/// Only the server answers pings, and answers are only accepted from the server; impossible answers
-/// (non-finite, from the future, older than 10 s) are dropped and counted in [member rejected_answers].
+/// Only the server answers pings, at most 20 per second per client, and answers are only accepted
+/// from the server; impossible answers (non-finite, from the future, older than 10 s) are dropped
+/// and counted in [method get_rejected_answers], and every other dropped message in
+/// [method get_dropped_calls].
 /// Every EntwineNetClock joins the group `entwine_net_clocks`, where [HoldHandComponent] finds it to stamp
 /// its stream.
 #[derive(GodotClass)]
@@ -32,6 +38,7 @@ pub struct NetClock {
 
     sync: ClockSync,
     timer: PingTimer,
+    inbox: Inbox,
 }
 
 /// Group every `NetClock` joins, so other nodes find it without a path.
@@ -82,44 +89,88 @@ impl NetClock {
         i64::from(self.sync.rejected())
     }
 
+    /// Returns the messages this clock dropped, by reason: `rate_limited` (pings beyond 20 per
+    /// second from one client), `forged` (a ping to a client, an answer not from the server),
+    /// `malformed`, `unexpected`, plus `peers_disconnected` (peers the server disconnected for
+    /// abuse, see the project settings under `entwine/network/`) and `warnings_held_back`.
+    #[func]
+    pub fn get_dropped_calls(&self) -> VarDictionary {
+        crate::inbox::counts_dictionary(&self.inbox.counts())
+    }
+
     /// Sends one ping to the server now (clients only; does nothing on the server).
     #[func]
     pub fn ping_server(&mut self) {
         if self.is_client() {
-            let stamp = now();
+            let stamp = PackedByteArray::from(&now().to_le_bytes()[..]);
             // The server has peer id 1 in Godot's high-level multiplayer.
-            if let Err(e) = self.rpcs().ping(stamp).call_id(1) {
+            if let Err(e) = self.rpcs().ping(&stamp.to_variant()).call_id(1) {
                 godot_warn!("EntwineNetClock: cannot ping the server: {e:?}");
             }
         }
     }
 
-    /// A client's ping, handled on the server: answers the sender with its stamp and the server time.
+    /// A client's ping, handled on the server: answers the sender with its stamp and the server
+    /// time (one byte array; anything else is dropped and counted).
     #[rpc(any_peer, call_remote, unreliable_ordered, channel = 0)]
     #[func(rename = _ping)]
-    fn ping(&mut self, client_stamp: f64) {
-        let Some(mp) = self.base().get_multiplayer() else {
-            return;
+    fn ping(&mut self, message: Variant) {
+        let (sender, server) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = (now(), crate::inbox::abuse());
+        let stamp = if server {
+            self.inbox
+                .admit(sender, t, PING_LIMIT, abuse)
+                .and_then(|()| {
+                    let bytes = crate::inbox::bytes(&message);
+                    let b = bytes.as_ref().map(PackedByteArray::as_slice);
+                    let b = self.inbox.bytes(sender, b, PING_BYTES, t, abuse)?;
+                    decode_ping(b)
+                        .ok_or_else(|| self.inbox.drop(sender, Dropped::Malformed, t, abuse))
+                })
+        } else {
+            Err(self.inbox.drop(sender, Dropped::Forged, t, abuse))
         };
-        if !mp.is_server() {
-            return;
-        }
-        let sender = mp.get_remote_sender_id();
-        if let Err(e) = self
-            .rpcs()
-            .pong(client_stamp, now())
-            .call_id(i64::from(sender))
-        {
+        let stamp = match stamp {
+            Ok(stamp) => stamp,
+            Err(v) => {
+                if crate::inbox::act(&self.to_gd(), sender, v, "clock ping") {
+                    self.inbox.disconnected(sender);
+                }
+                return;
+            }
+        };
+        let answer = PackedByteArray::from(&encode_pong(stamp, now())[..]);
+        if let Err(e) = self.rpcs().pong(&answer.to_variant()).call_id(sender) {
             godot_warn!("EntwineNetClock: cannot answer peer {sender}: {e:?}");
         }
     }
 
-    /// The server's answer, handled on a client.
-    #[rpc(authority, call_remote, unreliable_ordered, channel = 0)]
+    /// The server's answer, handled on a client (only from the server; one byte array).
+    #[rpc(any_peer, call_remote, unreliable_ordered, channel = 0)]
     #[func(rename = _pong)]
-    fn pong(&mut self, client_stamp: f64, server_time: f64) {
-        if let Some(rtt_ms) = self.sync.record_ms(client_stamp, server_time, now()) {
-            self.signals().synced().emit(rtt_ms);
+    fn pong(&mut self, message: Variant) {
+        let (sender, _) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = (now(), crate::inbox::abuse());
+        let answer = self
+            .inbox
+            .sender_is(sender, SERVER, t, abuse)
+            .and_then(|()| {
+                let bytes = crate::inbox::bytes(&message);
+                let b = bytes.as_ref().map(PackedByteArray::as_slice);
+                let b = self.inbox.bytes(sender, b, PONG_BYTES, t, abuse)?;
+                decode_pong(b).ok_or_else(|| self.inbox.drop(sender, Dropped::Malformed, t, abuse))
+            });
+        match answer {
+            Ok((client_stamp, server_time)) => {
+                if let Some(rtt_ms) = self.sync.record_ms(client_stamp, server_time, now()) {
+                    self.signals().synced().emit(rtt_ms);
+                }
+            }
+            Err(v) => {
+                if crate::inbox::act(&self.to_gd(), sender, v, "clock answer") {
+                    self.inbox.disconnected(sender);
+                }
+            }
         }
     }
 }

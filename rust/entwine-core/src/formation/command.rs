@@ -18,6 +18,7 @@ use glam::{Vec2, Vec3};
 
 use super::net::{AckAction, AckTracker, SeenIds};
 use super::Squad;
+use crate::kit::{ByteReader, ByteWriter, ShortBuffer};
 
 /// Commands the server keeps for resending (the oldest is forgotten first).
 pub const RESEND_RING: usize = 64;
@@ -92,6 +93,55 @@ impl Kind {
     pub fn bearing_only(self) -> bool {
         matches!(self, Self::Salute | Self::EndSalute)
     }
+}
+
+/// Most bytes of one command message: id (i64), the server's stamp (f64), kind (u8), the
+/// formation name (a length byte and up to 255 bytes of UTF-8), vector (3 × f32) and scalar (f32).
+pub const MAX_COMMAND_BYTES: usize = 8 + 8 + 1 + 1 + 255 + 12 + 4;
+/// Bytes of one acknowledgement: the command's id (i64).
+pub const ACK_BYTES: usize = 8;
+
+/// Writes the server's command message (`id`, `stamp`, `command`) into `out` and returns its
+/// length, or [`ShortBuffer`] when the formation name is longer than 255 bytes.
+pub fn encode_message(
+    id: i64,
+    stamp: f64,
+    command: &Command,
+    out: &mut [u8; MAX_COMMAND_BYTES],
+) -> Result<usize, ShortBuffer> {
+    let mut w = ByteWriter::new(out);
+    w.put_i64(id)?;
+    w.put_f64(stamp)?;
+    w.put_u8(command.kind as u8)?;
+    w.put_short_str(&command.name)?;
+    for v in command.vector.to_array() {
+        w.put_f32(v)?;
+    }
+    w.put_f32(command.scalar)?;
+    Ok(w.written().len())
+}
+
+/// Reads a command message: `(id, stamp, command)`, or `None` when the bytes are not exactly one
+/// message of a known kind.
+#[must_use]
+pub fn decode_message(bytes: &[u8]) -> Option<(i64, f64, Command)> {
+    let mut r = ByteReader::new(bytes);
+    let id = r.get_i64().ok()?;
+    let stamp = r.get_f64().ok()?;
+    let kind = Kind::from_wire(i64::from(r.get_u8().ok()?))?;
+    let name = r.get_short_str().ok()?.to_owned();
+    let vector = Vec3::new(r.get_f32().ok()?, r.get_f32().ok()?, r.get_f32().ok()?);
+    let scalar = r.get_f32().ok()?;
+    (r.remaining() == 0).then(|| (id, stamp, Command::new(kind, name, vector, scalar)))
+}
+
+/// Reads an acknowledgement: the command's id, or `None` for any other length.
+#[must_use]
+pub fn decode_ack(bytes: &[u8]) -> Option<i64> {
+    ByteReader::new(bytes)
+        .get_i64()
+        .ok()
+        .filter(|_| bytes.len() == ACK_BYTES)
 }
 
 /// Returns the name of the command with wire integer `wire`, or `"unknown"`.
@@ -821,5 +871,41 @@ mod tests {
         assert_eq!(flight_age(Some(9.0), 10.0), 0.0);
         assert_eq!(flight_age(None, 10.0), 0.0);
         assert_eq!(flight_age(Some(10.0), -1.0), 0.0);
+    }
+
+    #[test]
+    fn a_command_message_reads_back_and_nothing_else_does() {
+        let commands = [
+            Command::form("wedge"),
+            Command::march(Vec3::new(1.0, 0.0, -2.0), 1.5),
+            Command::march_to(Vec3::new(-4.0, 0.5, 9.0), 3.0),
+            Command::face(-1.25),
+            Command::salute(2.0),
+            Command::form("é".repeat(127)),
+        ];
+        let mut buf = [0u8; MAX_COMMAND_BYTES];
+        for (i, c) in commands.iter().enumerate() {
+            let n = encode_message(i as i64 + 40, 12.5, c, &mut buf).unwrap();
+            assert_eq!(
+                decode_message(&buf[..n]),
+                Some((i as i64 + 40, 12.5, c.clone()))
+            );
+            assert_eq!(decode_message(&buf[..n - 1]), None, "one byte short");
+            let mut longer = buf[..n].to_vec();
+            longer.push(0);
+            assert_eq!(decode_message(&longer), None, "one byte too many");
+            let mut bad = buf[..n].to_vec();
+            bad[16] = 8;
+            assert_eq!(decode_message(&bad), None, "an unknown kind");
+        }
+        let too_long = Command::form("x".repeat(256));
+        assert_eq!(
+            encode_message(1, 0.0, &too_long, &mut buf),
+            Err(ShortBuffer)
+        );
+        assert_eq!(decode_message(&[]), None);
+        assert_eq!(decode_ack(&7i64.to_le_bytes()), Some(7));
+        assert_eq!(decode_ack(&[0; 9]), None);
+        assert_eq!(decode_ack(&[0; 7]), None);
     }
 }

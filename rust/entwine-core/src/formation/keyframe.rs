@@ -36,6 +36,9 @@ use super::shape::MAX_AGENTS;
 pub const KEYFRAME_KIND: u8 = 0xF1;
 /// Most agents in one chunk: keeps a chunk of agents spread over a kilometre under ~1,400 bytes.
 pub const MAX_CHUNK_AGENTS: usize = 96;
+/// Most bytes of one chunk (the largest a chunk can be, with room to spare): a receiver drops
+/// anything longer unread.
+pub const MAX_CHUNK_BYTES: usize = 4096;
 /// Longest formation name carried, bytes.
 pub const MAX_NAME: usize = 64;
 /// Largest coordinate a keyframe carries, m (anchor and agents; beyond it a chunk is refused).
@@ -507,6 +510,26 @@ mod tests {
                 assert!(dh.abs() < 0.01_f32.to_radians(), "{x:?} vs {y:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_largest_chunk_fits_in_max_chunk_bytes() {
+        // Every agent as far from the last as a chunk allows, headings spread, the longest name.
+        let a: Vec<KeyAgent> = (0..MAX_CHUNK_AGENTS)
+            .map(|i| {
+                let s = if i % 2 == 0 { 1.0 } else { -1.0 };
+                KeyAgent {
+                    slot: Some(i as u32),
+                    pos: Vec2::new(s * MAX_COORD * 0.999, -s * MAX_COORD * 0.999),
+                    heading: s * 3.0,
+                }
+            })
+            .collect();
+        let mut h = header(MAX_CHUNK_AGENTS as u32, 0, MAX_CHUNK_AGENTS as u32);
+        h.formation = "n".repeat(MAX_NAME);
+        let mut buf = Vec::new();
+        encode_chunk(&h, &a, &mut buf).unwrap();
+        assert!(buf.len() <= MAX_CHUNK_BYTES, "{} bytes", buf.len());
     }
 
     #[test]

@@ -1,57 +1,29 @@
-//! The multiplayer server's gate for room calls from peers: a rate limit per peer, forged and
-//! unknown calls rejected, refusals answered at a bounded rate, counters, and throttled warnings.
+//! The multiplayer server's gate for room calls from peers: the shared [`Inbox`] (rate limit per
+//! peer, malformed and forged calls dropped, throttled warnings, the abuse score), plus refusals
+//! answered at a bounded rate and per-peer counters.
 //!
 //! Every table is fixed ([`PEER_SLOTS`] most recently heard peers), so a flooding client costs
 //! neither memory nor allocations. The gate decides; the node sends, warns and applies.
 
+use crate::kit::inbox::{DropCounts, Dropped, Inbox, Verdict};
 use crate::kit::{KeyedTable, RateLimit, TokenBucket, WarnThrottle};
 
-use super::room::{CallWire, PlayerId, RoomCall};
+use super::room::{PlayerId, RoomCall};
 
-/// Peers whose rate limits and counters the server keeps (the most recently heard ones).
-pub const PEER_SLOTS: usize = 64;
-/// Seconds between two warnings of one kind about one peer.
-pub const WARN_INTERVAL: f64 = 10.0;
+pub use crate::kit::inbox::{held_back, PEER_SLOTS, WARN_INTERVAL};
 /// Refusals the server sends one peer: a burst of 5, then 2 per second.
 pub const REFUSALS: RateLimit = RateLimit {
     capacity: 5.0,
     per_second: 2.0,
 };
 
-/// What the server warns about a peer (each kind throttled separately).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum GateWarn {
-    /// More calls than the rate limit.
-    Flood,
-    /// A call acting for another player.
-    Forged,
-    /// A call of an unknown kind.
-    Unknown,
-    /// A refusal that could not be sent.
-    Unreachable,
-}
-
-/// What the gate makes of one call. `warn` is `Some(held_back)` when a warning is due now
-/// (`held_back` like it were held back since the last one), `None` when it is held back.
+/// What the gate makes of one call.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Admission {
     /// The call passes: apply it.
     Pass(RoomCall),
-    /// Dropped: the peer sends more than its rate limit.
-    RateLimited {
-        /// A warning is due (see [`Admission`]).
-        warn: Option<u32>,
-    },
-    /// Dropped and counted as rejected: the call's kind is unknown.
-    Unknown {
-        /// A warning is due (see [`Admission`]).
-        warn: Option<u32>,
-    },
-    /// Dropped and counted as rejected: the sender acted for another player.
-    Forged {
-        /// A warning is due (see [`Admission`]).
-        warn: Option<u32>,
-    },
+    /// Dropped (rate limited, malformed or forged): see the verdict.
+    Dropped(Verdict),
 }
 
 /// One peer's counters.
@@ -61,7 +33,7 @@ pub struct PeerStats {
     pub calls: u32,
     /// Calls dropped by the rate limit.
     pub rate_limited: u32,
-    /// Calls that acted for another player, or were unknown.
+    /// Calls that acted for another player, or were malformed.
     pub rejected: u32,
     /// Refusals answered.
     pub refusals_sent: u32,
@@ -76,7 +48,7 @@ pub struct GateStats {
     pub calls: i64,
     /// Calls dropped by the rate limit.
     pub rate_limited: i64,
-    /// Calls that acted for another player, or were unknown.
+    /// Calls that acted for another player, or were malformed.
     pub rejected: i64,
     /// Refusals answered.
     pub refusals_sent: i64,
@@ -90,7 +62,6 @@ pub struct GateStats {
 
 #[derive(Clone, Copy, Default)]
 struct Peer {
-    calls: TokenBucket,
     replies: TokenBucket,
     stats: PeerStats,
 }
@@ -98,57 +69,84 @@ struct Peer {
 /// The server's gate: see the module.
 #[derive(Clone, Copy)]
 pub struct CallGate {
+    inbox: Inbox,
     peers: KeyedTable<PlayerId, Peer, PEER_SLOTS>,
-    warns: WarnThrottle<(PlayerId, GateWarn), PEER_SLOTS>,
+    unreachable: WarnThrottle<PlayerId, PEER_SLOTS>,
     stats: GateStats,
 }
 
 impl Default for CallGate {
     fn default() -> Self {
         Self {
+            inbox: Inbox::default(),
             peers: KeyedTable::default(),
-            warns: WarnThrottle::new(WARN_INTERVAL),
+            unreachable: WarnThrottle::new(WARN_INTERVAL),
             stats: GateStats::default(),
         }
     }
 }
 
 impl CallGate {
-    /// Judges the call `wire` from peer `sender` at time `now` (seconds), with `limit` calls per
-    /// peer: rate limit first, then the kind, then whether the actor is the sender.
+    /// Judges the call `payload` (`None`: not a byte array) from peer `sender` at time `now`
+    /// (seconds), with `limit` calls per peer and the `abuse` limit: rate limit first, then the
+    /// bytes, then whether the actor is the sender.
     pub fn admit(
         &mut self,
         sender: PlayerId,
-        wire: CallWire,
+        payload: Option<&[u8]>,
         now: f64,
         limit: RateLimit,
+        abuse: Option<RateLimit>,
     ) -> Admission {
-        let passed = self.peers.entry(sender).is_none_or(|p| {
-            let ok = p.calls.try_take(now, limit);
-            if ok {
-                p.stats.calls = p.stats.calls.saturating_add(1);
-            } else {
+        if let Err(v) = self.inbox.admit(sender, now, limit, abuse) {
+            self.stats.rate_limited += 1;
+            if let Some(p) = self.peers.entry(sender) {
                 p.stats.rate_limited = p.stats.rate_limited.saturating_add(1);
             }
-            ok
-        });
-        if !passed {
-            self.stats.rate_limited += 1;
-            let warn = self.warns.check((sender, GateWarn::Flood), now);
-            return Admission::RateLimited { warn };
+            return Admission::Dropped(v);
         }
         self.stats.calls += 1;
-        let Some(call) = RoomCall::decode(wire) else {
-            self.reject(sender);
-            let warn = self.warns.check((sender, GateWarn::Unknown), now);
-            return Admission::Unknown { warn };
-        };
-        if call.actor() != sender {
-            self.reject(sender);
-            let warn = self.warns.check((sender, GateWarn::Forged), now);
-            return Admission::Forged { warn };
+        if let Some(p) = self.peers.entry(sender) {
+            p.stats.calls = p.stats.calls.saturating_add(1);
         }
-        Admission::Pass(call)
+        let why = match payload.and_then(RoomCall::decode) {
+            None => Dropped::Malformed,
+            Some(call) if call.actor() != sender => Dropped::Forged,
+            Some(call) => return Admission::Pass(call),
+        };
+        self.stats.rejected += 1;
+        if let Some(p) = self.peers.entry(sender) {
+            p.stats.rejected = p.stats.rejected.saturating_add(1);
+        }
+        Admission::Dropped(self.inbox.drop(sender, why, now, abuse))
+    }
+
+    /// Judges a message from `sender` that only the server may send (`refused`, `replay`):
+    /// `Err` with the verdict on a forged one.
+    pub fn server_sent(
+        &mut self,
+        sender: PlayerId,
+        now: f64,
+        abuse: Option<RateLimit>,
+    ) -> Result<(), Verdict> {
+        self.inbox
+            .sender_is(sender, crate::kit::inbox::SERVER, now, abuse)
+    }
+
+    /// Counts a message from `sender` dropped for `why` (see [`Inbox::drop`]).
+    pub fn drop(
+        &mut self,
+        sender: PlayerId,
+        why: Dropped,
+        now: f64,
+        abuse: Option<RateLimit>,
+    ) -> Verdict {
+        self.inbox.drop(sender, why, now, abuse)
+    }
+
+    /// Counts `peer` as disconnected for abuse.
+    pub fn disconnected(&mut self, peer: PlayerId) {
+        self.inbox.disconnected(peer);
     }
 
     /// Returns whether a refusal of `sender`'s call may be answered at time `now` (at most
@@ -176,7 +174,7 @@ impl CallGate {
 
     /// Returns `Some(held_back)` when a warning that `sender` cannot be answered is due at `now`.
     pub fn unreachable(&mut self, sender: PlayerId, now: f64) -> Option<u32> {
-        self.warns.check((sender, GateWarn::Unreachable), now)
+        self.unreachable.check(sender, now)
     }
 
     /// Counts a refusal received from the server (client side).
@@ -187,33 +185,24 @@ impl CallGate {
     /// Returns the totals.
     #[must_use]
     pub fn stats(&self) -> GateStats {
+        let held = self.inbox.counts().warnings_held_back
+            + i64::try_from(self.unreachable.suppressed()).unwrap_or(i64::MAX);
         GateStats {
-            warnings_suppressed: i64::try_from(self.warns.suppressed()).unwrap_or(i64::MAX),
+            warnings_suppressed: held,
             ..self.stats
         }
+    }
+
+    /// Returns the dropped messages by reason.
+    #[must_use]
+    pub fn dropped(&self) -> DropCounts {
+        self.inbox.counts()
     }
 
     /// Returns `peer`'s counters; all 0 for a peer not heard from (or forgotten).
     #[must_use]
     pub fn peer(&self, peer: PlayerId) -> PeerStats {
         self.peers.get(peer).map(|p| p.stats).unwrap_or_default()
-    }
-
-    fn reject(&mut self, peer: PlayerId) {
-        self.stats.rejected += 1;
-        if let Some(p) = self.peers.entry(peer) {
-            p.stats.rejected = p.stats.rejected.saturating_add(1);
-        }
-    }
-}
-
-/// Returns the tail of a warning that says how many like it were held back (empty for none).
-#[must_use]
-pub fn held_back(held: u32) -> String {
-    if held == 0 {
-        String::new()
-    } else {
-        format!("; {held} more like it held back in the last {WARN_INTERVAL} s")
     }
 }
 
@@ -227,8 +216,9 @@ mod tests {
     fn a_flooding_peer_gets_its_rate_and_one_warning_per_interval() {
         let mut gate = CallGate::default();
         let call = RoomCall::Cancel { by: 5 }.encode();
+        let call = Some(call.as_slice());
         let passed = (0..100)
-            .filter(|_| matches!(gate.admit(5, call, 0.0, TEN), Admission::Pass(_)))
+            .filter(|_| matches!(gate.admit(5, call, 0.0, TEN, None), Admission::Pass(_)))
             .count();
         assert_eq!(passed, 10, "a burst of one second's worth");
         let s = gate.stats();
@@ -237,15 +227,26 @@ mod tests {
         assert_eq!(gate.peer(5).rate_limited, 90);
         // The first drop warns, the other 89 are held back until the interval has passed.
         assert_eq!(s.warnings_suppressed, 89);
+        let held = Verdict {
+            why: Dropped::RateLimited,
+            warn: None,
+            abusive: false,
+        };
         assert_eq!(
-            gate.admit(5, call, 0.05, TEN),
-            Admission::RateLimited { warn: None }
+            gate.admit(5, call, 0.05, TEN, None),
+            Admission::Dropped(held)
         );
-        let later = gate.admit(5, call, WARN_INTERVAL + 0.001, TEN);
+        let later = gate.admit(5, call, WARN_INTERVAL + 0.001, TEN, None);
         assert_eq!(later, Admission::Pass(RoomCall::Cancel { by: 5 }));
         // Another peer has its own bucket.
         assert!(matches!(
-            gate.admit(6, RoomCall::Cancel { by: 6 }.encode(), 0.0, TEN),
+            gate.admit(
+                6,
+                Some(&RoomCall::Cancel { by: 6 }.encode()),
+                0.0,
+                TEN,
+                None
+            ),
             Admission::Pass(_)
         ));
     }
@@ -254,25 +255,42 @@ mod tests {
     fn forged_and_unknown_calls_are_rejected_and_counted() {
         let mut gate = CallGate::default();
         let forged = RoomCall::Request { from: 2, to: 3 }.encode();
+        let forged = Some(forged.as_slice());
+        let verdict = |why, warn| {
+            Admission::Dropped(Verdict {
+                why,
+                warn,
+                abusive: false,
+            })
+        };
         assert_eq!(
-            gate.admit(9, forged, 0.0, TEN),
-            Admission::Forged { warn: Some(0) }
+            gate.admit(9, forged, 0.0, TEN, None),
+            verdict(Dropped::Forged, Some(0))
         );
         assert_eq!(
-            gate.admit(9, forged, 1.0, TEN),
-            Admission::Forged { warn: None }
+            gate.admit(9, forged, 1.0, TEN, None),
+            verdict(Dropped::Forged, None)
         );
+        let mut unknown = RoomCall::Cancel { by: 9 }.encode();
+        unknown[0] = 7;
         assert_eq!(
-            gate.admit(9, (7, 9, 0), 1.0, TEN),
-            Admission::Unknown { warn: Some(0) }
+            gate.admit(9, Some(&unknown), 1.0, TEN, None),
+            verdict(Dropped::Malformed, Some(0))
         );
         assert_eq!(gate.stats().rejected, 3);
         assert_eq!(gate.peer(9).rejected, 3);
         assert_eq!(gate.peer(9).calls, 3, "they passed the rate limit");
         assert_eq!(
-            gate.admit(9, forged, 11.0, TEN),
-            Admission::Forged { warn: Some(1) },
+            gate.admit(9, forged, 11.0, TEN, None),
+            verdict(Dropped::Forged, Some(1)),
             "the next warning says one was held back"
+        );
+        assert_eq!(gate.dropped().forged, 3);
+        assert_eq!(gate.dropped().malformed, 1);
+        assert_eq!(
+            gate.admit(9, None, 11.0, TEN, None),
+            verdict(Dropped::Malformed, Some(0)),
+            "an argument that is not a byte array is malformed"
         );
         assert_eq!(held_back(1), "; 1 more like it held back in the last 10 s");
         assert_eq!(held_back(0), "");
@@ -299,7 +317,8 @@ mod tests {
     fn the_gate_forgets_the_least_recently_heard_peer_beyond_its_slots() {
         let mut gate = CallGate::default();
         for peer in 0..=PEER_SLOTS as i64 {
-            let _ = gate.admit(peer, RoomCall::Cancel { by: peer }.encode(), 0.0, TEN);
+            let call = RoomCall::Cancel { by: peer }.encode();
+            let _ = gate.admit(peer, Some(&call), 0.0, TEN, None);
         }
         assert_eq!(gate.peer(0), PeerStats::default(), "peer 0 was evicted");
         assert_eq!(gate.peer(PEER_SLOTS as i64).calls, 1);

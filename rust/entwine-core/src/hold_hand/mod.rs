@@ -46,7 +46,7 @@ pub use gate::{Admission, CallGate, GateStats, PeerStats};
 pub use lifecycle::{Lifecycle, Phase, PhaseChange};
 pub use replay::{PairReplay, PairView, Received, Refused, RemoteHands, ReplayTuning};
 pub use room::{
-    CallWire, EventWire, Interaction, PlayerId, Role, Room, RoomCall, RoomError, RoomEvent,
+    Interaction, PlayerId, Role, Room, RoomCall, RoomError, RoomEvent, CALL_BYTES, EVENT_BYTES,
     HOLD_HAND,
 };
 pub use stream::{

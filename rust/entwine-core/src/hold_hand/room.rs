@@ -4,6 +4,7 @@
 //! local room node owns it; over the network the server does, and replicates each player's state.
 //! Components never change their own state: they ask the room, and follow what it says.
 
+use crate::kit::{ByteReader, ByteWriter};
 use serde::{Deserialize, Serialize};
 
 /// A player's identity in a room (a multiplayer peer id, or any stable number on one machine).
@@ -443,14 +444,30 @@ pub enum RoomCall {
     Cancel { by: PlayerId },
 }
 
-/// A [`RoomCall`] on the wire: `(kind, actor, target)`, kind 0 request, 1 accept, 2 decline,
-/// 3 cancel; the target is 0 but for a request.
-pub type CallWire = (i32, i64, i64);
+/// Bytes of a [`RoomCall`] on the wire: kind (0 request, 1 accept, 2 decline, 3 cancel), then
+/// the actor and the target (0 but for a request) as little-endian i64.
+pub const CALL_BYTES: usize = 17;
 
-/// A [`RoomEvent`] on the wire: `(kind, a, b, c, expires_at)`, kind 0 requested (from, to; expiry),
-/// 1 accepted (initiator, recipient), 2 declined (from, by), 3 expired (from, to), 4 withdrawn
-/// (from, to), 5 ended (initiator, recipient, by); unused fields are 0.
-pub type EventWire = (i32, i64, i64, i64, f64);
+/// Bytes of a [`RoomEvent`] on the wire: kind (0 requested (from, to; expiry), 1 accepted
+/// (initiator, recipient), 2 declined (from, by), 3 expired (from, to), 4 withdrawn (from, to),
+/// 5 ended (initiator, recipient, by)), three little-endian i64 (unused ones 0) and the expiry as
+/// a little-endian f64.
+pub const EVENT_BYTES: usize = 33;
+
+/// Writes `kind`, the i64s and the trailing f64s into a fixed-size message.
+fn pack<const N: usize>(kind: u8, ints: &[i64], floats: &[f64]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut w = ByteWriter::new(&mut out);
+    // The sizes are the constants above, so nothing here can run short.
+    let _ = w.put_u8(kind);
+    for &i in ints {
+        let _ = w.put_i64(i);
+    }
+    for &f in floats {
+        let _ = w.put_f64(f);
+    }
+    out
+}
 
 impl RoomCall {
     /// Returns who makes this call.
@@ -462,20 +479,26 @@ impl RoomCall {
         }
     }
 
-    /// Returns the call as its wire fields.
+    /// Returns the call as its [`CALL_BYTES`] wire bytes.
     #[must_use]
-    pub fn encode(self) -> CallWire {
-        match self {
+    pub fn encode(self) -> [u8; CALL_BYTES] {
+        let (kind, actor, target) = match self {
             Self::Request { from, to } => (0, from, to),
             Self::Accept { by } => (1, by, 0),
             Self::Decline { by } => (2, by, 0),
             Self::Cancel { by } => (3, by, 0),
-        }
+        };
+        pack(kind, &[actor, target], &[])
     }
 
-    /// Reads a call from its wire fields, or `None` for an unknown kind.
+    /// Reads a call from its wire bytes, or `None` for another length or an unknown kind.
     #[must_use]
-    pub fn decode((kind, actor, target): CallWire) -> Option<Self> {
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() != CALL_BYTES {
+            return None;
+        }
+        let mut r = ByteReader::new(bytes);
+        let (kind, actor, target) = (r.get_u8().ok()?, r.get_i64().ok()?, r.get_i64().ok()?);
         Some(match kind {
             0 => Self::Request {
                 from: actor,
@@ -506,10 +529,10 @@ impl RoomEvent {
         }
     }
 
-    /// Returns the event as its wire fields.
+    /// Returns the event as its [`EVENT_BYTES`] wire bytes.
     #[must_use]
-    pub fn encode(self) -> EventWire {
-        match self {
+    pub fn encode(self) -> [u8; EVENT_BYTES] {
+        let (kind, a, b, c, expires_at) = match self {
             Self::Requested {
                 from,
                 to,
@@ -527,12 +550,20 @@ impl RoomEvent {
                 recipient,
                 by,
             } => (5, initiator, recipient, by, 0.0),
-        }
+        };
+        pack(kind, &[a, b, c], &[expires_at])
     }
 
-    /// Reads an event from its wire fields, or `None` for an unknown kind.
+    /// Reads an event from its wire bytes, or `None` for another length or an unknown kind.
     #[must_use]
-    pub fn decode((kind, a, b, c, expires_at): EventWire) -> Option<Self> {
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() != EVENT_BYTES {
+            return None;
+        }
+        let mut r = ByteReader::new(bytes);
+        let kind = r.get_u8().ok()?;
+        let (a, b, c) = (r.get_i64().ok()?, r.get_i64().ok()?, r.get_i64().ok()?);
+        let expires_at = r.get_f64().ok()?;
         Some(match kind {
             0 => Self::Requested {
                 from: a,
@@ -590,7 +621,7 @@ mod tests {
             RoomCall::Cancel { by: i64::MIN },
         ];
         for c in calls {
-            assert_eq!(RoomCall::decode(c.encode()), Some(c));
+            assert_eq!(RoomCall::decode(&c.encode()), Some(c));
         }
         assert_eq!(RoomCall::Request { from: 7, to: 9 }.actor(), 7);
         assert_eq!(RoomCall::Cancel { by: 4 }.actor(), 4);
@@ -614,7 +645,7 @@ mod tests {
             },
         ];
         for e in events {
-            assert_eq!(RoomEvent::decode(e.encode()), Some(e));
+            assert_eq!(RoomEvent::decode(&e.encode()), Some(e));
         }
     }
 
@@ -653,12 +684,22 @@ mod tests {
 
     #[test]
     fn unknown_kinds_read_as_nothing() {
-        for kind in [-1, 4, 99, i32::MIN, i32::MAX] {
-            assert_eq!(RoomCall::decode((kind, 1, 2)), None);
+        for kind in [4u8, 99, 255] {
+            let mut call = RoomCall::Cancel { by: 1 }.encode();
+            call[0] = kind;
+            assert_eq!(RoomCall::decode(&call), None);
         }
-        for kind in [-1, 6, i32::MAX] {
-            assert_eq!(RoomEvent::decode((kind, 1, 2, 3, 0.0)), None);
+        for kind in [6u8, 255] {
+            let mut event = RoomEvent::Declined { from: 1, by: 2 }.encode();
+            event[0] = kind;
+            assert_eq!(RoomEvent::decode(&event), None);
         }
+        // Any other length, shorter or longer, reads as nothing.
+        let call = RoomCall::Cancel { by: 1 }.encode();
+        assert_eq!(RoomCall::decode(&call[..CALL_BYTES - 1]), None);
+        assert_eq!(RoomCall::decode(&[call.as_slice(), &[0]].concat()), None);
+        assert_eq!(RoomCall::decode(&[]), None);
+        assert_eq!(RoomEvent::decode(&[0; EVENT_BYTES + 1]), None);
     }
 
     fn room(ids: &[PlayerId]) -> Room {

@@ -6,6 +6,8 @@
 //! * [`quant`]: quantised network encodings and a byte writer/reader.
 //! * [`ik`]: the analytic two-bone limb solver.
 //! * [`draw`]: line geometry for debug drawing and gizmos (circles, spheres, boxes, crosses).
+//! * [`inbox`]: the gate in front of every network message: size cap, rate limit, sender check,
+//!   counters, throttled warnings and the abuse score.
 //! * [`limit`]: flood protection: per-key token buckets and throttled warnings in fixed tables.
 //! * [`shape`]: the one collision shape type (box, sphere, capsule, cylinder, plane, convex hull,
 //!   trimesh) with closest points and signed distances, shared by the rope and the wall touch.
@@ -16,6 +18,7 @@
 
 pub mod draw;
 pub mod ik;
+pub mod inbox;
 pub mod limit;
 pub mod param;
 pub mod pose;
@@ -30,6 +33,7 @@ pub mod warn;
 pub(crate) mod test_util;
 
 pub use ik::{carry, chain_length, solve_limb, LimbGoal, LimbPose, PoleMemory};
+pub use inbox::{Dropped, Inbox, Verdict};
 pub use limit::{KeyedTable, RateLimit, RateLimiter, TokenBucket, WarnThrottle};
 pub use param::Correction;
 pub use pose::{

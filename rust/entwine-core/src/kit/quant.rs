@@ -325,6 +325,28 @@ impl<'a> ByteWriter<'a> {
         self.put(value.to_le_bytes())
     }
 
+    /// Returns `Ok` after writing `value` as 8 little-endian bytes.
+    pub fn put_i64(&mut self, value: i64) -> Result<(), ShortBuffer> {
+        self.put(value.to_le_bytes())
+    }
+
+    /// Returns `Ok` after writing the IEEE 754 bits of `value` as 8 little-endian bytes.
+    pub fn put_f64(&mut self, value: f64) -> Result<(), ShortBuffer> {
+        self.put(value.to_le_bytes())
+    }
+
+    /// Returns `Ok` after writing `text` as one length byte and its UTF-8 bytes, or
+    /// [`ShortBuffer`] (writing nothing) if it is longer than 255 bytes or does not fit.
+    pub fn put_short_str(&mut self, text: &str) -> Result<(), ShortBuffer> {
+        let len = u8::try_from(text.len()).map_err(|_| ShortBuffer)?;
+        let end = self.len + 1 + text.len();
+        let slot = self.buf.get_mut(self.len..end).ok_or(ShortBuffer)?;
+        slot[0] = len;
+        slot[1..].copy_from_slice(text.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+
     /// Returns `Ok` after writing `local` (metres) with [`encode_position`] (6 bytes).
     pub fn put_position(&mut self, local: Vec3, range_m: f32) -> Result<(), ShortBuffer> {
         self.put(encode_position(local, range_m))
@@ -403,6 +425,29 @@ impl<'a> ByteReader<'a> {
     /// Returns the next 4 bytes as little-endian f32 bits (which may be NaN or ±∞).
     pub fn get_f32(&mut self) -> Result<f32, ShortBuffer> {
         self.take().map(f32::from_le_bytes)
+    }
+
+    /// Returns the next 8 bytes as a little-endian i64.
+    pub fn get_i64(&mut self) -> Result<i64, ShortBuffer> {
+        self.take().map(i64::from_le_bytes)
+    }
+
+    /// Returns the next 8 bytes as little-endian f64 bits (which may be NaN or ±∞).
+    pub fn get_f64(&mut self) -> Result<f64, ShortBuffer> {
+        self.take().map(f64::from_le_bytes)
+    }
+
+    /// Returns a text written by [`ByteWriter::put_short_str`]: `Err` when the buffer is short
+    /// or the bytes are not UTF-8 (consuming nothing).
+    pub fn get_short_str(&mut self) -> Result<&'a str, ShortBuffer> {
+        let buf: &'a [u8] = self.buf;
+        let len = usize::from(*buf.get(self.pos).ok_or(ShortBuffer)?);
+        let bytes = buf
+            .get(self.pos + 1..self.pos + 1 + len)
+            .ok_or(ShortBuffer)?;
+        let text = core::str::from_utf8(bytes).map_err(|_| ShortBuffer)?;
+        self.pos += 1 + len;
+        Ok(text)
     }
 
     /// Returns the next 6 bytes decoded with [`decode_position`] (metres).

@@ -188,27 +188,38 @@ impl FormationController {
 
     // ----- network (the handlers are in network.rs) --------------------------------------------
 
-    /// A command from the server, handled on a client: applied once per id (resends are only
-    /// acknowledged), aged by its time in flight when a [EntwineNetClock] is set, then acknowledged.
-    #[rpc(any_peer, call_remote, reliable)]
-    #[func(rename = _net_command)]
-    fn net_command(&mut self, id: i64, stamp: f64, kind: i64, name: GString, v: Vector3, s: f32) {
-        self.receive_command(id, stamp, kind, name, v, s);
+    /// Returns the network messages this squad dropped, by reason: `rate_limited`
+    /// (acknowledgements beyond 60 per second from one client), `forged` (a command or keyframe
+    /// not from the server, or sent to the server), `malformed`, `unexpected`, plus
+    /// `peers_disconnected` (peers the server disconnected for abuse, see the project settings
+    /// under `entwine/network/`) and `warnings_held_back`.
+    #[func]
+    pub fn get_dropped_calls(&self) -> VarDictionary {
+        crate::inbox::counts_dictionary(&self.inbox.counts())
     }
 
-    /// A client's acknowledgement, handled on the server.
+    /// A command from the server, handled on a client (one byte array): applied once per id
+    /// (resends are only acknowledged), aged by its time in flight when a [EntwineNetClock] is
+    /// set, then acknowledged.
+    #[rpc(any_peer, call_remote, reliable)]
+    #[func(rename = _net_command)]
+    fn net_command(&mut self, message: Variant) {
+        self.receive_command(&message);
+    }
+
+    /// A client's acknowledgement, handled on the server (one byte array).
     #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _net_ack)]
-    fn net_ack(&mut self, id: i64) {
-        self.receive_ack(id);
+    fn net_ack(&mut self, message: Variant) {
+        self.receive_ack(&message);
     }
 
     /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
-    /// malformed, stale or foreign chunks are dropped and counted, with one warning.
+    /// malformed, stale or foreign chunks are dropped and counted.
     #[rpc(any_peer, call_remote, unreliable, channel = 1)]
     #[func(rename = _net_keyframe)]
-    fn net_keyframe(&mut self, chunk: PackedByteArray) {
-        self.receive_keyframe(chunk);
+    fn net_keyframe(&mut self, message: Variant) {
+        self.receive_keyframe(&message);
     }
 }
 

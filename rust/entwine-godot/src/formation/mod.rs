@@ -40,7 +40,6 @@ mod warn {
     pub const PLACE_AGENT: u32 = 41;
     pub const NO_CHILDREN: u32 = 42;
     pub const LEADER: u32 = 43;
-    pub const KEYFRAME_FOREIGN: u32 = 46;
     pub const KEYFRAME_MALFORMED: u32 = 47;
     pub const KEYFRAME_SIZE: u32 = 48;
     pub const KEYFRAME_ENCODE: u32 = 49;
@@ -351,6 +350,8 @@ pub struct FormationController {
     watching_peers: bool,
     /// The keyframe stream's state (runtime only).
     keyframes: Keyframes,
+    /// The gate in front of the network messages (runtime only).
+    inbox: entwine_core::kit::Inbox,
     ready: bool,
     soldiers: Vec<Option<Soldier>>,
     heads: Vec<Option<Vector3>>,

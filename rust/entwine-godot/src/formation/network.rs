@@ -1,17 +1,23 @@
 //! Network: the server sends commands to every client (acknowledged, resent, silent peers
 //! dropped) and state keyframes; clients apply them. The bookkeeping is the core's `CommandLog`.
 
-use entwine_core::formation::command::{self, flight_age, Command, NetAction, Rejection};
-use entwine_core::formation::keyframe::{decode_chunk, encode_chunk, MAX_CHUNK_AGENTS};
+use entwine_core::formation::command::{self, flight_age, NetAction, ACK_BYTES, MAX_COMMAND_BYTES};
+use entwine_core::formation::keyframe::{
+    decode_chunk, encode_chunk, MAX_CHUNK_AGENTS, MAX_CHUNK_BYTES,
+};
+use entwine_core::kit::inbox::{Dropped, Verdict, SERVER};
+use entwine_core::kit::RateLimit;
 use entwine_core::kit::Seq16;
 use godot::classes::multiplayer_peer::ConnectionStatus;
 use godot::prelude::*;
 
 use super::warn;
 use super::FormationController;
-use crate::convert::{vec3, vector3};
 use crate::net_clock::NetClock;
 use crate::time::now;
+
+/// Acknowledgements the server reads per client: a burst of 60, then 60 per second.
+const ACK_LIMIT: RateLimit = RateLimit::per_second(60.0);
 
 #[godot_api(secondary)]
 impl FormationController {
@@ -78,36 +84,61 @@ impl FormationController {
 }
 
 impl FormationController {
-    /// A command from the server, handled on a client: applied once per id (resends are only
-    /// acknowledged), aged by its time in flight when a [EntwineNetClock] is set, then acknowledged.
-    pub(super) fn receive_command(
+    /// The bytes of a message that only the server may send (`None` once dropped and counted).
+    fn server_message<'a>(
         &mut self,
-        id: i64,
-        stamp: f64,
-        kind: i64,
-        name: GString,
-        v: Vector3,
-        s: f32,
-    ) {
-        let Some(mp) = self.base().get_multiplayer() else {
+        message: &'a Option<PackedByteArray>,
+        cap: usize,
+        what: &str,
+    ) -> Option<&'a [u8]> {
+        let (sender, server) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = (now(), crate::inbox::abuse());
+        let inbox = &mut self.inbox;
+        let checked = if server {
+            Err(inbox.drop(sender, Dropped::Forged, t, abuse))
+        } else {
+            inbox.sender_is(sender, SERVER, t, abuse).and_then(|()| {
+                let b = message.as_ref().map(PackedByteArray::as_slice);
+                inbox.bytes(sender, b, cap, t, abuse)
+            })
+        };
+        checked
+            .map_err(|v| self.dropped_message(sender, v, what))
+            .ok()
+    }
+
+    /// Acts on a dropped message's verdict (see `crate::inbox::act`).
+    pub(super) fn dropped_message(&mut self, sender: i64, v: Verdict, what: &str) {
+        if crate::inbox::act(&self.to_gd(), sender, v, what) {
+            self.inbox.disconnected(sender);
+        }
+    }
+
+    /// A command from the server, handled on a client: applied once per id (resends are only
+    /// acknowledged), aged by its time in flight when a [EntwineNetClock] is set, then
+    /// acknowledged.
+    pub(super) fn receive_command(&mut self, message: &Variant) {
+        let bytes = crate::inbox::bytes(message);
+        let Some(b) = self.server_message(&bytes, MAX_COMMAND_BYTES, "a squad command") else {
             return;
         };
-        let sender = mp.get_remote_sender_id();
-        match self.commands.receive(id, sender, mp.is_server()) {
+        let Some((id, stamp, cmd)) = command::decode_message(b) else {
+            let (t, abuse) = (now(), crate::inbox::abuse());
+            let v = self.inbox.drop(SERVER, Dropped::Malformed, t, abuse);
+            self.dropped_message(SERVER, v, "a squad command");
+            return;
+        };
+        let kind = cmd.kind.wire();
+        match self.commands.receive(id, 1, false) {
             Err(r) => {
                 self.refuse(command::wire_name(kind), &r);
                 return;
             }
             Ok(true) => {
-                match Command::from_wire(kind, name.to_string(), vec3(v), s) {
-                    Some(cmd) => {
-                        // With a shared clock, catch up with the time the command spent in flight.
-                        let age = flight_age(self.server_time(), stamp);
-                        if self.apply(cmd) {
-                            self.squad.age_command(age);
-                        }
-                    }
-                    None => self.refuse("unknown", &Rejection::UnknownKind(kind)),
+                // With a shared clock, catch up with the time the command spent in flight.
+                let age = flight_age(self.server_time(), stamp);
+                if self.apply(cmd) {
+                    self.squad.age_command(age);
                 }
                 self.signals()
                     .command_received()
@@ -116,42 +147,49 @@ impl FormationController {
             Ok(false) => {}
         }
         if self.acknowledge_commands {
-            if let Err(e) = self.rpcs().net_ack(id).call_id(1) {
+            let ack = PackedByteArray::from(&id.to_le_bytes()[..]).to_variant();
+            if let Err(e) = self.rpcs().net_ack(&ack).call_id(1) {
                 self.warn_plain(&format!("cannot acknowledge command {id}: {e:?}"));
             }
         }
     }
 
     /// A client's acknowledgement, handled on the server.
-    pub(super) fn receive_ack(&mut self, id: i64) {
-        let Some(mp) = self.base().get_multiplayer() else {
-            return;
+    pub(super) fn receive_ack(&mut self, message: &Variant) {
+        let (sender, server) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = (now(), crate::inbox::abuse());
+        let bytes = crate::inbox::bytes(message);
+        let inbox = &mut self.inbox;
+        let id = if server {
+            inbox.admit(sender, t, ACK_LIMIT, abuse).and_then(|()| {
+                let b = bytes.as_ref().map(PackedByteArray::as_slice);
+                let b = inbox.bytes(sender, b, ACK_BYTES, t, abuse)?;
+                command::decode_ack(b)
+                    .ok_or_else(|| inbox.drop(sender, Dropped::Malformed, t, abuse))
+            })
+        } else {
+            Err(inbox.drop(sender, Dropped::Forged, t, abuse))
         };
-        if !mp.is_server() {
-            return;
+        match (id, i32::try_from(sender)) {
+            (Ok(id), Ok(peer)) => {
+                let _ = self.commands.ack(id, peer);
+            }
+            (Err(v), _) => self.dropped_message(sender, v, "a command acknowledgement"),
+            (Ok(_), Err(_)) => {}
         }
-        let sender = mp.get_remote_sender_id();
-        let _ = self.commands.ack(id, sender);
     }
 
     /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
-    /// malformed, stale or foreign chunks are dropped and counted, with one warning.
-    pub(super) fn receive_keyframe(&mut self, chunk: PackedByteArray) {
-        let Some(mp) = self.base().get_multiplayer() else {
+    /// malformed or stale chunks are dropped and counted, with one warning.
+    pub(super) fn receive_keyframe(&mut self, message: &Variant) {
+        let bytes = crate::inbox::bytes(message);
+        let Some(chunk) = self.server_message(&bytes, MAX_CHUNK_BYTES, "a state keyframe") else {
+            self.keyframes.stats[2] += 1;
             return;
         };
-        let sender = mp.get_remote_sender_id();
-        if sender != 1 || mp.is_server() {
-            self.keyframes.stats[2] += 1;
-            self.warn_once(
-                warn::KEYFRAME_FOREIGN,
-                &format!("state keyframe from peer {sender}, who is not the server; dropped (further ones are counted, not reported)"),
-            );
-            return;
-        }
         let mut header = core::mem::take(&mut self.keyframes.header);
         let mut agents = core::mem::take(&mut self.keyframes.agents);
-        match decode_chunk(chunk.as_slice(), &mut header, &mut agents) {
+        match decode_chunk(chunk, &mut header, &mut agents) {
             Err(e) => {
                 self.keyframes.stats[2] += 1;
                 self.warn_once(
@@ -213,14 +251,16 @@ impl FormationController {
     }
 
     pub(super) fn send_command(&mut self, peer: i32, sent: &command::Sent) {
-        let c = &sent.command;
-        let name = GString::from(c.name.as_str());
-        let (id, kind, v) = (i64::from(sent.id), c.kind.wire(), vector3(c.vector));
-        if let Err(e) = self
-            .rpcs()
-            .net_command(id, sent.stamp, kind, &name, v, c.scalar)
-            .call_id(i64::from(peer))
-        {
+        let id = i64::from(sent.id);
+        let mut buf = [0u8; MAX_COMMAND_BYTES];
+        let Ok(n) = command::encode_message(id, sent.stamp, &sent.command, &mut buf) else {
+            self.warn_plain(&format!(
+                "cannot send command {id}: its formation name is longer than 255 bytes"
+            ));
+            return;
+        };
+        let message = PackedByteArray::from(&buf[..n]).to_variant();
+        if let Err(e) = self.rpcs().net_command(&message).call_id(i64::from(peer)) {
             self.warn_plain(&format!("cannot send command {id} to peer {peer}: {e:?}"));
         }
     }
@@ -305,7 +345,7 @@ impl FormationController {
                 );
                 break;
             }
-            let bytes = PackedByteArray::from(self.keyframes.buf.as_slice());
+            let bytes = PackedByteArray::from(self.keyframes.buf.as_slice()).to_variant();
             if self.rpcs().net_keyframe(&bytes).call().is_ok() {
                 self.keyframes.stats[0] += self.keyframes.buf.len() as i64 * clients;
             }

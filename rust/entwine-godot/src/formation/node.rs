@@ -66,6 +66,7 @@ impl INode3D for FormationController {
             acknowledge_commands: true,
             keyframe_rate: params::KEYFRAME_RATE.default,
             keyframes: Default::default(),
+            inbox: Default::default(),
             debug_draw: false,
             recording: false,
             record_frames: params::RECORD_FRAMES.default as i32,

@@ -85,8 +85,9 @@ impl HoldHandComponent {
     /// initiator), `frames` (accepted here), `stale` (duplicates — a frame where the motion
     /// changed sharply is sent twice — or too old to show), `malformed`,
     /// `too_fast` (frames that would move the initiator faster than [member max_root_speed]),
-    /// `rejected` (frames from a peer that is not this player's), `unexpected` (frames from this
-    /// player while it leads no pair here, e.g. before the room's state arrived).
+    /// `rejected` (frames from a peer that may not send them: see [method get_dropped_calls]),
+    /// `unexpected` (frames from this player while it leads no pair here, e.g. before the room's
+    /// state arrived).
     #[func]
     pub fn get_network_stats(&self) -> VarDictionary {
         let mut d = VarDictionary::new();
@@ -94,11 +95,22 @@ impl HoldHandComponent {
         d.set("sent_bytes", self.net.sent_bytes);
         d.set("frames", i64::from(self.receiver.frames()));
         d.set("stale", i64::from(self.receiver.stale()));
-        d.set("malformed", i64::from(self.receiver.malformed()));
+        let dropped = self.net.inbox.counts();
+        d.set("malformed", dropped.malformed);
         d.set("too_fast", i64::from(self.receiver.too_fast()));
-        d.set("rejected", self.net.rejected);
-        d.set("unexpected", self.net.unexpected);
+        d.set("rejected", dropped.forged);
+        d.set("unexpected", dropped.unexpected);
         d
+    }
+
+    /// Returns the pair frames this component dropped, by reason: `rate_limited` (beyond 240 per
+    /// second), `forged` (not from this player's peer on the server, not from the server on a
+    /// client), `malformed`, `unexpected` (while this player leads no pair here), plus
+    /// `peers_disconnected` (peers the server disconnected for abuse, see the project settings
+    /// under `entwine/network/`) and `warnings_held_back`.
+    #[func]
+    pub fn get_dropped_calls(&self) -> VarDictionary {
+        crate::inbox::counts_dictionary(&self.net.inbox.counts())
     }
 
     /// Returns how far in the past (seconds) this peer shows the pair this component leads: the

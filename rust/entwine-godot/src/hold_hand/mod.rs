@@ -41,9 +41,16 @@ use crate::net_clock::NetClock;
 use crate::rig;
 use crate::scene::first_descendant;
 pub use api::{PairPhase, PairRole};
+use entwine_core::hold_hand::stream::MAX_FRAME_BYTES;
+use entwine_core::kit::inbox::{Dropped, SERVER};
+use entwine_core::kit::RateLimit;
 use layers::{chain_for_hand, detect_arm_layers, LOCAL_ANIM_GRACE};
 pub use room::HoldHandRoom;
-use state::{NetRuntime, Runtime, THROTTLE_FORGED, THROTTLE_MALFORMED, THROTTLE_TOO_FAST};
+use state::{NetRuntime, Runtime, THROTTLE_TOO_FAST};
+
+/// Pair frames the server reads from an initiator's peer: a burst of 240, then 240 per second
+/// (twice a frame per physics tick at 120 Hz).
+const FRAME_LIMIT: RateLimit = RateLimit::per_second(240.0);
 
 /// Two characters holding hands: the initiator walks, the partner is carried along, and both arms
 /// meet at one shared contact point.
@@ -514,29 +521,35 @@ impl HoldHandComponent {
     #[signal]
     fn root_driven_changed(driven: bool);
 
-    /// The initiator's stream (sent by its peer, checked here): one frame of both roots, the hand
-    /// samples since the last frame and maybe an animation snapshot. Frames from any other peer,
+    /// The initiator's stream (one byte array per frame): one frame of both roots, the hand
+    /// samples since the last frame and maybe an animation snapshot. The server reads frames only
+    /// from this player's own peer (at most 240 per second) and forwards those it accepts to
+    /// every other peer; clients read frames only from the server. Frames from any other peer,
     /// for a pair this player does not lead, malformed, stale or too fast ones are dropped and
-    /// counted, with at most one warning per kind every 10 s.
+    /// counted, with at most one warning per peer and kind every 10 s.
     #[rpc(any_peer, call_remote, unreliable, channel = 1)]
     #[func(rename = _pair_frame)]
-    fn pair_frame(&mut self, bytes: PackedByteArray) {
-        let sender = self
-            .base()
-            .get_multiplayer()
-            .map_or(0, |mp| i64::from(mp.get_remote_sender_id()));
+    fn pair_frame(&mut self, message: Variant) {
+        let (sender, server) = crate::inbox::sender(&self.to_gd());
         let me = self.get_player_id();
-        if sender != me {
-            self.net.rejected += 1;
-            self.warn_throttled(
-                THROTTLE_FORGED,
-                format!(
-                    "peer {sender} sent pair frames for player {me}; only that player's peer may \
-                     (dropped and counted in get_network_stats().rejected)"
-                ),
-            );
-            return;
-        }
+        let (t, abuse) = (crate::time::now(), crate::inbox::abuse());
+        let expected = if server { me } else { SERVER };
+        let bytes = crate::inbox::bytes(&message);
+        let inbox = &mut self.net.inbox;
+        let checked = inbox
+            .sender_is(sender, expected, t, abuse)
+            .and_then(|()| match server {
+                true => inbox.admit(sender, t, FRAME_LIMIT, abuse),
+                false => Ok(()),
+            })
+            .and_then(|()| {
+                let b = bytes.as_ref().map(PackedByteArray::as_slice);
+                inbox.bytes(sender, b, MAX_FRAME_BYTES, t, abuse)
+            });
+        let frame = match checked {
+            Ok(frame) => frame,
+            Err(v) => return self.dropped_message(sender, v, "a pair frame"),
+        };
         let leading = matches!(
             self.lifecycle.interaction(),
             Some(Interaction {
@@ -546,15 +559,18 @@ impl HoldHandComponent {
         ) && self.lifecycle.phase() != Phase::None;
         if !leading || self.is_owned() {
             // Early (before the room's state arrived here), late, or a peer that leads no pair.
-            self.net.unexpected += 1;
+            let _ = self.net.inbox.drop(sender, Dropped::Unexpected, t, abuse);
             return;
         }
         let (now, shared) = self.clock_now();
         let tuning = self.replay_tuning();
-        match self
-            .receiver
-            .receive(bytes.as_slice(), now, shared, &tuning)
-        {
+        let received = self.receiver.receive(frame, now, shared, &tuning);
+        if server && matches!(received, Ok(_) | Err(Refused::Stale | Refused::NoKey)) {
+            // Every other peer gets what the server checked (Godot's relay can be off): a repeat
+            // the server already had may be the copy another peer's link needs.
+            let _ = self.rpcs().pair_frame(&message).call_id(-sender);
+        }
+        match received {
             Ok(_) => {
                 if let Some(mut partner) = self.get_partner() {
                     // The partner may emit frozen_changed: while this guard is held, a handler may
@@ -563,14 +579,11 @@ impl HoldHandComponent {
                     partner.bind_mut().heard_initiator();
                 }
             }
-            Err(Refused::Malformed(e)) => self.warn_throttled(
-                THROTTLE_MALFORMED,
-                format!(
-                    "dropped a malformed pair frame from peer {sender} ({e:?}, {} bytes); \
-                     they are counted in get_network_stats().malformed",
-                    bytes.len()
-                ),
-            ),
+            Err(Refused::Malformed(e)) => {
+                let v = self.net.inbox.drop(sender, Dropped::Malformed, t, abuse);
+                let what = format!("a pair frame: {e:?}, {} bytes", frame.len());
+                self.dropped_message(sender, v, &what);
+            }
             Err(Refused::TooFast) => self.warn_throttled(
                 THROTTLE_TOO_FAST,
                 format!(

@@ -4,6 +4,7 @@
 use super::*;
 use crate::direct::Alive;
 use entwine_core::hold_hand::anim::ArmLayerBlend;
+use entwine_core::kit::inbox::SERVER;
 
 impl HoldHandComponent {
     /// The room this component joined, unless it has been freed since.
@@ -63,7 +64,7 @@ impl HoldHandComponent {
         let due = self.sender.tick(dt, &rates);
         if due.repeat && !self.net.last_frame.is_empty() {
             let again = self.net.last_frame.clone(); // shared, not copied
-            if self.rpcs().pair_frame(&again).call().is_ok() {
+            if self.send_frame(&again) {
                 self.net.sent_frames += 1;
                 self.net.sent_bytes += again.len() as i64;
             }
@@ -85,7 +86,7 @@ impl HoldHandComponent {
         let written = self.sender.send_tick(due, &input, &mut frames);
         for bytes in frames.iter() {
             let bytes = PackedByteArray::from(bytes);
-            if self.rpcs().pair_frame(&bytes).call().is_ok() {
+            if self.send_frame(&bytes) {
                 self.net.sent_frames += 1;
                 self.net.sent_bytes += bytes.len() as i64;
             }
@@ -100,6 +101,29 @@ impl HoldHandComponent {
                  report it)"
                     .into(),
             );
+        }
+    }
+
+    /// Sends one frame of this initiator's stream: to every peer from the server, to the server
+    /// (which checks and forwards it) from a client. Returns whether it went out.
+    fn send_frame(&mut self, bytes: &PackedByteArray) -> bool {
+        let message = bytes.to_variant();
+        if self.local_peer() == Some(SERVER) {
+            self.rpcs().pair_frame(&message).call().is_ok()
+        } else {
+            self.rpcs().pair_frame(&message).call_id(SERVER).is_ok()
+        }
+    }
+
+    /// Acts on a dropped frame's verdict (see `crate::inbox::act`).
+    pub(super) fn dropped_message(
+        &mut self,
+        sender: i64,
+        v: entwine_core::kit::Verdict,
+        what: &str,
+    ) {
+        if crate::inbox::act(&self.to_gd(), sender, v, what) {
+            self.net.inbox.disconnected(sender);
         }
     }
 

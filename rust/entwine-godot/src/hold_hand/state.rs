@@ -22,7 +22,7 @@ pub(super) struct NetRuntime {
     pub(super) view_time: f64,
     pub(super) view_delay: f32,
     pub(super) view_blend: f32,
-    /// Throttled warnings (forged, malformed, too fast).
+    /// Throttled warnings (too fast; the inbox throttles its own).
     pub(super) throttle: Warnings,
     /// What the animation snapshots carry (found the same way on every peer), the last snapshot
     /// read, and what each replica (initiator, recipient) last applied.
@@ -34,10 +34,8 @@ pub(super) struct NetRuntime {
     pub(super) sent_bytes: i64,
     /// The last frame sent, for a repeat (see `Due::repeat`).
     pub(super) last_frame: PackedByteArray,
-    /// Frames dropped because the sender is not this pair's initiator.
-    pub(super) rejected: i64,
-    /// Frames from this player that arrived while it leads no pair here (early or late).
-    pub(super) unexpected: i64,
+    /// The gate in front of the stream's frames (what was dropped, by reason).
+    pub(super) inbox: entwine_core::kit::Inbox,
     /// Recipient side: the initiator's silence, and whether it was given up.
     pub(super) watch: InitiatorWatch,
     /// Whether the pair writes this character's root here (the game's own sync must not).
@@ -45,8 +43,6 @@ pub(super) struct NetRuntime {
 }
 
 /// Throttled warning kinds (at most one per ten seconds each, with a count; see [`Warnings`]).
-pub(super) const THROTTLE_FORGED: u32 = 0;
-pub(super) const THROTTLE_MALFORMED: u32 = 1;
 pub(super) const THROTTLE_TOO_FAST: u32 = 2;
 
 /// Per-interaction state the component restores or rebuilds.

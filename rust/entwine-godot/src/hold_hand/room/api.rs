@@ -3,6 +3,7 @@
 
 use entwine_core::hold_hand::gate::held_back;
 use entwine_core::hold_hand::Admission;
+use entwine_core::kit::inbox::{Dropped, Verdict};
 
 use super::*;
 use crate::direct::Alive;
@@ -103,56 +104,36 @@ impl HoldHandRoom {
         d
     }
 
-    /// A client's call, handled on the server: `op` 0 request, 1 accept, 2 decline, 3 cancel, made by
-    /// `actor` (who must be the sending peer) toward `target` (for a request). At most
-    /// [member max_calls_per_second] per peer; the excess is dropped and counted.
+    /// Returns the messages this room dropped, by reason: `rate_limited` (beyond
+    /// [member max_calls_per_second]), `forged` (acting for another player, or a server's message
+    /// from a client), `malformed`, `unexpected`, plus `peers_disconnected` (peers the server
+    /// disconnected for abuse, see the project settings under `entwine/network/`) and
+    /// `warnings_held_back`.
+    #[func]
+    pub fn get_dropped_calls(&self) -> VarDictionary {
+        crate::inbox::counts_dictionary(&self.gate.dropped())
+    }
+
+    /// A client's call, handled on the server: one byte array, a request, accept, decline or
+    /// cancel made by the sending peer's player. At most [member max_calls_per_second] per peer;
+    /// the excess, malformed calls and calls acting for another player are dropped and counted.
     #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _submit)]
-    fn submit(&mut self, op: i32, actor: i64, target: i64) {
+    fn submit(&mut self, message: Variant) {
+        let (sender, _) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = (now(), crate::inbox::abuse());
         if self.mode() != Mode::Server {
+            let v = self.gate.drop(sender, Dropped::Forged, t, abuse);
+            self.dropped_message(sender, v, "a room call");
             return;
         }
-        let sender = self
-            .base()
-            .get_multiplayer()
-            .map_or(0, |mp| i64::from(mp.get_remote_sender_id()));
-        let t = now();
         let limit = self.call_limit();
-        let call = match self.gate.admit(sender, (op, actor, target), t, limit) {
+        let bytes = crate::inbox::bytes(&message);
+        let payload = bytes.as_ref().map(PackedByteArray::as_slice);
+        let call = match self.gate.admit(sender, payload, t, limit, abuse) {
             Admission::Pass(call) => call,
-            Admission::RateLimited { warn } => {
-                if let Some(held) = warn {
-                    let me = crate::warnings::label(&self.to_gd());
-                    godot_warn!(
-                        "{me}: peer {sender} sends more than {} calls per second; the excess is \
-                         dropped ({} dropped so far{})",
-                        limit.per_second,
-                        self.gate.stats().rate_limited,
-                        held_back(held)
-                    );
-                }
-                return;
-            }
-            Admission::Unknown { warn } => {
-                if let Some(held) = warn {
-                    let me = crate::warnings::label(&self.to_gd());
-                    godot_warn!(
-                        "{me}: peer {sender} sent an unknown call {op}; dropped{}",
-                        held_back(held)
-                    );
-                }
-                return;
-            }
-            Admission::Forged { warn } => {
-                if let Some(held) = warn {
-                    let me = crate::warnings::label(&self.to_gd());
-                    godot_warn!(
-                        "{me}: peer {sender} tried to act for player {actor}; dropped ({} so \
-                         far{})",
-                        self.gate.stats().rejected,
-                        held_back(held)
-                    );
-                }
+            Admission::Dropped(v) => {
+                self.dropped_message(sender, v, "a room call");
                 return;
             }
         };
@@ -162,8 +143,8 @@ impl HoldHandRoom {
         if !self.gate.answer_refusal(sender, t) {
             return;
         }
-        let why = GString::from(&e.to_string());
-        if let Err(e) = self.rpcs().refused(&why).call_id(sender) {
+        let why = PackedByteArray::from(truncated(&e.to_string(), MAX_REFUSAL_BYTES).as_bytes());
+        if let Err(e) = self.rpcs().refused(&why.to_variant()).call_id(sender) {
             if let Some(held) = self.gate.unreachable(sender, t) {
                 let me = crate::warnings::label(&self.to_gd());
                 godot_warn!(
@@ -174,23 +155,50 @@ impl HoldHandRoom {
         }
     }
 
-    /// The server's refusal of this peer's call, shown as a warning (counted in
+    /// The server's refusal of this peer's call (UTF-8 text), shown as a warning (counted in
     /// [method get_stats] as `refusals_received`).
-    #[rpc(authority, call_remote, reliable)]
+    #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _refused)]
-    fn refused(&mut self, why: GString) {
-        self.gate.refusal_received();
-        let me = crate::warnings::label(&self.to_gd());
-        godot_warn!("{me}: the server refused: {why}");
+    fn refused(&mut self, message: Variant) {
+        let (sender, _) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = (now(), crate::inbox::abuse());
+        let bytes = crate::inbox::bytes(&message);
+        let why = self.gate.server_sent(sender, t, abuse).and_then(|()| {
+            let b = bytes.as_ref().map(PackedByteArray::as_slice);
+            match b.filter(|b| b.len() <= MAX_REFUSAL_BYTES) {
+                Some(b) => core::str::from_utf8(b)
+                    .map_err(|_| self.gate.drop(sender, Dropped::Malformed, t, abuse)),
+                None => Err(self.gate.drop(sender, Dropped::Malformed, t, abuse)),
+            }
+        });
+        match why {
+            Ok(why) => {
+                self.gate.refusal_received();
+                let me = crate::warnings::label(&self.to_gd());
+                godot_warn!("{me}: the server refused: {why}");
+            }
+            Err(v) => self.dropped_message(sender, v, "a refusal"),
+        }
     }
 
-    /// One event of the server's room, replayed here: `kind` 0 requested, 1 accepted, 2 declined,
-    /// 3 expired, 4 withdrawn, 5 ended.
-    #[rpc(authority, call_remote, reliable)]
+    /// One event of the server's room, replayed here (one byte array, only from the server).
+    #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _replay)]
-    fn replay(&mut self, kind: i32, a: i64, b: i64, c: i64, expires_at: f64) {
-        let Some(event) = RoomEvent::decode((kind, a, b, c, expires_at)) else {
-            return;
+    fn replay(&mut self, message: Variant) {
+        let (sender, _) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = (now(), crate::inbox::abuse());
+        let bytes = crate::inbox::bytes(&message);
+        let event = self.gate.server_sent(sender, t, abuse).and_then(|()| {
+            let b = bytes.as_ref().map(PackedByteArray::as_slice);
+            b.and_then(RoomEvent::decode)
+                .ok_or_else(|| self.gate.drop(sender, Dropped::Malformed, t, abuse))
+        });
+        let event = match event {
+            Ok(event) => event,
+            Err(v) => {
+                self.dropped_message(sender, v, "a room event");
+                return;
+            }
         };
         let before = self.events.len();
         self.room.apply(event);
@@ -210,8 +218,8 @@ impl HoldHandRoom {
         let mut snapshot = Vec::new();
         self.room.snapshot(&mut snapshot);
         for event in snapshot {
-            let (kind, a, b, c, t) = event.encode();
-            if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call_id(peer) {
+            let event = PackedByteArray::from(&event.encode()[..]).to_variant();
+            if let Err(e) = self.rpcs().replay(&event).call_id(peer) {
                 let me = crate::warnings::label(&self.to_gd());
                 godot_warn!("{me}: cannot send the room to peer {peer}: {e:?}");
             }
@@ -230,5 +238,26 @@ impl HoldHandRoom {
     #[func]
     pub fn get_player_count(&self) -> i64 {
         self.members.len() as i64
+    }
+}
+
+/// Most bytes of a refusal's text.
+const MAX_REFUSAL_BYTES: usize = 256;
+
+/// Returns `text` cut to at most `max` bytes, at a character boundary.
+fn truncated(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+impl HoldHandRoom {
+    /// Acts on a dropped message's verdict (see `crate::inbox::act`).
+    fn dropped_message(&mut self, sender: i64, v: Verdict, what: &str) {
+        if crate::inbox::act(&self.to_gd(), sender, v, what) {
+            self.gate.disconnected(sender);
+        }
     }
 }

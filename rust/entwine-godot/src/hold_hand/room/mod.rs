@@ -212,12 +212,13 @@ impl HoldHandRoom {
         let Mode::Client(me) = self.mode() else {
             return self.apply_op(op);
         };
-        let (code, actor, target) = op.encode();
+        let actor = op.actor();
         if actor != me {
             // The server would drop it: say so here, where the mistake is.
             return Err(RoomError::NotYours(actor));
         }
-        if let Err(e) = self.rpcs().submit(code, actor, target).call_id(1) {
+        let call = PackedByteArray::from(&op.encode()[..]).to_variant();
+        if let Err(e) = self.rpcs().submit(&call).call_id(1) {
             crate::warnings::warn(&self.to_gd(), &format!("cannot reach the server: {e:?}"));
         }
         Ok(())
@@ -250,8 +251,8 @@ impl HoldHandRoom {
     fn schedule_flush(&mut self, before: usize) {
         if self.mode() == Mode::Server {
             for i in before..self.events.len() {
-                let (kind, a, b, c, t) = self.events[i].encode();
-                if let Err(e) = self.rpcs().replay(kind, a, b, c, t).call() {
+                let event = PackedByteArray::from(&self.events[i].encode()[..]).to_variant();
+                if let Err(e) = self.rpcs().replay(&event).call() {
                     let me = crate::warnings::label(&self.to_gd());
                     godot_warn!("{me}: cannot replay an event: {e:?}");
                 }
