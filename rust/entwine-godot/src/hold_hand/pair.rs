@@ -32,7 +32,12 @@ impl HoldHandComponent {
                     return;
                 };
                 let start = self.driver.prepare(me, &tuning);
-                partner.bind_mut().place_root(start);
+                // Only the peer that drives the pair places the partner: every other peer shows
+                // both characters where it last showed them until the stream arrives, then
+                // glides them in (blend_speed), so nothing jumps on its screen.
+                if self.is_owned() {
+                    partner.bind_mut().place_root(start);
+                }
                 self.runtime.mirror_rig.ready = false;
                 self.runtime.mirror_follow.reset();
                 self.sender.restart();
