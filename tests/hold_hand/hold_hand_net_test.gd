@@ -703,6 +703,48 @@ func _check_no_jump(who: String, own: Array) -> void:
 			"<= %.1f mm per tick" % (limits[j] * 1000.0), worst[j] * 1000.0)
 
 
+## Checks each step this view drew after its start blend against the initiator's own motion at
+## that moment: at most 2x the largest step per tick on the initiator's screen within two of its
+## frames either side of the same view time, plus 1 cm (times the pair's scale). A whole-walk
+## bound (1.25x the largest step, the 202 mm follow-in at the start) would let a 250 mm jump
+## mid-walk through; this one does not. Frames from a stall to STALL_SETTLE after it are left out.
+func _check_local_steps(who: String, labels: Array, first: int) -> void:
+	var record: Dictionary = _probe.values["record"]
+	var truth_t: PackedFloat64Array = record["t"]
+	var truth_v: PackedVector3Array = record["v"]
+	var truth_k: PackedInt64Array = record["k"]
+	var stall: Array = _probe.values.get("stall", [])
+	var worst := [-INF, -INF, -INF, -INF]
+	var worst_at := [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+	var k := 2
+	for i in range(maxi(first, 1), _times.size()):
+		var t := _times[i]
+		if t > truth_t[truth_t.size() - 1]:
+			break
+		if not stall.is_empty() and t > stall[0] - 0.05 and t < stall[1] + STALL_SETTLE:
+			continue
+		var n := _ticks[i] - _ticks[i - 1]
+		if n <= 0:
+			continue
+		while k + 1 < truth_t.size() and truth_t[k + 1] < t:
+			k += 1
+		for j in 4:
+			var local := 0.0
+			for m in range(maxi(k - 2, 3), mini(k + 4, truth_t.size())):
+				var dm := maxi(truth_k[m] - truth_k[m - 1], 1)
+				local = maxf(local, truth_v[4 * m + j].distance_to(truth_v[4 * (m - 1) + j]) / dm)
+			var step := _views[4 * i + j].distance_to(_views[4 * (i - 1) + j]) / n
+			var margin := step - (2.0 * local + 0.01 * world_scale())
+			if margin > worst[j]:
+				worst[j] = margin
+				worst_at[j] = [t, step, local]
+	for j in 4:
+		print("HOLD_HAND_NET %s %s %s %s: worst step against the initiator's own motion: %.1f mm per tick at view time %.3f where the initiator moved %.1f mm per tick (margin %.1f mm)" % [
+			transport(), condition(), who, labels[j], worst_at[j][1] * 1000.0, worst_at[j][0], worst_at[j][2] * 1000.0, worst[j] * 1000.0])
+		check(worst[j] <= 0.0, "the %s's %s never steps more than 2x the initiator's own motion there + 1 cm" % [who, labels[j]],
+			"<= 0 mm over", worst[j] * 1000.0)
+
+
 ## Compares this peer's record with the initiator's, frame by frame at equal view times.
 func _compare(recipient: bool) -> void:
 	var who := "recipient" if recipient else "onlooker"
@@ -773,6 +815,7 @@ func _compare(recipient: bool) -> void:
 	while first < _times.size() and truth_t.size() > 2 and _times[first] <= truth_t[2]:
 		first += 1
 	var mine := _largest_steps(_views, _ticks, 0, first)
+	_check_local_steps(who, labels, _blend_end())
 	var blending := _largest_steps(_views, _ticks, 0, 0)
 	var stop := _stop_overshoot(truth_t, truth_v)
 	var p95_limit: float = limits()[0]
