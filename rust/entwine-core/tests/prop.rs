@@ -166,6 +166,161 @@ fn prop_kit_quant_decoders() {
     });
 }
 
+/// Flips one random bit of `bytes` or cuts or lengthens it by one byte, now and then.
+fn damaged(g: &Gen, mut bytes: Vec<u8>) -> Vec<u8> {
+    match g.below(4) {
+        0 if !bytes.is_empty() => {
+            let i = g.below(bytes.len());
+            bytes[i] ^= 1 << g.below(8);
+        }
+        1 => {
+            bytes.pop();
+        }
+        2 => bytes.push(g.u64() as u8),
+        _ => {}
+    }
+    bytes
+}
+
+#[test]
+fn prop_network_messages() {
+    run("prop_network_messages", |g| {
+        let call = network_decoders(g)?;
+        network_gates(g, call)
+    });
+}
+
+/// Every decoder takes any bytes; a message read back is the one written. Returns a valid call.
+fn network_decoders(g: &Gen) -> Result<entwine_core::hold_hand::RoomCall, String> {
+    use entwine_core::clock::{decode_ping, decode_pong, encode_pong};
+    use entwine_core::formation::command::{self, Command, MAX_COMMAND_BYTES};
+    use entwine_core::hold_hand::RoomCall;
+
+    let junk = g.bytes(96);
+    let _ = RoomCall::decode(&junk);
+    let _ = RoomEvent::decode(&junk);
+    let _ = command::decode_message(&junk);
+    let _ = command::decode_ack(&junk);
+    let _ = decode_ping(&junk);
+    let _ = decode_pong(&junk);
+    let call = match g.below(4) {
+        0 => RoomCall::Request {
+            from: g.u64() as i64,
+            to: g.u64() as i64,
+        },
+        1 => RoomCall::Accept { by: g.u64() as i64 },
+        2 => RoomCall::Decline { by: g.u64() as i64 },
+        _ => RoomCall::Cancel { by: g.u64() as i64 },
+    };
+    ensure!(
+        RoomCall::decode(&call.encode()) == Some(call),
+        "{call:?} does not read back"
+    );
+    let _ = RoomCall::decode(&damaged(g, call.encode().to_vec()));
+    let event = RoomEvent::Requested {
+        from: g.u64() as i64,
+        to: g.u64() as i64,
+        expires_at: g.f64(),
+    };
+    let back = RoomEvent::decode(&event.encode());
+    ensure!(
+        back.map(|e| e.encode()) == Some(event.encode()),
+        "{event:?} does not read back bit for bit"
+    );
+    let _ = RoomEvent::decode(&damaged(g, event.encode().to_vec()));
+    let name: String = (0..g.below(40))
+        .map(|_| g.pick(&['a', 'é', '7', ' ']))
+        .collect();
+    let cmd = match g.below(3) {
+        0 => Command::form(name),
+        1 => Command::march_to(g.vec3(), g.f32()),
+        _ => Command::face(g.f32()),
+    };
+    let mut buf = [0u8; MAX_COMMAND_BYTES];
+    let (id, stamp) = (g.u64() as i64, g.f64());
+    if let Ok(n) = command::encode_message(id, stamp, &cmd, &mut buf) {
+        let back = command::decode_message(&buf[..n]);
+        ensure!(back.is_some(), "{cmd:?} does not read back");
+        let _ = command::decode_message(&damaged(g, buf[..n].to_vec()));
+    }
+    let (a, b) = (g.f64(), g.f64());
+    let pong = decode_pong(&encode_pong(a, b));
+    ensure!(
+        pong.map(|(x, y)| (x.to_bits(), y.to_bits())) == Some((a.to_bits(), b.to_bits())),
+        "the answer does not read back"
+    );
+    Ok(call)
+}
+
+/// The inbox and the room's gate under any sequence of senders, times and payloads (`call` now and
+/// then): the counters add up, and no peer gets more calls through than its limit allows.
+fn network_gates(g: &Gen, call: entwine_core::hold_hand::RoomCall) -> harness::Outcome {
+    use entwine_core::hold_hand::CallGate;
+    use entwine_core::kit::inbox::{abuse_limit, Dropped, Inbox};
+    use entwine_core::kit::RateLimit;
+
+    let mut inbox = Inbox::default();
+    let mut gate = CallGate::default();
+    let limit = RateLimit {
+        capacity: g.range(0.0, 20.0),
+        per_second: g.range(0.0, 50.0),
+    };
+    let abuse = abuse_limit(g.f32());
+    let mut now = 0.0f64;
+    let (mut passed, mut dropped) = ([0u32; 3], 0i64);
+    for _ in 0..64 {
+        let peer = g.below(3) as i64;
+        now += if g.mode == Mode::Hostile {
+            g.f64()
+        } else {
+            f64::from(g.range(0.0, 0.05))
+        };
+        match inbox.admit(peer, now, limit, abuse) {
+            Ok(()) => passed[peer as usize] += 1,
+            Err(v) => {
+                ensure!(
+                    v.why == Dropped::RateLimited,
+                    "admit dropped for {:?}",
+                    v.why
+                );
+                dropped += 1;
+            }
+        }
+        if g.chance(0.3) {
+            let _ = inbox.drop(
+                peer,
+                g.pick(&[Dropped::Forged, Dropped::Malformed, Dropped::Unexpected]),
+                now,
+                abuse,
+            );
+            dropped += 1;
+        }
+        let payload = if g.chance(0.5) {
+            call.encode().to_vec()
+        } else {
+            g.bytes(24)
+        };
+        let _ = gate.admit(peer, Some(&payload), now, limit, abuse);
+    }
+    let c = inbox.counts();
+    ensure!(
+        c.rate_limited + c.forged + c.malformed + c.unexpected == dropped,
+        "counters {c:?} do not add up to {dropped} drops"
+    );
+    if g.mode != Mode::Hostile && limit.capacity.is_finite() && limit.per_second.is_finite() {
+        let allowed = limit.capacity.max(0.0) as f64 + limit.per_second.max(0.0) as f64 * now + 1.0;
+        for (peer, &n) in passed.iter().enumerate() {
+            ensure!(
+                f64::from(n) <= allowed,
+                "peer {peer} got {n} calls through, allowed {allowed}"
+            );
+        }
+    }
+    let s = gate.stats();
+    ensure!(s.calls + s.rate_limited == 64, "the gate lost calls: {s:?}");
+    Ok(())
+}
+
 #[test]
 fn prop_clock() {
     run("prop_clock", |g| {
