@@ -57,6 +57,7 @@ unsafe impl ExtensionLibrary for Entwine {
             monitors::unregister();
             rope::release_server();
             names::release();
+            inbox::release();
         }
     }
 }

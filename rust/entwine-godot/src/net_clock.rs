@@ -1,6 +1,7 @@
 //! `NetClock`: the server's clock, estimated on every client through Godot's MultiplayerAPI.
 //! The glue sends and answers the ping RPCs; the estimate and the ping timer are `core::clock`.
 
+use crate::inbox::Message;
 use entwine_core::clock::{
     decode_ping, decode_pong, encode_pong, ClockSync, PingTimer, PING_BYTES, PING_INTERVAL,
     PING_LIMIT, PONG_BYTES,
@@ -102,9 +103,9 @@ impl NetClock {
     #[func]
     pub fn ping_server(&mut self) {
         if self.is_client() {
-            let stamp = PackedByteArray::from(&now().to_le_bytes()[..]);
+            let stamp = Message::of(&now().to_le_bytes());
             // The server has peer id 1 in Godot's high-level multiplayer.
-            if let Err(e) = self.rpcs().ping(&stamp.to_variant()).call_id(1) {
+            if let Err(e) = self.rpcs().ping(stamp).call_id(1) {
                 godot_warn!("EntwineNetClock: cannot ping the server: {e:?}");
             }
         }
@@ -114,9 +115,9 @@ impl NetClock {
     /// time (one byte array; anything else is dropped and counted).
     #[rpc(any_peer, call_remote, unreliable_ordered, channel = 0)]
     #[func(rename = _ping)]
-    fn ping(&mut self, message: Variant) {
+    fn ping(&mut self, #[opt(default = Message::none())] message: Message) {
         let (sender, server) = crate::inbox::sender(&self.to_gd());
-        let (t, abuse) = (now(), crate::inbox::abuse());
+        let (t, abuse) = crate::inbox::clock();
         let stamp = if server {
             self.inbox
                 .admit(sender, t, PING_LIMIT, abuse)
@@ -133,14 +134,13 @@ impl NetClock {
         let stamp = match stamp {
             Ok(stamp) => stamp,
             Err(v) => {
-                if crate::inbox::act(&self.to_gd(), sender, v, "clock ping") {
-                    self.inbox.disconnected(sender);
-                }
+                let node = self.to_gd();
+                crate::inbox::act(&node, &mut self.inbox, sender, v, "clock ping");
                 return;
             }
         };
-        let answer = PackedByteArray::from(&encode_pong(stamp, now())[..]);
-        if let Err(e) = self.rpcs().pong(&answer.to_variant()).call_id(sender) {
+        let answer = Message::of(&encode_pong(stamp, now()));
+        if let Err(e) = self.rpcs().pong(answer).call_id(sender) {
             godot_warn!("EntwineNetClock: cannot answer peer {sender}: {e:?}");
         }
     }
@@ -148,9 +148,9 @@ impl NetClock {
     /// The server's answer, handled on a client (only from the server; one byte array).
     #[rpc(any_peer, call_remote, unreliable_ordered, channel = 0)]
     #[func(rename = _pong)]
-    fn pong(&mut self, message: Variant) {
+    fn pong(&mut self, #[opt(default = Message::none())] message: Message) {
         let (sender, _) = crate::inbox::sender(&self.to_gd());
-        let (t, abuse) = (now(), crate::inbox::abuse());
+        let (t, abuse) = crate::inbox::clock();
         let answer = self
             .inbox
             .sender_is(sender, SERVER, t, abuse)
@@ -167,9 +167,8 @@ impl NetClock {
                 }
             }
             Err(v) => {
-                if crate::inbox::act(&self.to_gd(), sender, v, "clock answer") {
-                    self.inbox.disconnected(sender);
-                }
+                let node = self.to_gd();
+                crate::inbox::act(&node, &mut self.inbox, sender, v, "clock answer");
             }
         }
     }

@@ -144,9 +144,10 @@ impl CallGate {
         self.inbox.drop(sender, why, now, abuse)
     }
 
-    /// Counts `peer` as disconnected for abuse.
-    pub fn disconnected(&mut self, peer: PlayerId) {
-        self.inbox.disconnected(peer);
+    /// The inbox in front of the room's messages (for the abuse policy: `Inbox::cut`,
+    /// `Inbox::kept_warning`).
+    pub fn inbox_mut(&mut self) -> &mut Inbox {
+        &mut self.inbox
     }
 
     /// Returns whether a refusal of `sender`'s call may be answered at time `now` (at most

@@ -102,7 +102,7 @@ pub struct Verdict {
     /// last one of this reason about this peer), `None` when it is held back.
     pub warn: Option<u32>,
     /// The peer has caused more dropped calls than the abuse limit allows: the server should
-    /// disconnect it (reported at most once per [`WARN_INTERVAL`] per peer).
+    /// disconnect it ([`Inbox::cut`]), or warn that it keeps it ([`Inbox::kept_warning`]).
     pub abusive: bool,
 }
 
@@ -110,8 +110,11 @@ pub struct Verdict {
 struct Peer {
     calls: TokenBucket,
     strikes: TokenBucket,
-    reported: Option<f64>,
+    cut: bool,
 }
+
+/// The throttle key of the warning that an abusive peer is kept (beside the [`Dropped`] reasons).
+const KEPT: u8 = 255;
 
 /// See the module.
 #[derive(Clone, Copy)]
@@ -212,16 +215,7 @@ impl Inbox {
         }
         let abusive = match (why, abuse, self.peers.entry(sender)) {
             (Dropped::Unexpected, ..) | (_, None, _) | (_, _, None) => false,
-            (_, Some(limit), Some(p)) => {
-                let over = !p.strikes.try_take(now, limit);
-                let due = p
-                    .reported
-                    .is_none_or(|t| !now.is_finite() || now - t >= WARN_INTERVAL);
-                if over && due {
-                    p.reported = Some(if now.is_finite() { now } else { 0.0 });
-                }
-                over && due
-            }
+            (_, Some(limit), Some(p)) => !p.strikes.try_take(now, limit),
         };
         let warn = self.warns.check((sender, why as u8), now);
         if warn.is_none() {
@@ -230,10 +224,23 @@ impl Inbox {
         Verdict { why, warn, abusive }
     }
 
-    /// Counts `peer` as disconnected for abuse and forgets its buckets.
-    pub fn disconnected(&mut self, peer: PeerId) {
-        self.counts.peers_disconnected += 1;
-        self.peers.remove(peer);
+    /// Marks abusive `peer` as being disconnected: returns `true` (and counts it) the first time,
+    /// `false` while its disconnection is under way.
+    pub fn cut(&mut self, peer: PeerId) -> bool {
+        let first = self
+            .peers
+            .entry(peer)
+            .is_some_and(|p| !core::mem::replace(&mut p.cut, true));
+        if first {
+            self.counts.peers_disconnected += 1;
+        }
+        first
+    }
+
+    /// Returns `Some(held_back)` when the warning that abusive `peer` is kept (not disconnected)
+    /// is due at `now` (at most once per [`WARN_INTERVAL`]).
+    pub fn kept_warning(&mut self, peer: PeerId, now: f64) -> Option<u32> {
+        self.warns.check((peer, KEPT), now)
     }
 
     /// Returns the counters.
@@ -260,7 +267,7 @@ mod tests {
     const TEN: RateLimit = RateLimit::per_second(10.0);
 
     #[test]
-    fn a_flooding_peer_gets_its_rate_one_warning_and_one_abuse_report_per_interval() {
+    fn a_flooding_peer_gets_its_rate_one_warning_per_interval_and_is_abusive_past_its_burst() {
         let mut inbox = Inbox::default();
         let abuse = abuse_limit(5.0); // 50 dropped at once, then 5 per second
         let mut verdicts = Vec::new();
@@ -278,27 +285,29 @@ mod tests {
         let warned = verdicts.iter().filter(|v| v.warn.is_some()).count();
         assert_eq!(warned, 1, "one warning per interval");
         assert_eq!(inbox.counts().warnings_held_back, 189);
-        let abusive: Vec<usize> = (0..verdicts.len())
-            .filter(|&i| verdicts[i].abusive)
-            .collect();
+        let first = verdicts.iter().position(|v| v.abusive);
         assert_eq!(
-            abusive,
-            vec![50],
-            "reported once, on the first drop past the burst"
+            first,
+            Some(50),
+            "abusive from the first drop past the burst of 50"
+        );
+        assert!(
+            verdicts[50..].iter().all(|v| v.abusive),
+            "and on every drop after it"
         );
         // Another peer has its own buckets.
         assert_eq!(inbox.admit(8, 0.0, TEN, abuse), Ok(()));
-        // After the interval, a peer still over its limit is reported again (its bucket refilled
-        // by 5 per second meanwhile), once.
-        let t = WARN_INTERVAL + 0.01;
-        let later: Vec<Verdict> = (0..80)
-            .map(|_| inbox.drop(7, Dropped::Forged, t, abuse))
-            .collect();
-        assert_eq!(later.iter().filter(|v| v.abusive).count(), 1);
-        assert_eq!(later[0].warn, Some(0));
-        inbox.disconnected(7);
+        // The server cuts the peer once; the warning that it is kept instead comes once per
+        // interval.
+        assert!(inbox.cut(7));
+        assert!(!inbox.cut(7), "already being disconnected");
         assert_eq!(inbox.counts().peers_disconnected, 1);
-        assert_eq!(inbox.admit(7, WARN_INTERVAL + 0.02, TEN, abuse), Ok(()));
+        assert_eq!(inbox.kept_warning(8, 0.0), Some(0));
+        assert_eq!(inbox.kept_warning(8, 1.0), None);
+        assert_eq!(inbox.kept_warning(8, WARN_INTERVAL + 0.5), Some(1));
+        // After ten seconds of calm the bucket is full again: not abusive.
+        let later = inbox.drop(7, Dropped::Forged, 20.0, abuse);
+        assert!(!later.abusive && later.warn == Some(0));
     }
 
     #[test]

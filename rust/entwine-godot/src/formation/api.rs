@@ -2,6 +2,7 @@
 //! RPC entry points (handled in `network.rs`), plus the node's warning helpers.
 
 use super::*;
+use crate::inbox::Message;
 use crate::warnings;
 use entwine_core::formation::MAX_AGENTS;
 use entwine_core::kit::warn::int_checked;
@@ -203,14 +204,14 @@ impl FormationController {
     /// set, then acknowledged.
     #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _net_command)]
-    fn net_command(&mut self, message: Variant) {
+    fn net_command(&mut self, #[opt(default = Message::none())] message: Message) {
         self.receive_command(&message);
     }
 
     /// A client's acknowledgement, handled on the server (one byte array).
     #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _net_ack)]
-    fn net_ack(&mut self, message: Variant) {
+    fn net_ack(&mut self, #[opt(default = Message::none())] message: Message) {
         self.receive_ack(&message);
     }
 
@@ -218,7 +219,7 @@ impl FormationController {
     /// malformed, stale or foreign chunks are dropped and counted.
     #[rpc(any_peer, call_remote, unreliable, channel = 1)]
     #[func(rename = _net_keyframe)]
-    fn net_keyframe(&mut self, message: Variant) {
+    fn net_keyframe(&mut self, #[opt(default = Message::none())] message: Message) {
         self.receive_keyframe(&message);
     }
 }

@@ -1,6 +1,7 @@
 //! Network: the server sends commands to every client (acknowledged, resent, silent peers
 //! dropped) and state keyframes; clients apply them. The bookkeeping is the core's `CommandLog`.
 
+use crate::inbox::Message;
 use entwine_core::formation::command::{self, flight_age, NetAction, ACK_BYTES, MAX_COMMAND_BYTES};
 use entwine_core::formation::keyframe::{
     decode_chunk, encode_chunk, MAX_CHUNK_AGENTS, MAX_CHUNK_BYTES,
@@ -92,7 +93,7 @@ impl FormationController {
         what: &str,
     ) -> Option<&'a [u8]> {
         let (sender, server) = crate::inbox::sender(&self.to_gd());
-        let (t, abuse) = (now(), crate::inbox::abuse());
+        let (t, abuse) = crate::inbox::clock();
         let inbox = &mut self.inbox;
         let checked = if server {
             Err(inbox.drop(sender, Dropped::Forged, t, abuse))
@@ -109,21 +110,20 @@ impl FormationController {
 
     /// Acts on a dropped message's verdict (see `crate::inbox::act`).
     pub(super) fn dropped_message(&mut self, sender: i64, v: Verdict, what: &str) {
-        if crate::inbox::act(&self.to_gd(), sender, v, what) {
-            self.inbox.disconnected(sender);
-        }
+        let node = self.to_gd();
+        crate::inbox::act(&node, &mut self.inbox, sender, v, what);
     }
 
     /// A command from the server, handled on a client: applied once per id (resends are only
     /// acknowledged), aged by its time in flight when a [EntwineNetClock] is set, then
     /// acknowledged.
-    pub(super) fn receive_command(&mut self, message: &Variant) {
+    pub(super) fn receive_command(&mut self, message: &Message) {
         let bytes = crate::inbox::bytes(message);
         let Some(b) = self.server_message(&bytes, MAX_COMMAND_BYTES, "a squad command") else {
             return;
         };
         let Some((id, stamp, cmd)) = command::decode_message(b) else {
-            let (t, abuse) = (now(), crate::inbox::abuse());
+            let (t, abuse) = crate::inbox::clock();
             let v = self.inbox.drop(SERVER, Dropped::Malformed, t, abuse);
             self.dropped_message(SERVER, v, "a squad command");
             return;
@@ -147,17 +147,17 @@ impl FormationController {
             Ok(false) => {}
         }
         if self.acknowledge_commands {
-            let ack = PackedByteArray::from(&id.to_le_bytes()[..]).to_variant();
-            if let Err(e) = self.rpcs().net_ack(&ack).call_id(1) {
+            let ack = Message::of(&id.to_le_bytes());
+            if let Err(e) = self.rpcs().net_ack(ack).call_id(1) {
                 self.warn_plain(&format!("cannot acknowledge command {id}: {e:?}"));
             }
         }
     }
 
     /// A client's acknowledgement, handled on the server.
-    pub(super) fn receive_ack(&mut self, message: &Variant) {
+    pub(super) fn receive_ack(&mut self, message: &Message) {
         let (sender, server) = crate::inbox::sender(&self.to_gd());
-        let (t, abuse) = (now(), crate::inbox::abuse());
+        let (t, abuse) = crate::inbox::clock();
         let bytes = crate::inbox::bytes(message);
         let inbox = &mut self.inbox;
         let id = if server {
@@ -181,7 +181,7 @@ impl FormationController {
 
     /// A state keyframe chunk from the server, handled on a client (see [member keyframe_rate]):
     /// malformed or stale chunks are dropped and counted, with one warning.
-    pub(super) fn receive_keyframe(&mut self, message: &Variant) {
+    pub(super) fn receive_keyframe(&mut self, message: &Message) {
         let bytes = crate::inbox::bytes(message);
         let Some(chunk) = self.server_message(&bytes, MAX_CHUNK_BYTES, "a state keyframe") else {
             self.keyframes.stats[2] += 1;
@@ -259,8 +259,8 @@ impl FormationController {
             ));
             return;
         };
-        let message = PackedByteArray::from(&buf[..n]).to_variant();
-        if let Err(e) = self.rpcs().net_command(&message).call_id(i64::from(peer)) {
+        let message = Message::of(&buf[..n]);
+        if let Err(e) = self.rpcs().net_command(message).call_id(i64::from(peer)) {
             self.warn_plain(&format!("cannot send command {id} to peer {peer}: {e:?}"));
         }
     }
@@ -345,8 +345,8 @@ impl FormationController {
                 );
                 break;
             }
-            let bytes = PackedByteArray::from(self.keyframes.buf.as_slice()).to_variant();
-            if self.rpcs().net_keyframe(&bytes).call().is_ok() {
+            let bytes = Message::of(&self.keyframes.buf);
+            if self.rpcs().net_keyframe(bytes.clone()).call().is_ok() {
                 self.keyframes.stats[0] += self.keyframes.buf.len() as i64 * clients;
             }
         }

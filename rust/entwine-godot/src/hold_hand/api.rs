@@ -103,7 +103,7 @@ impl HoldHandComponent {
         d
     }
 
-    /// Returns the pair frames this component dropped, by reason: `rate_limited` (beyond 240 per
+    /// Returns the pair frames this component dropped, by reason: `rate_limited` (beyond 120 per
     /// second), `forged` (not from this player's peer on the server, not from the server on a
     /// client), `malformed`, `unexpected` (while this player leads no pair here), plus
     /// `peers_disconnected` (peers the server disconnected for abuse, see the project settings

@@ -10,6 +10,7 @@ mod room;
 mod setup;
 mod state;
 
+use crate::inbox::Message;
 use entwine_core::hold_hand::contact::fade_step;
 use entwine_core::hold_hand::hand::{contact_frame, Contact, HoldingHand};
 use entwine_core::hold_hand::params::PairParam as P;
@@ -48,9 +49,13 @@ use layers::{chain_for_hand, detect_arm_layers, LOCAL_ANIM_GRACE};
 pub use room::HoldHandRoom;
 use state::{NetRuntime, Runtime, THROTTLE_TOO_FAST};
 
-/// Pair frames the server reads from an initiator's peer: a burst of 240, then 240 per second
-/// (twice a frame per physics tick at 120 Hz).
-const FRAME_LIMIT: RateLimit = RateLimit::per_second(240.0);
+/// Pair frames the server reads from an initiator's peer: a burst of 240, then 120 per second
+/// (an initiator sends at most 50 frames a second, pose_interval's least 0.02 s, each maybe
+/// repeated once).
+const FRAME_LIMIT: RateLimit = RateLimit {
+    capacity: 240.0,
+    per_second: 120.0,
+};
 
 /// Two characters holding hands: the initiator walks, the partner is carried along, and both arms
 /// meet at one shared contact point.
@@ -523,16 +528,16 @@ impl HoldHandComponent {
 
     /// The initiator's stream (one byte array per frame): one frame of both roots, the hand
     /// samples since the last frame and maybe an animation snapshot. The server reads frames only
-    /// from this player's own peer (at most 240 per second) and forwards those it accepts to
+    /// from this player's own peer (at most 120 per second) and forwards those it accepts to
     /// every other peer; clients read frames only from the server. Frames from any other peer,
     /// for a pair this player does not lead, malformed, stale or too fast ones are dropped and
     /// counted, with at most one warning per peer and kind every 10 s.
     #[rpc(any_peer, call_remote, unreliable, channel = 1)]
     #[func(rename = _pair_frame)]
-    fn pair_frame(&mut self, message: Variant) {
+    fn pair_frame(&mut self, #[opt(default = Message::none())] message: Message) {
         let (sender, server) = crate::inbox::sender(&self.to_gd());
         let me = self.get_player_id();
-        let (t, abuse) = (crate::time::now(), crate::inbox::abuse());
+        let (t, abuse) = crate::inbox::clock();
         let expected = if server { me } else { SERVER };
         let bytes = crate::inbox::bytes(&message);
         let inbox = &mut self.net.inbox;
@@ -568,7 +573,7 @@ impl HoldHandComponent {
         if server && matches!(received, Ok(_) | Err(Refused::Stale | Refused::NoKey)) {
             // Every other peer gets what the server checked (Godot's relay can be off): a repeat
             // the server already had may be the copy another peer's link needs.
-            let _ = self.rpcs().pair_frame(&message).call_id(-sender);
+            let _ = self.rpcs().pair_frame(message.clone()).call_id(-sender);
         }
         match received {
             Ok(_) => {
@@ -587,8 +592,8 @@ impl HoldHandComponent {
             Err(Refused::TooFast) => self.warn_throttled(
                 THROTTLE_TOO_FAST,
                 format!(
-                    "refused a pair frame from peer {sender} that moves its character faster than \
-                     max_root_speed ({} m/s) without a teleport; counted in \
+                    "refused a pair frame of player {me} (from peer {sender}) that moves its \
+                     character faster than max_root_speed ({} m/s) without a teleport; counted in \
                      get_network_stats().too_fast",
                     self.max_root_speed
                 ),

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::direct::Alive;
+use crate::inbox::Message;
 use entwine_core::hold_hand::anim::ArmLayerBlend;
 use entwine_core::kit::inbox::SERVER;
 
@@ -107,11 +108,11 @@ impl HoldHandComponent {
     /// Sends one frame of this initiator's stream: to every peer from the server, to the server
     /// (which checks and forwards it) from a client. Returns whether it went out.
     fn send_frame(&mut self, bytes: &PackedByteArray) -> bool {
-        let message = bytes.to_variant();
+        let message = Message(bytes.to_variant());
         if self.local_peer() == Some(SERVER) {
-            self.rpcs().pair_frame(&message).call().is_ok()
+            self.rpcs().pair_frame(message.clone()).call().is_ok()
         } else {
-            self.rpcs().pair_frame(&message).call_id(SERVER).is_ok()
+            self.rpcs().pair_frame(message).call_id(SERVER).is_ok()
         }
     }
 
@@ -122,9 +123,8 @@ impl HoldHandComponent {
         v: entwine_core::kit::Verdict,
         what: &str,
     ) {
-        if crate::inbox::act(&self.to_gd(), sender, v, what) {
-            self.net.inbox.disconnected(sender);
-        }
+        let node = self.to_gd();
+        crate::inbox::act(&node, &mut self.net.inbox, sender, v, what);
     }
 
     /// Finds (once per pair) what the animation snapshots carry: the tree's numeric

@@ -7,6 +7,7 @@ use entwine_core::kit::inbox::{Dropped, Verdict};
 
 use super::*;
 use crate::direct::Alive;
+use crate::inbox::Message;
 
 #[godot_api]
 impl HoldHandRoom {
@@ -119,10 +120,10 @@ impl HoldHandRoom {
     /// the excess, malformed calls and calls acting for another player are dropped and counted.
     #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _submit)]
-    fn submit(&mut self, message: Variant) {
-        let (sender, _) = crate::inbox::sender(&self.to_gd());
-        let (t, abuse) = (now(), crate::inbox::abuse());
-        if self.mode() != Mode::Server {
+    fn submit(&mut self, #[opt(default = Message::none())] message: Message) {
+        let (sender, server) = crate::inbox::sender(&self.to_gd());
+        let (t, abuse) = crate::inbox::clock();
+        if !server || self.mode() != Mode::Server {
             let v = self.gate.drop(sender, Dropped::Forged, t, abuse);
             self.dropped_message(sender, v, "a room call");
             return;
@@ -143,8 +144,8 @@ impl HoldHandRoom {
         if !self.gate.answer_refusal(sender, t) {
             return;
         }
-        let why = PackedByteArray::from(truncated(&e.to_string(), MAX_REFUSAL_BYTES).as_bytes());
-        if let Err(e) = self.rpcs().refused(&why.to_variant()).call_id(sender) {
+        let why = Message::of(truncated(&e.to_string(), MAX_REFUSAL_BYTES).as_bytes());
+        if let Err(e) = self.rpcs().refused(why).call_id(sender) {
             if let Some(held) = self.gate.unreachable(sender, t) {
                 let me = crate::warnings::label(&self.to_gd());
                 godot_warn!(
@@ -159,9 +160,9 @@ impl HoldHandRoom {
     /// [method get_stats] as `refusals_received`).
     #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _refused)]
-    fn refused(&mut self, message: Variant) {
+    fn refused(&mut self, #[opt(default = Message::none())] message: Message) {
         let (sender, _) = crate::inbox::sender(&self.to_gd());
-        let (t, abuse) = (now(), crate::inbox::abuse());
+        let (t, abuse) = crate::inbox::clock();
         let bytes = crate::inbox::bytes(&message);
         let why = self.gate.server_sent(sender, t, abuse).and_then(|()| {
             let b = bytes.as_ref().map(PackedByteArray::as_slice);
@@ -184,9 +185,9 @@ impl HoldHandRoom {
     /// One event of the server's room, replayed here (one byte array, only from the server).
     #[rpc(any_peer, call_remote, reliable)]
     #[func(rename = _replay)]
-    fn replay(&mut self, message: Variant) {
+    fn replay(&mut self, #[opt(default = Message::none())] message: Message) {
         let (sender, _) = crate::inbox::sender(&self.to_gd());
-        let (t, abuse) = (now(), crate::inbox::abuse());
+        let (t, abuse) = crate::inbox::clock();
         let bytes = crate::inbox::bytes(&message);
         let event = self.gate.server_sent(sender, t, abuse).and_then(|()| {
             let b = bytes.as_ref().map(PackedByteArray::as_slice);
@@ -218,8 +219,8 @@ impl HoldHandRoom {
         let mut snapshot = Vec::new();
         self.room.snapshot(&mut snapshot);
         for event in snapshot {
-            let event = PackedByteArray::from(&event.encode()[..]).to_variant();
-            if let Err(e) = self.rpcs().replay(&event).call_id(peer) {
+            let event = Message::of(&event.encode());
+            if let Err(e) = self.rpcs().replay(event).call_id(peer) {
                 let me = crate::warnings::label(&self.to_gd());
                 godot_warn!("{me}: cannot send the room to peer {peer}: {e:?}");
             }
@@ -256,8 +257,7 @@ fn truncated(text: &str, max: usize) -> &str {
 impl HoldHandRoom {
     /// Acts on a dropped message's verdict (see `crate::inbox::act`).
     fn dropped_message(&mut self, sender: i64, v: Verdict, what: &str) {
-        if crate::inbox::act(&self.to_gd(), sender, v, what) {
-            self.gate.disconnected(sender);
-        }
+        let node = self.to_gd();
+        crate::inbox::act(&node, self.gate.inbox_mut(), sender, v, what);
     }
 }

@@ -1,6 +1,7 @@
 //! `HoldHandRoom`: the node that holds every player's interaction state (the core's `Room`), on one
 //! machine or on the multiplayer server; its script API, RPCs and signals are in the sibling files.
 
+use crate::inbox::Message;
 use entwine_core::hold_hand::room::{
     request_timeout_message, request_timeout_within, MAX_CALLS_PER_SECOND, REQUEST_TIMEOUT,
 };
@@ -217,8 +218,8 @@ impl HoldHandRoom {
             // The server would drop it: say so here, where the mistake is.
             return Err(RoomError::NotYours(actor));
         }
-        let call = PackedByteArray::from(&op.encode()[..]).to_variant();
-        if let Err(e) = self.rpcs().submit(&call).call_id(1) {
+        let call = Message::of(&op.encode());
+        if let Err(e) = self.rpcs().submit(call).call_id(1) {
             crate::warnings::warn(&self.to_gd(), &format!("cannot reach the server: {e:?}"));
         }
         Ok(())
@@ -251,8 +252,8 @@ impl HoldHandRoom {
     fn schedule_flush(&mut self, before: usize) {
         if self.mode() == Mode::Server {
             for i in before..self.events.len() {
-                let event = PackedByteArray::from(&self.events[i].encode()[..]).to_variant();
-                if let Err(e) = self.rpcs().replay(&event).call() {
+                let event = Message::of(&self.events[i].encode());
+                if let Err(e) = self.rpcs().replay(event).call() {
                     let me = crate::warnings::label(&self.to_gd());
                     godot_warn!("{me}: cannot replay an event: {e:?}");
                 }
