@@ -114,6 +114,36 @@ impl FollowDriver {
         Pose::new(next, initiator.rotation)
     }
 
+    /// As [`step`](Self::step), over uneven ground: the spring moves the driven position on the
+    /// ground plane only (distance and speed measured horizontally, so a slope does not speed it
+    /// up), and its height is `ground(spot)`, the recipient's root height where it will stand
+    /// (`spot` has the new horizontal position and the target's height), found by the caller: the
+    /// recipient finds its own footing on a ramp or a step instead of copying the initiator's
+    /// height. Where `ground` finds none (or gives a non-finite height), the target's height.
+    pub fn step_on_ground(
+        &mut self,
+        initiator: Pose,
+        dt: f32,
+        tuning: &FollowTuning,
+        ground: impl FnOnce(Vec3) -> Option<f32>,
+    ) -> Pose {
+        let target = initiator.transform_point(tuning.follow_offset);
+        let flat = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+        let driven = self.driven.filter(|d| d.is_finite()).unwrap_or(target);
+        let d = flat(driven).distance(flat(target));
+        let next = if d <= tuning.stop_radius || !d.is_finite() {
+            flat(target)
+        } else {
+            let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
+            move_towards_vec3(flat(driven), flat(target), tuning.speed(d) * dt)
+        };
+        let spot = Vec3::new(next.x, target.y, next.z);
+        let y = ground(spot).filter(|y| y.is_finite()).unwrap_or(target.y);
+        let next = Vec3::new(next.x, y, next.z);
+        self.driven = Some(next);
+        Pose::new(next, initiator.rotation)
+    }
+
     /// Corrects the driven position (e.g. after the recipient was blocked by a wall).
     pub fn set_driven(&mut self, position: Vec3) {
         if position.is_finite() {
@@ -306,5 +336,45 @@ mod tests {
         assert_eq!(p, Vec3::new(-0.82, 0.0, 0.17));
         f.set_driven(Vec3::NAN);
         assert_eq!(f.driven(), Some(Vec3::new(-0.82, 0.0, 0.17)));
+    }
+
+    #[test]
+    fn on_ground_the_spring_runs_level_and_the_height_is_the_grounds() {
+        let tuning = FollowTuning::default();
+        let me = Pose::new(Vec3::new(0.0, 1.0, 0.0), Quat::IDENTITY);
+        // A 30° ramp rising toward -Z: height = -z·tan 30°.
+        let ramp = |p: Vec3| Some(-p.z * 30f32.to_radians().tan());
+        let mut on_ground = FollowDriver::default();
+        let mut level = FollowDriver::default();
+        on_ground.prepare(me, &tuning);
+        level.prepare(me, &tuning);
+        for _ in 0..120 {
+            let a = on_ground.step_on_ground(me, 1.0 / 60.0, &tuning, ramp);
+            let b = level.step(me, 1.0 / 60.0, &tuning);
+            // The same path on the ground plane as on flat ground (the target is level with the
+            // initiator), the height from the ramp wherever it stands.
+            assert!((a.position.x - b.position.x).abs() < 1e-5);
+            assert!((a.position.z - b.position.z).abs() < 1e-5);
+            assert!((a.position.y - ramp(a.position).unwrap()).abs() < 1e-5);
+        }
+        let target = me.transform_point(tuning.follow_offset);
+        let end = on_ground.driven().unwrap();
+        assert!((end.x - target.x).abs() < 1e-4 && (end.z - target.z).abs() < 1e-4);
+        // No ground found, or a non-finite one: the target's height.
+        let mut d = FollowDriver::default();
+        let p = d.step_on_ground(me, 1.0 / 60.0, &tuning, |_| None);
+        assert_eq!(p.position.y, target.y);
+        let p = d.step_on_ground(me, 1.0 / 60.0, &tuning, |_| Some(f32::NAN));
+        assert_eq!(p.position.y, target.y);
+        // A target far above (the initiator on a balcony) does not speed the walk up: the spring
+        // sees only the horizontal distance.
+        let high = Pose::new(Vec3::new(0.0, 50.0, 0.0), Quat::IDENTITY);
+        let mut d = FollowDriver::default();
+        d.set_driven(target + Vec3::new(0.0, -49.0, 0.0));
+        let p = d.step_on_ground(high, 1.0 / 60.0, &tuning, |_| Some(0.0));
+        assert!(
+            p.position.distance(Vec3::new(target.x, 0.0, target.z)) < 1e-5,
+            "{p:?}"
+        );
     }
 }

@@ -31,11 +31,20 @@ impl HoldHandComponent {
                     self.driver.reset();
                     return;
                 };
-                let start = self.driver.prepare(me, &tuning);
+                let mut start = self.driver.prepare(me, &tuning);
                 // Only the peer that drives the pair places the partner: every other peer shows
                 // both characters where it last showed them until the stream arrives, then
                 // glides them in (blend_speed), so nothing jumps on its screen.
                 if self.is_owned() {
+                    // The recipient's footing: its root's height above the ground it stands on.
+                    self.aim_ground_ray(&partner);
+                    self.runtime.footing = partner.bind().root_pose().and_then(|p| {
+                        Some(p.position.y - self.ground_below(&partner, p.position)?)
+                    });
+                    if let Some(ground) = self.ground_below(&partner, start.position) {
+                        start.position.y = ground + self.runtime.footing.unwrap_or(0.0);
+                        self.driver.set_driven(start.position);
+                    }
                     partner.bind_mut().place_root(start);
                 }
                 self.runtime.mirror_rig.ready = false;
@@ -78,6 +87,7 @@ impl HoldHandComponent {
             self.signals().hands_connected_changed().emit(false);
         }
         self.runtime.shared_reach = false;
+        self.runtime.footing = None;
         if let Some(mut mesh) = self.runtime.debug_mesh.clone() {
             mesh.clear_surfaces();
         }
@@ -114,6 +124,57 @@ impl HoldHandComponent {
             }
         }
         self.signals().frozen_changed().emit(false);
+    }
+
+    /// Sets up the ray that finds the ground under the partner (once per pair): on the partner
+    /// body's collision layers, passing through both characters.
+    fn aim_ground_ray(&mut self, partner: &Gd<HoldHandComponent>) {
+        let ray = self.runtime.ground_ray.get_or_insert_with(|| {
+            let mut ray = godot::classes::PhysicsRayQueryParameters3D::new_gd();
+            ray.set_collide_with_areas(false);
+            ray
+        });
+        let mut exclude = Array::new();
+        let mut mask = 1u32;
+        let body = partner.bind().character_node().cloned();
+        let here = self.runtime.character.clone();
+        for (node, own) in [(body, false), (here, true)] {
+            let object = node.and_then(|n| n.try_cast::<godot::classes::CollisionObject3D>().ok());
+            if let Some(object) = object {
+                exclude.push(object.get_rid());
+                if !own {
+                    mask = object.get_collision_mask();
+                }
+            }
+        }
+        ray.set_exclude(&exclude);
+        ray.set_collision_mask(mask);
+    }
+
+    /// Returns the height of the ground under `spot` for the partner's body: the first surface the
+    /// ground ray meets going down from half a metre (times the pair's scale) above the higher of
+    /// the spot and where the partner stands, to two metres below the lower. `None` where there is
+    /// none.
+    pub(super) fn ground_below(
+        &mut self,
+        partner: &Gd<HoldHandComponent>,
+        spot: Vec3,
+    ) -> Option<f32> {
+        let body = partner.bind().character_node().cloned()?;
+        let k = self.proportion();
+        let standing = vec3(body.get_global_position()).y;
+        let top = spot.y.max(standing) + 0.5 * k;
+        let bottom = spot.y.min(standing) - 2.0 * k;
+        if !(top.is_finite() && bottom.is_finite() && spot.x.is_finite() && spot.z.is_finite()) {
+            return None;
+        }
+        let mut space = body.get_world_3d()?.get_direct_space_state()?;
+        let ray = self.runtime.ground_ray.as_mut()?;
+        ray.set_from(Vector3::new(spot.x, top, spot.z));
+        ray.set_to(Vector3::new(spot.x, bottom, spot.z));
+        let hit = space.intersect_ray(&*ray);
+        let y = hit.get("position")?.try_to::<Vector3>().ok()?.y;
+        y.is_finite().then_some(y)
     }
 
     /// Places this character's root at `target` at once (the one-off preparation alignment).
@@ -170,7 +231,18 @@ impl HoldHandComponent {
             let start = self.driver.prepare(me, &tuning);
             partner.bind_mut().place_root(start);
         }
-        let target = self.driver.step(me, dt, &tuning);
+        // Over uneven ground the recipient finds its own footing under each spot it is led to.
+        let target = match self.runtime.footing {
+            Some(footing) => {
+                let mut driver = self.driver;
+                let target = driver.step_on_ground(me, dt, &tuning, |spot| {
+                    Some(self.ground_below(&partner, spot)? + footing)
+                });
+                self.driver = driver;
+                target
+            }
+            None => self.driver.step(me, dt, &tuning),
+        };
         // Held back by a wall? Go on from where the body is (this machine's own body, never a
         // remote replay), so catching up keeps to max_follow_speed.
         let partner_root = partner.bind_mut().move_root(target, dt);

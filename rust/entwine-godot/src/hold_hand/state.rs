@@ -55,6 +55,11 @@ pub(super) struct Runtime {
     pub(super) character: Option<Gd<Node3D>>,
     /// The same node when it is a [CharacterBody3D] (alive when `character` is: one object).
     pub(super) body: Option<Gd<CharacterBody3D>>,
+    /// Initiator, own peer: the recipient's root height above the ground under it when the pair
+    /// started (`None`: no ground found there, so the recipient keeps the initiator's height), and
+    /// the ray that finds the ground under each spot it is led to.
+    pub(super) footing: Option<f32>,
+    pub(super) ground_ray: Option<Gd<godot::classes::PhysicsRayQueryParameters3D>>,
     pub(super) skeleton: Option<Gd<Skeleton3D>>,
     pub(super) tree: Option<Gd<AnimationTree>>,
     /// Used for mirroring when the character has no AnimationTree.
