@@ -32,34 +32,25 @@ pub const SETTING_ABUSE_LIMIT: &str = "entwine/network/abuse_limit";
 /// Registers the two project settings (once, when the library loads into a project).
 pub fn register_settings() {
     let mut ps = ProjectSettings::singleton();
-    let add = |ps: &mut Gd<ProjectSettings>, name: &str, value: Variant, hint: Variant| {
+    let mut add = |name: &str, value: Variant, info: VarDictionary| {
         if !ps.has_setting(name) {
             ps.set_setting(name, &value);
         }
         ps.set_initial_value(name, &value);
         ps.set_as_basic(name, true);
-        ps.add_property_info(&hint.to::<VarDictionary>());
+        ps.add_property_info(&info);
     };
-    let mut d = VarDictionary::new();
-    d.set("name", SETTING_DISCONNECT);
-    d.set("type", VariantType::BOOL.ord());
-    add(
-        &mut ps,
-        SETTING_DISCONNECT,
-        true.to_variant(),
-        d.to_variant(),
-    );
-    let mut d = VarDictionary::new();
-    d.set("name", SETTING_ABUSE_LIMIT);
-    d.set("type", VariantType::FLOAT.ord());
-    d.set("hint", 1); // PROPERTY_HINT_RANGE
-    d.set("hint_string", "0,1000,1,or_greater,suffix:calls/s");
-    add(
-        &mut ps,
-        SETTING_ABUSE_LIMIT,
-        f64::from(inbox::ABUSE_PER_SECOND).to_variant(),
-        d.to_variant(),
-    );
+    let mut info = VarDictionary::new();
+    info.set("name", SETTING_DISCONNECT);
+    info.set("type", VariantType::BOOL.ord());
+    add(SETTING_DISCONNECT, true.to_variant(), info);
+    let mut info = VarDictionary::new();
+    info.set("name", SETTING_ABUSE_LIMIT);
+    info.set("type", VariantType::FLOAT.ord());
+    info.set("hint", 1); // PROPERTY_HINT_RANGE
+    info.set("hint_string", "0,1000,1,or_greater,suffix:calls/s");
+    let limit = f64::from(inbox::ABUSE_PER_SECOND).to_variant();
+    add(SETTING_ABUSE_LIMIT, limit, info);
 }
 
 thread_local! {
